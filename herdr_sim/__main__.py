@@ -1,0 +1,9 @@
+"""``python -m herdr_sim`` is ``herdr-sim``."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

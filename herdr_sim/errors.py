@@ -1,0 +1,106 @@
+"""Herdr's wire error codes and message templates, in one place.
+
+Every error the simulator puts on the wire is a :class:`HerdrError` raised by a handler and
+serialised by the server alone. Keeping the codes and message templates here means matching
+real Herdr's strings is a one-file job (the fakeredis ``_msgs.py`` idea).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- codes -----------------------------------------------------------------------------------
+INVALID_REQUEST: Final = "invalid_request"
+INTERNAL_ERROR: Final = "internal_error"
+SERVER_UNAVAILABLE: Final = "server_unavailable"
+TIMEOUT: Final = "timeout"
+INVALID_REGEX: Final = "invalid_regex"
+UNSUPPORTED_EVENT_WAIT_MATCH: Final = "unsupported_event_wait_match"
+PANE_NOT_FOUND: Final = "pane_not_found"
+WORKSPACE_NOT_FOUND: Final = "workspace_not_found"
+TAB_NOT_FOUND: Final = "tab_not_found"
+TARGET_PANE_NOT_FOUND: Final = "target_pane_not_found"
+PANE_LAYOUT_UNAVAILABLE: Final = "pane_layout_unavailable"
+PANE_SPLIT_FAILED: Final = "pane_split_failed"
+PANE_MOVE_FAILED: Final = "pane_move_failed"
+PANE_SEND_FAILED: Final = "pane_send_failed"
+INVALID_PANE_SWAP: Final = "invalid_pane_swap"
+INVALID_KEY: Final = "invalid_key"
+INVALID_ENV: Final = "invalid_env"
+WORKSPACE_CREATE_FAILED: Final = "workspace_create_failed"
+TAB_CREATE_FAILED: Final = "tab_create_failed"
+TAB_MOVE_FAILED: Final = "tab_move_failed"
+WORKSPACE_MOVE_FAILED: Final = "workspace_move_failed"
+INVALID_AGENT: Final = "invalid_agent"
+INVALID_METADATA_SOURCE: Final = "invalid_metadata_source"
+INVALID_METADATA_TOKEN: Final = "invalid_metadata_token"
+INVALID_METADATA_TTL: Final = "invalid_metadata_ttl"
+INVALID_METADATA_REQUEST: Final = "invalid_metadata_request"
+INVALID_STATE_LABEL: Final = "invalid_state_label"
+METADATA_TOKEN_LIMIT: Final = "metadata_token_limit"
+METADATA_SEQUENCE_SOURCE_LIMIT: Final = "metadata_sequence_source_limit"
+INVALID_PARAMS: Final = "invalid_params"
+INVALID_LAYOUT: Final = "invalid_layout"
+#: The simulator's own code for a protocol method it deliberately does not implement.
+NOT_SUPPORTED: Final = "not_supported_by_simulator"
+
+
+class HerdrError(Exception):
+    """An error answered on the wire as ``{"id":…,"error":{"code":…,"message":…}}``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+    def body(self) -> dict[str, str]:
+        """The ``error`` object of the response envelope."""
+        return {"code": self.code, "message": self.message}
+
+
+# --- message builders (exact templates of real Herdr) ----------------------------------------
+
+
+def invalid_request(detail: str) -> HerdrError:
+    """A request line that does not parse, answered with an empty id."""
+    return HerdrError(INVALID_REQUEST, f"invalid request: {detail}")
+
+
+def pane_not_found(pane_id: str | None = None) -> HerdrError:
+    """Direct targets name the pane; optional/current targets say just "pane not found"."""
+    if pane_id is None:
+        return HerdrError(PANE_NOT_FOUND, "pane not found")
+    return HerdrError(PANE_NOT_FOUND, f"pane {pane_id} not found")
+
+
+def workspace_not_found(workspace_id: str) -> HerdrError:
+    """An unknown workspace id or position."""
+    return HerdrError(WORKSPACE_NOT_FOUND, f"workspace {workspace_id} not found")
+
+
+def no_active_workspace() -> HerdrError:
+    """``tab.create`` without a workspace while none is active."""
+    return HerdrError(WORKSPACE_NOT_FOUND, "no active workspace")
+
+
+def tab_not_found(tab_id: str) -> HerdrError:
+    """An unknown tab id or position."""
+    return HerdrError(TAB_NOT_FOUND, f"tab {tab_id} not found")
+
+
+def invalid_key(key: str) -> HerdrError:
+    """A key combo that Herdr's parser rejects; nothing has been written."""
+    return HerdrError(INVALID_KEY, f"unsupported key {key}")
+
+
+def server_shutting_down() -> HerdrError:
+    """Every request after ``server.stop`` was accepted."""
+    return HerdrError(SERVER_UNAVAILABLE, "server is shutting down")
+
+
+def not_supported(method: str) -> HerdrError:
+    """A protocol-22 method the simulator does not implement (listed in docs/simulator)."""
+    return HerdrError(
+        NOT_SUPPORTED,
+        f"{method} is not supported by the simulator (herdr-sim); see docs/simulator/fidelity.md",
+    )

@@ -1,0 +1,27 @@
+"""A re-implementation of Herdr's `herdr` command-line client, for the simulator.
+
+Real agent integrations shell out to ``herdr pane report-agent ...`` and friends from
+inside their panes; the simulator puts this CLI on every pane's ``PATH`` (see
+:func:`install_cli`) so those integrations run unmodified. Importing this package loads
+nothing but the entry point: the CLI starts once per command, so every command group is
+imported only when it runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .app import main
+
+if TYPE_CHECKING:
+    from .install import install_cli
+
+__all__ = ["install_cli", "main"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "install_cli":
+        from .install import install_cli
+
+        return install_cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,701 @@
+"""`herdr agent ...`: agent.* socket methods, including ``agent start``'s polling loop.
+
+``agent start`` is the one command that is more than a single request. Real Herdr pins
+the pane's terminal id, sends ``agent.start``, retries a fresh shell that is still
+initializing (``agent_pane_busy``) for up to two seconds, and then polls ``agent.get``
+every 100 ms until the agent is interactive, turned out to be another kind, got blocked,
+exited, or the startup deadline passed. Orchestrators depend on those outcomes and their
+error codes, so :func:`_start` reproduces the loop step by step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+from ..client import Context
+from ..errors import FatalError, ProtocolMismatchReported, ServerNotRunningError, UsageError
+from ..flags import fatal_other, invalid_value, parse_unsigned, u32_or_fatal
+from ..output import (
+    dumps,
+    print_read_response,
+    print_response,
+    rust_debug_str,
+    rust_value_debug,
+    write_err,
+    write_out,
+)
+from ._common import HELP_WORDS, print_lines, take_value
+
+__all__ = ["AGENT_KINDS", "parse_agent_kind", "run"]
+
+#: Canonical agent labels, in Herdr's order (also the accepted ``--kind`` values).
+AGENT_KINDS = (
+    "pi", "claude", "codex", "gemini", "cursor", "devin", "agy", "cline", "omp",
+    "mastracode", "opencode", "copilot", "kimi", "kiro", "droid", "amp", "grok", "hermes",
+    "kilo", "qodercli", "qwen", "maki",
+)  # fmt: skip
+_ALIASES = {
+    "claude-code": "claude",
+    "cursor-agent": "cursor",
+    "devin-cli": "devin",
+    "devin cli": "devin",
+    "antigravity": "agy",
+    "antigravity-cli": "agy",
+    "mastra-code": "mastracode",
+    "mastra code": "mastracode",
+    "opencode2": "opencode",
+    "open-code": "opencode",
+    "github-copilot": "copilot",
+    "ghcs": "copilot",
+    "kimi-code": "kimi",
+    "kimi code": "kimi",
+    "kiro-cli": "kiro",
+    "amp-local": "amp",
+    "grok-build": "grok",
+    "hermes-agent": "hermes",
+    "kilo-code": "kilo",
+    "kilo code": "kilo",
+    "qoderclicn": "qodercli",
+    "qoder": "qodercli",
+    "qodercn": "qodercli",
+    "qwen-code": "qwen",
+    "qwen code": "qwen",
+}
+_SHELL_NAMES = frozenset(
+    [
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "fish",
+        "ksh",
+        "mksh",
+        "csh",
+        "tcsh",
+        "elvish",
+        "xonsh",
+        "nu",
+        "pwsh",
+        "powershell",
+        "cmd",
+    ]
+)
+_STATUSES = ("idle", "working", "blocked", "done", "unknown")
+_READ_SOURCES = {
+    "visible": "visible",
+    "recent": "recent",
+    "recent-unwrapped": "recent_unwrapped",
+    "recent_unwrapped": "recent_unwrapped",
+    "detection": "detection",
+}
+_POLL_INTERVAL = 0.1
+_BUSY_RETRY_WINDOW = 2.0
+_DEFAULT_START_TIMEOUT_MS = 30_000
+_SETTLE_DELAY_MS = 3_000
+_MAX_START_TIMEOUT_MS = 300_000
+_START_ID = "cli:agent:start"
+
+_PROMPT_USAGE = (
+    "usage: herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]"
+)
+_WAIT_USAGE = "usage: herdr agent wait <target> [--until STATUS]... [--timeout MS]"
+_START_USAGE = (
+    "usage: herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]"
+)
+_READ_USAGE = (
+    "usage: herdr agent read <target> [--source visible|recent|recent-unwrapped] [--lines N] "
+    "[--format text|ansi] [--ansi]"
+)
+_EXPLAIN_USAGE = "usage: herdr agent explain <target> [--json]"
+_EXPLAIN_FILE_USAGE = "usage: herdr agent explain --file PATH --agent LABEL [--json]"
+
+
+def parse_agent_kind(kind: str) -> str | None:
+    """Herdr's ``parse_agent_label``: the canonical label for a kind or alias, else None."""
+    name = kind.strip().lower()
+    for suffix in (".exe", ".cmd", ".bat", ".ps1", ".js"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    if name in AGENT_KINDS:
+        return name
+    return _ALIASES.get(name)
+
+
+def _help() -> None:
+    print_lines(
+        "herdr agent commands:",
+        "  herdr agent list",
+        "  herdr agent get <target>",
+        "  herdr agent read <target> [--source visible|recent|recent-unwrapped|detection] "
+        "[--lines N] [--format text|ansi] [--ansi]",
+        "  herdr agent send-keys <target> <key> [key ...]",
+        "  " + _PROMPT_USAGE.removeprefix("usage: "),
+        "  herdr agent rename <target> <name>|--clear",
+        "  herdr agent focus <target>",
+        "  " + _WAIT_USAGE.removeprefix("usage: "),
+        "  herdr agent attach <target> [--takeover]",
+        "  " + _START_USAGE.removeprefix("usage: "),
+        "  herdr agent explain <target> [--json|--format text|json] [--verbose]",
+        "  herdr agent explain --file PATH --agent LABEL [--json|--format text|json] [--verbose]",
+        "  targets accept unique agent names and pane ids that currently host agents",
+        "  kinds: " + "|".join(AGENT_KINDS),
+    )
+
+
+def run(ctx: Context, args: list[str]) -> int:
+    """Dispatch ``herdr agent <subcommand>``."""
+    if not args:
+        _help()
+        return 2
+    sub, rest = args[0], args[1:]
+    if sub == "list":
+        if rest:
+            raise UsageError("usage: herdr agent list")
+        return ctx.print_method("cli:agent:list", "agent.list", {})
+    if sub in ("get", "focus"):
+        if len(rest) != 1:
+            raise UsageError(f"usage: herdr agent {sub} <target>")
+        return ctx.print_method(f"cli:agent:{sub}", f"agent.{sub}", {"target": rest[0]})
+    if sub == "read":
+        return print_read_response(ctx.send("cli:agent:read", "agent.read", _read_params(rest)))
+    if sub == "send-keys":
+        if len(rest) < 2:
+            raise UsageError("usage: herdr agent send-keys <target> <key> [key ...]")
+        params = {"target": rest[0], "keys": rest[1:]}
+        return ctx.print_method("cli:agent:send-keys", "agent.send_keys", params)
+    if sub == "prompt":
+        return ctx.print_method("cli:agent:prompt", "agent.prompt", _prompt_params(rest))
+    if sub == "rename":
+        if len(rest) != 2:
+            raise UsageError("usage: herdr agent rename <target> <name>|--clear")
+        params = {"target": rest[0]}
+        if rest[1] != "--clear":
+            params["name"] = rest[1]
+        return ctx.print_method("cli:agent:rename", "agent.rename", params)
+    if sub == "wait":
+        return _wait(ctx, rest)
+    if sub == "attach":
+        return _attach(rest)
+    if sub == "start":
+        return _start(ctx, rest)
+    if sub == "explain":
+        return _explain(ctx, rest)
+    _help()
+    return 0 if sub in HELP_WORDS else 2
+
+
+# -- simple commands -------------------------------------------------------------------------
+
+
+def _status(value: str) -> str:
+    if value not in _STATUSES:
+        raise UsageError(
+            f"invalid agent status: {value} (expected idle, working, blocked, done, or unknown)"
+        )
+    return value
+
+
+def _timeout(value: str) -> int:
+    number = parse_unsigned(value, 64)
+    if number is None:
+        raise UsageError(invalid_value("--timeout", value))
+    return number
+
+
+def _read_params(args: list[str]) -> dict[str, Any]:
+    if not args:
+        raise UsageError(_READ_USAGE)
+    source = "recent"
+    lines: int | None = None
+    fmt = "text"
+    strip_ansi = True
+    index = 1
+    while index < len(args):
+        arg = args[index]
+        if arg == "--ansi":
+            fmt, strip_ansi = "ansi", False
+            index += 1
+            continue
+        if arg == "--source":
+            value = take_value(args, index, arg)
+            if value not in _READ_SOURCES:
+                raise fatal_other(f"invalid read source: {value}")
+            source = _READ_SOURCES[value]
+        elif arg == "--lines":
+            lines = u32_or_fatal(arg, take_value(args, index, arg))
+        elif arg == "--format":
+            value = take_value(args, index, arg)
+            if value not in ("text", "ansi"):
+                raise fatal_other(f"invalid read format: {value}")
+            fmt, strip_ansi = value, value != "ansi"
+        else:
+            raise UsageError(f"unknown option: {arg}")
+        index += 2
+    params: dict[str, Any] = {"target": args[0], "source": source}
+    if lines is not None:
+        params["lines"] = lines
+    params["format"] = fmt
+    params["strip_ansi"] = strip_ansi
+    return params
+
+
+def _prompt_params(args: list[str]) -> dict[str, Any]:
+    if not args:
+        raise UsageError(_PROMPT_USAGE)
+    if len(args) < 2:
+        raise UsageError("agent prompt requires text")
+    wait = False
+    until: list[str] = []
+    timeout_ms: int | None = None
+    index = 2
+    while index < len(args):
+        arg = args[index]
+        if arg == "--wait":
+            wait = True
+            index += 1
+        elif arg == "--until":
+            if index + 1 >= len(args):
+                raise UsageError("--until requires at least one status")
+            until.append(_status(args[index + 1]))
+            index += 2
+        elif arg == "--timeout":
+            timeout_ms = _timeout(take_value(args, index, arg))
+            index += 2
+        else:
+            raise UsageError(f"unknown option: {arg}")
+    if until and not wait:
+        raise UsageError("--until requires --wait")
+    if timeout_ms is not None and not wait:
+        raise UsageError("--timeout requires --wait")
+    params: dict[str, Any] = {"target": args[0], "text": args[1]}
+    if wait:
+        options: dict[str, Any] = {}
+        if until:
+            options["until"] = until
+        if timeout_ms is not None:
+            options["timeout_ms"] = timeout_ms
+        params["wait"] = options
+    return params
+
+
+def _wait(ctx: Context, args: list[str]) -> int:
+    if not args:
+        raise UsageError(_WAIT_USAGE)
+    until: list[str] = []
+    timeout_ms: int | None = None
+    index = 1
+    while index < len(args):
+        arg = args[index]
+        if arg == "--until":
+            if index + 1 >= len(args):
+                raise UsageError("--until requires at least one status")
+            until.append(_status(args[index + 1]))
+            index += 2
+        elif arg == "--timeout":
+            timeout_ms = _timeout(take_value(args, index, arg))
+            index += 2
+        elif arg in HELP_WORDS:
+            write_err(_WAIT_USAGE)
+            return 0
+        else:
+            raise UsageError(f"unknown option: {arg}")
+    params: dict[str, Any] = {"target": args[0]}
+    if until:
+        params["until"] = until
+    if timeout_ms is not None:
+        params["timeout_ms"] = timeout_ms
+    return ctx.print_method("cli:agent:wait", "agent.wait", params)
+
+
+def _attach(args: list[str]) -> int:
+    usage = "usage: herdr agent attach <target> [--takeover]"
+    if not args:
+        raise UsageError(usage)
+    for arg in args[1:]:
+        if arg in HELP_WORDS:
+            write_err(usage)
+            return 0
+        if arg != "--takeover":
+            raise UsageError(f"unknown option: {arg}")
+    from .unsupported import unsupported
+
+    return unsupported("agent attach", "it attaches a terminal client to the agent's pane")
+
+
+# -- agent start -----------------------------------------------------------------------------
+
+
+def _cli_error(code: str, message: str) -> dict[str, Any]:
+    return {"id": _START_ID, "error": {"code": code, "message": message}}
+
+
+def _name_lost(name: str) -> dict[str, Any]:
+    return _cli_error(
+        "agent_name_not_found", f"named agent {name} no longer owns the target terminal"
+    )
+
+
+def _get(value: Any, *keys: str) -> Any:
+    """``value[k1][k2]...`` with serde_json's indexing rules (missing -> None)."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _as_u64(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _shell_name(name: str) -> bool:
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].lstrip("-").removesuffix(".exe")
+    return base.lower() in _SHELL_NAMES
+
+
+def _pane_terminal_id(ctx: Context, pane_id: str) -> str | None:
+    response = ctx.send("cli:agent:start:pane", "pane.get", {"pane_id": pane_id})
+    return _as_str(_get(response, "result", "pane", "terminal_id"))
+
+
+def _shell_is_initializing(ctx: Context, pane_id: str) -> bool:
+    """A fresh shell still running its startup: it leads the foreground group itself."""
+    response = ctx.send("cli:agent:start:process_info", "pane.process_info", {"pane_id": pane_id})
+    info = _get(response, "result", "process_info")
+    shell_pid = _as_u64(_get(info, "shell_pid"))
+    if shell_pid is None or _as_u64(_get(info, "foreground_process_group_id")) != shell_pid:
+        return False
+    processes = _get(info, "foreground_processes")
+    if not isinstance(processes, list):
+        return False
+    for process in processes:
+        if _as_u64(_get(process, "pid")) != shell_pid:
+            continue
+        name = _as_str(_get(process, "name"))
+        argv = _get(process, "argv")
+        first = _as_str(argv[0]) if isinstance(argv, list) and argv else None
+        if (name is not None and _shell_name(name)) or (first is not None and _shell_name(first)):
+            return True
+    return False
+
+
+def _parse_start(args: list[str]) -> tuple[str, str, str, str, list[str], int | None]:
+    if not args:
+        raise UsageError(_START_USAGE)
+    name = args[0]
+    separator = args.index("--") if "--" in args else len(args)
+    kind: str | None = None
+    pane_id: str | None = None
+    timeout_ms: int | None = None
+    index = 1
+    while index < separator:
+        arg = args[index]
+        if arg not in ("--kind", "--pane", "--timeout"):
+            raise UsageError(f"unknown option: {arg}")
+        if index + 1 >= separator:
+            raise UsageError(f"missing value for {arg}")
+        value = args[index + 1]
+        if arg == "--kind":
+            kind = value
+        elif arg == "--pane":
+            pane_id = value
+        else:
+            timeout_ms = _timeout(value)
+        index += 2
+    if kind is None:
+        raise UsageError("missing required --kind")
+    if pane_id is None:
+        raise UsageError("missing required --pane")
+    expected = parse_agent_kind(kind)
+    if expected is None:
+        raise UsageError(f"unsupported interactive agent kind: {kind}")
+    agent_args = args[separator + 1 :] if separator < len(args) else []
+    return name, kind, expected, pane_id, agent_args, timeout_ms
+
+
+def _start(ctx: Context, args: list[str]) -> int:
+    name, kind, expected_kind, pane_id, agent_args, timeout_ms = _parse_start(args)
+    timeout_total = timeout_ms if timeout_ms is not None else _DEFAULT_START_TIMEOUT_MS
+    retryable = _SETTLE_DELAY_MS < timeout_total <= _MAX_START_TIMEOUT_MS
+    params: dict[str, Any] = {"name": name, "kind": kind, "pane_id": pane_id}
+    if agent_args:
+        params["args"] = agent_args
+    if timeout_ms is not None:
+        params["timeout_ms"] = timeout_ms
+
+    pinned = _pane_terminal_id(ctx, pane_id)
+    retry_deadline: float | None = None
+    busy_response: Any = None
+    while True:
+        if busy_response is not None and (
+            (retry_deadline is not None and time.monotonic() >= retry_deadline)
+            or _pane_terminal_id(ctx, pane_id) != pinned
+            or not _shell_is_initializing(ctx, pane_id)
+        ):
+            return print_response(busy_response)
+        response = ctx.send(_START_ID, "agent.start", params)
+        if not (isinstance(response, dict) and "error" in response):
+            break
+        if (
+            _as_str(_get(response, "error", "code")) != "agent_pane_busy"
+            or not retryable
+            or pinned is None
+            or _pane_terminal_id(ctx, pane_id) != pinned
+            or not _shell_is_initializing(ctx, pane_id)
+        ):
+            return print_response(response)
+        if retry_deadline is None:
+            retry_deadline = time.monotonic() + _BUSY_RETRY_WINDOW
+        busy_response = response
+        remaining = retry_deadline - time.monotonic()
+        if remaining <= 0:
+            return print_response(busy_response)
+        time.sleep(min(_POLL_INTERVAL, remaining))
+
+    terminal_id = _as_str(_get(response, "result", "agent", "terminal_id"))
+    if terminal_id is None:
+        return print_response(
+            _cli_error("agent_start_failed", "agent start response did not include terminal_id")
+        )
+    if pinned is not None and pinned != terminal_id:
+        return print_response(_name_lost(name))
+    try:
+        outcome, value = _wait_for_named_agent(
+            ctx, name, pane_id, timeout_total / 1000, expected_kind, terminal_id
+        )
+    except ProtocolMismatchReported:
+        return 1
+    except ServerNotRunningError as err:
+        return print_response(err.response)
+    except FatalError as err:
+        return print_response(_cli_error("agent_start_transport_failed", err.display))
+    if not outcome:
+        return print_response(value)
+    response["result"]["agent"] = value
+    return print_response(response)
+
+
+def _wait_for_named_agent(
+    ctx: Context,
+    name: str,
+    fallback_pane_id: str,
+    timeout: float,
+    expected_kind: str,
+    terminal_id: str,
+) -> tuple[bool, Any]:
+    """Poll ``agent.get`` until startup ends; ``(True, agent)`` or ``(False, error)``."""
+    deadline = time.monotonic() + timeout
+    first_poll = True
+    while True:
+        if time.monotonic() >= deadline:
+            # Give the server a chance to reconcile its own startup deadline first, so the
+            # pending name is free again by the time the caller sees the timeout.
+            with contextlib.suppress(FatalError, ServerNotRunningError):
+                ctx.send_unchecked("cli:agent:start:timeout", "agent.get", {"target": name})
+            return False, _cli_error("timeout", "timed out waiting for agent startup")
+        if first_poll:
+            first_poll = False
+            response = ctx.send(_START_ID, "agent.get", {"target": name})
+        else:
+            response = ctx.send_unchecked(_START_ID, "agent.get", {"target": name})
+        if isinstance(response, dict) and "error" in response:
+            response = ctx.send_unchecked(_START_ID, "agent.get", {"target": fallback_pane_id})
+            if isinstance(response, dict) and "error" in response:
+                time.sleep(_POLL_INTERVAL)
+                continue
+        agent = _get(response, "result", "agent")
+        detected = _as_str(_get(agent, "agent"))
+        status = _as_str(_get(agent, "agent_status"))
+        if _as_str(_get(agent, "terminal_id")) != terminal_id:
+            return False, _name_lost(name)
+        if detected is not None and detected != expected_kind:
+            return False, _cli_error(
+                "agent_kind_mismatch", f"expected {expected_kind}, detected {detected}"
+            )
+        if _as_str(_get(agent, "name")) != name:
+            return False, _name_lost(name)
+        if status == "blocked":
+            return False, _cli_error(
+                "agent_not_ready",
+                f"agent {name} is blocked during startup and is not ready for prompts",
+            )
+        if status in ("idle", "done"):
+            if _get(agent, "interactive_ready") is True:
+                return True, agent
+            if _get(agent, "launch_pending") is not True:
+                return False, _cli_error(
+                    "agent_start_failed", "agent process exited before becoming interactive"
+                )
+        time.sleep(_POLL_INTERVAL)
+
+
+# -- agent explain ---------------------------------------------------------------------------
+
+
+def _explain(ctx: Context, args: list[str]) -> int:
+    file: str | None = None
+    agent: str | None = None
+    as_json = False
+    verbose = False
+    target: str | None = None
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg in ("--file", "--agent", "--format"):
+            value = take_value(args, index, arg)
+            if arg == "--file":
+                file = value
+            elif arg == "--agent":
+                agent = value
+            elif value in ("json", "text"):
+                as_json = value == "json"
+            else:
+                raise UsageError(f"invalid --format: {value} (expected text or json)")
+            index += 2
+            continue
+        if arg == "--json":
+            as_json = True
+        elif arg in ("--verbose", "-v"):
+            verbose = True
+        elif arg in HELP_WORDS:
+            print_lines(
+                "usage: herdr agent explain <target> [--json|--verbose]",
+                "usage: herdr agent explain --file PATH --agent LABEL [--json|--verbose]",
+            )
+            return 0
+        elif arg.startswith("-"):
+            raise UsageError(f"unknown option: {arg}")
+        elif target is not None:
+            raise UsageError(_EXPLAIN_USAGE)
+        else:
+            target = arg
+        index += 1
+    if file is not None:
+        if target is not None:
+            raise UsageError(_EXPLAIN_FILE_USAGE)
+        if agent is None:
+            raise UsageError("herdr agent explain --file requires --agent LABEL")
+        from .unsupported import unsupported
+
+        return unsupported(
+            "agent explain --file", "it needs Herdr's built-in agent-detection manifests"
+        )
+    if target is None:
+        raise UsageError(_EXPLAIN_USAGE + "\n" + _EXPLAIN_FILE_USAGE)
+    if agent is not None:
+        raise UsageError("--agent is only valid with --file")
+    response = ctx.send("cli:agent:explain", "agent.explain", {"target": target})
+    if isinstance(response, dict) and "error" in response:
+        write_err(dumps(response))
+        return 1
+    explain = _get(response, "result", "explain")
+    if as_json:
+        write_out(dumps(explain) + "\n")
+    else:
+        write_out(_explain_text(explain, verbose))
+    return 0
+
+
+def _text(value: Any, default: str) -> str:
+    return value if isinstance(value, str) else default
+
+
+def _i64(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return 0
+
+
+def _flag(value: Any) -> str:
+    return "true" if value is True else "false"
+
+
+def _explain_text(explain: Any, verbose: bool) -> str:
+    """The human rendering of an ``agent.explain`` result, line for line as Herdr's."""
+    lines = [
+        f"agent: {_text(_get(explain, 'agent'), 'unknown')}",
+        f"state: {_text(_get(explain, 'state'), 'unknown')}",
+        (
+            f"manifest: {_text(_get(explain, 'manifest_source'), 'none')} "
+            f"{_text(_get(explain, 'manifest_version'), 'unknown')}"
+        ),
+    ]
+    rule = _get(explain, "matched_rule")
+    if isinstance(rule, dict):
+        rule_id = _text(rule.get("id"), "-")
+        lines.append(
+            f"rule: {rule_id} (region={_text(rule.get('region'), '-')} "
+            f"priority={_i64(rule.get('priority'))})"
+        )
+        rules = _get(explain, "evaluated_rules")
+        for candidate in rules if isinstance(rules, list) else []:
+            if _get(candidate, "id") == rule_id:
+                preview = _get(candidate, "evidence", "region_preview")
+                if isinstance(preview, str) and preview:
+                    lines.append(f"evidence: {rust_debug_str(preview)}")
+                break
+    else:
+        lines.append("rule: none")
+    for key in (
+        "fallback_reason",
+        "screen_detection_skip_reason",
+        "skipped_update_reason",
+        "warning",
+    ):
+        value = _get(explain, key)
+        if isinstance(value, str):
+            lines.append(f"{key}: {value}")
+    if verbose:
+        lines.append(
+            f"visible: idle={_flag(_get(explain, 'visible_idle'))} "
+            f"blocker={_flag(_get(explain, 'visible_blocker'))} "
+            f"working={_flag(_get(explain, 'visible_working'))}"
+        )
+        lines.append(
+            f"cached_remote_version: {_text(_get(explain, 'cached_remote_version'), 'none')}"
+        )
+        lines.append(
+            "local_override_shadowing_remote: "
+            + _flag(_get(explain, "local_override_shadowing_remote"))
+        )
+        for key in ("remote_update_status", "remote_update_error"):
+            value = _get(explain, key)
+            if isinstance(value, str):
+                lines.append(f"{key}: {value}")
+        rules = _get(explain, "evaluated_rules")
+        if isinstance(rules, list) and rules:
+            lines.append("evaluated_rules:")
+            for candidate in rules:
+                evidence = _get(candidate, "evidence")
+                mark = "✓" if _get(candidate, "matched") is True else "✗"
+                lines.append(
+                    f"  {mark} {_text(_get(candidate, 'id'), '-')} "
+                    f"priority={_i64(_get(candidate, 'priority'))} "
+                    f"region={_text(_get(candidate, 'region'), '-')} "
+                    f"state={_text(_get(candidate, 'state'), 'unknown')}"
+                )
+                counts = " ".join(
+                    f"{label}={_as_u64(_get(evidence, key)) or 0}"
+                    for label, key in (
+                        ("all", "all_count"),
+                        ("any", "any_count"),
+                        ("not", "not_count"),
+                    )
+                )
+                lines.append(
+                    f"    matchers: contains={rust_value_debug(_get(evidence, 'contains'))} "
+                    f"regex={rust_value_debug(_get(evidence, 'regex'))} "
+                    f"line_regex={rust_value_debug(_get(evidence, 'line_regex'))} {counts}"
+                )
+                lines.append(
+                    f"    region: bytes={_as_u64(_get(evidence, 'region_bytes')) or 0} "
+                    f"preview={rust_debug_str(_text(_get(evidence, 'region_preview'), ''))}"
+                )
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,113 @@
+"""Small argument-parsing helpers with Rust's parsing rules.
+
+Herdr's subcommand parsers are hand-written loops over ``argv`` that call Rust's
+``str::parse``. Python's ``int()``/``float()`` accept more (whitespace, underscores,
+non-ASCII digits), so a value real Herdr rejects would slip through; these helpers
+accept exactly what Rust accepts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .errors import FatalError
+from .output import rust_custom_error, rust_debug_str
+
+__all__ = [
+    "expand_equals",
+    "f32_value",
+    "fatal_other",
+    "invalid_value",
+    "parse_f32",
+    "parse_unsigned",
+    "u32_or_fatal",
+    "u64_or_fatal",
+]
+
+_UNSIGNED = re.compile(r"\+?[0-9]+")
+_FLOAT = re.compile(
+    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
+    re.IGNORECASE,
+)
+_F32_MAX = 3.4028234663852886e38
+
+
+def expand_equals(args: list[str], value_options: tuple[str, ...]) -> list[str]:
+    """Split ``--flag=value`` into ``--flag value`` for the listed value options only.
+
+    Boolean and unknown options keep their attached value, so they still reach the
+    parser's ``unknown option`` branch, as in Herdr.
+    """
+    expanded: list[str] = []
+    for arg in args:
+        flag, sep, value = arg.partition("=")
+        if sep and flag in value_options:
+            expanded.extend((flag, value))
+        else:
+            expanded.append(arg)
+    return expanded
+
+
+def parse_unsigned(value: str, bits: int) -> int | None:
+    """Rust's ``u32``/``u64`` ``from_str``: optional ``+``, ASCII digits, in range."""
+    if not _UNSIGNED.fullmatch(value):
+        return None
+    number = int(value.lstrip("+"))
+    return number if number < (1 << bits) else None
+
+
+def invalid_value(flag: str, value: str) -> str:
+    """Herdr's message for a number flag that does not parse."""
+    return f"invalid value for {flag}: {value}"
+
+
+def fatal_other(message: str) -> FatalError:
+    """The error Herdr raises with ``io::Error::other(message)`` and lets escape ``main``."""
+    return FatalError(rust_custom_error(rust_debug_str(message)), message)
+
+
+def u32_or_fatal(flag: str, value: str) -> int:
+    """Parse a ``u32`` flag the way Herdr does when it propagates the error with ``?``."""
+    number = parse_unsigned(value, 32)
+    if number is None:
+        raise fatal_other(invalid_value(flag, value))
+    return number
+
+
+def u64_or_fatal(flag: str, value: str) -> int:
+    """Parse a ``u64`` flag the way Herdr does when it propagates the error with ``?``."""
+    number = parse_unsigned(value, 64)
+    if number is None:
+        raise fatal_other(invalid_value(flag, value))
+    return number
+
+
+def parse_f32(value: str) -> float | None:
+    """Rust's ``f32`` ``from_str``; ``None`` when it does not parse (may return inf/nan)."""
+    if not _FLOAT.fullmatch(value):
+        return None
+    number = float(value)
+    if math.isnan(number):
+        return number
+    if abs(number) > _F32_MAX:
+        return float("inf") if number > 0 else float("-inf")
+    return f32_value(number)
+
+
+def f32_value(number: float) -> float:
+    """Round to ``f32`` and return the shortest decimal that survives the round trip.
+
+    Real Herdr sends ``f32`` fields (ratios, resize amounts) as ``ryu``'s shortest
+    ``f32`` rendering, so ``0.333`` goes on the wire as ``0.333``, not as the ``f64``
+    nearest to the ``f32`` value.
+    """
+    import struct
+
+    packed = struct.pack("<f", number)
+    rounded: float = struct.unpack("<f", packed)[0]
+    for digits in range(1, 10):
+        candidate = float(f"{rounded:.{digits}g}")
+        if struct.pack("<f", candidate) == packed:
+            return candidate
+    return rounded

@@ -1,0 +1,230 @@
+"""``pane.*`` handlers for terminal I/O: send text and keys, read, wait for output, processes."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from typing import Any
+
+from .. import errors
+from ..errors import HerdrError
+from ..keys import InvalidKeyError, encode_keys
+from ..model.session import PaneRef
+from ..params import Bool, F, ListOf, Obj, Str
+from ..procfs import foreground_processes
+from ..registry import method
+from ..runtime import Runtime
+from .specs import (
+    OPT_PANE_TARGET,
+    OPT_U32,
+    OPT_U64,
+    OUTPUT_MATCH,
+    READ_FORMAT,
+    READ_SOURCE,
+    REQ_STR,
+)
+
+#: Herdr writes text and keys in one go; the simulator waits for the pty to take it all.
+_WRITE_TIMEOUT = 5.0
+_BRACKET_OPEN = b"\x1b[200~"
+_BRACKET_CLOSE = b"\x1b[201~"
+
+
+def _encode_keys(rt: Runtime, ref: PaneRef, keys: list[str]) -> bytes:
+    """Validate every key before anything is written (Herdr's rule)."""
+    terminal = rt.process(ref).terminal
+    try:
+        return encode_keys(keys, application_cursor=terminal.application_cursor)
+    except InvalidKeyError as exc:
+        raise errors.invalid_key(exc.key) from None
+
+
+async def write(rt: Runtime, ref: PaneRef, data: bytes) -> None:
+    """Write bytes to the pane's pty; failures answer ``pane_send_failed``."""
+    proc = rt.process(ref)
+    try:
+        proc.pty.write(data)
+        await asyncio.wait_for(proc.pty.drain(), _WRITE_TIMEOUT)
+    except (OSError, TimeoutError) as exc:
+        raise HerdrError(errors.PANE_SEND_FAILED, f"failed to write to pane: {exc}") from None
+
+
+@method("pane.send_text", Obj(fields={"pane_id": REQ_STR, "text": REQ_STR}), result="ok")
+async def send_text(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Write raw UTF-8 text (no bracketed paste, no Enter)."""
+    ref = rt.pane(p["pane_id"])
+    await write(rt, ref, p["text"].encode("utf-8", "surrogatepass"))
+    return {"type": "ok"}
+
+
+@method(
+    "pane.send_keys",
+    Obj(fields={"pane_id": REQ_STR, "keys": F(ListOf(Str()), required=True)}),
+    result="ok",
+)
+async def send_keys(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Write encoded key presses; one invalid key means nothing is written."""
+    ref = rt.pane(p["pane_id"])
+    await write(rt, ref, _encode_keys(rt, ref, p["keys"]))
+    return {"type": "ok"}
+
+
+@method(
+    "pane.send_input",
+    Obj(
+        fields={
+            "pane_id": REQ_STR,
+            "text": F(Str(), default=""),
+            "keys": F(ListOf(Str()), default=list),
+        }
+    ),
+    result="ok",
+)
+async def send_input(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Text (bracketed when the app enabled paste mode) then keys, as one write."""
+    ref = rt.pane(p["pane_id"])
+    keys = _encode_keys(rt, ref, p["keys"])
+    text = p["text"].encode("utf-8", "surrogatepass")
+    if text and rt.process(ref).terminal.bracketed_paste:
+        text = _BRACKET_OPEN + text + _BRACKET_CLOSE
+    await write(rt, ref, text + keys)
+    return {"type": "ok"}
+
+
+def read_pane(
+    rt: Runtime, ref: PaneRef, source: str, lines: int | None, fmt: str, strip_ansi: bool = True
+) -> dict[str, Any]:
+    """PaneReadResult (``revision`` is always 0, as in Herdr)."""
+    terminal = rt.process(ref).terminal
+    effective_fmt = "text" if source == "detection" else fmt
+    if effective_fmt == "text" and not strip_ansi:
+        effective_fmt = "ansi"
+    text, truncated = terminal.read(source, lines, effective_fmt)  # type: ignore[arg-type]
+    return {
+        "pane_id": ref.pane_id,
+        "workspace_id": ref.workspace.public_id,
+        "tab_id": ref.tab_id,
+        "source": source,
+        "format": fmt,
+        "text": text,
+        "revision": 0,
+        "truncated": truncated,
+    }
+
+
+READ_PARAMS = Obj(
+    fields={
+        "pane_id": REQ_STR,
+        "source": F(READ_SOURCE, required=True),
+        "lines": OPT_U32,
+        "format": F(READ_FORMAT, default="text"),
+        "strip_ansi": F(Bool(), default=True),
+    }
+)
+
+
+@method("pane.read", READ_PARAMS, result="pane_read", mutates=False)
+async def read(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Read the pane's screen or recent output."""
+    ref = rt.pane(p["pane_id"])
+    return {
+        "type": "pane_read",
+        "read": read_pane(rt, ref, p["source"], p["lines"], p["format"], p["strip_ansi"]),
+    }
+
+
+def compile_match(match: dict[str, Any]) -> re.Pattern[str] | str:
+    """A substring, or a compiled regex (``invalid_regex`` when it does not compile)."""
+    if match["type"] == "substring":
+        value: str = match["value"]
+        return value
+    try:
+        return re.compile(rust_regex_to_python(match["value"]))
+    except re.error as exc:
+        raise HerdrError(errors.INVALID_REGEX, f"regex parse error: {exc}") from None
+
+
+def rust_regex_to_python(pattern: str) -> str:
+    """Translate the Rust-regex escapes Python lacks (``\\x{…}``, ``\\z``)."""
+    pattern = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", pattern)
+    return pattern.replace(r"\z", r"\Z")
+
+
+def first_matching_line(text: str, matcher: re.Pattern[str] | str) -> str | None:
+    """Herdr scans line by line, top to bottom; a match never spans lines."""
+    for line in text.splitlines():
+        if isinstance(matcher, str):
+            if matcher in line:
+                return line
+        elif matcher.search(line):
+            return line
+    return None
+
+
+@method(
+    "pane.wait_for_output",
+    Obj(
+        fields={
+            "pane_id": REQ_STR,
+            "source": F(READ_SOURCE, required=True),
+            "lines": OPT_U32,
+            "match": OUTPUT_MATCH,
+            "timeout_ms": OPT_U64,
+            "strip_ansi": F(Bool(), default=True),
+        }
+    ),
+    result="output_matched",
+    mutates=False,
+)
+async def wait_for_output(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Wait until a line of the pane's output matches; existing output counts."""
+    matcher = compile_match(p["match"])
+    source = "recent_unwrapped" if p["source"] == "recent" else p["source"]
+    deadline = None if p["timeout_ms"] is None else time.monotonic() + p["timeout_ms"] / 1000
+    ref = rt.pane(p["pane_id"])
+    while True:
+        if ref.pane.key not in rt.session.panes or ref.pane.key not in rt.processes:
+            raise errors.pane_not_found(p["pane_id"])
+        proc = rt.processes[ref.pane.key]
+        result = read_pane(rt, ref, source, p["lines"], "text", p["strip_ansi"])
+        line = first_matching_line(result["text"], matcher)
+        if line is not None:
+            result["source"] = p["source"]
+            return {
+                "type": "output_matched",
+                "pane_id": ref.pane_id,
+                "revision": 0,
+                "matched_line": line,
+                "read": result,
+            }
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise HerdrError(errors.TIMEOUT, "timed out waiting for output match")
+        # Wake on new output; the 0.1 s cap keeps Herdr's poll cadence for moved panes.
+        await proc.output.wait(0.1 if remaining is None else min(remaining, 0.1))
+        ref = rt.session.locate(ref.pane.key) if ref.pane.key in rt.session.panes else ref
+
+
+@method("pane.process_info", OPT_PANE_TARGET, result="pane_process_info", mutates=False)
+async def process_info(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """The pane's shell pid and foreground process group, read from /proc."""
+    ref = rt.optional_pane(p["pane_id"])
+    proc = rt.process(ref)
+    info: dict[str, Any] = {"pane_id": ref.pane_id, "shell_pid": proc.pty.pid}
+    pgid = proc.pty.foreground_pgid()
+    if pgid is not None:
+        info["foreground_process_group_id"] = pgid
+        procs = []
+        for item in foreground_processes(pgid):
+            entry: dict[str, Any] = {"pid": item.pid, "name": item.name}
+            if item.argv:
+                entry["argv0"] = item.argv[0]
+                entry["argv"] = list(item.argv)
+                entry["cmdline"] = " ".join(item.argv)
+            if item.cwd is not None:
+                entry["cwd"] = item.cwd
+            procs.append(entry)
+        if procs:
+            info["foreground_processes"] = procs
+    return {"type": "pane_process_info", "process_info": info}

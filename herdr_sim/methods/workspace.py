@@ -1,0 +1,167 @@
+"""``workspace.*`` handlers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import errors
+from ..errors import HerdrError
+from ..metadata import apply_workspace_metadata, metadata_params
+from ..model.session import ModelError
+from ..params import Bool, F, Int, Obj
+from ..registry import method
+from ..runtime import Runtime, workspace_auto_label
+from ..shell import validate_env
+from .specs import ENV, FOCUS, OPT_STR, REQ_STR
+
+WS_TARGET = Obj(fields={"workspace_id": REQ_STR})
+
+
+def check_env(env: dict[str, str]) -> None:
+    """Herdr refuses env it could not pass to a process (``invalid_env``)."""
+    problem = validate_env(env)
+    if problem is not None:
+        raise HerdrError(errors.INVALID_ENV, problem)
+
+
+@method(
+    "workspace.create",
+    Obj(
+        fields={
+            "cwd": OPT_STR,
+            "focus": FOCUS,
+            "label": OPT_STR,
+            "env": ENV,
+            "source_workspace_id": OPT_STR,
+        }
+    ),
+    result="workspace_created",
+)
+async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Create a workspace with one tab and one pane running a shell."""
+    check_env(p["env"])
+    cwd = p["cwd"]
+    if cwd is None and p["source_workspace_id"] is not None:
+        source = rt.workspace(p["source_workspace_id"])
+        cwd = rt.session.panes[source.tabs[source.active_tab].layout.focused].cwd
+    cwd = cwd or rt.default_cwd()
+    label = rt.session.clean_label(p["label"])
+    ws, tab, pane = rt.session.create_workspace(cwd, label, p["focus"])
+    ws.auto_label = workspace_auto_label(cwd)
+    ref = rt.session.locate(pane.key)
+    try:
+        rt.spawn(ref, p["env"])
+    except OSError as exc:
+        rt.session.close_workspace(ws)
+        raise HerdrError(
+            errors.WORKSPACE_CREATE_FAILED, f"failed to create workspace: {exc}"
+        ) from None
+    ws_view = rt.workspace_view(ws)
+    tab_view = rt.tab_view(ws, tab)
+    pane_view = rt.pane_view(ref)
+    rt.hub.publish("workspace_created", {"workspace": ws_view})
+    rt.hub.publish("tab_created", {"tab": tab_view})
+    rt.hub.publish("pane_created", {"pane": pane_view})
+    rt.hub.publish("layout_updated", {"layout": rt.layout_view(ws, tab)})
+    return {
+        "type": "workspace_created",
+        "workspace": ws_view,
+        "tab": tab_view,
+        "root_pane": pane_view,
+    }
+
+
+@method("workspace.list", Obj(fields={}), result="workspace_list", mutates=False)
+async def list_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Every workspace in display order."""
+    return {
+        "type": "workspace_list",
+        "workspaces": [rt.workspace_view(ws) for ws in rt.session.workspaces],
+    }
+
+
+@method("workspace.get", WS_TARGET, result="workspace_info", mutates=False)
+async def get(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """One workspace."""
+    return {
+        "type": "workspace_info",
+        "workspace": rt.workspace_view(rt.workspace(p["workspace_id"])),
+    }
+
+
+@method("workspace.focus", WS_TARGET, result="workspace_info")
+async def focus(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Make a workspace active (its active tab's panes become seen)."""
+    ws = rt.workspace(p["workspace_id"])
+    rt.session.focus_workspace(ws)
+    return {"type": "workspace_info", "workspace": rt.workspace_view(ws)}
+
+
+@method(
+    "workspace.rename",
+    Obj(fields={"workspace_id": REQ_STR, "label": REQ_STR}),
+    result="workspace_info",
+)
+async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Set (or, with a blank label, clear) the custom label."""
+    ws = rt.workspace(p["workspace_id"])
+    ws.label = rt.session.clean_label(p["label"])
+    view = rt.workspace_view(ws)
+    rt.hub.publish("workspace_renamed", {"workspace_id": ws.public_id, "label": view["label"]})
+    return {"type": "workspace_info", "workspace": view}
+
+
+@method(
+    "workspace.move",
+    Obj(fields={"workspace_id": REQ_STR, "insert_index": F(Int(0), required=True)}),
+    result="workspace_list",
+)
+async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Reorder a workspace; ``workspace.moved`` only when the order changed."""
+    ws = rt.workspace(p["workspace_id"])
+    try:
+        changed = rt.session.move_workspace(ws, p["insert_index"])
+    except ModelError:
+        raise HerdrError(
+            errors.WORKSPACE_MOVE_FAILED,
+            f"insert index {p['insert_index']} is out of range",
+        ) from None
+    views = [rt.workspace_view(w) for w in rt.session.workspaces]
+    if changed:
+        rt.hub.publish(
+            "workspace_moved",
+            {
+                "workspace_id": ws.public_id,
+                "insert_index": rt.session.workspaces.index(ws),
+                "workspaces": views,
+            },
+        )
+    return {"type": "workspace_list", "workspaces": views}
+
+
+@method(
+    "workspace.close",
+    Obj(fields={"workspace_id": REQ_STR, "close_group": F(Bool(), default=False)}),
+    result="ok",
+)
+async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Close a workspace and end every process in it."""
+    ws = rt.workspace(p["workspace_id"])
+    view = rt.workspace_view(ws)
+    keys = rt.session.close_workspace(ws)
+    rt.hub.publish("workspace_closed", {"workspace_id": ws.public_id, "workspace": view})
+    await rt.reap(keys)
+    return {"type": "ok"}
+
+
+@method(
+    "workspace.report_metadata",
+    metadata_params(target="workspace_id"),
+    result="ok",
+)
+async def report_metadata(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
+    """Set or clear workspace tokens from a named source."""
+    ws = rt.workspace(p["workspace_id"])
+    if apply_workspace_metadata(rt, ws, p):
+        rt.hub.publish("workspace_metadata_updated", {"workspace": rt.workspace_view(ws)})
+    return {"type": "ok"}

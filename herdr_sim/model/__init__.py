@@ -1,0 +1,3 @@
+"""The simulator's pure state: ids, tab layouts and the session (no I/O, no asyncio)."""
+
+from __future__ import annotations

@@ -1,0 +1,244 @@
+"""Read-only views of Linux ``/proc`` for pane process inspection.
+
+The simulator needs to know which processes belong to a pane (to end the whole
+tree on close, and to find the foreground program for agent detection) and what
+a process's cwd is.  All of that is in ``/proc``.  Processes can vanish between
+listing ``/proc`` and reading their files, so every reader here treats a
+missing or unreadable entry as "gone" (``None`` or a skipped entry) instead of
+raising.  Nothing in this module writes or signals anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "ProcInfo",
+    "all_processes",
+    "cwd_of",
+    "descendants",
+    "foreground_processes",
+    "is_zombie",
+    "proc_info",
+    "session_members",
+    "session_tree",
+]
+
+_PROC = Path("/proc")
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    """One process as seen in ``/proc`` at a single moment.
+
+    ``name`` is the kernel's ``comm`` (at most 15 bytes, may contain spaces or
+    parentheses).  ``argv`` is ``None`` when the command line is empty, as it
+    is for zombies and kernel threads; ``cwd`` is ``None`` when it cannot be
+    read (another user's process, or a zombie).  ``state`` is the one-letter
+    state from ``stat`` (``R``, ``S``, ``Z``, ...).
+    """
+
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    tpgid: int
+    name: str
+    argv: tuple[str, ...] | None
+    cwd: str | None
+    state: str
+
+
+@dataclass(frozen=True)
+class _Stat:
+    """The fields of ``/proc/PID/stat`` that the selectors filter on."""
+
+    pid: int
+    name: str
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+    tpgid: int
+
+
+def _parse_stat(pid: int, raw: bytes) -> _Stat | None:
+    """Parse a ``stat`` line, whose ``comm`` may hold spaces and ``)``.
+
+    ``comm`` is enclosed in parentheses but not escaped, so the only reliable
+    delimiter is the *last* ``)`` in the line: every field after it is numeric
+    or a single state letter.
+    """
+    open_paren = raw.find(b"(")
+    close_paren = raw.rfind(b")")
+    if open_paren < 0 or close_paren < open_paren:
+        return None
+    fields = raw[close_paren + 2 :].split()
+    if len(fields) < 6:
+        return None
+    try:
+        return _Stat(
+            pid=pid,
+            name=os.fsdecode(raw[open_paren + 1 : close_paren]),
+            state=fields[0].decode("ascii", "replace"),
+            ppid=int(fields[1]),
+            pgid=int(fields[2]),
+            sid=int(fields[3]),
+            tpgid=int(fields[5]),
+        )
+    except ValueError:
+        return None
+
+
+def _read_stat(pid: int) -> _Stat | None:
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes()
+    except OSError:  # gone (ENOENT/ESRCH) or hidden (EACCES): treated alike
+        return None
+    return _parse_stat(pid, raw)
+
+
+def _read_argv(pid: int) -> tuple[str, ...] | None:
+    try:
+        raw = (_PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return None
+    if not raw:
+        return None
+    # Arguments are NUL-terminated; a process that rewrote its title may have
+    # dropped the final NUL, so strip at most one before splitting.
+    if raw.endswith(b"\0"):
+        raw = raw[:-1]
+    return tuple(os.fsdecode(part) for part in raw.split(b"\0"))
+
+
+def cwd_of(pid: int) -> str | None:
+    """The process's current directory, or ``None`` if it cannot be read.
+
+    A deleted directory reads as ``"/path (deleted)"`` from the kernel; that is
+    returned as is, since callers only display or compare it.
+    """
+    try:
+        return str((_PROC / str(pid) / "cwd").readlink())
+    except OSError:
+        return None
+
+
+def _complete(stat: _Stat) -> ProcInfo:
+    """Add the costlier fields (two more reads) to a parsed ``stat``."""
+    return ProcInfo(
+        pid=stat.pid,
+        ppid=stat.ppid,
+        pgid=stat.pgid,
+        sid=stat.sid,
+        tpgid=stat.tpgid,
+        name=stat.name,
+        argv=_read_argv(stat.pid),
+        cwd=cwd_of(stat.pid),
+        state=stat.state,
+    )
+
+
+def proc_info(pid: int) -> ProcInfo | None:
+    """A snapshot of one process, or ``None`` if it does not exist (any more)."""
+    if pid <= 0:
+        return None
+    stat = _read_stat(pid)
+    return None if stat is None else _complete(stat)
+
+
+def _pids() -> Iterator[int]:
+    try:
+        names = [entry.name for entry in _PROC.iterdir()]
+    except OSError:
+        return
+    for name in names:
+        if name.isdigit():
+            yield int(name)
+
+
+def _stats() -> list[_Stat]:
+    """``stat`` of every visible process, skipping those that vanish mid-scan."""
+    return [stat for pid in _pids() if (stat := _read_stat(pid)) is not None]
+
+
+def _select(keep: Callable[[_Stat], bool]) -> list[ProcInfo]:
+    """Full snapshots of the processes ``keep`` accepts, sorted by pid.
+
+    Filtering on the cheap ``stat`` fields first keeps a scan over hundreds of
+    unrelated processes to one read each.
+    """
+    chosen = sorted((s for s in _stats() if keep(s)), key=lambda s: s.pid)
+    return [_complete(stat) for stat in chosen]
+
+
+def all_processes() -> list[ProcInfo]:
+    """Every process visible in ``/proc``, sorted by pid."""
+    return _select(lambda _stat: True)
+
+
+def session_members(sid: int) -> list[ProcInfo]:
+    """Every process whose session id is ``sid`` (zombies included)."""
+    return _select(lambda stat: stat.sid == sid)
+
+
+def descendants(pid: int) -> list[ProcInfo]:
+    """Children, grandchildren, ... of ``pid`` (not ``pid`` itself), by pid.
+
+    This follows the parent links as they are *now*: a process whose parent
+    already exited has been re-parented (to init or a subreaper) and is no
+    longer found from here.
+    """
+    children: dict[int, list[int]] = {}
+    for stat in _stats():
+        children.setdefault(stat.ppid, []).append(stat.pid)
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found and child != pid:
+                found.add(child)
+                stack.append(child)
+    return _select(lambda stat: stat.pid in found)
+
+
+def session_tree(sid: int, *, roots: Iterable[int] = ()) -> list[ProcInfo]:
+    """Members of session ``sid``, ``roots``, and all their descendants, in one scan.
+
+    A child that called ``setsid`` has left the session but is still a
+    descendant while its parent lives; ending a pane must find it too.
+    ``roots`` lets a caller keep following processes it found earlier even if
+    they have left the session since.  Roots that no longer exist are ignored.
+    """
+    stats = _stats()
+    children: dict[int, list[int]] = {}
+    for stat in stats:
+        children.setdefault(stat.ppid, []).append(stat.pid)
+    present = {stat.pid for stat in stats}
+    found = {stat.pid for stat in stats if stat.sid == sid}
+    found.update(pid for pid in roots if pid in present)
+    stack = list(found)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return [_complete(stat) for stat in sorted(stats, key=lambda s: s.pid) if stat.pid in found]
+
+
+def foreground_processes(pgid: int) -> list[ProcInfo]:
+    """Live (non-zombie) members of process group ``pgid``, sorted by pid.
+
+    Callers pass the terminal's foreground group (``tcgetpgrp``) to learn what
+    is running in a pane; a zombie is not running anything, so it is left out.
+    """
+    return _select(lambda stat: stat.pgid == pgid and stat.state != "Z")
+
+
+def is_zombie(pid: int) -> bool:
+    """True if ``pid`` has exited but has not been reaped yet."""
+    stat = _read_stat(pid)
+    return stat is not None and stat.state == "Z"

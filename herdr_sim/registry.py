@@ -1,0 +1,163 @@
+"""The method registry: every wire method name, its parameter spec and its handler.
+
+Handlers register with :func:`method`; the server validates params centrally against the
+spec and hands handlers a checked ``dict``. Protocol-22 methods the simulator does not
+implement are listed in :data:`UNSUPPORTED` with the reason, and answer a clear
+``not_supported_by_simulator`` error instead of a fake success. The list of all protocol-22
+method names lives here too, so a test can compare it with the published schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .params import Obj
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+Handler = Callable[["Runtime", dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class MethodEntry:
+    """One registered method."""
+
+    name: str
+    params: Obj
+    handler: Handler
+    result_type: str
+    summary: str
+    #: Methods that may change focus are followed by the focus-event check (§6.4).
+    mutates: bool
+
+
+METHODS: dict[str, MethodEntry] = {}
+
+
+def method(
+    name: str, params: Obj, *, result: str, mutates: bool = True
+) -> Callable[[Handler], Handler]:
+    """Register ``handler`` as the implementation of wire method ``name``."""
+
+    def register(handler: Handler) -> Handler:
+        if name in METHODS:
+            raise RuntimeError(f"method {name} registered twice")
+        doc = (handler.__doc__ or "").strip().splitlines()
+        METHODS[name] = MethodEntry(name, params, handler, result, doc[0] if doc else "", mutates)
+        return handler
+
+    return register
+
+
+#: Every method name of protocol 22, in the schema's order.
+PROTOCOL_22_METHODS: tuple[str, ...] = (
+    "ping", "server.stop", "server.live_handoff", "server.reload_config",
+    "server.agent_manifests", "server.reload_agent_manifests", "notification.show",
+    "product_announcement.dismiss", "release_notes.dismiss", "command.invoke",
+    "client.window_title.set", "client.window_title.clear", "client_shell.surface.set",
+    "session.snapshot", "workspace.create", "workspace.list", "workspace.get",
+    "workspace.focus", "workspace.rename", "workspace.move", "workspace.move_block",
+    "workspace.report_metadata", "workspace.close", "worktree.list", "worktree.create",
+    "worktree.open", "worktree.remove", "tab.create", "tab.list", "tab.get", "tab.focus",
+    "tab.rename", "tab.move", "tab.close", "agent.list", "agent.get", "agent.read",
+    "agent.explain", "agent.send_keys", "agent.rename", "agent.view.set", "agent.view.clear",
+    "agent.focus", "agent.start", "agent.prompt", "agent.wait", "pane.split", "pane.swap",
+    "pane.move", "pane.zoom", "pane.layout", "pane.process_info", "layout.export",
+    "layout.apply", "layout.set_split_ratio", "pane.neighbor", "pane.edges",
+    "pane.focus_direction", "pane.resize", "pane.scroll", "pane.edit_scrollback",
+    "pane.selection.read", "pane.copy_motion", "pane.copy_search", "pane.list",
+    "pane.current", "pane.get", "pane.focus", "pane.input.set", "pane.link.activate",
+    "pane.rename", "pane.send_text", "pane.send_keys", "pane.send_input", "pane.read",
+    "pane.graphics.set", "pane.graphics.clear", "pane.graphics.info", "pane.report_agent",
+    "pane.report_agent_session", "pane.report_metadata", "pane.clear_agent_authority",
+    "pane.release_agent", "pane.close", "popup.close", "events.subscribe", "events.wait",
+    "pane.wait_for_output", "integration.list", "integration.install",
+    "integration.uninstall", "plugin.link", "plugin.list", "plugin.unlink", "plugin.enable",
+    "plugin.disable", "plugin.action.list", "plugin.action.invoke", "plugin.log.list",
+    "plugin.pane.open", "plugin.pane.focus", "plugin.pane.close",
+)  # fmt: skip
+
+_AGENTS = "agents arrive with the agent layer (issue 3)"
+_UI = "needs an attached TUI client, which the simulator does not have"
+_PLUGINS = "the plugin system is out of scope for agent orchestration"
+_WORKTREES = "git worktree management is out of scope for the simulator core"
+
+#: Protocol methods the simulator knowingly does not implement, with the reason.
+UNSUPPORTED: dict[str, str] = {
+    "server.live_handoff": "live binary hand-off between server versions has no meaning for "
+    "a simulator",
+    "server.reload_config": "the simulator has no Herdr config file",
+    "server.agent_manifests": _AGENTS,
+    "server.reload_agent_manifests": _AGENTS,
+    "product_announcement.dismiss": _UI,
+    "release_notes.dismiss": _UI,
+    "command.invoke": _UI,
+    "client.window_title.set": _UI,
+    "client.window_title.clear": _UI,
+    "client_shell.surface.set": _UI,
+    "workspace.move_block": "sidebar block moves are a TUI feature; workspace.move is supported",
+    "worktree.list": _WORKTREES,
+    "worktree.create": _WORKTREES,
+    "worktree.open": _WORKTREES,
+    "worktree.remove": _WORKTREES,
+    "agent.list": _AGENTS,
+    "agent.get": _AGENTS,
+    "agent.read": _AGENTS,
+    "agent.explain": _AGENTS,
+    "agent.send_keys": _AGENTS,
+    "agent.rename": _AGENTS,
+    "agent.view.set": _UI,
+    "agent.view.clear": _UI,
+    "agent.focus": _AGENTS,
+    "agent.start": _AGENTS,
+    "agent.prompt": _AGENTS,
+    "agent.wait": _AGENTS,
+    "pane.scroll": _UI,
+    "pane.edit_scrollback": _UI,
+    "pane.selection.read": _UI,
+    "pane.copy_motion": _UI,
+    "pane.copy_search": _UI,
+    "pane.input.set": "right-click routing is a TUI input setting",
+    "pane.link.activate": _UI,
+    "pane.graphics.set": "terminal graphics are out of scope",
+    "pane.graphics.clear": "terminal graphics are out of scope",
+    "pane.graphics.info": "terminal graphics are out of scope",
+    "pane.report_agent": _AGENTS,
+    "pane.report_agent_session": _AGENTS,
+    "pane.clear_agent_authority": _AGENTS,
+    "pane.release_agent": _AGENTS,
+    "popup.close": _UI,
+    "integration.list": "installing agent integrations touches the user's agent configs",
+    "integration.install": "installing agent integrations touches the user's agent configs",
+    "integration.uninstall": "installing agent integrations touches the user's agent configs",
+    "plugin.link": _PLUGINS,
+    "plugin.list": _PLUGINS,
+    "plugin.unlink": _PLUGINS,
+    "plugin.enable": _PLUGINS,
+    "plugin.disable": _PLUGINS,
+    "plugin.action.list": _PLUGINS,
+    "plugin.action.invoke": _PLUGINS,
+    "plugin.log.list": _PLUGINS,
+    "plugin.pane.open": _PLUGINS,
+    "plugin.pane.focus": _PLUGINS,
+    "plugin.pane.close": _PLUGINS,
+}
+
+
+def load_all() -> dict[str, MethodEntry]:
+    """Import every handler module so the registry is complete, and return it."""
+    from .methods import (  # noqa: F401  (imported for their registrations)
+        events,
+        layout,
+        notification,
+        pane,
+        pane_io,
+        server,
+        tab,
+        workspace,
+    )
+
+    return METHODS

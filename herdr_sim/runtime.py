@@ -1,0 +1,305 @@
+"""The live side of a simulator: the model plus processes, terminals, events and faults.
+
+Handlers receive a :class:`Runtime`. Everything here runs on the simulator's event loop
+thread; the model is only touched from that thread, so no locks are needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import errors
+from .config import SimulatorConfig
+from .events import EventHub, Signal
+from .faults import FaultPlan
+from .metadata import MetaStore
+from .model.layout import Rect
+from .model.session import PaneRef, Session, Tab, Workspace
+from .procfs import cwd_of
+from .pty import PtyProcess
+from .shell import ShellConfig, pane_command, pane_env
+from .terminal import Terminal
+from .views import layout_view, pane_info, public_status, tab_info, workspace_info
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PaneProcess:
+    """A pane's pty, its terminal emulator and a signal fired on every output chunk."""
+
+    pty: PtyProcess
+    terminal: Terminal
+    output: Signal = field(default_factory=Signal)
+
+
+@dataclass
+class Notification:
+    """One ``notification.show`` call, kept so tests can assert on it."""
+
+    title: str
+    body: str | None
+    position: str | None
+    sound: str
+    shown: bool
+    reason: str
+
+
+def workspace_auto_label(cwd: str) -> str:
+    """Herdr's automatic workspace label: git repo name, ``~`` for HOME, else the basename."""
+    path = Path(cwd)
+    for candidate in (path, *path.parents):
+        if (candidate / ".git").exists():
+            return candidate.name or cwd
+    if os.environ.get("HOME") and path == Path(os.environ["HOME"]):
+        return "~"
+    return path.name or cwd
+
+
+class Runtime:
+    """State and services shared by all handlers of one simulator."""
+
+    def __init__(self, config: SimulatorConfig, socket_path: Path, runtime_dir: Path) -> None:
+        self.config = config
+        self.socket_path = socket_path
+        self.runtime_dir = runtime_dir
+        self.cli_dir = runtime_dir / "bin"
+        self.session = Session()
+        self.hub = EventHub()
+        self.faults = FaultPlan()
+        self.processes: dict[int, PaneProcess] = {}
+        self.notifications: list[Notification] = []
+        self.stopping = False
+        self.stopped = asyncio.Event()
+        self.state_changed = Signal()
+        self._focus_pair: tuple[str, str] | None = None
+        self._shell = ShellConfig(shell=config.shell, user_shell=config.user_shell)
+        self.area = Rect(0, 0, config.cols, config.rows)
+        self.meta: dict[tuple[str, int], MetaStore] = {}
+
+    # -- wire views ---------------------------------------------------------------------------
+
+    def pane_view(self, ref: PaneRef) -> dict[str, Any]:
+        """PaneInfo with the live cwd (from /proc) and terminal title."""
+        proc = self.processes.get(ref.pane.key)
+        cwd: str | None = ref.pane.cwd
+        foreground_cwd: str | None = None
+        title: str | None = None
+        if proc is not None:
+            cwd = cwd_of(proc.pty.pid) or cwd
+            pgid = proc.pty.foreground_pgid()
+            if pgid is not None and pgid != proc.pty.pid:
+                foreground_cwd = cwd_of(pgid)
+            title = proc.terminal.title
+        return pane_info(
+            self.session, ref, cwd=cwd, foreground_cwd=foreground_cwd, terminal_title=title
+        )
+
+    def workspace_view(self, ws: Workspace) -> dict[str, Any]:
+        """WorkspaceInfo."""
+        return workspace_info(self.session, ws)
+
+    def tab_view(self, ws: Workspace, tab: Tab) -> dict[str, Any]:
+        """TabInfo."""
+        return tab_info(self.session, ws, tab)
+
+    def layout_view(self, ws: Workspace, tab: Tab) -> dict[str, Any]:
+        """PaneLayoutSnapshot."""
+        return layout_view(self.session, ws, tab, self.area)
+
+    # -- target resolution (Herdr's error codes and messages) ----------------------------------
+
+    def workspace(self, text: str) -> Workspace:
+        """Resolve a workspace id or raise ``workspace_not_found``."""
+        ws = self.session.find_workspace(text)
+        if ws is None:
+            raise errors.workspace_not_found(text)
+        return ws
+
+    def tab(self, text: str) -> tuple[Workspace, Tab]:
+        """Resolve a tab id or raise ``tab_not_found``."""
+        found = self.session.find_tab(text)
+        if found is None:
+            raise errors.tab_not_found(text)
+        return found
+
+    def pane(self, text: str) -> PaneRef:
+        """Resolve a direct pane target or raise ``pane_not_found`` naming it."""
+        ref = self.session.find_pane(text)
+        if ref is None:
+            raise errors.pane_not_found(text)
+        return ref
+
+    def optional_pane(self, text: str | None) -> PaneRef:
+        """An optional target: given → that pane; omitted → the focused pane."""
+        ref = self.session.find_pane(text) if text is not None else self.session.focused_pane()
+        if ref is None:
+            raise errors.pane_not_found()
+        return ref
+
+    def process(self, ref: PaneRef) -> PaneProcess:
+        """The live process of a pane (every pane has one while it is in the model)."""
+        proc = self.processes.get(ref.pane.key)
+        if proc is None:
+            raise errors.HerdrError(errors.PANE_SEND_FAILED, "pane has no live terminal")
+        return proc
+
+    # -- processes -----------------------------------------------------------------------------
+
+    def default_cwd(self) -> str:
+        """Herdr's ``follow`` policy: the focused pane's cwd, else HOME."""
+        focused = self.session.focused_pane()
+        if focused is not None:
+            return self.live_cwd(focused)
+        return self.config.base_env.get("HOME") or os.environ.get("HOME") or "/"
+
+    def live_cwd(self, ref: PaneRef) -> str:
+        """The pane shell's current directory (from /proc), else its launch cwd."""
+        proc = self.processes.get(ref.pane.key)
+        live = cwd_of(proc.pty.pid) if proc is not None else None
+        return live or ref.pane.cwd
+
+    def spawn(self, ref: PaneRef, env: Mapping[str, str]) -> None:
+        """Start the pane's shell in a fresh pty sized to its layout rect."""
+        cols, rows = ref.tab.layout.content_size(ref.pane.key, self.area)
+        herdr_env = {
+            "HERDR_ENV": "1",
+            "HERDR_SOCKET_PATH": str(self.socket_path),
+            "HERDR_BIN_PATH": str(self.cli_dir / "herdr"),
+            "HERDR_WORKSPACE_ID": ref.workspace.public_id,
+            "HERDR_TAB_ID": ref.tab_id,
+            "HERDR_PANE_ID": ref.pane_id,
+        }
+        full_env = pane_env(
+            base=self.config.base_env,
+            caller_env=env,
+            herdr_env=herdr_env,
+            cli_dir=self.cli_dir,
+            deterministic=self.config.shell is None and not self.config.user_shell,
+        )
+        argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)
+        pty = PtyProcess.spawn(
+            argv, cwd=ref.pane.cwd, env=full_env, cols=max(cols, 2), rows=max(rows, 1)
+        )
+        terminal = Terminal(
+            max(cols, 2), max(rows, 1), scrollback=self.config.scrollback, reply=pty.write
+        )
+        proc = PaneProcess(pty, terminal)
+        key = ref.pane.key
+
+        def on_output(data: bytes) -> None:
+            terminal.feed(data)
+            proc.output.fire()
+
+        def on_exit(_code: int | None) -> None:
+            asyncio.get_running_loop().create_task(self._pane_died(key))
+
+        pty.attach(asyncio.get_running_loop(), on_output, on_exit)
+        self.processes[key] = proc
+
+    async def _pane_died(self, key: int) -> None:
+        """A pane's shell exited: ``pane.exited``, then the pane closes like any other."""
+        proc = self.processes.pop(key, None)
+        if proc is not None:
+            proc.output.fire()
+            await proc.pty.terminate()
+        if key not in self.session.panes or self.stopping:
+            return
+        ref = self.session.locate(key)
+        ref.pane.exited = True
+        self.hub.publish(
+            "pane_exited", {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id}
+        )
+        await self.remove_pane(ref)
+        self.after_request()
+
+    async def reap(self, keys: list[int]) -> None:
+        """End the process trees of panes that left the model."""
+        procs = [self.processes.pop(key) for key in keys if key in self.processes]
+        for proc in procs:
+            proc.output.fire()
+        await asyncio.gather(*(proc.pty.terminate() for proc in procs))
+
+    def resize_tab(self, ws: Workspace, tab: Tab) -> None:
+        """Give every pty of a tab its layout size (the kernel sends SIGWINCH)."""
+        for key in tab.layout.panes():
+            proc = self.processes.get(key)
+            if proc is None:
+                continue
+            cols, rows = tab.layout.content_size(key, self.area)
+            cols, rows = max(cols, 2), max(rows, 1)
+            if (cols, rows) != (proc.terminal.cols, proc.terminal.rows):
+                proc.pty.resize(cols, rows)
+                proc.terminal.resize(cols, rows)
+
+    # -- shared mutations ------------------------------------------------------------------------
+
+    async def remove_pane(self, ref: PaneRef) -> None:
+        """Close a pane with Herdr's events: a last pane takes its tab or workspace with it."""
+        ws, tab = ref.workspace, ref.tab
+        pane_id, ws_id = ref.pane_id, ws.public_id
+        ws_view = self.workspace_view(ws)
+        outcome = self.session.close_pane(ref)
+        self.hub.publish("pane_closed", {"pane_id": pane_id, "workspace_id": ws_id})
+        if outcome == "workspace":
+            self.hub.publish("workspace_closed", {"workspace_id": ws_id, "workspace": ws_view})
+        elif outcome == "pane":
+            self.resize_tab(ws, tab)
+            self.hub.publish("layout_updated", {"layout": self.layout_view(ws, tab)})
+        await self.reap([ref.pane.key])
+
+    def publish_layout(self, ws: Workspace, tab: Tab) -> None:
+        """Resize the tab's ptys and emit ``layout_updated``."""
+        self.resize_tab(ws, tab)
+        self.hub.publish("layout_updated", {"layout": self.layout_view(ws, tab)})
+
+    def after_request(self) -> None:
+        """Herdr's focus-event check (§6.4): emit the focus triple when focus moved."""
+        focused = self.session.focused_pane()
+        pair = None if focused is None else (focused.workspace.public_id, focused.pane_id)
+        if pair != self._focus_pair and focused is not None:
+            ws_id, pane_id = pair  # type: ignore[misc]
+            self.hub.publish("workspace_focused", {"workspace_id": ws_id})
+            self.hub.publish("tab_focused", {"tab_id": focused.tab_id, "workspace_id": ws_id})
+            self.hub.publish("pane_focused", {"pane_id": pane_id, "workspace_id": ws_id})
+        self._focus_pair = pair
+        self.state_changed.fire()
+
+    def meta_for(self, key: tuple[str, int]) -> MetaStore:
+        """The metadata store of a pane ``("pane", key)`` or workspace ``("ws", number)``."""
+        return self.meta.setdefault(key, MetaStore())
+
+    def status_event(self, ref: PaneRef) -> dict[str, Any]:
+        """The data of a ``pane_agent_status_changed`` event for the pane as it is now."""
+        pane = ref.pane
+        data: dict[str, Any] = {
+            "pane_id": ref.pane_id,
+            "workspace_id": ref.workspace.public_id,
+            "agent_status": public_status(pane),
+        }
+        for name in ("agent", "title", "display_agent"):
+            value = getattr(pane, name)
+            if value is not None:
+                data[name] = value
+        if pane.state_labels:
+            data["state_labels"] = dict(pane.state_labels)
+        return data
+
+    def publish_status(self, ref: PaneRef) -> None:
+        """Emit ``pane_agent_status_changed`` (status or presentation changed)."""
+        self.hub.publish("pane_agent_status_changed", self.status_event(ref))
+        self.state_changed.fire()
+
+    def status_of(self, ref: PaneRef) -> str:
+        """The pane's public agent status."""
+        return public_status(ref.pane)
+
+    async def shutdown(self) -> None:
+        """End every pane's process tree (server stop)."""
+        await self.reap(list(self.processes))

@@ -1,0 +1,304 @@
+"""The socket transport: Herdr's one-request-per-connection NDJSON protocol on a Unix socket.
+
+A client connects, writes one JSON line, reads one JSON line, and the server closes — except
+``events.subscribe``, which streams. The first line must arrive within 5 s and fit in 1 MiB,
+else the connection is dropped without an answer; a line that is not a valid request is
+answered ``invalid_request`` with an empty id. Handlers never see raw JSON: params are
+checked here against the registry's specs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import json
+import logging
+import os
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import errors
+from .errors import HerdrError
+from .params import ParamError, check, unknown_variant
+from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, load_all
+from .runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+Line = dict[str, Any]
+#: Callables that see every line the simulator writes: ``tap(kind, line)`` with kind
+#: "response" or "event". The test suite hangs its schema validation here.
+WIRE_TAPS: list[Callable[[str, Line], None]] = []
+
+_WRITE_TIMEOUT = 5.0
+
+
+def encode(line: Line) -> bytes:
+    """One NDJSON line, compact and UTF-8 like serde_json's output."""
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _wire_log(kind: str, line: Line) -> None:
+    """Append emitted lines to ``$HERDR_SIM_WIRE_LOG`` (contract checks of subprocess servers)."""
+    path = os.environ.get("HERDR_SIM_WIRE_LOG")
+    if path:
+        with Path(path).open("a", encoding="utf-8") as log_file:
+            log_file.write(json.dumps({"kind": kind, "line": line}) + "\n")
+
+
+def tap(kind: str, line: Line) -> None:
+    """Show a line to every wire tap; a failing tap never breaks the server."""
+    _wire_log(kind, line)
+    for callback in WIRE_TAPS:
+        try:
+            callback(kind, line)
+        except Exception:
+            log.exception("wire tap failed")
+
+
+class RequestError(Exception):
+    """The request line does not parse: answer ``invalid_request`` with id ``""``."""
+
+
+def parse_request(text: str) -> tuple[str, str, dict[str, Any]]:
+    """Decode one request line into (id, method, checked params), as serde would."""
+    try:
+        raw = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise RequestError(str(exc)) from None
+    if not isinstance(raw, dict):
+        raise RequestError("invalid type: expected struct Request")
+    for name in ("id", "method"):
+        if name not in raw:
+            raise RequestError(f"missing field `{name}`")
+        if not isinstance(raw[name], str):
+            raise RequestError(f"invalid type for `{name}`, expected a string")
+    method = raw["method"]
+    if method not in PROTOCOL_22_METHODS:
+        raise RequestError(str(unknown_variant(method, PROTOCOL_22_METHODS)))
+    params = raw.get("params", {})
+    entry = load_all().get(method)
+    if entry is None:
+        return raw["id"], method, params if isinstance(params, dict) else {}
+    if "params" not in raw:
+        raise RequestError("missing field `params`")
+    try:
+        return raw["id"], method, check(entry.params, params)
+    except ParamError as exc:
+        raise RequestError(str(exc)) from None
+
+
+class Server:
+    """Serves one :class:`Runtime` on its Unix socket."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.methods = load_all()
+        self._server: asyncio.AbstractServer | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        #: unexpected handler exceptions, re-raised by ``Simulator.check()`` in tests
+        self.handler_errors: list[BaseException] = []
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Bind the socket: 0600 in a 0700 directory; replace a stale one, refuse a live one."""
+        path = self.runtime.socket_path
+        prepare_socket_dir(path.parent)
+        if path.exists() or path.is_symlink():
+            if socket_is_live(path):
+                raise RuntimeError(f"herdr is already running (socket busy at {path})")
+            path.unlink()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o177)
+        try:
+            sock.bind(str(path))
+        finally:
+            os.umask(old_umask)
+        path.chmod(0o600)
+        sock.listen(1024)
+        self._server = await asyncio.start_unix_server(
+            self._on_connection,
+            sock=sock,
+            limit=self.runtime.config.max_request_bytes + 1,
+            backlog=4096,
+        )
+
+    async def close(self) -> None:
+        """Stop accepting, end open connections and remove the socket file."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for task in list(self._connections):
+            task.cancel()
+        if self._connections:
+            await asyncio.gather(*self._connections, return_exceptions=True)
+        with contextlib.suppress(FileNotFoundError):
+            self.runtime.socket_path.unlink()
+
+    # -- connections --------------------------------------------------------------------------
+
+    async def _on_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        try:
+            await self._serve_one(reader, writer)
+        except (ConnectionError, asyncio.CancelledError, TimeoutError):
+            pass
+        except Exception as exc:  # a simulator bug: record it for the test that caused it
+            log.exception("connection handler failed")
+            self.handler_errors.append(exc)
+        finally:
+            self._connections.discard(task)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
+
+    async def _read_first_line(self, reader: asyncio.StreamReader) -> bytes | None:
+        config = self.runtime.config
+        try:
+            line = await asyncio.wait_for(
+                reader.readuntil(b"\n"), timeout=config.first_line_timeout
+            )
+        except asyncio.IncompleteReadError as exc:
+            line = exc.partial  # EOF without newline: what was sent is the request
+        except (asyncio.LimitOverrunError, ValueError, TimeoutError):
+            return None
+        if len(line) > config.max_request_bytes:
+            return None
+        return line
+
+    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raw = await self._read_first_line(reader)
+        if raw is None:
+            return
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+        if not text.strip():
+            return
+        try:
+            request_id, method, params = parse_request(text)
+        except RequestError as exc:
+            await self._write(writer, error_line("", errors.invalid_request(str(exc))))
+            return
+        if self.runtime.stopping:
+            await self._write(writer, error_line(request_id, errors.server_shutting_down()))
+            return
+        fault = self.runtime.faults.take(method)
+        if fault is not None:
+            if fault.delay:
+                await asyncio.sleep(fault.delay)
+            if fault.drop == "before":
+                return
+            if fault.error is not None:
+                await self._write(writer, error_line(request_id, HerdrError(*fault.error)))
+                return
+        if method == "events.subscribe":
+            from .methods.events import stream_subscription
+
+            await stream_subscription(self.runtime, request_id, params, reader, writer, self)
+            return
+        response = await self._dispatch_watching_disconnect(request_id, method, params, reader)
+        if response is None or (fault is not None and fault.drop == "after"):
+            return
+        await self._write(writer, response)
+        if method == "server.stop":
+            self.schedule_stop()
+
+    async def _dispatch_watching_disconnect(
+        self, request_id: str, method: str, params: dict[str, Any], reader: asyncio.StreamReader
+    ) -> Line | None:
+        """Run the handler; abandon it silently if the client hangs up first (Herdr does)."""
+        handler = asyncio.ensure_future(self.dispatch(request_id, method, params))
+        hangup = asyncio.ensure_future(reader.read(1))
+        try:
+            done, _ = await asyncio.wait({handler, hangup}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            hangup.cancel()
+        if handler in done:
+            return handler.result()
+        if hangup in done and not hangup.cancelled() and hangup.result() == b"":
+            handler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await handler
+            return None
+        return await handler
+
+    async def dispatch(self, request_id: str, method: str, params: dict[str, Any]) -> Line:
+        """Run one checked request and build its response envelope."""
+        if method in UNSUPPORTED:
+            return error_line(request_id, errors.not_supported(method))
+        entry = self.methods[method]
+        try:
+            result = await entry.handler(self.runtime, params)
+        except HerdrError as exc:
+            return error_line(request_id, exc)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("handler for %s failed", method, extra={"herdr_method": method})
+            self.handler_errors.append(exc)
+            return error_line(request_id, HerdrError(errors.INTERNAL_ERROR, f"{method}: {exc}"))
+        finally:
+            if entry.mutates:
+                self.runtime.after_request()
+        return {"id": request_id, "result": result}
+
+    def schedule_stop(self) -> None:
+        """Finish a ``server.stop`` once its answer is on its way."""
+        asyncio.get_running_loop().create_task(self._finish_stop())
+
+    async def _finish_stop(self) -> None:
+        """After answering ``server.stop``: close the socket, then reap every pane."""
+        await self.close()
+        await self.runtime.shutdown()
+        self.runtime.stopped.set()
+
+    async def _write(
+        self, writer: asyncio.StreamWriter, line: Line, kind: str = "response"
+    ) -> None:
+        tap(kind, line)
+        writer.write(encode(line))
+        await asyncio.wait_for(writer.drain(), _WRITE_TIMEOUT)
+
+
+def error_line(request_id: str, error: HerdrError) -> Line:
+    """An error envelope."""
+    return {"id": request_id, "error": error.body()}
+
+
+def prepare_socket_dir(directory: Path) -> None:
+    """Create the socket's directory private (0700) when it does not exist yet.
+
+    An existing directory is left as it is (it may be a shared one such as /tmp that the
+    caller chose); the socket itself is always 0600, so only its owner can connect.
+    """
+    if not directory.is_dir():
+        directory.mkdir(parents=True, mode=0o700)
+        directory.chmod(0o700)
+
+
+def socket_is_live(path: Path) -> bool:
+    """True when something accepts connections on ``path``."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except OSError as exc:
+        return exc.errno not in (errno.ECONNREFUSED, errno.ENOENT, errno.ENOTSOCK)
+    else:
+        return True
+    finally:
+        probe.close()

@@ -1,0 +1,266 @@
+"""`Simulator`: a Herdr simulator running in its own thread and event loop.
+
+Tests and tools embed it in-process (``with Simulator() as sim: …``) and talk to it over its
+real Unix socket from any thread or loop; ``herdr-sim serve`` runs the same thing in the
+foreground. The thread owns the model; other threads reach it only through the socket,
+:meth:`Simulator.call` (a socket-free request) or thread-safe handles such as ``faults``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from .config import SimulatorConfig
+from .events import Envelope
+from .faults import FaultPlan
+from .runtime import Notification, Runtime
+from .server import Server
+
+T = TypeVar("T")
+
+logging.getLogger("herdr_sim").addHandler(logging.NullHandler())
+
+
+class SimulatorError(RuntimeError):
+    """The simulator could not start, or a handler failed unexpectedly."""
+
+
+def resolve_socket_path(config: SimulatorConfig) -> Path:
+    """The socket the server binds: explicit path, else the CLI's resolution rules."""
+    if config.socket_path is not None:
+        return config.socket_path
+    import os
+
+    from .herdr_cli.paths import config_dir, session_socket_path
+
+    if config.session_name is not None:
+        return session_socket_path(config.session_name, os.environ)
+    if os.environ.get("HERDR_SOCKET_PATH"):
+        return Path(os.environ["HERDR_SOCKET_PATH"])
+    if os.environ.get("HERDR_SESSION"):
+        return session_socket_path(os.environ["HERDR_SESSION"], os.environ)
+    return config_dir(os.environ) / "herdr.sock"
+
+
+class Simulator:
+    """A running (after :meth:`start`) Herdr simulator."""
+
+    def __init__(self, config: SimulatorConfig | None = None, **overrides: Any) -> None:
+        self.config = config or SimulatorConfig()
+        for key, value in overrides.items():
+            if not hasattr(self.config, key):
+                raise TypeError(f"unknown simulator setting {key!r}")
+            setattr(self.config, key, value)
+        self.socket_path = resolve_socket_path(self.config)
+        self._own_runtime_dir = self.config.runtime_dir is None
+        self.runtime_dir = self.config.runtime_dir or Path(tempfile.mkdtemp(prefix="herdr-sim-rt-"))
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runtime: Runtime | None = None
+        self._server: Server | None = None
+        self._events: list[Envelope] = []
+        self._events_lock = threading.Lock()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> Simulator:
+        """Bind the socket and start serving; returns once clients can connect."""
+        if self._thread is not None:
+            raise SimulatorError("simulator already started")
+        from .herdr_cli.install import install_cli
+
+        self.runtime_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        install_cli(self.runtime_dir / "bin")
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._boot())
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="herdr-sim", daemon=True)
+        self._thread.start()
+        if not ready.wait(30):
+            raise SimulatorError("simulator did not start within 30 s")
+        if failure:
+            self._thread.join(5)
+            self._thread = None
+            self._cleanup_runtime_dir()
+            raise SimulatorError(str(failure[0])) from failure[0]
+        return self
+
+    async def _boot(self) -> None:
+        runtime = Runtime(self.config, self.socket_path, self.runtime_dir)
+        runtime.hub.add_listener(self._record)
+        server = Server(runtime)
+        await server.start()
+        self._runtime, self._server = runtime, server
+
+    def _record(self, envelope: Envelope) -> None:
+        with self._events_lock:
+            self._events.append(envelope)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop serving, end every pane's process tree, remove the socket. Idempotent."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        if not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                fut = asyncio.run_coroutine_threadsafe(self._shutdown(), loop)
+                with contextlib.suppress(Exception):
+                    fut.result(timeout)
+                loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout)
+        self._thread = None
+        self._loop = None
+        self._cleanup_runtime_dir()
+
+    async def _shutdown(self) -> None:
+        runtime, server = self._runtime, self._server
+        if runtime is None or server is None:
+            return
+        runtime.stopping = True
+        await server.close()
+        await runtime.shutdown()
+        runtime.stopped.set()
+
+    def _cleanup_runtime_dir(self) -> None:
+        if self._own_runtime_dir:
+            shutil.rmtree(self.runtime_dir, ignore_errors=True)
+
+    def wait_stopped(self, timeout: float | None = None) -> bool:
+        """Block until the server stopped (e.g. after a client sent ``server.stop``)."""
+        runtime, loop = self._runtime, self._loop
+        if runtime is None or loop is None:
+            return True
+        fut = asyncio.run_coroutine_threadsafe(runtime.stopped.wait(), loop)
+        try:
+            fut.result(timeout)
+        except TimeoutError:
+            fut.cancel()
+            return False
+        return True
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- access from other threads ----------------------------------------------------------------
+
+    @property
+    def runtime(self) -> Runtime:
+        """The live runtime (touch it only through :meth:`run_in_loop`)."""
+        if self._runtime is None:
+            raise SimulatorError("simulator is not running")
+        return self._runtime
+
+    @property
+    def faults(self) -> FaultPlan:
+        """Fault injection, safe to arm from any thread."""
+        return self.runtime.faults
+
+    @property
+    def cli_path(self) -> Path:
+        """The simulator's ``herdr`` executable (also first on every pane's PATH)."""
+        return self.runtime_dir / "bin" / "herdr"
+
+    @property
+    def notifications(self) -> list[Notification]:
+        """Every ``notification.show`` accepted so far."""
+        return self.run_in_loop(lambda rt: list(rt.notifications))
+
+    @property
+    def events(self) -> list[Envelope]:
+        """Every lifecycle event emitted so far (a copy)."""
+        with self._events_lock:
+            return list(self._events)
+
+    def run_in_loop(self, fn: Callable[[Runtime], T], timeout: float = 10.0) -> T:
+        """Run ``fn(runtime)`` on the simulator's thread and return its result."""
+
+        async def call() -> T:
+            return fn(self.runtime)
+
+        return self._submit(call(), timeout)
+
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        request_id: str = "sim:call",
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
+        """Send one request without a socket; returns the full response envelope.
+
+        Params go through the same checks as socket requests; a request that would not parse
+        returns the ``invalid_request`` envelope with an empty id.
+        """
+        import json
+
+        from .server import RequestError, error_line, parse_request
+
+        line = json.dumps({"id": request_id, "method": method, "params": params or {}})
+        try:
+            rid, name, checked = parse_request(line)
+        except RequestError as exc:
+            from . import errors
+
+            return error_line("", errors.invalid_request(str(exc)))
+        server = self._server
+        if server is None:
+            raise SimulatorError("simulator is not running")
+
+        async def run() -> dict[str, Any]:
+            assert server is not None
+            response = await server.dispatch(rid, name, checked)
+            if name == "server.stop" and "result" in response:
+                server.schedule_stop()
+            return response
+
+        return self._submit(run(), timeout)
+
+    def _submit(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        loop = self._loop
+        if loop is None:
+            coro.close()
+            raise SimulatorError("simulator is not running")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    def check(self) -> None:
+        """Raise the first unexpected handler exception (a simulator bug), if any."""
+        server = self._server
+        if server is not None and server.handler_errors:
+            raise SimulatorError("a simulator handler failed") from server.handler_errors[0]

@@ -1,0 +1,81 @@
+"""Socket resolution: the simulator's config dir and Herdr's precedence rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from herdr_sim.herdr_cli.paths import (
+    SessionNameError,
+    config_dir,
+    resolve_socket,
+    session_socket_path,
+    validate_session_name,
+)
+
+
+def test_config_dir_precedence() -> None:
+    assert config_dir({"HERDR_SIM_CONFIG_DIR": "/a", "XDG_CONFIG_HOME": "/x"}) == Path("/a")
+    assert config_dir({"XDG_CONFIG_HOME": "/x", "HOME": "/h"}) == Path("/x/herdr-sim")
+    assert config_dir({"HOME": "/h"}) == Path("/h/.config/herdr-sim")
+
+
+def test_session_socket_paths() -> None:
+    env = {"HERDR_SIM_CONFIG_DIR": "/c"}
+    assert session_socket_path(None, env) == Path("/c/herdr.sock")
+    assert session_socket_path("default", env) == Path("/c/herdr.sock")
+    assert session_socket_path("work", env) == Path("/c/sessions/work/herdr.sock")
+
+
+def test_explicit_session_beats_socket_override_and_env_session() -> None:
+    env = {"HERDR_SIM_CONFIG_DIR": "/c", "HERDR_SOCKET_PATH": "/o.sock", "HERDR_SESSION": "e"}
+    resolved = resolve_socket("work", env)
+    assert resolved.path == Path("/c/sessions/work/herdr.sock")
+    assert (resolved.session, resolved.explicit, resolved.override) == ("work", True, None)
+    assert resolved.startup_command() == "herdr session attach work"
+    assert resolve_socket("default", env).path == Path("/c/herdr.sock")
+    assert resolve_socket("default", env).session is None
+
+
+def test_socket_override_beats_env_session() -> None:
+    env = {"HERDR_SIM_CONFIG_DIR": "/c", "HERDR_SOCKET_PATH": "/o.sock", "HERDR_SESSION": "e"}
+    resolved = resolve_socket(None, env)
+    assert resolved.path == Path("/o.sock")
+    assert resolved.session == "e"
+    assert resolved.startup_command() == "herdr"
+    assert resolved.client_socket_path() == Path("/o-client.sock")
+    assert "HERDR_SOCKET_PATH=/o.sock herdr server stop" in resolved.restart_guidance()
+
+
+def test_env_session_then_default() -> None:
+    env = {"HERDR_SIM_CONFIG_DIR": "/c", "HERDR_SESSION": "e"}
+    assert resolve_socket(None, env).path == Path("/c/sessions/e/herdr.sock")
+    assert resolve_socket(None, env).startup_command() == "herdr session attach e"
+    assert resolve_socket(None, {"HERDR_SIM_CONFIG_DIR": "/c"}).path == Path("/c/herdr.sock")
+    default = resolve_socket(None, {"HERDR_SIM_CONFIG_DIR": "/c", "HERDR_SESSION": "default"})
+    assert default.path == Path("/c/herdr.sock")
+    assert default.client_socket_path() == Path("/c/herdr-client.sock")
+
+
+def test_invalid_env_session_is_ignored_under_an_override_only() -> None:
+    env = {"HERDR_SOCKET_PATH": "/o.sock", "HERDR_SESSION": "bad/name"}
+    assert resolve_socket(None, env).session is None
+    with pytest.raises(SessionNameError):
+        resolve_socket(None, {"HERDR_SESSION": "bad/name", "HOME": "/h"})
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("", "session name cannot be empty"),
+        ("x" * 65, "session name cannot be longer than 64 bytes"),
+        ("..", "session name cannot be . or .."),
+        ("a b", "session name may only contain ASCII letters, numbers, '.', '_' and '-'"),
+        ("é", "session name may only contain ASCII letters, numbers, '.', '_' and '-'"),
+    ],
+)
+def test_session_name_rules(name: str, message: str) -> None:
+    with pytest.raises(SessionNameError, match=f"^{message}$"):
+        validate_session_name(name)
+    validate_session_name("Work_1.2-x")

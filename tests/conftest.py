@@ -1,0 +1,155 @@
+"""Shared fixtures: isolated simulators, the contract check on every emitted line, helpers."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim import Simulator
+from herdr_sim.client import call, request
+from herdr_sim.server import WIRE_TAPS
+from tests.contract_check import violations
+
+_VIOLATIONS: list[str] = []
+_SEEN: dict[str, int] = {"response": 0, "event": 0}
+
+
+def _check_line(kind: str, line: dict[str, Any]) -> None:
+    _SEEN[kind] += 1
+    _VIOLATIONS.extend(
+        f"{problem}\n  line: {json.dumps(line)[:400]}" for problem in violations(kind, line)
+    )
+
+
+WIRE_TAPS.append(_check_line)
+
+
+@pytest.fixture(autouse=True)
+def contract_checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Fail the test when anything the simulator emitted broke the protocol-22 schema.
+
+    In-process servers are checked through the wire tap; subprocess servers
+    (``herdr-sim serve``) write their lines to ``$HERDR_SIM_WIRE_LOG``, checked here too.
+    """
+    start = len(_VIOLATIONS)
+    log = tmp_path_factory.mktemp("wire") / "wire.jsonl"
+    old = os.environ.get("HERDR_SIM_WIRE_LOG")
+    os.environ["HERDR_SIM_WIRE_LOG"] = str(log)
+    try:
+        yield log
+    finally:
+        if old is None:
+            os.environ.pop("HERDR_SIM_WIRE_LOG", None)
+        else:
+            os.environ["HERDR_SIM_WIRE_LOG"] = old
+    found = _VIOLATIONS[start:]
+    if log.exists():
+        for raw in log.read_text().splitlines():
+            entry = json.loads(raw)
+            found.extend(violations(entry["kind"], entry["line"]))
+    if found:
+        pytest.fail("protocol-22 schema violations:\n" + "\n".join(found[:20]), pytrace=False)
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A short private directory under /tmp (AF_UNIX paths are limited to ~108 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="hs-", dir="/tmp"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def sim(short_dir: Path) -> Iterator[Simulator]:
+    """A fresh simulator with its own socket, HOME and config dir; reaped after the test."""
+    home = short_dir / "home"
+    home.mkdir()
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HERDR_SIM_CONFIG_DIR": str(short_dir / "cfg"),
+    }
+    simulator = Simulator(
+        socket_path=short_dir / "herdr.sock", base_env=env, runtime_dir=short_dir / "rt"
+    )
+    simulator.start()
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+    simulator.check()
+
+
+@pytest.fixture
+def api(sim: Simulator) -> Callable[..., dict[str, Any]]:
+    """``api(method, **params)`` → result; raises ``RequestFailed`` on an error envelope."""
+
+    def invoke(method: str, **params: Any) -> dict[str, Any]:
+        return call(sim.socket_path, method, params)
+
+    return invoke
+
+
+@pytest.fixture
+def raw(sim: Simulator) -> Callable[..., dict[str, Any]]:
+    """``raw(method, **params)`` → the whole response envelope."""
+
+    def invoke(method: str, **params: Any) -> dict[str, Any]:
+        return request(sim.socket_path, method, params, request_id="t")
+
+    return invoke
+
+
+@dataclass
+class CliResult:
+    """What one `herdr` CLI run did."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> Any:
+        """stdout parsed as JSON."""
+        return json.loads(self.stdout)
+
+    @property
+    def error(self) -> Any:
+        """stderr parsed as one JSON line."""
+        return json.loads(self.stderr)
+
+
+@pytest.fixture
+def herdr(sim: Simulator, short_dir: Path) -> Callable[..., CliResult]:
+    """Run the simulator's installed `herdr` CLI against it, as a subprocess."""
+
+    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> CliResult:
+        full_env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(short_dir / "home"),
+            "HERDR_SIM_CONFIG_DIR": str(short_dir / "cfg"),
+            "HERDR_SOCKET_PATH": str(sim.socket_path),
+        }
+        full_env.update(env or {})
+        proc = subprocess.run(
+            [str(sim.cli_path), *args],
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    return run

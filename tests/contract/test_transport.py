@@ -1,0 +1,265 @@
+"""Herdr's transport: one request per connection, limits, bad input, the socket file."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim import Simulator, SimulatorError
+from herdr_sim.client import request, send_line
+from tests.waits import wait_until
+
+
+def raw_exchange(path: Path, payload: bytes, *, timeout: float = 10.0) -> bytes:
+    """Send bytes, half-close, read until the server closes."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        sock.sendall(payload)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_ping_answers_version_protocol_and_capabilities(sim: Simulator) -> None:
+    response = request(sim.socket_path, "ping", request_id="x")
+    assert response["id"] == "x"
+    result = response["result"]
+    assert result["type"] == "pong"
+    assert result["protocol"] == 22
+    assert result["version"] == "0.9.2"
+    assert isinstance(result["capabilities"]["live_handoff"], bool)
+
+
+def test_protocol_and_version_are_configurable(short_dir: Path) -> None:
+    with Simulator(socket_path=short_dir / "s.sock", protocol=14, version="0.1.0") as other:
+        pong = request(other.socket_path, "ping")["result"]
+    assert (pong["protocol"], pong["version"]) == (14, "0.1.0")
+
+
+def test_one_response_line_then_close(sim: Simulator) -> None:
+    reply = raw_exchange(sim.socket_path, b'{"id":"a","method":"ping","params":{}}\n')
+    assert reply.count(b"\n") == 1 and reply.endswith(b"\n")
+    assert json.loads(reply)["id"] == "a"
+
+
+def test_second_request_on_same_connection_is_ignored(sim: Simulator) -> None:
+    reply = raw_exchange(
+        sim.socket_path,
+        b'{"id":"a","method":"ping","params":{}}\n{"id":"b","method":"ping","params":{}}\n',
+    )
+    assert [json.loads(line)["id"] for line in reply.splitlines()] == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "needle"),
+    [
+        (b"not json\n", "invalid request"),
+        (b'["ping"]\n', "invalid request"),
+        (b'{"id":"q","method":"no.such","params":{}}\n', "unknown variant `no.such`"),
+        (b'{"id":"q","method":"pane.send_text","params":{"pane_id":"w1:p1"}}\n', "`text`"),
+        (b'{"id":"q","method":"pane.get","params":{"pane_id":5}}\n', "invalid type"),
+        (
+            b'{"id":"q","method":"pane.read","params":{"pane_id":"x","source":"bogus"}}\n',
+            "unknown variant `bogus`",
+        ),
+        (b'{"id":5,"method":"ping","params":{}}\n', "invalid request"),
+        (
+            b'{"id":"q","method":"pane.split","params":{"direction":"right","ratio":NaN}}\n',
+            "invalid request",
+        ),
+    ],
+)
+def test_unparseable_requests_get_invalid_request_with_empty_id(
+    sim: Simulator, payload: bytes, needle: str
+) -> None:
+    reply = json.loads(raw_exchange(sim.socket_path, payload))
+    assert reply["id"] == ""
+    assert reply["error"]["code"] == "invalid_request"
+    assert needle in reply["error"]["message"]
+
+
+def test_unknown_extra_params_are_ignored_like_serde(sim: Simulator) -> None:
+    reply = request(sim.socket_path, "workspace.list", {"surprise": 1})
+    assert reply["result"]["type"] == "workspace_list"
+
+
+def test_empty_line_and_invalid_utf8_close_without_answer(sim: Simulator) -> None:
+    assert raw_exchange(sim.socket_path, b"   \n") == b""
+    assert raw_exchange(sim.socket_path, b'{"id":"\xff\xfe","method":"ping"}\n') == b""
+
+
+def test_oversized_first_line_is_dropped_and_server_lives(sim: Simulator) -> None:
+    big = b'{"id":"' + b"a" * (1024 * 1024 + 10) + b'","method":"ping","params":{}}\n'
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(sim.socket_path))
+        try:
+            sock.sendall(big)
+            reply = sock.recv(100)
+        except (BrokenPipeError, ConnectionResetError):
+            reply = b""
+    assert reply == b""
+    assert request(sim.socket_path, "ping")["result"]["type"] == "pong"
+
+
+def test_silent_client_is_dropped_after_first_line_timeout(short_dir: Path) -> None:
+    with Simulator(socket_path=short_dir / "t.sock", first_line_timeout=0.3) as other:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(5)
+            sock.connect(str(other.socket_path))
+            started = time.monotonic()
+            assert sock.recv(10) == b""
+            assert time.monotonic() - started < 4
+        assert request(other.socket_path, "ping")["result"]["type"] == "pong"
+
+
+def test_default_first_line_timeout_is_five_seconds(sim: Simulator) -> None:
+    assert sim.config.first_line_timeout == 5.0
+    assert sim.config.max_request_bytes == 1024 * 1024
+
+
+def test_control_characters_and_non_utf8_text_are_safe(
+    sim: Simulator, api: Callable[..., dict[str, Any]]
+) -> None:
+    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    weird = "a\x00b\x07c\x1b[31md\ud800e"
+    line = json.dumps(
+        {"id": "w", "method": "pane.send_text", "params": {"pane_id": pane, "text": weird}}
+    )
+    reply = send_line(sim.socket_path, (line + "\n").encode())
+    assert reply["result"]["type"] == "ok"
+    label = json.dumps(
+        {
+            "id": "r",
+            "method": "workspace.rename",
+            "params": {"workspace_id": "w1", "label": "x\x1by\u0000"},
+        }
+    )
+    assert "result" in send_line(sim.socket_path, (label + "\n").encode())
+    assert request(sim.socket_path, "pane.get", {"pane_id": pane})["result"]["pane"]
+
+
+def test_thousand_concurrent_connections(sim: Simulator) -> None:
+    def one(index: int) -> str:
+        reply = request(sim.socket_path, "ping", request_id=f"c{index}", timeout=60)
+        return str(reply["id"])
+
+    with ThreadPoolExecutor(max_workers=64) as pool:
+        ids = list(pool.map(one, range(1000)))
+    assert ids == [f"c{i}" for i in range(1000)]
+
+
+def test_thousand_simultaneously_open_connections(sim: Simulator) -> None:
+    socks = []
+    try:
+        for _ in range(1000):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(30)
+            sock.connect(str(sim.socket_path))
+            socks.append(sock)
+        for index, sock in enumerate(socks):
+            sock.sendall(
+                json.dumps({"id": str(index), "method": "ping", "params": {}}).encode() + b"\n"
+            )
+        for index, sock in enumerate(socks):
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(4096)
+                assert chunk, "connection closed without an answer"
+                data += chunk
+            assert json.loads(data)["id"] == str(index)
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def test_socket_is_private(sim: Simulator) -> None:
+    mode = stat.S_IMODE(sim.socket_path.stat().st_mode)
+    assert mode == 0o600
+
+
+def test_created_socket_directory_is_private(short_dir: Path) -> None:
+    with Simulator(socket_path=short_dir / "new" / "deeper" / "h.sock") as other:
+        mode = stat.S_IMODE(other.socket_path.parent.stat().st_mode)
+    assert mode == 0o700
+
+
+def test_stale_socket_is_replaced(short_dir: Path) -> None:
+    path = short_dir / "stale.sock"
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))
+    dead.close()  # the file stays, nobody listens
+    with Simulator(socket_path=path) as other:
+        assert request(other.socket_path, "ping")["result"]["type"] == "pong"
+
+
+def test_live_socket_is_refused(sim: Simulator) -> None:
+    second = Simulator(socket_path=sim.socket_path)
+    with pytest.raises(SimulatorError, match="already running"):
+        second.start()
+    assert request(sim.socket_path, "ping")["result"]["type"] == "pong"
+
+
+def test_server_stop_answers_ok_then_unavailable_then_socket_gone(
+    sim: Simulator, api: Callable[..., dict[str, Any]]
+) -> None:
+    api("workspace.create", cwd="/tmp")
+    assert request(sim.socket_path, "server.stop", request_id="s") == {
+        "id": "s", "result": {"type": "ok"},
+    }  # fmt: skip
+    assert sim.wait_stopped(15)
+    assert not sim.socket_path.exists()
+
+
+def test_requests_during_shutdown_get_server_unavailable(sim: Simulator) -> None:
+    sim.runtime.stopping = True
+    try:
+        reply = request(sim.socket_path, "workspace.list", request_id="late")
+    finally:
+        sim.runtime.stopping = False
+    assert reply == {
+        "id": "late",
+        "error": {"code": "server_unavailable", "message": "server is shutting down"},
+    }
+
+
+def test_unsupported_methods_answer_a_clear_error(sim: Simulator) -> None:
+    reply = request(sim.socket_path, "plugin.list", request_id="p")
+    assert reply["id"] == "p"
+    assert reply["error"]["code"] == "not_supported_by_simulator"
+    assert "plugin.list" in reply["error"]["message"]
+
+
+def test_client_hanging_up_abandons_a_wait(
+    sim: Simulator, api: Callable[..., dict[str, Any]]
+) -> None:
+    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    line = json.dumps(
+        {
+            "id": "w",
+            "method": "pane.wait_for_output",
+            "params": {
+                "pane_id": pane,
+                "source": "recent",
+                "match": {"type": "substring", "value": "never"},
+            },
+        }
+    )
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(sim.socket_path))
+    sock.sendall(line.encode() + b"\n")
+    sock.close()
+    server = sim._server
+    assert server is not None
+    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="drain")
