@@ -595,7 +595,8 @@ class PtyProcess:
         """Deliver pending output, then close the master like a closing terminal.
 
         Closing the master hangs up the slave: every reader in the pane gets
-        end-of-file at once and the kernel sends SIGHUP to the session.  That
+        end-of-file at once and the kernel sends SIGHUP to the session leader
+        and the foreground job.  That
         matters for an interactive shell sitting in readline, which can miss a
         SIGHUP that lands just before it blocks in read() (and it ignores
         SIGTERM), but never misses end-of-file.
@@ -605,7 +606,6 @@ class PtyProcess:
             self._drain_output()
         self._close_fds()
 
-    # The API takes a grace period, not a deadline for the caller: ASYNC109 does not apply.
     async def terminate(self, timeout: float = 3.0) -> None:
         """End the child and everything it started, reap them and close the pty.
 

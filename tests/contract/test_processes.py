@@ -1,0 +1,157 @@
+"""No zombie and no orphan: a pane's whole process tree goes with the pane or the server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from herdr_sim import Simulator
+from herdr_sim.client import call, request
+from herdr_sim.procfs import descendants, is_zombie, proc_info
+from tests.waits import wait_until
+
+#: a foreground job, a background job, a nohup'd child and one that ignores HUP and TERM
+WORKLOAD = (
+    "sleep 1001 & nohup sleep 1002 >/dev/null 2>&1 & "
+    "(trap '' HUP TERM; exec sleep 1003) & sleep 1004"
+)
+
+
+def start_workload(socket: Path, pane: str) -> list[int]:
+    """Run the workload in a pane; return the shell and every process it started."""
+    call(socket, "pane.send_input", {"pane_id": pane, "text": WORKLOAD, "keys": ["Enter"]})
+    shell = call(socket, "pane.process_info", {"pane_id": pane})["process_info"]["shell_pid"]
+
+    def tree() -> list[int] | None:
+        names = [p.argv[-1] for p in descendants(shell) if p.argv and p.name == "sleep"]
+        if sorted(names) == ["1001", "1002", "1003", "1004"]:
+            return [shell, *(p.pid for p in descendants(shell))]
+        return None
+
+    return wait_until(tree, timeout=10, what="the workload to start")
+
+
+def gone(pids: list[int]) -> bool:
+    """Every pid has exited and been reaped (a zombie still counts as present)."""
+    return all(proc_info(pid) is None or False for pid in pids) and not any(
+        is_zombie(pid) for pid in pids
+    )
+
+
+def test_pane_close_ends_the_whole_tree(sim: Simulator, api: Callable[..., dict[str, Any]]) -> None:
+    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    pane = api("pane.split", target_pane_id=root, direction="right")["pane"]["pane_id"]
+    pids = start_workload(sim.socket_path, pane)
+    api("pane.close", pane_id=pane)
+    wait_until(lambda: gone(pids), timeout=10, what="pane processes to be gone")
+
+
+def test_workspace_close_ends_every_pane_tree(
+    sim: Simulator, api: Callable[..., dict[str, Any]]
+) -> None:
+    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    other = api("pane.split", target_pane_id=root, direction="down")["pane"]["pane_id"]
+    pids = start_workload(sim.socket_path, root) + start_workload(sim.socket_path, other)
+    api("workspace.close", workspace_id="w1")
+    wait_until(lambda: gone(pids), timeout=10, what="workspace processes to be gone")
+
+
+def test_server_stop_ends_every_pane_tree(
+    sim: Simulator, api: Callable[..., dict[str, Any]]
+) -> None:
+    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    tab = api("tab.create", cwd="/tmp")["root_pane"]["pane_id"]
+    pids = start_workload(sim.socket_path, root) + start_workload(sim.socket_path, tab)
+    assert request(sim.socket_path, "server.stop")["result"] == {"type": "ok"}
+    assert sim.wait_stopped(15)
+    wait_until(lambda: gone(pids), timeout=10, what="server processes to be gone")
+
+
+def test_shell_exit_closes_the_pane(sim: Simulator, api: Callable[..., dict[str, Any]]) -> None:
+    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    pane = api("pane.split", target_pane_id=root, direction="right")["pane"]["pane_id"]
+    shell = api("pane.process_info", pane_id=pane)["process_info"]["shell_pid"]
+    api("pane.send_input", pane_id=pane, text="exit 3", keys=["Enter"])
+    wait_until(
+        lambda: pane not in [p["pane_id"] for p in api("pane.list")["panes"]],
+        timeout=10,
+        what="the pane to close",
+    )
+    kinds = [event["event"] for event in sim.events]
+    assert kinds.index("pane_exited") < len(kinds) - 1
+    exited = next(e for e in sim.events if e["event"] == "pane_exited")
+    assert exited["data"]["pane_id"] == pane
+    wait_until(lambda: gone([shell]), what="the shell to be reaped")
+
+
+def serve(short_dir: Path, *extra: str) -> subprocess.Popen[str]:
+    """Start `herdr-sim serve` in the foreground and wait until it listens."""
+    env = dict(os.environ, HOME=str(short_dir), HERDR_SIM_CONFIG_DIR=str(short_dir / "cfg"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdr_sim", "serve", *extra],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "listening on" in line, line
+    return proc
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """Kill a serve process that outlived its test, and close its pipe."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(5)
+    if proc.stderr is not None:
+        proc.stderr.close()
+
+
+def test_sigterm_to_serve_leaves_nothing_behind(short_dir: Path) -> None:
+    socket = short_dir / "serve.sock"
+    proc = serve(short_dir, "--socket", str(socket))
+    try:
+        pane = call(socket, "workspace.create", {"cwd": "/tmp"})["root_pane"]["pane_id"]
+        pids = start_workload(socket, pane)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+    finally:
+        stop(proc)
+    wait_until(lambda: gone(pids), timeout=10, what="serve's processes to be gone")
+    assert not socket.exists()
+
+
+def test_herdr_server_stop_stops_serve(short_dir: Path) -> None:
+    proc = serve(short_dir, "--session", "demo")
+    socket = short_dir / "cfg" / "sessions" / "demo" / "herdr.sock"
+    try:
+        pane = call(socket, "workspace.create", {"cwd": "/tmp"})["root_pane"]["pane_id"]
+        pids = start_workload(socket, pane)
+        herdr = short_dir / "bin"
+        subprocess.run(
+            [sys.executable, "-m", "herdr_sim", "install-cli", str(herdr)],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
+        env = dict(os.environ, HERDR_SIM_CONFIG_DIR=str(short_dir / "cfg"))
+        env.pop("HERDR_SOCKET_PATH", None)
+        stopped = subprocess.run(
+            [str(herdr / "herdr"), "--session", "demo", "server", "stop"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert stopped.returncode == 0, stopped.stderr
+        assert proc.wait(15) == 0
+    finally:
+        stop(proc)
+    wait_until(lambda: gone(pids), timeout=10, what="serve's processes to be gone")
+    assert not socket.exists()
