@@ -34,6 +34,9 @@ class SimulatorConfig:
     #: where the simulator keeps its own files (the `herdr` CLI, the shell rc); None → next
     #: to the socket
     runtime_dir: Path | None = None
+    #: make this process a child subreaper so orphans of pane processes come back and are
+    #: reaped (no zombie left under a lazy PID 1); a process-wide setting, see overview.md
+    adopt_orphans: bool = True
     #: seconds a client may take to send its request line (Herdr: 5 s)
     first_line_timeout: float = 5.0
     #: bytes a request line may have (Herdr: 1 MiB)

@@ -185,7 +185,12 @@ class Runtime:
         )
         argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)
         pty = PtyProcess.spawn(
-            argv, cwd=ref.pane.cwd, env=full_env, cols=max(cols, 2), rows=max(rows, 1)
+            argv,
+            cwd=ref.pane.cwd,
+            env=full_env,
+            cols=max(cols, 2),
+            rows=max(rows, 1),
+            adopt_orphans=self.config.adopt_orphans,
         )
         terminal = Terminal(
             max(cols, 2), max(rows, 1), scrollback=self.config.scrollback, reply=pty.write

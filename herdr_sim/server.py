@@ -63,6 +63,21 @@ def tap(kind: str, line: Line) -> None:
             log.exception("wire tap failed")
 
 
+def _has_lone_surrogate(value: Any) -> bool:
+    """JSON may escape a lone UTF-16 surrogate (``"\\ud800"``); serde rejects it, so do we."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
+
+
 class RequestError(Exception):
     """The request line does not parse: answer ``invalid_request`` with id ``""``."""
 
@@ -75,6 +90,8 @@ def parse_request(text: str) -> tuple[str, str, dict[str, Any]]:
         raise RequestError(str(exc)) from None
     if not isinstance(raw, dict):
         raise RequestError("invalid type: expected struct Request")
+    if _has_lone_surrogate(raw):
+        raise RequestError("lone leading surrogate in hex escape")
     for name in ("id", "method"):
         if name not in raw:
             raise RequestError(f"missing field `{name}`")

@@ -19,7 +19,7 @@ from ..events import Envelope
 from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
 from ..registry import method
 from ..runtime import Runtime
-from .pane_io import compile_match, first_matching_line, read_pane
+from .pane_io import compile_match, first_matching_line, output_match_source, read_pane
 from .specs import AGENT_STATUS, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
 
 if TYPE_CHECKING:
@@ -101,6 +101,15 @@ async def stream_subscription(
         if kind in LIFECYCLE:
             lifecycle.add(kind.replace(".", "_"))
             continue
+        matcher = None
+        if kind == "pane.output_matched":
+            # Herdr compiles the regex before probing the pane; its error carries the
+            # request id, while a failed probe answers with the probe's own id.
+            try:
+                matcher = compile_match(sub["match"])
+            except HerdrError as exc:
+                await server._write(writer, _error(request_id, exc))
+                return
         ref = rt.session.find_pane(sub["pane_id"])
         if ref is None:
             await server._write(writer, _error(probe_id, errors.pane_not_found(sub["pane_id"])))
@@ -109,12 +118,7 @@ async def stream_subscription(
             status_subs.append((ref.pane.key, sub["agent_status"]))
             if sub["agent_status"] is not None and rt.status_of(ref) == sub["agent_status"]:
                 out.put_nowait({"event": kind, "data": rt.status_event(ref)})
-        elif kind == "pane.output_matched":
-            try:
-                matcher = compile_match(sub["match"])
-            except HerdrError as exc:
-                await server._write(writer, _error(probe_id, exc))
-                return
+        elif matcher is not None:
             output_subs.append({**sub, "key": ref.pane.key, "matcher": matcher})
     queue = rt.hub.subscribe()
     tasks: list[asyncio.Task[None]] = []
@@ -167,20 +171,22 @@ async def _pump_hub(
 
 
 async def _watch_output(rt: Runtime, sub: dict[str, Any], out: asyncio.Queue[Envelope]) -> None:
-    """Edge-triggered: one event when the text starts matching; re-armed by a non-match."""
+    """Edge-triggered: one event when the text starts matching; re-armed by a non-match.
+
+    ``recent`` is read as ``recent_unwrapped``, and the event's ``read`` says so (Herdr).
+    """
     key = sub["key"]
-    source = "recent_unwrapped" if sub["source"] == "recent" else sub["source"]
+    source = output_match_source(sub["source"])
     armed = True
     while key in rt.processes and key in rt.session.panes:
         proc = rt.processes[key]
         ref = rt.session.locate(key)
-        result = read_pane(rt, ref, source, sub["lines"], "text", sub["strip_ansi"])
+        result = read_pane(rt, ref, source, sub["lines"], "text")
         line = first_matching_line(result["text"], sub["matcher"])
         if line is None:
             armed = True
         elif armed:
             armed = False
-            result["source"] = sub["source"]
             out.put_nowait(
                 {
                     "event": "pane.output_matched",
@@ -204,7 +210,8 @@ async def wait(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     ref = rt.session.find_pane(pane_id)
     if ref is None:
         raise errors.pane_not_found(pane_id)
-    key = ref.pane.key
+    # Later look-ups use the canonical id the probe answered, as Herdr's do.
+    key, canonical_id = ref.pane.key, ref.pane_id
     seen: list[dict[str, Any]] = []
 
     def listener(envelope: Envelope) -> None:
@@ -218,7 +225,7 @@ async def wait(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     try:
         while True:
             if key not in rt.session.panes:
-                raise errors.pane_not_found(pane_id)
+                raise errors.pane_not_found(canonical_id)
             ref = rt.session.locate(key)
             if seen or rt.status_of(ref) == wanted:
                 data = (

@@ -189,7 +189,11 @@ async def apply(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     if label is None and replace is not None:
         label = replace[1].label
     replace_was_active = replace is not None and rt.session.is_active_tab(*replace)
-    cwd = root_leaf["cwd"] or rt.default_cwd()
+    # Herdr's root cwd: the leaf's, else the replaced tab's focused pane's, else the
+    # focused pane's of the target workspace (not of the active one).
+    follow_ws, follow_tab = replace if replace is not None else (ws, ws.tabs[ws.active_tab])
+    follow = PaneRef(follow_ws, follow_tab, rt.session.panes[follow_tab.layout.focused])
+    cwd = root_leaf["cwd"] or rt.live_cwd(follow)
     tab, root = rt.session.create_tab(ws, cwd, rt.session.clean_label(label), False)
     created: list[int] = []
 

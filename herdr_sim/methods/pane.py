@@ -46,16 +46,26 @@ ZOOM_MODE = F(Enum(values=("toggle", "on", "off")), default="toggle")
     result="pane_info",
 )
 async def split(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Split a pane; the new pane (returned) runs a fresh shell."""
-    check_env(p["env"])
+    """Split a pane; the new pane (returned) runs a fresh shell.
+
+    As in Herdr, an unresolvable target (pane, workspace or nothing focused) is
+    ``pane_not_found`` "pane not found", checked before the env.
+    """
+    found: PaneRef | None
     if p["target_pane_id"] is not None:
-        target = rt.pane(p["target_pane_id"])
+        found = rt.session.find_pane(p["target_pane_id"])
     elif p["workspace_id"] is not None:
-        ws = rt.workspace(p["workspace_id"])
-        tab = ws.tabs[ws.active_tab]
-        target = PaneRef(ws, tab, rt.session.panes[tab.layout.focused])
+        ws = rt.session.find_workspace(p["workspace_id"])
+        found = None
+        if ws is not None and ws.tabs:
+            tab = ws.tabs[ws.active_tab]
+            found = PaneRef(ws, tab, rt.session.panes[tab.layout.focused])
     else:
-        target = rt.optional_pane(None)
+        found = rt.session.focused_pane()
+    if found is None:
+        raise errors.pane_not_found()
+    target = found
+    check_env(p["env"])
     if len(target.tab.layout) >= MAX_LAYOUT_PANES:
         raise HerdrError(
             errors.PANE_SPLIT_FAILED, f"a tab can hold at most {MAX_LAYOUT_PANES} panes"
@@ -239,7 +249,8 @@ async def zoom(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     outcome = ref.tab.layout.set_zoom(p["mode"], ref.pane.key)
     rt.session.focus_pane(ref)
     focus_changed = outcome.focus_changed or not was_focused
-    if outcome.zoom_changed:
+    if outcome.zoom_changed or focus_changed:
+        # Herdr emits layout.updated when either the zoom or the focus changed.
         rt.publish_layout(ref.workspace, ref.tab)
     result: dict[str, Any] = {
         "changed": outcome.zoom_changed or focus_changed,
@@ -272,47 +283,74 @@ async def zoom(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     result="pane_swap",
 )
 async def swap(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Exchange two panes' places (directional, or source + target)."""
+    """Exchange two panes' places (directional, or source + target).
+
+    Herdr's rules: exactly one form; a directional source that does not resolve is
+    ``pane_not_found`` "source pane not found"; in the explicit form, unknown panes are a
+    ``not_found`` no-op (not an error), answered in the tab of whichever pane resolved.
+    """
     directional = p["direction"] is not None
     explicit = p["source_pane_id"] is not None or p["target_pane_id"] is not None
-    if (
-        directional == explicit
-        or (explicit and (p["source_pane_id"] is None or p["target_pane_id"] is None))
-        or (directional and p["source_pane_id"] is not None)
-    ):
+    if directional == explicit:
         raise HerdrError(
             errors.INVALID_PANE_SWAP,
             "provide either direction with optional pane_id, or source_pane_id and target_pane_id",
         )
+    reason: str | None
     if directional:
-        source = rt.optional_pane(p["pane_id"])
-        outcome = source.tab.layout.swap_direction(source.pane.key, p["direction"], rt.area)
-        target_id = None if outcome.target is None else source.workspace.pane_id(outcome.target)
+        source = (
+            rt.session.find_pane(p["pane_id"])
+            if p["pane_id"] is not None
+            else rt.session.focused_pane()
+        )
+        if source is None:
+            raise HerdrError(errors.PANE_NOT_FOUND, "source pane not found")
+        ws, tab, source_key = source.workspace, source.tab, source.pane.key
+        target_key = tab.layout.neighbor(source_key, p["direction"], rt.area)
+        reason = None if target_key is not None else "no_neighbor"
+        source_id = source.pane_id
+        target_id = None if target_key is None else ws.pane_id(target_key)
     else:
-        source = rt.pane(p["source_pane_id"])
-        target = rt.session.find_pane(p["target_pane_id"])
-        target_id = p["target_pane_id"] if target is None else target.pane_id
-        if target is None:
-            return _swap_result(rt, source, False, "not_found", target_id)
-        if target.tab is not source.tab:
-            return _swap_result(rt, source, False, "cross_tab", target.pane_id)
-        outcome = source.tab.layout.swap(source.pane.key, target.pane.key)
-    if outcome.changed:
-        rt.publish_layout(source.workspace, source.tab)
-    return _swap_result(rt, source, outcome.changed, outcome.reason, target_id)
-
-
-def _swap_result(
-    rt: Runtime, source: PaneRef, changed: bool, reason: str | None, target_id: str | None
-) -> dict[str, Any]:
+        if p["source_pane_id"] is None:
+            raise HerdrError(errors.INVALID_PANE_SWAP, "missing source_pane_id")
+        if p["target_pane_id"] is None:
+            raise HerdrError(errors.INVALID_PANE_SWAP, "missing target_pane_id")
+        found_source = rt.session.find_pane(p["source_pane_id"])
+        found_target = rt.session.find_pane(p["target_pane_id"])
+        context = found_source or found_target
+        if context is not None:
+            ws, tab = context.workspace, context.tab
+        else:
+            active = rt.session.active_workspace
+            if active is None or not active.tabs:
+                raise HerdrError(errors.PANE_LAYOUT_UNAVAILABLE, "pane layout unavailable")
+            ws, tab = active, active.tabs[active.active_tab]
+        source_key = found_source.pane.key if found_source is not None else tab.layout.focused
+        target_key = found_target.pane.key if found_target is not None else None
+        if found_source is None or found_target is None:
+            reason = "not_found"
+        elif found_source.pane.key == found_target.pane.key:
+            reason = "same_pane"
+        elif found_source.tab is not found_target.tab:
+            reason = "cross_tab"
+        else:
+            reason = None
+        source_id = found_source.pane_id if found_source is not None else p["source_pane_id"]
+        target_id = found_target.pane_id if found_target is not None else p["target_pane_id"]
+    changed = False
+    if reason is None and target_key is not None:
+        changed = tab.layout.swap(source_key, target_key).changed
+        if changed:
+            rt.session.focus_pane(PaneRef(ws, tab, rt.session.panes[source_key]))
+            rt.publish_layout(ws, tab)
     result: dict[str, Any] = {"changed": changed}
     if reason is not None:
         result["reason"] = reason
-    result["source_pane_id"] = source.pane_id
+    result["source_pane_id"] = source_id
     if target_id is not None:
         result["target_pane_id"] = target_id
-    result["focused_pane_id"] = source.workspace.pane_id(source.tab.layout.focused)
-    result["layout"] = rt.layout_view(source.workspace, source.tab)
+    result["focused_pane_id"] = ws.pane_id(tab.layout.focused)
+    result["layout"] = rt.layout_view(ws, tab)
     return {"type": "pane_swap", "swap": result}
 
 
@@ -344,7 +382,12 @@ MOVE_DESTINATION = Tagged(
     result="pane_move",
 )
 async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Move a pane to another tab, a new tab or a new workspace; its process keeps running."""
+    """Move a pane to another tab, a new tab or a new workspace; its process keeps running.
+
+    Herdr's order of checks: the source (``pane_not_found`` "source pane not found"), a
+    zoomed source tab (``zoomed_tab`` no-op), then the destination. A cross-workspace move
+    gives the pane the destination's next number and keeps its old id as an alias.
+    """
     source = rt.session.find_pane(p["pane_id"])
     if source is None:
         raise HerdrError(errors.PANE_NOT_FOUND, "source pane not found")
@@ -355,60 +398,67 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         "previous_workspace_id": src_ws.public_id,
         "previous_tab_id": source.tab_id,
     }
-    created_ws: Workspace | None = None
-    created_tab: Tab | None = None
+    if src_tab.layout.zoomed:
+        return _move_noop(rt, source, previous, "zoomed_tab", src_ws, src_tab)
+    target_ws: Workspace | None = None
+    target_tab: Tab | None = None
+    anchor_key = 0
     if dest["type"] == "tab":
         target_ws, target_tab = rt.tab(dest["tab_id"])
         if target_tab is src_tab:
-            return _move_noop(rt, source, previous, "same_tab")
+            return _move_noop(rt, source, previous, "same_tab", src_ws, src_tab)
         if target_tab.layout.zoomed:
-            return _move_noop(rt, source, previous, "zoomed_tab")
-        if dest["target_pane_id"] is not None:
-            anchor = rt.session.find_pane(dest["target_pane_id"])
-            if anchor is None or anchor.tab is not target_tab:
+            return _move_noop(rt, source, previous, "zoomed_tab", target_ws, target_tab)
+        raw = dest["target_pane_id"]
+        if raw is not None:
+            anchor = rt.session.find_pane(raw)
+            if anchor is None:
+                raise HerdrError(errors.TARGET_PANE_NOT_FOUND, f"target pane {raw} not found")
+            if anchor.tab is not target_tab:
                 raise HerdrError(
                     errors.TARGET_PANE_NOT_FOUND,
-                    f"target pane {dest['target_pane_id']} not found in tab {dest['tab_id']}",
+                    f"target pane {raw} is not in tab {dest['tab_id']}",
                 )
             anchor_key = anchor.pane.key
         else:
             anchor_key = target_tab.layout.focused
         if len(target_tab.layout) >= MAX_LAYOUT_PANES:
-            raise HerdrError(errors.PANE_MOVE_FAILED, "target tab is full")
-        closed = rt.session.detach_pane(source)
-        target_tab.layout.split(anchor_key, pane.key, dest["split"], dest["ratio"])
+            raise HerdrError(errors.PANE_MOVE_FAILED, "target pane could not be split")
+        cross = target_ws is not src_ws
+    elif dest["type"] == "new_tab":
+        target_ws = rt.workspace(dest["workspace_id"]) if dest["workspace_id"] else src_ws
+        cross = target_ws is not src_ws
     else:
-        closed = None
-        if dest["type"] == "new_tab":
-            target_ws = rt.workspace(dest["workspace_id"]) if dest["workspace_id"] else src_ws
-            if target_ws is src_ws and len(src_tab.layout) == 1:
-                return _move_noop(rt, source, previous, "same_tab")
-        else:
-            ws, _, _ = _new_workspace_shell(rt, source, dest)
-            target_ws = created_ws = ws
-        closed = rt.session.detach_pane(source)
-        target_tab = Tab(
+        cross = True
+    closed_tab_id, closed_ws_id = _take_for_move(rt, source, cross)
+    created_ws: Workspace | None = None
+    created_tab: Tab | None = None
+    if target_tab is not None:
+        assert target_ws is not None
+        target_tab.layout.split(
+            anchor_key, pane.key, dest["split"], dest["ratio"], focus=p["focus"]
+        )
+    else:
+        if target_ws is None:
+            target_ws = created_ws = _new_workspace_shell(rt, source, dest)
+        label = dest["label"] if dest["type"] == "new_tab" else dest["tab_label"]
+        target_tab = created_tab = Tab(
             number=target_ws.next_tab_number,
             layout=Layout(pane.key),
-            label=rt.session.clean_label(
-                dest["label"] if dest["type"] == "new_tab" else dest["tab_label"]
-            ),
+            label=rt.session.clean_label(label),
         )
         target_ws.next_tab_number += 1
         target_ws.tabs.append(target_tab)
-        created_tab = target_tab
         if created_ws is not None:
             rt.session.workspaces.append(created_ws)
-            if rt.session.active is None:
-                rt.session.focus_workspace(created_ws)
-    if target_ws is not src_ws:
+    if cross:
         rt.session.renumber_into(pane, src_ws, target_ws)
     ref = PaneRef(target_ws, target_tab, pane)
-    if p["focus"]:
-        rt.session.focus_pane(ref)
+    if p["focus"] or rt.session.active is None:
+        rt.session.focus_tab(target_ws, target_tab)
     rt.resize_tab(target_ws, target_tab)
     result: dict[str, Any] = {"changed": True, **previous, "pane": rt.pane_view(ref)}
-    source_alive = src_ws in rt.session.workspaces and src_tab in src_ws.tabs
+    source_alive = closed_tab_id is None and closed_ws_id is None
     if source_alive:
         rt.resize_tab(src_ws, src_tab)
         result["source_layout"] = rt.layout_view(src_ws, src_tab)
@@ -418,11 +468,19 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         result["created_workspace"] = event["created_workspace"] = rt.workspace_view(created_ws)
     if created_tab is not None:
         result["created_tab"] = event["created_tab"] = rt.tab_view(target_ws, created_tab)
-    if closed is not None:
-        kind, _, closed_id = closed.partition(":")
-        result[f"closed_{kind}_id"] = event[f"closed_{kind}_id"] = closed_id
-    focused = rt.session.focused_pane()
-    result["focused_pane_id"] = focused.pane_id if focused is not None else ref.pane_id
+    if closed_ws_id is not None:
+        result["closed_workspace_id"] = event["closed_workspace_id"] = closed_ws_id
+    if closed_tab_id is not None:
+        result["closed_tab_id"] = event["closed_tab_id"] = closed_tab_id
+    result["focused_pane_id"] = target_ws.pane_id(target_tab.layout.focused)
+    if closed_tab_id is not None:
+        rt.hub.publish("tab_closed", {"tab_id": closed_tab_id, "workspace_id": src_ws.public_id})
+    if closed_ws_id is not None:
+        rt.hub.publish("workspace_closed", {"workspace_id": closed_ws_id})
+    if created_ws is not None:
+        rt.hub.publish("workspace_created", {"workspace": result["created_workspace"]})
+    if created_tab is not None:
+        rt.hub.publish("tab_created", {"tab": result["created_tab"]})
     rt.hub.publish("pane_moved", event)
     if source_alive:
         rt.hub.publish("layout_updated", {"layout": result["source_layout"]})
@@ -430,25 +488,51 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     return {"type": "pane_move", "move_result": result}
 
 
-def _new_workspace_shell(
-    rt: Runtime, source: PaneRef, dest: dict[str, Any]
-) -> tuple[Workspace, None, None]:
+def _take_for_move(rt: Runtime, source: PaneRef, cross: bool) -> tuple[str | None, str | None]:
+    """Take the pane out of its layout; returns (closed tab id, closed workspace id).
+
+    As in Herdr, a pane alone in its tab takes the tab with it, and the workspace goes too
+    only when it emptied *and* the pane leaves for another workspace (a same-workspace
+    ``new_tab`` move of a workspace's only pane keeps the workspace).
+    """
+    ws, tab = source.workspace, source.tab
+    if len(tab.layout) > 1:
+        tab.layout.remove(source.pane.key)
+        return None, None
+    tab_id = source.tab_id
+    if len(ws.tabs) == 1 and not cross:
+        ws.tabs.clear()
+        ws.active_tab = 0
+        return tab_id, None
+    closed = rt.session.detach_pane(source)
+    if closed is not None and closed.startswith("workspace:"):
+        return tab_id, ws.public_id
+    return tab_id, None
+
+
+def _new_workspace_shell(rt: Runtime, source: PaneRef, dest: dict[str, Any]) -> Workspace:
     """A workspace record with no tab yet, to receive a moved pane."""
+    cwd = rt.live_cwd(source)
     ws = Workspace(
         number=rt.session.next_workspace_number,
-        identity_cwd=source.pane.cwd,
+        identity_cwd=cwd,
         label=rt.session.clean_label(dest["label"]),
     )
-    ws.auto_label = workspace_auto_label(source.pane.cwd)
+    ws.auto_label = workspace_auto_label(cwd)
     rt.session.next_workspace_number += 1
-    return ws, None, None
+    return ws
 
 
 def _move_noop(
-    rt: Runtime, source: PaneRef, previous: dict[str, Any], reason: str
+    rt: Runtime,
+    source: PaneRef,
+    previous: dict[str, Any],
+    reason: str,
+    target_ws: Workspace,
+    target_tab: Tab,
 ) -> dict[str, Any]:
-    layout_view = rt.layout_view(source.workspace, source.tab)
-    focused = rt.session.focused_pane()
+    """``changed: false``; ``focused_pane_id`` is the target tab's focused pane, as in Herdr."""
+    target_layout = rt.layout_view(target_ws, target_tab)
     return {
         "type": "pane_move",
         "move_result": {
@@ -456,9 +540,9 @@ def _move_noop(
             "reason": reason,
             **previous,
             "pane": rt.pane_view(source),
-            "source_layout": layout_view,
-            "target_layout": layout_view,
-            "focused_pane_id": focused.pane_id if focused is not None else source.pane_id,
+            "source_layout": rt.layout_view(source.workspace, source.tab),
+            "target_layout": target_layout,
+            "focused_pane_id": target_layout["focused_pane_id"],
         },
     }
 

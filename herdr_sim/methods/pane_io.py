@@ -93,13 +93,15 @@ async def send_input(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_pane(
-    rt: Runtime, ref: PaneRef, source: str, lines: int | None, fmt: str, strip_ansi: bool = True
+    rt: Runtime, ref: PaneRef, source: str, lines: int | None, fmt: str
 ) -> dict[str, Any]:
-    """PaneReadResult (``revision`` is always 0, as in Herdr)."""
+    """PaneReadResult (``revision`` is always 0, as in Herdr).
+
+    ``strip_ansi`` is accepted by every read-like request but, as in Herdr, never changes
+    the text: ``format`` alone decides (the CLI's ``--raw`` also sends ``format: ansi``).
+    """
     terminal = rt.process(ref).terminal
     effective_fmt = "text" if source == "detection" else fmt
-    if effective_fmt == "text" and not strip_ansi:
-        effective_fmt = "ansi"
     text, truncated = terminal.read(source, lines, effective_fmt)  # type: ignore[arg-type]
     return {
         "pane_id": ref.pane_id,
@@ -130,7 +132,7 @@ async def read(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     ref = rt.pane(p["pane_id"])
     return {
         "type": "pane_read",
-        "read": read_pane(rt, ref, p["source"], p["lines"], p["format"], p["strip_ansi"]),
+        "read": read_pane(rt, ref, p["source"], p["lines"], p["format"]),
     }
 
 
@@ -149,6 +151,11 @@ def rust_regex_to_python(pattern: str) -> str:
     """Translate the Rust-regex escapes Python lacks (``\\x{…}``, ``\\z``)."""
     pattern = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", pattern)
     return pattern.replace(r"\z", r"\Z")
+
+
+def output_match_source(source: str) -> str:
+    """Output matching reads ``recent`` as ``recent_unwrapped`` (Herdr's rule)."""
+    return "recent_unwrapped" if source == "recent" else source
 
 
 def first_matching_line(text: str, matcher: re.Pattern[str] | str) -> str | None:
@@ -178,19 +185,21 @@ def first_matching_line(text: str, matcher: re.Pattern[str] | str) -> str | None
     mutates=False,
 )
 async def wait_for_output(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Wait until a line of the pane's output matches; existing output counts."""
+    """Wait until a line of the pane's output matches; existing output counts.
+
+    Like Herdr, ``recent`` is read as ``recent_unwrapped`` and the answer's ``read`` says so.
+    """
     matcher = compile_match(p["match"])
-    source = "recent_unwrapped" if p["source"] == "recent" else p["source"]
+    source = output_match_source(p["source"])
     deadline = None if p["timeout_ms"] is None else time.monotonic() + p["timeout_ms"] / 1000
     ref = rt.pane(p["pane_id"])
     while True:
         if ref.pane.key not in rt.session.panes or ref.pane.key not in rt.processes:
             raise errors.pane_not_found(p["pane_id"])
         proc = rt.processes[ref.pane.key]
-        result = read_pane(rt, ref, source, p["lines"], "text", p["strip_ansi"])
+        result = read_pane(rt, ref, source, p["lines"], "text")
         line = first_matching_line(result["text"], matcher)
         if line is not None:
-            result["source"] = p["source"]
             return {
                 "type": "output_matched",
                 "pane_id": ref.pane_id,
@@ -217,9 +226,9 @@ async def process_info(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         info["foreground_process_group_id"] = pgid
         procs = []
         for item in foreground_processes(pgid):
+            # Herdr on Linux never fills ``argv0`` (only its macOS probe does).
             entry: dict[str, Any] = {"pid": item.pid, "name": item.name}
             if item.argv:
-                entry["argv0"] = item.argv[0]
                 entry["argv"] = list(item.argv)
                 entry["cmdline"] = " ".join(item.argv)
             if item.cwd is not None:

@@ -133,7 +133,7 @@ def test_control_characters_and_non_utf8_text_are_safe(
     sim: Simulator, api: Callable[..., dict[str, Any]]
 ) -> None:
     pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    weird = "a\x00b\x07c\x1b[31md\ud800e"
+    weird = "a\x00b\x07c\x1b[31mdé\U0001f600e"
     line = json.dumps(
         {"id": "w", "method": "pane.send_text", "params": {"pane_id": pane, "text": weird}}
     )
@@ -148,6 +148,11 @@ def test_control_characters_and_non_utf8_text_are_safe(
     )
     assert "result" in send_line(sim.socket_path, (label + "\n").encode())
     assert request(sim.socket_path, "pane.get", {"pane_id": pane})["result"]["pane"]
+    surrogate = b'{"id":"s","method":"pane.send_text","params":{"pane_id":"w1:p1","text":"\\ud800"}}\n'
+    reply = json.loads(raw_exchange(sim.socket_path, surrogate))
+    assert reply["id"] == ""
+    assert reply["error"]["code"] == "invalid_request"
+    assert "surrogate" in reply["error"]["message"]
 
 
 def test_thousand_concurrent_connections(sim: Simulator) -> None:

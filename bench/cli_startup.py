@@ -1,0 +1,115 @@
+"""CLI start-up: `herdr pane list` against a running simulator vs `python -c pass`.
+
+Agents' hooks run the `herdr` CLI on every state change, so its wall time is mostly
+interpreter start-up plus imports. Both commands run as fresh processes with the same
+small environment, interleaved round by round so machine noise hits both alike; the
+medians are compared. Target (from the issue): at most 2.5x `python -c pass`, timed with
+the real interpreter (``sys.executable``), never a pyenv shim.
+
+``--profile`` adds where the CLI's time goes: its imports (``-X importtime``, summed
+self time per module) and the server's share (the same request over the socket).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import benchkit
+from benchkit import Result, median, ms
+
+TARGET_RATIO = 2.5
+
+
+def _run(argv: list[str], env: dict[str, str]) -> float:
+    def once() -> None:
+        subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, check=True)
+
+    return benchkit.timed(once)
+
+
+def import_profile(cli: Path, env: dict[str, str], runs: int = 5) -> list[tuple[str, float]]:
+    """Mean self import time (s) per module of one `herdr pane list`, largest first."""
+    totals: dict[str, float] = defaultdict(float)
+    pattern = re.compile(r"import time:\s+(\d+) \|\s+\d+ \|( *)(\S+)")
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-S", "-X", "importtime", str(cli), "pane", "list"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        for line in done.stderr.splitlines():
+            match = pattern.match(line)
+            if match:
+                totals[match.group(3)] += int(match.group(1)) / 1e6 / runs
+    return sorted(totals.items(), key=lambda item: item[1], reverse=True)
+
+
+def run(args: argparse.Namespace) -> list[Result]:
+    """Measure; see the module docstring."""
+    rounds = 10 if args.quick else 40
+    with benchkit.work_dir() as directory, benchkit.simulator(directory) as sim:
+        created = benchkit.api(sim, "workspace.create", cwd=str(directory))
+        root = created["root_pane"]["pane_id"]
+        benchkit.api(sim, "pane.split", target_pane_id=root, direction="right")
+        env = benchkit.clean_env(HERDR_SOCKET_PATH=str(sim.socket_path))
+        cli = [str(sim.cli_path), "pane", "list"]
+        # The CLI must really work: two panes listed, exit 0.
+        out = subprocess.run(cli, env=env, capture_output=True, text=True, check=True)
+        assert len(json.loads(out.stdout)["result"]["panes"]) == 2, out.stdout
+        subjects = {
+            "cli": cli,
+            "pass": [sys.executable, "-c", "pass"],
+            "pass_nosite": [sys.executable, "-S", "-c", "pass"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in subjects}
+        for _ in range(3):  # warm the page cache and the .pyc files
+            for argv in subjects.values():
+                _run(argv, env)
+        for _ in range(rounds):
+            for name, argv in subjects.items():
+                times[name].append(_run(argv, env))
+        server = [
+            benchkit.timed(lambda: benchkit.api(sim, "pane.list")) for _ in range(rounds * 5)
+        ]
+        profile = import_profile(sim.cli_path, env) if args.profile else []
+
+    cli_s, pass_s = median(times["cli"]), median(times["pass"])
+    ratio = cli_s / pass_s
+    details = {
+        "median `herdr pane list`": ms(cli_s),
+        "min `herdr pane list`": ms(min(times["cli"])),
+        "median `python -c pass`": ms(pass_s),
+        "median `python -S -c pass` (the CLI runs with -S)": ms(median(times["pass_nosite"])),
+        "median pane.list over the socket (server + client share)": ms(median(server)),
+        "rounds": str(rounds),
+    }
+    if profile:
+        total = sum(seconds for _, seconds in profile)
+        details["imports, summed self time"] = ms(total)
+        for module, seconds in profile[:15]:
+            details[f"  import {module}"] = ms(seconds)
+    return [
+        Result(
+            name="cli: herdr pane list",
+            value=cli_s * 1e3,
+            unit="ms",
+            baseline_name="python -c pass",
+            baseline_value=pass_s * 1e3,
+            ratio=ratio,
+            target=f"<= {TARGET_RATIO}x",
+            passed=ratio <= TARGET_RATIO,
+            details=details,
+        )
+    ]
+
+
+if __name__ == "__main__":
+    raise SystemExit(benchkit.main(run, __doc__))
