@@ -148,7 +148,9 @@ def test_control_characters_and_non_utf8_text_are_safe(
     )
     assert "result" in send_line(sim.socket_path, (label + "\n").encode())
     assert request(sim.socket_path, "pane.get", {"pane_id": pane})["result"]["pane"]
-    surrogate = b'{"id":"s","method":"pane.send_text","params":{"pane_id":"w1:p1","text":"\\ud800"}}\n'
+    surrogate = (
+        b'{"id":"s","method":"pane.send_text","params":{"pane_id":"w1:p1","text":"\\ud800"}}\n'
+    )
     reply = json.loads(raw_exchange(sim.socket_path, surrogate))
     assert reply["id"] == ""
     assert reply["error"]["code"] == "invalid_request"
