@@ -146,9 +146,9 @@ def timed(fn: Callable[[], object]) -> float:
 
 def format_result(result: Result) -> str:
     """The human-readable block of one row."""
+    baseline = f"baseline {result.baseline_name}: {result.baseline_value:.3f} {result.unit}"
     lines = [
-        f"{result.name}: {result.value:.3f} {result.unit}"
-        f"  (baseline {result.baseline_name}: {result.baseline_value:.3f} {result.unit})",
+        f"{result.name}: {result.value:.3f} {result.unit}  ({baseline})",
         f"  RATIO {result.ratio:.2f}x   target {result.target}   {result.verdict}",
     ]
     lines.extend(f"  {key}: {value}" for key, value in result.details.items())

@@ -6,8 +6,10 @@ small environment, interleaved round by round so machine noise hits both alike; 
 medians are compared. Target (from the issue): at most 2.5x `python -c pass`, timed with
 the real interpreter (``sys.executable``), never a pyenv shim.
 
-``--profile`` adds where the CLI's time goes: its imports (``-X importtime``, summed
-self time per module) and the server's share (the same request over the socket).
+``--profile`` adds where the CLI's time goes: fresh interpreters importing parts of what
+it imports (so the differences give each group's cost) and the self time of each of its
+imports (``-X importtime``). The server's share (the same request over the socket) is
+always printed.
 """
 
 from __future__ import annotations
@@ -52,6 +54,36 @@ def import_profile(cli: Path, env: dict[str, str], runs: int = 5) -> list[tuple[
     return sorted(totals.items(), key=lambda item: item[1], reverse=True)
 
 
+def stdlib_breakdown(env: dict[str, str], cli: list[str], rounds: int) -> dict[str, float]:
+    """Median wall time (s) of interpreters that import just part of what the CLI imports.
+
+    The differences say what each group costs a fresh ``-S`` interpreter: the modules
+    the CLI cannot do without (``json``, ``_socket``, ``os``…), then ``typing`` and
+    ``pathlib``, then the CLI's own modules (imported but not run), then a full run.
+    """
+    root = str(Path(benchkit.__file__).resolve().parents[1])
+    cli_imports = (
+        f"import sys; sys.path.insert(0, {root!r}); "
+        "import herdr_sim.herdr_cli.app, herdr_sim.herdr_cli.commands.pane"
+    )
+    needed = "import os, json, _socket, errno, math"
+    variants = {
+        "python -S -c pass": ["-S", "-c", "pass"],
+        f"-S {needed}": ["-S", "-c", needed],
+        f"-S {needed}, typing": ["-S", "-c", f"{needed}, typing"],
+        f"-S {needed}, pathlib": ["-S", "-c", f"{needed}, pathlib"],
+        f"-S {needed}, typing, pathlib": ["-S", "-c", f"{needed}, typing, pathlib"],
+        "-S import the CLI modules `pane list` loads (no run)": ["-S", "-c", cli_imports],
+    }
+    argvs = {name: [sys.executable, *argv] for name, argv in variants.items()}
+    argvs["herdr pane list (full run)"] = cli
+    times: dict[str, list[float]] = {name: [] for name in argvs}
+    for _ in range(rounds):
+        for name, argv in argvs.items():
+            times[name].append(_run(argv, env))
+    return {name: median(values) for name, values in times.items()}
+
+
 def run(args: argparse.Namespace) -> list[Result]:
     """Measure; see the module docstring."""
     rounds = 10 if args.quick else 40
@@ -76,10 +108,9 @@ def run(args: argparse.Namespace) -> list[Result]:
         for _ in range(rounds):
             for name, argv in subjects.items():
                 times[name].append(_run(argv, env))
-        server = [
-            benchkit.timed(lambda: benchkit.api(sim, "pane.list")) for _ in range(rounds * 5)
-        ]
+        server = [benchkit.timed(lambda: benchkit.api(sim, "pane.list")) for _ in range(rounds * 5)]
         profile = import_profile(sim.cli_path, env) if args.profile else []
+        breakdown = stdlib_breakdown(env, cli, rounds // 2) if args.profile else {}
 
     cli_s, pass_s = median(times["cli"]), median(times["pass"])
     ratio = cli_s / pass_s
@@ -91,11 +122,13 @@ def run(args: argparse.Namespace) -> list[Result]:
         "median pane.list over the socket (server + client share)": ms(median(server)),
         "rounds": str(rounds),
     }
+    for name, seconds in breakdown.items():
+        details[f"profile: {name}"] = ms(seconds)
     if profile:
         total = sum(seconds for _, seconds in profile)
-        details["imports, summed self time"] = ms(total)
+        details["profile: imports under -X importtime, summed self time"] = ms(total)
         for module, seconds in profile[:15]:
-            details[f"  import {module}"] = ms(seconds)
+            details[f"  self time of import {module}"] = ms(seconds)
     return [
         Result(
             name="cli: herdr pane list",

@@ -15,10 +15,12 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import benchkit
 from benchkit import Result, median, ms, percentile
+
 from herdr_sim.client import request
 
 TARGET_P50_MS = 1.0
@@ -52,7 +54,12 @@ def echo_server(path: Path) -> Iterator[Path]:
     try:
         yield path
     finally:
-        loop.call_soon_threadsafe(lambda: stop is not None and stop.set_result(None))
+
+        def finish() -> None:
+            if stop is not None and not stop.done():
+                stop.set_result(None)
+
+        loop.call_soon_threadsafe(finish)
         thread.join(10)
         loop.close()
 
@@ -74,7 +81,7 @@ def run(args: argparse.Namespace) -> list[Result]:
         for _ in range(blocks):
             for path, times in ((sim.socket_path, sim_times), (echo, echo_times)):
                 for _ in range(per_block):
-                    times.append(benchkit.timed(lambda p=path: request(p, "ping")))  # type: ignore[misc]
+                    times.append(benchkit.timed(partial(request, path, "ping")))
 
     p50, p99 = median(sim_times), percentile(sim_times, 99)
     base50, base99 = median(echo_times), percentile(echo_times, 99)

@@ -2,15 +2,23 @@
 
 Rules are Herdr's (reference §3.6): sources are validated and trimmed, tokens are patched
 per key with an optional TTL, a sequenced source ignores stale reports (the API still says
-``ok``), presentation fields are kept per source and merged, and expiry takes effect on a
-timer so clients see the change as an event.
+``ok``), presentation fields are kept per source and merged newest-first per field, and
+expiry takes effect on a timer so clients see the change as an event.
+
+Presentation records follow Herdr's per-source rules: a report without any ``clear_*`` flag
+replaces the source's record outright; a report with one patches the existing record. Each
+field remembers when it was reported, and the effective title / display name / state label
+is the most recently reported one among the records that are visible (not expired, agent
+guard matching the pane's agent, ``applies_to_source`` matching the hook authority).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import unicodedata
 from dataclasses import dataclass, field
+from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from . import errors
@@ -18,7 +26,7 @@ from .errors import HerdrError
 from .params import Bool, F, Int, MapOf, Nullable, Obj, Str
 
 if TYPE_CHECKING:
-    from .model.session import PaneRef, Workspace
+    from .model.session import Pane, PaneRef, Workspace
     from .runtime import Runtime
 
 TTL_MAX_MS = 86_400_000
@@ -28,6 +36,9 @@ TOKENS_PER_RESOURCE = 32
 SEQUENCE_SOURCES = 32
 TOKEN_VALUE_MAX = 80
 STATE_NAMES = ("idle", "working", "blocked", "done", "unknown")
+
+#: report order across every store (a tie-free stand-in for Herdr's report instants)
+_ticks = count(1)
 
 
 def metadata_params(target: str) -> Obj:
@@ -85,9 +96,19 @@ def normalize_ttl(ttl_ms: int | None) -> float | None:
     return ttl_ms / 1000
 
 
+def _is_control(ch: str) -> bool:
+    """Rust's ``char::is_control``: general category Cc only."""
+    return unicodedata.category(ch) == "Cc"
+
+
 def _clean_text(value: str, limit: int = TOKEN_VALUE_MAX) -> str | None:
-    cleaned = "".join(ch for ch in value.strip() if ch.isprintable())[:limit].strip()
-    return cleaned or None
+    """Trim, drop control characters, keep ``limit`` characters, trim again; blank → None."""
+    kept = "".join(ch for ch in value.strip() if not _is_control(ch))[:limit].strip()
+    return kept or None
+
+
+def _ascii_lower(text: str) -> str:
+    return "".join(ch.lower() if ch.isascii() else ch for ch in text)
 
 
 def normalize_tokens(tokens: dict[str, str | None]) -> dict[str, str | None]:
@@ -120,8 +141,21 @@ class Record:
     title: str | None = None
     display_agent: str | None = None
     state_labels: dict[str, str] = field(default_factory=dict)
-    expires_at: float | None = None
-    order: int = 0
+    #: when each field was last reported (a global tick), for the newest-wins merge
+    title_at: int | None = None
+    display_agent_at: int | None = None
+    state_label_at: dict[str, int] = field(default_factory=dict)
+    reported_at: float = 0.0
+    ttl: float | None = None
+
+    @property
+    def expires_at(self) -> float | None:
+        """The monotonic deadline of the whole record, if it has a TTL."""
+        return None if self.ttl is None else self.reported_at + self.ttl
+
+    def has_fields(self) -> bool:
+        """Something to present."""
+        return self.title is not None or self.display_agent is not None or bool(self.state_labels)
 
 
 @dataclass
@@ -129,27 +163,35 @@ class MetaStore:
     """The metadata of one pane or workspace."""
 
     tokens: dict[str, tuple[str, float | None]] = field(default_factory=dict)
+    #: last accepted ``seq`` per source (presentation and token reports alike)
     seqs: dict[str, int] = field(default_factory=dict)
+    #: sources that sent sequenced token reports; only these count against the cap
+    token_seq_sources: set[str] = field(default_factory=set)
     records: dict[str, Record] = field(default_factory=dict)
-    counter: int = 0
 
     def fresh(self, source: str, seq: int | None) -> bool:
         """A stale sequenced report is ignored."""
         return seq is None or source not in self.seqs or seq > self.seqs[source]
 
-    def accept_seq(self, source: str, seq: int | None) -> None:
-        """Remember a sequenced source; at most 32 of them."""
+    def accept_seq(self, source: str, seq: int | None, includes_tokens: bool, kind: str) -> None:
+        """Remember a sequenced source; at most 32 of them may carry tokens."""
         if seq is None:
             return
-        if source not in self.seqs and len(self.seqs) >= SEQUENCE_SOURCES:
+        if (
+            includes_tokens
+            and source not in self.token_seq_sources
+            and len(self.token_seq_sources) >= SEQUENCE_SOURCES
+        ):
             raise HerdrError(
                 errors.METADATA_SEQUENCE_SOURCE_LIMIT,
-                f"metadata may track at most {SEQUENCE_SOURCES} sequenced sources",
+                f"{kind} metadata may track at most {SEQUENCE_SOURCES} sequenced sources",
             )
         self.seqs[source] = seq
+        if includes_tokens:
+            self.token_seq_sources.add(source)
 
-    def patch_tokens(self, patch: dict[str, str | None], ttl: float | None, kind: str) -> bool:
-        """Apply a token patch; changed?"""
+    def check_token_limit(self, patch: dict[str, str | None], kind: str) -> None:
+        """``metadata_token_limit`` when the patch would leave more than 32 keys."""
         keys = set(self.token_values())
         for key, value in patch.items():
             if value is None:
@@ -161,6 +203,9 @@ class MetaStore:
                 errors.METADATA_TOKEN_LIMIT,
                 f"{kind} metadata may contain at most {TOKENS_PER_RESOURCE} tokens",
             )
+
+    def patch_tokens(self, patch: dict[str, str | None], ttl: float | None) -> bool:
+        """Apply a token patch; changed? (A new deadline counts as a change, as in Herdr.)"""
         expires = None if ttl is None else time.monotonic() + ttl
         changed = False
         for key, value in patch.items():
@@ -192,16 +237,23 @@ def _schedule_expiry(rt: Runtime, ttl: float | None, refresh: Any) -> None:
         asyncio.get_running_loop().call_later(ttl + 0.001, refresh)
 
 
+def check_workspace_report(p: dict[str, Any]) -> tuple[str, float | None, dict[str, str | None]]:
+    """Validate a workspace report in Herdr's order: source, TTL, tokens."""
+    source = normalize_source(p["source"])
+    ttl = normalize_ttl(p["ttl_ms"])
+    tokens = normalize_tokens(p["tokens"])
+    return source, ttl, tokens
+
+
 def apply_workspace_metadata(rt: Runtime, ws: Workspace, p: dict[str, Any]) -> bool:
     """Validate and apply a workspace token report; True when the tokens changed."""
-    source = normalize_source(p["source"])
-    tokens = normalize_tokens(p["tokens"])
-    ttl = normalize_ttl(p["ttl_ms"])
+    source, ttl, tokens = check_workspace_report(p)
     store = rt.meta_for(("ws", ws.number))
     if not store.fresh(source, p["seq"]):
         return False
-    store.accept_seq(source, p["seq"])
-    changed = store.patch_tokens(tokens, ttl, "workspace")
+    store.check_token_limit(tokens, "workspace")
+    store.accept_seq(source, p["seq"], True, "workspace")
+    changed = store.patch_tokens(tokens, ttl)
     ws.tokens = store.token_values()
 
     def refresh() -> None:
@@ -230,7 +282,7 @@ def apply_pane_metadata(rt: Runtime, ref: PaneRef, p: dict[str, Any]) -> None:
         applies = normalize_source(applies)
     labels: dict[str, str] = {}
     for status, text in p["state_labels"].items():
-        name = status.strip().lower()
+        name = _ascii_lower(status.strip())
         if name not in STATE_NAMES:
             raise HerdrError(errors.INVALID_STATE_LABEL, f"unknown state label: {name}")
         cleaned = _clean_text(text)
@@ -250,25 +302,19 @@ def apply_pane_metadata(rt: Runtime, ref: PaneRef, p: dict[str, Any]) -> None:
     store = rt.meta_for(("pane", ref.pane.key))
     if not store.fresh(source, p["seq"]):
         return
-    store.accept_seq(source, p["seq"])
-    token_changed = tokens is not None and store.patch_tokens(tokens, ttl, "pane")
+    if tokens is not None:
+        store.check_token_limit(tokens, "pane")
+    store.accept_seq(source, p["seq"], tokens is not None, "pane")
+    token_changed = tokens is not None and store.patch_tokens(tokens, ttl)
     if title is not None or display_agent is not None or labels or clears:
-        record = store.records.get(source) or Record(agent, applies)
-        store.counter += 1
-        record.order = store.counter
-        record.agent = agent or record.agent
-        record.applies_to_source = applies or record.applies_to_source
-        if p["clear_title"]:
-            record.title = None
-        if p["clear_display_agent"]:
-            record.display_agent = None
-        if p["clear_state_labels"]:
-            record.state_labels = {}
-        record.title = title or record.title
-        record.display_agent = display_agent or record.display_agent
-        record.state_labels.update(labels)
-        record.expires_at = None if ttl is None else time.monotonic() + ttl
-        store.records[source] = record
+        _record_presentation(
+            store,
+            source,
+            Record(agent, applies, title, display_agent, labels, ttl=ttl),
+            clear_title=p["clear_title"],
+            clear_display_agent=p["clear_display_agent"],
+            clear_state_labels=p["clear_state_labels"],
+        )
     key = ref.pane.key
 
     def refresh() -> None:
@@ -280,17 +326,86 @@ def apply_pane_metadata(rt: Runtime, ref: PaneRef, p: dict[str, Any]) -> None:
     _schedule_expiry(rt, ttl, refresh)
 
 
+def _record_presentation(
+    store: MetaStore,
+    source: str,
+    report: Record,
+    *,
+    clear_title: bool,
+    clear_display_agent: bool,
+    clear_state_labels: bool,
+) -> None:
+    """Herdr's per-source update: replace without clears, patch with them."""
+    now, tick = time.monotonic(), next(_ticks)
+    existing = store.records.get(source)
+    if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
+        del store.records[source]
+        existing = None
+    if not (clear_title or clear_display_agent or clear_state_labels):
+        report.title_at = tick if report.title is not None else None
+        report.display_agent_at = tick if report.display_agent is not None else None
+        report.state_label_at = dict.fromkeys(report.state_labels, tick)
+        report.reported_at = now
+        store.records[source] = report
+        return
+    record = existing or Record(
+        report.agent, report.applies_to_source, reported_at=now, ttl=report.ttl
+    )
+    if clear_title:
+        record.title, record.title_at = None, None
+    if clear_display_agent:
+        record.display_agent, record.display_agent_at = None, None
+    if clear_state_labels:
+        record.state_labels, record.state_label_at = {}, {}
+    if report.agent is not None:
+        record.agent = report.agent
+    if report.applies_to_source is not None:
+        record.applies_to_source = report.applies_to_source
+    if report.title is not None:
+        record.title, record.title_at = report.title, tick
+    if report.display_agent is not None:
+        record.display_agent, record.display_agent_at = report.display_agent, tick
+    for state, label in report.state_labels.items():
+        record.state_labels[state] = label
+        record.state_label_at[state] = tick
+    if report.has_fields() or report.ttl is not None:
+        record.reported_at, record.ttl = now, report.ttl
+    store.records[source] = record
+
+
+def _visible(record: Record, pane: Pane, now: float) -> bool:
+    """Herdr's validity: something to show, not expired, and both guards matching.
+
+    ``applies_to_source`` must name the pane's hook authority; agents (and so hook
+    authorities) are not modelled yet, so a record scoped that way is never visible.
+    """
+    if not record.has_fields():
+        return False
+    if record.expires_at is not None and now >= record.expires_at:
+        return False
+    if record.agent is not None and record.agent != pane.agent:
+        return False
+    return record.applies_to_source is None
+
+
 def sync_pane(rt: Runtime, ref: PaneRef, store: MetaStore, token_changed: bool) -> None:
     """Recompute a pane's effective metadata and emit what changed."""
     pane = ref.pane
-    title = display_agent = None
-    labels: dict[str, str] = {}
-    for record in sorted(store.records.values(), key=lambda r: r.order):
-        if record.agent is not None and record.agent != pane.agent:
-            continue
-        title = record.title or title
-        display_agent = record.display_agent or display_agent
-        labels.update(record.state_labels)
+    now = time.monotonic()
+    visible = [r for r in store.records.values() if _visible(r, pane, now)]
+    titled = [r for r in visible if r.title is not None and r.title_at is not None]
+    named = [r for r in visible if r.display_agent is not None and r.display_agent_at is not None]
+    title = max(titled, key=lambda r: r.title_at or 0).title if titled else None
+    display_agent = (
+        max(named, key=lambda r: r.display_agent_at or 0).display_agent if named else None
+    )
+    stamped = sorted(
+        (r.state_label_at[state], state, label)
+        for r in visible
+        for state, label in r.state_labels.items()
+        if state in r.state_label_at
+    )
+    labels = {state: label for _, state, label in stamped}
     tokens = store.token_values()
     if tokens != pane.tokens:
         pane.tokens = tokens

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import errors
+from . import errors, places
 from .config import SimulatorConfig
 from .events import EventHub, Signal
 from .faults import FaultPlan
@@ -49,17 +48,6 @@ class Notification:
     sound: str
     shown: bool
     reason: str
-
-
-def workspace_auto_label(cwd: str) -> str:
-    """Herdr's automatic workspace label: git repo name, ``~`` for HOME, else the basename."""
-    path = Path(cwd)
-    for candidate in (path, *path.parents):
-        if (candidate / ".git").exists():
-            return candidate.name or cwd
-    if os.environ.get("HOME") and path == Path(os.environ["HOME"]):
-        return "~"
-    return path.name or cwd
 
 
 class Runtime:
@@ -157,7 +145,20 @@ class Runtime:
         focused = self.session.focused_pane()
         if focused is not None:
             return self.live_cwd(focused)
-        return self.config.base_env.get("HOME") or os.environ.get("HOME") or "/"
+        return places.home_of(self.config.base_env)
+
+    def auto_label(self, cwd: str) -> str:
+        """Herdr's automatic workspace label (git repo, ``~``, basename) for this server."""
+        return places.auto_label(cwd, places.home_of(self.config.base_env))
+
+    def launch_dir(self, cwd: str, env: Mapping[str, str]) -> str:
+        """Where a new pane's shell starts: ``cwd`` if it exists, else HOME."""
+        return places.launch_dir(cwd, env, self.config.base_env)
+
+    def focused_cwd(self, ws: Workspace) -> str:
+        """The live cwd of a workspace's focused pane (the ``follow`` policy's source)."""
+        tab = ws.tabs[ws.active_tab]
+        return self.live_cwd(PaneRef(ws, tab, self.session.panes[tab.layout.focused]))
 
     def live_cwd(self, ref: PaneRef) -> str:
         """The pane shell's current directory (from /proc), else its launch cwd."""

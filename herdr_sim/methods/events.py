@@ -122,6 +122,7 @@ async def stream_subscription(
             output_subs.append({**sub, "key": ref.pane.key, "matcher": matcher})
     queue = rt.hub.subscribe()
     tasks: list[asyncio.Task[None]] = []
+    getter: asyncio.Task[Envelope] | None = None
     try:
         await server._write(writer, {"id": request_id, "result": {"type": "subscription_started"}})
         tasks.append(asyncio.ensure_future(_pump_hub(rt, queue, out, lifecycle, status_subs)))
@@ -132,15 +133,17 @@ async def stream_subscription(
             getter = asyncio.ensure_future(out.get())
             done, _ = await asyncio.wait({getter, hangup}, return_when=asyncio.FIRST_COMPLETED)
             if getter not in done:
-                getter.cancel()
                 return
             await server._write(writer, getter.result(), kind="event")
     finally:
+        # A pending ``out.get()`` must be cancelled too, or a server stop that cancels this
+        # connection leaves it to be destroyed pending.
+        pending: list[asyncio.Future[Any]] = [*tasks, *([getter] if getter is not None else [])]
         rt.hub.unsubscribe(queue)
-        for task in tasks:
+        for task in pending:
             task.cancel()
         with contextlib.suppress(BaseException):
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*pending, return_exceptions=True)
 
 
 def _error(request_id: str, exc: HerdrError) -> dict[str, Any]:

@@ -86,10 +86,11 @@ def describe(rt: Runtime, ws: Workspace, tab: Tab) -> dict[str, Any]:
     def node(tree: Any) -> dict[str, Any]:
         if hasattr(tree, "pane"):
             ref = PaneRef(ws, tab, rt.session.panes[tree.pane])
+            # Herdr's LayoutPane field order: pane_id, label, cwd, command.
             pane: dict[str, Any] = {"type": "pane", "pane_id": ref.pane_id}
-            pane["cwd"] = rt.live_cwd(ref)
             if ref.pane.label is not None:
                 pane["label"] = ref.pane.label
+            pane["cwd"] = rt.live_cwd(ref)
             if ref.pane.launch_argv is not None:
                 pane["command"] = list(ref.pane.launch_argv)
             return pane

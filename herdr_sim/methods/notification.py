@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from .. import errors
@@ -16,11 +17,30 @@ BODY_MAX = 240
 
 
 def sanitize(text: str, limit: int) -> str:
-    """Newlines and tabs become spaces, other controls go, whitespace collapses, then cut."""
-    spaced = "".join(
-        " " if ch in "\n\r\t" else ch for ch in text if ch in "\n\r\t" or ch.isprintable()
-    )
-    return " ".join(spaced.split())[:limit].strip()
+    """Herdr's notification text rule, character by character.
+
+    Newline, CR and tab become spaces, other control characters (category Cc) are dropped,
+    runs of whitespace collapse to one space, the text stops once it holds ``limit``
+    characters (a leading space counts), and the result is trimmed.
+    """
+    out: list[str] = []
+    previous_space = False
+    for ch in text:
+        if ch in "\n\r\t":
+            ch = " "
+        elif unicodedata.category(ch) == "Cc":
+            continue
+        if ch.isspace():
+            if previous_space:
+                continue
+            previous_space = True
+            out.append(" ")
+        else:
+            previous_space = False
+            out.append(ch)
+        if len(out) >= limit:
+            break
+    return "".join(out).strip()
 
 
 @method(
@@ -44,7 +64,8 @@ async def show(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     if not title:
         raise HerdrError(errors.INVALID_PARAMS, "notification title is empty")
     body = None if p["body"] is None else sanitize(p["body"], BODY_MAX) or None
-    # Headless Herdr with no client attached answers exactly this.
-    reason = "no_foreground_client"
+    # Herdr's default config has toast delivery off (`ui.toast.delivery = "off"`), and the
+    # simulator has no config to turn it on, so the answer is Herdr's default one.
+    reason = "disabled"
     rt.notifications.append(Notification(title, body, p["position"], p["sound"], False, reason))
     return {"type": "notification_show", "shown": False, "reason": reason}

@@ -11,7 +11,7 @@ from ..model.layout import MAX_LAYOUT_PANES, Layout
 from ..model.session import PaneRef, Tab, Workspace
 from ..params import Enum, F, Float, Nullable, Obj, Tagged
 from ..registry import method
-from ..runtime import Runtime, workspace_auto_label
+from ..runtime import Runtime
 from .specs import (
     DIRECTION,
     ENV,
@@ -518,7 +518,7 @@ def _new_workspace_shell(rt: Runtime, source: PaneRef, dest: dict[str, Any]) -> 
         identity_cwd=cwd,
         label=rt.session.clean_label(dest["label"]),
     )
-    ws.auto_label = workspace_auto_label(cwd)
+    ws.auto_label = rt.auto_label(cwd)
     rt.session.next_workspace_number += 1
     return ws
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from typing import Any
@@ -25,8 +24,6 @@ from .specs import (
     REQ_STR,
 )
 
-#: Herdr writes text and keys in one go; the simulator waits for the pty to take it all.
-_WRITE_TIMEOUT = 5.0
 _BRACKET_OPEN = b"\x1b[200~"
 _BRACKET_CLOSE = b"\x1b[201~"
 
@@ -40,21 +37,26 @@ def _encode_keys(rt: Runtime, ref: PaneRef, keys: list[str]) -> bytes:
         raise errors.invalid_key(exc.key) from None
 
 
-async def write(rt: Runtime, ref: PaneRef, data: bytes) -> None:
-    """Write bytes to the pane's pty; failures answer ``pane_send_failed``."""
+def write(rt: Runtime, ref: PaneRef, data: bytes) -> None:
+    """Queue bytes for the pane's pty and return at once, as Herdr does.
+
+    Herdr hands input to the pane's writer queue and answers without waiting for the
+    program to read it, so a pane that never reads (``sleep 100``) does not slow its
+    clients; later writes stay in order behind earlier ones. Only a pane whose pty is
+    gone answers ``pane_send_failed`` (tokio's "channel closed").
+    """
     proc = rt.process(ref)
     try:
         proc.pty.write(data)
-        await asyncio.wait_for(proc.pty.drain(), _WRITE_TIMEOUT)
-    except (OSError, TimeoutError) as exc:
-        raise HerdrError(errors.PANE_SEND_FAILED, f"failed to write to pane: {exc}") from None
+    except OSError:
+        raise HerdrError(errors.PANE_SEND_FAILED, "channel closed") from None
 
 
 @method("pane.send_text", Obj(fields={"pane_id": REQ_STR, "text": REQ_STR}), result="ok")
 async def send_text(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Write raw UTF-8 text (no bracketed paste, no Enter)."""
     ref = rt.pane(p["pane_id"])
-    await write(rt, ref, p["text"].encode("utf-8", "surrogatepass"))
+    write(rt, ref, p["text"].encode("utf-8", "surrogatepass"))
     return {"type": "ok"}
 
 
@@ -66,7 +68,7 @@ async def send_text(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 async def send_keys(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Write encoded key presses; one invalid key means nothing is written."""
     ref = rt.pane(p["pane_id"])
-    await write(rt, ref, _encode_keys(rt, ref, p["keys"]))
+    write(rt, ref, _encode_keys(rt, ref, p["keys"]))
     return {"type": "ok"}
 
 
@@ -88,7 +90,7 @@ async def send_input(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     text = p["text"].encode("utf-8", "surrogatepass")
     if text and rt.process(ref).terminal.bracketed_paste:
         text = _BRACKET_OPEN + text + _BRACKET_CLOSE
-    await write(rt, ref, text + keys)
+    write(rt, ref, text + keys)
     return {"type": "ok"}
 
 

@@ -11,7 +11,7 @@ from ..params import F, Int, Obj
 from ..registry import method
 from ..runtime import Runtime
 from .specs import ENV, FOCUS, OPT_STR, REQ_STR
-from .workspace import check_env
+from .workspace import check_env, is_position_form
 
 TAB_TARGET = Obj(fields={"tab_id": REQ_STR})
 
@@ -31,16 +31,25 @@ TAB_TARGET = Obj(fields={"tab_id": REQ_STR})
 )
 async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Add a tab with a fresh root pane to a workspace (default: the active one)."""
-    check_env(p["env"])
-    if p["workspace_id"] is not None:
-        ws = rt.workspace(p["workspace_id"])
+    workspace_id = p["workspace_id"]
+    found = None
+    if workspace_id is not None:
+        found = rt.session.find_workspace(workspace_id)
+        if found is None and not is_position_form(workspace_id):
+            raise errors.workspace_not_found(workspace_id)
     else:
-        active = rt.session.active_workspace
-        if active is None:
+        found = rt.session.active_workspace
+        if found is None:
             raise errors.no_active_workspace()
-        ws = active
-    cwd = p["cwd"] or rt.default_cwd()
-    tab, pane = rt.session.create_tab(ws, cwd, rt.session.clean_label(p["label"]), p["focus"])
+    check_env(p["env"])
+    if found is None:
+        # Herdr resolved a position to an index it only checks at spawn time.
+        raise HerdrError(errors.TAB_CREATE_FAILED, "workspace disappeared")
+    ws = found
+    cwd = p["cwd"] if p["cwd"] is not None else rt.focused_cwd(ws)
+    # Herdr stores a custom name verbatim (no trimming; "" is a name, not a clear).
+    tab, pane = rt.session.create_tab(ws, cwd, p["label"], p["focus"])
+    pane.cwd = rt.launch_dir(cwd, p["env"])
     ref = rt.session.locate(pane.key)
     try:
         rt.spawn(ref, p["env"])
@@ -89,15 +98,14 @@ async def focus(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 
 @method("tab.rename", Obj(fields={"tab_id": REQ_STR, "label": REQ_STR}), result="tab_info")
 async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Set (or with a blank label, clear) a tab's custom label."""
+    """Set a tab's custom label, verbatim (Herdr neither trims it nor treats "" as a clear)."""
     ws, tab = rt.tab(p["tab_id"])
-    tab.label = rt.session.clean_label(p["label"])
-    view = rt.tab_view(ws, tab)
+    tab.label = p["label"]
     rt.hub.publish(
         "tab_renamed",
-        {"tab_id": view["tab_id"], "workspace_id": ws.public_id, "label": view["label"]},
+        {"tab_id": ws.tab_id(tab), "workspace_id": ws.public_id, "label": p["label"]},
     )
-    return {"type": "tab_info", "tab": view}
+    return {"type": "tab_info", "tab": rt.tab_view(ws, tab)}
 
 
 @method(
@@ -106,14 +114,16 @@ async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     result="tab_list",
 )
 async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Reorder a tab within its workspace."""
+    """Reorder a tab within its workspace.
+
+    ``tab.moved`` is emitted only when the order changed.
+    """
     ws, tab = rt.tab(p["tab_id"])
+    insert_index = p["insert_index"]
     try:
-        changed = rt.session.move_tab(ws, tab, p["insert_index"])
-    except ModelError:
-        raise HerdrError(
-            errors.TAB_MOVE_FAILED, f"insert index {p['insert_index']} is out of range"
-        ) from None
+        changed = rt.session.move_tab(ws, tab, insert_index)
+    except ModelError as exc:
+        raise HerdrError(errors.TAB_MOVE_FAILED, str(exc)) from None
     views = [rt.tab_view(ws, t) for t in ws.tabs]
     if changed:
         rt.hub.publish(
@@ -121,7 +131,7 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
             {
                 "tab_id": ws.tab_id(tab),
                 "workspace_id": ws.public_id,
-                "insert_index": ws.tabs.index(tab),
+                "insert_index": insert_index,
                 "tabs": views,
             },
         )

@@ -6,11 +6,12 @@ from typing import Any
 
 from .. import errors
 from ..errors import HerdrError
-from ..metadata import apply_workspace_metadata, metadata_params
+from ..metadata import apply_workspace_metadata, check_workspace_report, metadata_params
+from ..model.ids import parse_position
 from ..model.session import ModelError
 from ..params import Bool, F, Int, Obj
 from ..registry import method
-from ..runtime import Runtime, workspace_auto_label
+from ..runtime import Runtime
 from ..shell import validate_env
 from .specs import ENV, FOCUS, OPT_STR, REQ_STR
 
@@ -22,6 +23,15 @@ def check_env(env: dict[str, str]) -> None:
     problem = validate_env(env)
     if problem is not None:
         raise HerdrError(errors.INVALID_ENV, problem)
+
+
+def is_position_form(text: str) -> bool:
+    """``<N>`` or ``w_<N>`` (N ≥ 1): Herdr parses these to an index before checking it exists.
+
+    Handlers that validate their other params between the two steps therefore report a
+    validation error, not ``workspace_not_found``, for an out-of-range position.
+    """
+    return parse_position(text.removeprefix("w_")) is not None
 
 
 @method(
@@ -39,15 +49,16 @@ def check_env(env: dict[str, str]) -> None:
 )
 async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Create a workspace with one tab and one pane running a shell."""
-    check_env(p["env"])
     cwd = p["cwd"]
     if cwd is None and p["source_workspace_id"] is not None:
-        source = rt.workspace(p["source_workspace_id"])
-        cwd = rt.session.panes[source.tabs[source.active_tab].layout.focused].cwd
-    cwd = cwd or rt.default_cwd()
-    label = rt.session.clean_label(p["label"])
-    ws, tab, pane = rt.session.create_workspace(cwd, label, p["focus"])
-    ws.auto_label = workspace_auto_label(cwd)
+        cwd = rt.focused_cwd(rt.workspace(p["source_workspace_id"]))
+    if cwd is None:
+        cwd = rt.default_cwd()
+    check_env(p["env"])
+    # Herdr stores a custom name verbatim (no trimming; "" is a name, not a clear).
+    ws, tab, pane = rt.session.create_workspace(cwd, p["label"], p["focus"])
+    ws.auto_label = rt.auto_label(cwd)
+    pane.cwd = rt.launch_dir(cwd, p["env"])
     ref = rt.session.locate(pane.key)
     try:
         rt.spawn(ref, p["env"])
@@ -103,12 +114,11 @@ async def focus(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     result="workspace_info",
 )
 async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Set (or, with a blank label, clear) the custom label."""
+    """Set the custom label, verbatim (Herdr neither trims it nor treats "" as a clear)."""
     ws = rt.workspace(p["workspace_id"])
-    ws.label = rt.session.clean_label(p["label"])
-    view = rt.workspace_view(ws)
-    rt.hub.publish("workspace_renamed", {"workspace_id": ws.public_id, "label": view["label"]})
-    return {"type": "workspace_info", "workspace": view}
+    ws.label = p["label"]
+    rt.hub.publish("workspace_renamed", {"workspace_id": ws.public_id, "label": p["label"]})
+    return {"type": "workspace_info", "workspace": rt.workspace_view(ws)}
 
 
 @method(
@@ -119,22 +129,16 @@ async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Reorder a workspace; ``workspace.moved`` only when the order changed."""
     ws = rt.workspace(p["workspace_id"])
+    insert_index = p["insert_index"]
     try:
-        changed = rt.session.move_workspace(ws, p["insert_index"])
-    except ModelError:
-        raise HerdrError(
-            errors.WORKSPACE_MOVE_FAILED,
-            f"insert index {p['insert_index']} is out of range",
-        ) from None
+        changed = rt.session.move_workspace(ws, insert_index)
+    except ModelError as exc:
+        raise HerdrError(errors.WORKSPACE_MOVE_FAILED, str(exc)) from None
     views = [rt.workspace_view(w) for w in rt.session.workspaces]
     if changed:
         rt.hub.publish(
             "workspace_moved",
-            {
-                "workspace_id": ws.public_id,
-                "insert_index": rt.session.workspaces.index(ws),
-                "workspaces": views,
-            },
+            {"workspace_id": ws.public_id, "insert_index": insert_index, "workspaces": views},
         )
     return {"type": "workspace_list", "workspaces": views}
 
@@ -161,7 +165,12 @@ async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 )
 async def report_metadata(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Set or clear workspace tokens from a named source."""
-    ws = rt.workspace(p["workspace_id"])
+    ws = rt.session.find_workspace(p["workspace_id"])
+    if ws is None and not is_position_form(p["workspace_id"]):
+        raise errors.workspace_not_found(p["workspace_id"])
+    check_workspace_report(p)
+    if ws is None:
+        raise errors.workspace_not_found(p["workspace_id"])
     if apply_workspace_metadata(rt, ws, p):
         rt.hub.publish("workspace_metadata_updated", {"workspace": rt.workspace_view(ws)})
     return {"type": "ok"}

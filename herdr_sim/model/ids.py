@@ -72,7 +72,8 @@ def new_terminal_id() -> str:
 
 def parse_position(text: str) -> int | None:
     """A bare 1-based position (``"1"``), as Herdr's legacy forms use; ``None`` otherwise."""
-    if text.isdigit() and text.isascii():
-        value = int(text)
+    digits = text.removeprefix("+")  # Rust's integer parsing accepts one leading plus
+    if digits.isdigit() and digits.isascii():
+        value = int(digits)
         return value if value >= 1 else None
     return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import count
-from typing import Literal
+from typing import Literal, TypeVar
 
 from .ids import (
     decode_number,
@@ -24,6 +24,7 @@ from .ids import (
 )
 from .layout import Layout, SplitDirection
 
+T = TypeVar("T")
 AgentState = Literal["idle", "working", "blocked", "unknown"]
 
 
@@ -331,30 +332,34 @@ class Session:
         label = label.strip()
         return label or None
 
+    @staticmethod
+    def _move_in(items: list[T], item: T, insert_index: int) -> bool:
+        """Herdr's reorder rule: ``insert_index`` names a slot of the list *before* the move
+        (0 = before the first, ``len`` = after the last), so moving forward lands one lower.
+        Raises :class:`ModelError` past the end; returns whether the order changed."""
+        if insert_index > len(items):
+            raise ModelError(f"insert_index {insert_index} is out of bounds")
+        source = items.index(item)
+        target = insert_index - 1 if source < insert_index else insert_index
+        if target == source:
+            return False
+        items.insert(target, items.pop(source))
+        return True
+
     def move_workspace(self, ws: Workspace, insert_index: int) -> bool:
-        """Move ``ws`` to ``insert_index`` (0-based, clamped to the end); changed?"""
-        if insert_index > len(self.workspaces):
-            raise ModelError("insert index out of range")
+        """Reorder workspaces (focus stays on the same workspace); changed?"""
         active = self.active_workspace
-        old = self.workspaces.index(ws)
-        self.workspaces.pop(old)
-        index = min(insert_index, len(self.workspaces))
-        self.workspaces.insert(index, ws)
+        changed = self._move_in(self.workspaces, ws, insert_index)
         if active is not None:
             self.active = self.workspaces.index(active)
-        return index != old
+        return changed
 
     def move_tab(self, ws: Workspace, tab: Tab, insert_index: int) -> bool:
-        """Reorder a tab within its workspace; changed?"""
-        if insert_index > len(ws.tabs):
-            raise ModelError("insert index out of range")
+        """Reorder a tab within its workspace (the active tab stays active); changed?"""
         active = ws.tabs[ws.active_tab]
-        old = ws.tabs.index(tab)
-        ws.tabs.pop(old)
-        index = min(insert_index, len(ws.tabs))
-        ws.tabs.insert(index, tab)
+        changed = self._move_in(ws.tabs, tab, insert_index)
         ws.active_tab = ws.tabs.index(active)
-        return index != old
+        return changed
 
     # -- closing ----------------------------------------------------------------------------
 
@@ -381,17 +386,19 @@ class Session:
         if len(ws.tabs) == 1:
             return self.close_workspace(ws), True
         keys = tab.layout.panes()
-        index = ws.tabs.index(tab)
-        active = ws.tabs[ws.active_tab]
-        ws.tabs.pop(index)
+        closed, active = ws.tabs.index(tab), ws.active_tab
         for key in keys:
             self._forget(key)
-        if active is tab:
-            ws.active_tab = min(index, len(ws.tabs) - 1)
-            if self.active_workspace is ws:
-                self._mark_seen(ws.tabs[ws.active_tab])
-        else:
-            ws.active_tab = ws.tabs.index(active)
+        ws.tabs.pop(closed)
+        # Herdr's rule: an index past the end moves to the last tab; closing the active tab,
+        # or one before it, steps back one.
+        if active >= len(ws.tabs):
+            active = len(ws.tabs) - 1
+        elif closed <= active and active > 0:
+            active -= 1
+        ws.active_tab = active
+        if self.active_workspace is ws:
+            self._mark_seen(ws.tabs[ws.active_tab])
         return keys, False
 
     def close_pane(self, ref: PaneRef) -> Literal["pane", "tab", "workspace"]:

@@ -1,0 +1,140 @@
+"""Idle CPU of the simulator hosting 200 live panes.
+
+The simulator runs in this process (its own thread); 200 panes — real bash processes on
+real ptys — are spread over 4 workspaces x 5 tabs x 10 panes (Herdr caps a tab at 24
+panes). Once every pane shows its prompt and a short settle has passed, the process's
+CPU time is sampled over a fixed window while nothing talks to the simulator: that is
+the cost of keeping idle panes alive (pty readers, pidfds, timers), as % of one core.
+The baseline is the same measurement on the same simulator with one pane, taken
+before the other 199 are created, so the RATIO shows how idle cost grows with panes.
+Target (from the issue): < 5% of one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import benchkit
+from benchkit import Result
+
+from herdr_sim import Simulator
+
+TARGET_PERCENT = 5.0
+WORKSPACES, TABS, PANES_PER_TAB = 4, 5, 10
+#: below this a CPU share is noise: the ratio uses at least this on both sides, so two
+#: unmeasurably small shares compare as 1.00x ("no growth with panes")
+FLOOR_PERCENT = 0.01
+
+
+def cpu_percent(window: float) -> float:
+    """This process's CPU time over ``window`` seconds of sleep, as % of one core."""
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    time.sleep(window)
+    cpu1, wall1 = time.process_time(), time.perf_counter()
+    return (cpu1 - cpu0) / (wall1 - wall0) * 100
+
+
+def fill_tab(sim: Simulator, root: str, count: int) -> list[str]:
+    """Split ``root``'s tab into ``count`` panes, level by level, so none gets tiny."""
+    panes = [root]
+    level = 0
+    while len(panes) < count:
+        direction = "right" if level % 2 == 0 else "down"
+        for target in list(panes):
+            if len(panes) == count:
+                break
+            new = benchkit.api(sim, "pane.split", target_pane_id=target, direction=direction)
+            panes.append(new["pane"]["pane_id"])
+        level += 1
+    return panes
+
+
+def shells_cpu_seconds(pids: list[int]) -> float:
+    """Summed user+system CPU seconds of the given live processes (from /proc)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib() -> float:
+    """This process's resident memory, MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run(args: argparse.Namespace) -> list[Result]:
+    """Measure; see the module docstring."""
+    window = 2.0 if args.quick else 5.0
+    settle = 1.0 if args.quick else 2.0
+    total = WORKSPACES * TABS * PANES_PER_TAB
+    with benchkit.work_dir() as directory, benchkit.simulator(directory) as sim:
+        first = benchkit.api(sim, "workspace.create", cwd=str(directory))
+        first_root = first["root_pane"]["pane_id"]
+        benchkit.wait_prompt(sim, first_root)
+        time.sleep(settle)
+        base = cpu_percent(window)
+        rss_one = rss_mib()
+
+        started = time.perf_counter()
+        panes: list[str] = []
+        for w in range(WORKSPACES):
+            if w == 0:
+                ws_id, root = first["workspace"]["workspace_id"], first_root
+            else:
+                created = benchkit.api(sim, "workspace.create", cwd=str(directory))
+                ws_id, root = created["workspace"]["workspace_id"], created["root_pane"]["pane_id"]
+            for t in range(TABS):
+                if t > 0:
+                    tab = benchkit.api(sim, "tab.create", workspace_id=ws_id, cwd=str(directory))
+                    root = tab["root_pane"]["pane_id"]
+                panes.extend(fill_tab(sim, root, PANES_PER_TAB))
+        for pane in panes:
+            benchkit.wait_prompt(sim, pane, timeout=60)
+        create_s = time.perf_counter() - started
+        listed = benchkit.api(sim, "pane.list")["panes"]
+        assert len(listed) == total == len(panes), (len(listed), len(panes))
+        shell_pids = [
+            benchkit.api(sim, "pane.process_info", pane_id=pane)["process_info"]["shell_pid"]
+            for pane in panes
+        ]
+
+        time.sleep(settle)
+        shells0 = shells_cpu_seconds(shell_pids)
+        loaded = cpu_percent(window)
+        shells = (shells_cpu_seconds(shell_pids) - shells0) / window * 100
+        rss_all = rss_mib()
+
+    ratio = max(loaded, FLOOR_PERCENT) / max(base, FLOOR_PERCENT)
+    return [
+        Result(
+            name=f"idle CPU, {total} panes",
+            value=loaded,
+            unit="% core",
+            baseline_name="same simulator, 1 pane",
+            baseline_value=base,
+            ratio=ratio,
+            target=f"< {TARGET_PERCENT:g}% of one core",
+            passed=loaded < TARGET_PERCENT,
+            details={
+                "window": f"{window:g} s after a {settle:g} s settle",
+                f"{total} pane shells' own CPU over the window": f"{shells:.3f}% core",
+                f"creating {total} panes until every prompt showed": f"{create_s:.1f} s",
+                "resident memory, 1 pane -> all panes": f"{rss_one:.0f} -> {rss_all:.0f} MiB",
+                "ratio floor (noise level)": f"{FLOOR_PERCENT}% core",
+            },
+        )
+    ]
+
+
+if __name__ == "__main__":
+    raise SystemExit(benchkit.main(run, __doc__))

@@ -1,0 +1,216 @@
+"""``session.snapshot`` / ``herdr api snapshot`` and ``notification.show`` /
+``herdr notification show`` (reference §3.2 SessionSnapshot, §3.7)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from herdr_sim import Simulator
+from herdr_sim.client import RequestFailed, request
+from herdr_sim.runtime import Notification
+from tests.conftest import CliResult
+
+Api = Callable[..., dict[str, Any]]
+Cli = Callable[..., CliResult]
+
+
+def failure(api: Api, method: str, **params: Any) -> tuple[str, str]:
+    """The (code, message) of a request that must fail."""
+    with pytest.raises(RequestFailed) as info:
+        api(method, **params)
+    return info.value.code, info.value.message
+
+
+@pytest.fixture
+def busy(api: Api) -> None:
+    """w1 (tabs t1, t2 with a split in t2, t2 active) and w2 (active workspace, moved first)."""
+    api("workspace.create", cwd="/tmp")
+    api("tab.create", workspace_id="w1", focus=True)
+    api("pane.split", target_pane_id="w1:p2", direction="down")
+    api("workspace.create", cwd="/tmp", focus=True)
+    api("workspace.move", workspace_id="w2", insert_index=0)
+
+
+# -- session.snapshot ---------------------------------------------------------------------------
+
+
+def test_snapshot_of_a_fresh_server(api: Api) -> None:
+    result = api("session.snapshot")
+    assert result["type"] == "session_snapshot"
+    assert result["snapshot"] == {
+        "version": "0.9.2",
+        "protocol": 22,
+        "workspaces": [],
+        "tabs": [],
+        "panes": [],
+        "layouts": [],
+        "agents": [],
+    }
+
+
+def test_snapshot_reports_the_focused_workspace_tab_and_pane(api: Api, busy: None) -> None:
+    snapshot = api("session.snapshot")["snapshot"]
+    assert snapshot["focused_workspace_id"] == "w2"
+    assert snapshot["focused_tab_id"] == "w2:t1"
+    assert snapshot["focused_pane_id"] == "w2:p1"
+    api("tab.focus", tab_id="w1:t2")
+    snapshot = api("session.snapshot")["snapshot"]
+    assert (snapshot["focused_tab_id"], snapshot["focused_pane_id"]) == ("w1:t2", "w1:p2")
+
+
+def test_snapshot_lists_everything_in_display_order(api: Api, busy: None) -> None:
+    snapshot = api("session.snapshot")["snapshot"]
+    assert [ws["workspace_id"] for ws in snapshot["workspaces"]] == ["w2", "w1"]
+    assert [ws["number"] for ws in snapshot["workspaces"]] == [1, 2]
+    assert [tab["tab_id"] for tab in snapshot["tabs"]] == ["w2:t1", "w1:t1", "w1:t2"]
+    assert [pane["pane_id"] for pane in snapshot["panes"]] == ["w2:p1", "w1:p1", "w1:p2", "w1:p3"]
+    assert [layout["tab_id"] for layout in snapshot["layouts"]] == ["w2:t1", "w1:t1", "w1:t2"]
+    assert [p["pane_id"] for p in snapshot["layouts"][2]["panes"]] == ["w1:p2", "w1:p3"]
+    assert snapshot["agents"] == []
+
+
+def test_snapshot_agrees_with_the_list_methods(api: Api, busy: None) -> None:
+    snapshot = api("session.snapshot")["snapshot"]
+    assert snapshot["workspaces"] == api("workspace.list")["workspaces"]
+    assert snapshot["tabs"] == api("tab.list")["tabs"]
+    assert snapshot["panes"] == api("pane.list")["panes"]
+    assert snapshot["layouts"][0] == api("pane.layout", pane_id="w2:p1")["layout"]
+
+
+def test_snapshot_ignores_params(sim: Simulator) -> None:
+    reply = request(sim.socket_path, "session.snapshot", {"extra": True}, request_id="s")
+    assert reply["id"] == "s"
+    assert reply["result"]["type"] == "session_snapshot"
+
+
+def test_cli_api_snapshot_prints_the_snapshot(herdr: Cli, api: Api, busy: None) -> None:
+    result = herdr("api", "snapshot")
+    assert result.code == 0, result.stderr
+    assert result.json["id"] == "cli:api:snapshot"
+    assert result.json["result"] == api("session.snapshot")
+
+
+def test_cli_api_snapshot_of_a_fresh_server(herdr: Cli) -> None:
+    result = herdr("api", "snapshot")
+    assert result.json["result"]["snapshot"]["workspaces"] == []
+    assert "focused_workspace_id" not in result.json["result"]["snapshot"]
+
+
+# -- notification.show ---------------------------------------------------------------------------
+
+
+def test_show_answers_disabled_and_records_it(sim: Simulator, api: Api) -> None:
+    result = api(
+        "notification.show", title="Build done", body="all green", position="top-left", sound="done"
+    )
+    assert result == {"type": "notification_show", "shown": False, "reason": "disabled"}
+    assert sim.notifications == [
+        Notification("Build done", "all green", "top-left", "done", False, "disabled")
+    ]
+
+
+def test_show_defaults(sim: Simulator, api: Api) -> None:
+    api("notification.show", title="t")
+    assert sim.notifications == [Notification("t", None, None, "none", False, "disabled")]
+
+
+def test_every_call_is_recorded_in_order(sim: Simulator, api: Api) -> None:
+    for title in ("one", "two", "three"):
+        api("notification.show", title=title)
+    assert [n.title for n in sim.notifications] == ["one", "two", "three"]
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("a\nb\tc\rd", "a b c d"),
+        ("  lots   of \n\n space  ", "lots of space"),
+        ("\x07bell\x1b[31m", "bell[31m"),
+        ("x" * 100, "x" * 80),
+        (" " + "y" * 100, "y" * 79),  # the leading space counts toward the 80 before trimming
+        ("a\u00a0\u2003b", "a b"),  # every kind of whitespace collapses
+        ("zero\u200bwidth", "zero\u200bwidth"),  # format characters are not controls
+        ("caf\u00e9 \U0001f680", "caf\u00e9 \U0001f680"),
+    ],
+)
+def test_title_is_sanitized_like_herdr(sim: Simulator, api: Api, title: str, expected: str) -> None:
+    api("notification.show", title=title)
+    assert sim.notifications[-1].title == expected
+
+
+def test_body_is_sanitized_and_capped_at_240(sim: Simulator, api: Api) -> None:
+    api("notification.show", title="t", body="line one\nline two " + "z" * 300)
+    body = sim.notifications[-1].body
+    assert body is not None
+    assert body.startswith("line one line two zzz")
+    assert len(body) == 240
+
+
+def test_blank_body_is_dropped(sim: Simulator, api: Api) -> None:
+    api("notification.show", title="t", body=" \n\t ")
+    assert sim.notifications[-1].body is None
+
+
+@pytest.mark.parametrize("title", ["", "   ", "\n\t", "\x00\x07\x1b"])
+def test_empty_title_is_invalid_params_and_not_recorded(
+    sim: Simulator, api: Api, title: str
+) -> None:
+    assert failure(api, "notification.show", title=title) == (
+        "invalid_params",
+        "notification title is empty",
+    )
+    assert sim.notifications == []
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({}, "missing field `title`"),
+        ({"title": 3}, "invalid type"),
+        ({"title": "t", "position": "middle"}, "unknown variant `middle`"),
+        ({"title": "t", "sound": "loud"}, "unknown variant `loud`"),
+    ],
+)
+def test_malformed_params_are_invalid_request(
+    sim: Simulator, params: dict[str, Any], needle: str
+) -> None:
+    reply = request(sim.socket_path, "notification.show", params, request_id="n")
+    assert reply["id"] == ""
+    assert reply["error"]["code"] == "invalid_request"
+    assert needle in reply["error"]["message"]
+    assert sim.notifications == []
+
+
+def test_cli_notification_show(sim: Simulator, herdr: Cli) -> None:
+    result = herdr(
+        "notification",
+        "show",
+        "Deploy\tfinished",
+        "--body",
+        "ok",
+        "--position",
+        "bottom-right",
+        "--sound",
+        "request",
+    )
+    assert result.code == 0, result.stderr
+    assert result.json == {
+        "id": "cli:notification:show",
+        "result": {"type": "notification_show", "shown": False, "reason": "disabled"},
+    }
+    assert sim.notifications == [
+        Notification("Deploy finished", "ok", "bottom-right", "request", False, "disabled")
+    ]
+
+
+def test_cli_notification_show_blank_title_is_the_servers_error(sim: Simulator, herdr: Cli) -> None:
+    result = herdr("notification", "show", " \t ")
+    assert (result.code, result.stdout) == (1, "")
+    assert result.error == {
+        "id": "cli:notification:show",
+        "error": {"code": "invalid_params", "message": "notification title is empty"},
+    }
+    assert sim.notifications == []

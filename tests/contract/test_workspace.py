@@ -1,0 +1,573 @@
+"""``workspace.*`` over the socket and through ``herdr workspace …``, against Herdr's rules.
+
+Covers reference §2 (ids, positions, lenient forms), §3.3 (behaviour), §4 (error codes and
+messages), §6 (events) and checklist items 2, 7 and 21 of §12.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim import Simulator
+from herdr_sim.client import RequestFailed, Subscription, request
+from tests.conftest import CliResult
+from tests.waits import SCALE, wait_until
+
+Api = Callable[..., dict[str, Any]]
+Cli = Callable[..., CliResult]
+
+LIFECYCLE = [
+    "workspace.created",
+    "workspace.renamed",
+    "workspace.moved",
+    "workspace.closed",
+    "workspace.focused",
+    "tab.created",
+    "tab.focused",
+    "pane.created",
+    "pane.focused",
+    "layout.updated",
+]
+
+
+def failure(api: Api, method: str, **params: Any) -> tuple[str, str]:
+    """The (code, message) of a request that must fail."""
+    with pytest.raises(RequestFailed) as info:
+        api(method, **params)
+    return info.value.code, info.value.message
+
+
+def take(sub: Subscription, count: int) -> list[dict[str, Any]]:
+    """The next ``count`` event lines (bounded)."""
+    return [sub.next(timeout=5 * SCALE) for _ in range(count)]
+
+
+def kinds(events: list[dict[str, Any]]) -> list[str]:
+    """The ``event`` names of some envelopes."""
+    return [event["event"] for event in events]
+
+
+def ids(api: Api) -> list[str]:
+    """Workspace ids in display order."""
+    return [ws["workspace_id"] for ws in api("workspace.list")["workspaces"]]
+
+
+def hang_up(sim: Simulator, sub: Subscription) -> None:
+    """Close a subscription and let the server finish it before the simulator stops.
+
+    (A subscription still open when the simulator stops leaves a pending queue getter
+    that asyncio reports as a destroyed task; see the report on methods/events.py.)
+    """
+    sub.close()
+    server = sim._server
+    assert server is not None
+    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="unsubscribe")
+
+
+@pytest.fixture
+def lifecycle(sim: Simulator) -> Iterator[Subscription]:
+    """A subscription to every workspace/tab/pane lifecycle event used here."""
+    sub = Subscription(sim.socket_path, [{"type": kind} for kind in LIFECYCLE])
+    assert sub.ack["result"] == {"type": "subscription_started"}
+    try:
+        yield sub
+    finally:
+        hang_up(sim, sub)
+
+
+@pytest.fixture
+def home(short_dir: Path) -> Path:
+    """The simulator's HOME (the ``sim`` fixture's base environment)."""
+    return short_dir / "home"
+
+
+@pytest.fixture
+def three(api: Api) -> list[str]:
+    """Three workspaces in /tmp; ``w1`` is active."""
+    return [api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] for _ in range(3)]
+
+
+# -- creation (checklist 2) -------------------------------------------------------------------
+
+
+def test_fresh_server_lists_no_workspaces(api: Api) -> None:
+    assert api("workspace.list") == {"type": "workspace_list", "workspaces": []}
+
+
+def test_first_create_matches_herdr_checklist(api: Api) -> None:
+    created = api("workspace.create", cwd="/tmp", focus=True)
+    assert created["type"] == "workspace_created"
+    ws, tab, pane = created["workspace"], created["tab"], created["root_pane"]
+    assert ws["workspace_id"] == "w1"
+    assert ws["number"] == 1
+    assert ws["focused"] is True
+    assert (ws["tab_count"], ws["pane_count"]) == (1, 1)
+    assert tab["tab_id"] == ws["active_tab_id"] == "w1:t1"
+    assert (tab["number"], tab["label"], tab["focused"]) == (1, "1", True)
+    assert pane["pane_id"] == "w1:p1"
+    assert pane["terminal_id"].startswith("term_")
+    assert pane["terminal_id"] != pane["pane_id"]
+    assert (pane["tab_id"], pane["focused"], pane["cwd"]) == ("w1:t1", True, "/tmp")
+    assert ws["label"] == "tmp"
+
+
+def test_first_workspace_becomes_active_without_focus(api: Api) -> None:
+    first = api("workspace.create", cwd="/tmp")["workspace"]
+    second = api("workspace.create", cwd="/tmp")["workspace"]
+    assert first["focused"] is True
+    assert second["focused"] is False
+    assert [ws["focused"] for ws in api("workspace.list")["workspaces"]] == [True, False]
+
+
+def test_focus_true_makes_the_new_workspace_active(api: Api) -> None:
+    api("workspace.create", cwd="/tmp")
+    created = api("workspace.create", cwd="/tmp", focus=True)
+    assert created["workspace"]["focused"] and created["root_pane"]["focused"]
+    assert [ws["focused"] for ws in api("workspace.list")["workspaces"]] == [False, True]
+
+
+def test_ids_are_stable_and_never_reused(api: Api) -> None:
+    api("workspace.create", cwd="/tmp")
+    api("workspace.create", cwd="/tmp")
+    api("workspace.close", workspace_id="w2")
+    assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w3"
+    api("workspace.close", workspace_id="w1")
+    assert ids(api) == ["w3"]
+    assert api("workspace.get", workspace_id="w3")["workspace"]["workspace_id"] == "w3"
+
+
+def test_number_is_the_display_position(api: Api, three: list[str]) -> None:
+    api("workspace.close", workspace_id="w1")
+    listed = api("workspace.list")["workspaces"]
+    assert [(ws["workspace_id"], ws["number"]) for ws in listed] == [("w2", 1), ("w3", 2)]
+
+
+def test_custom_label_is_kept_verbatim(api: Api) -> None:
+    assert api("workspace.create", cwd="/tmp", label="  my ws ")["workspace"]["label"] == (
+        "  my ws "
+    )
+
+
+# -- automatic labels and cwd -------------------------------------------------------------------
+
+
+def test_auto_label_is_the_cwd_basename(api: Api, short_dir: Path) -> None:
+    cwd = short_dir / "proj-a"
+    cwd.mkdir()
+    assert api("workspace.create", cwd=str(cwd))["workspace"]["label"] == "proj-a"
+
+
+def test_auto_label_is_the_git_repo_name(api: Api, short_dir: Path) -> None:
+    nested = short_dir / "myrepo" / "src" / "deep"
+    nested.mkdir(parents=True)
+    (short_dir / "myrepo" / ".git").mkdir()
+    (short_dir / "myrepo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert api("workspace.create", cwd=str(nested))["workspace"]["label"] == "myrepo"
+
+
+def test_git_marker_without_head_is_not_a_repo(api: Api, short_dir: Path) -> None:
+    nested = short_dir / "fake" / "inner"
+    nested.mkdir(parents=True)
+    (short_dir / "fake" / ".git").mkdir()
+    assert api("workspace.create", cwd=str(nested))["workspace"]["label"] == "inner"
+
+
+def test_auto_label_is_tilde_for_home(api: Api, home: Path) -> None:
+    assert api("workspace.create", cwd=str(home))["workspace"]["label"] == "~"
+
+
+def test_default_cwd_is_home_when_nothing_is_focused(api: Api, home: Path) -> None:
+    created = api("workspace.create")
+    assert created["root_pane"]["cwd"] == str(home)
+    assert created["workspace"]["label"] == "~"
+
+
+def test_default_cwd_follows_the_focused_pane(api: Api, short_dir: Path) -> None:
+    target = short_dir / "moved-here"
+    target.mkdir()
+    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    api("pane.send_input", pane_id=pane, text=f"cd {target}", keys=["Enter"])
+    wait_until(
+        lambda: api("pane.get", pane_id=pane)["pane"].get("cwd") == str(target),
+        what="the shell to change directory",
+    )
+    created = api("workspace.create")
+    assert created["root_pane"]["cwd"] == str(target)
+    assert created["workspace"]["label"] == "moved-here"
+
+
+def test_source_workspace_supplies_the_follow_cwd(api: Api, short_dir: Path) -> None:
+    api("workspace.create", cwd="/tmp")
+    api("workspace.create", cwd=str(short_dir), focus=True)
+    created = api("workspace.create", source_workspace_id="w1")
+    assert created["root_pane"]["cwd"] == "/tmp"
+
+
+def test_missing_cwd_still_creates_and_starts_in_home(
+    api: Api, short_dir: Path, home: Path
+) -> None:
+    created = api("workspace.create", cwd=str(short_dir / "not-there"))
+    assert created["workspace"]["label"] == "not-there"
+    assert created["root_pane"]["cwd"] == str(home)
+
+
+def test_env_reaches_the_pane_and_herdr_variables_win(api: Api) -> None:
+    pane = api("workspace.create", cwd="/tmp", env={"HS_MARK": "v1", "HERDR_PANE_ID": "bogus"})[
+        "root_pane"
+    ]["pane_id"]
+    command = 'test -S "$HERDR_SOCKET_PATH" && echo mark=$HS_MARK/$HERDR_PANE_ID/sock-ok'
+    api("pane.send_input", pane_id=pane, text=command, keys=["Enter"])
+    matched = api(
+        "pane.wait_for_output",
+        pane_id=pane,
+        source="recent",
+        match={"type": "substring", "value": "mark=v1/w1:p1/sock-ok"},
+        timeout_ms=5000,
+    )
+    assert matched["matched_line"].strip() == "mark=v1/w1:p1/sock-ok"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"": "x"}, "env key must not be empty"),
+        ({"A=B": "x"}, "env key A=B must not contain '='"),
+        ({"A\0": "x"}, "env key must not contain NUL bytes"),
+        ({"KEY": "a\0b"}, "env value for KEY must not contain NUL bytes"),
+    ],
+)
+def test_invalid_env_creates_nothing(api: Api, env: dict[str, str], message: str) -> None:
+    assert failure(api, "workspace.create", cwd="/tmp", env=env) == ("invalid_env", message)
+    assert ids(api) == []
+    assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
+
+
+# -- get / focus / rename ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("form", ["w2", "2", "w_2"])
+def test_get_accepts_id_and_position_forms(api: Api, three: list[str], form: str) -> None:
+    workspace = api("workspace.get", workspace_id=form)["workspace"]
+    assert (workspace["workspace_id"], workspace["number"]) == ("w2", 2)
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"),
+    [
+        ("workspace.get", {}),
+        ("workspace.focus", {}),
+        ("workspace.rename", {"label": "x"}),
+        ("workspace.move", {"insert_index": 0}),
+        ("workspace.close", {}),
+        ("workspace.report_metadata", {"source": "s", "tokens": {"a": "1"}}),
+    ],
+)
+@pytest.mark.parametrize("target", ["w9", "9", "w_9", "nope"])
+def test_unknown_workspace_is_workspace_not_found(
+    api: Api, method: str, extra: dict[str, Any], target: str
+) -> None:
+    api("workspace.create", cwd="/tmp")
+    assert failure(api, method, workspace_id=target, **extra) == (
+        "workspace_not_found",
+        f"workspace {target} not found",
+    )
+
+
+def test_focus_switches_the_active_workspace(api: Api, three: list[str]) -> None:
+    focused = api("workspace.focus", workspace_id="w3")["workspace"]
+    assert (focused["workspace_id"], focused["focused"]) == ("w3", True)
+    assert [ws["focused"] for ws in api("workspace.list")["workspaces"]] == [False, False, True]
+    assert api("pane.get", pane_id="w3:p1")["pane"]["focused"] is True
+    assert api("pane.get", pane_id="w1:p1")["pane"]["focused"] is False
+
+
+def test_focus_emits_the_focus_triple(api: Api, three: list[str], lifecycle: Subscription) -> None:
+    api("workspace.focus", workspace_id="2")
+    assert take(lifecycle, 3) == [
+        {"event": "workspace_focused", "data": {"type": "workspace_focused", "workspace_id": "w2"}},
+        {
+            "event": "tab_focused",
+            "data": {"type": "tab_focused", "tab_id": "w2:t1", "workspace_id": "w2"},
+        },
+        {
+            "event": "pane_focused",
+            "data": {"type": "pane_focused", "pane_id": "w2:p1", "workspace_id": "w2"},
+        },
+    ]
+
+
+def test_focusing_the_active_workspace_emits_nothing(
+    api: Api, three: list[str], lifecycle: Subscription
+) -> None:
+    api("workspace.focus", workspace_id="w1")
+    api("workspace.rename", workspace_id="w1", label="sentinel")
+    assert kinds(take(lifecycle, 1)) == ["workspace_renamed"]
+
+
+def test_rename_sets_the_label_and_emits_renamed(api: Api, lifecycle: Subscription) -> None:
+    api("workspace.create", cwd="/tmp")
+    take(lifecycle, 7)
+    renamed = api("workspace.rename", workspace_id="1", label="  build box ")
+    assert renamed["type"] == "workspace_info"
+    assert renamed["workspace"]["label"] == "  build box "
+    assert api("workspace.get", workspace_id="w1")["workspace"]["label"] == "  build box "
+    assert take(lifecycle, 1) == [
+        {
+            "event": "workspace_renamed",
+            "data": {"type": "workspace_renamed", "workspace_id": "w1", "label": "  build box "},
+        }
+    ]
+
+
+def test_rename_to_empty_is_a_name_not_a_clear(api: Api) -> None:
+    api("workspace.create", cwd="/tmp")
+    assert api("workspace.rename", workspace_id="w1", label="")["workspace"]["label"] == ""
+
+
+# -- move ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("workspace_id", "insert_index", "order"),
+    [
+        ("w1", 2, ["w2", "w1", "w3"]),
+        ("w1", 3, ["w2", "w3", "w1"]),
+        ("w3", 0, ["w3", "w1", "w2"]),
+        ("w3", 1, ["w1", "w3", "w2"]),
+        ("w2", 0, ["w2", "w1", "w3"]),
+    ],
+)
+def test_move_inserts_before_the_slot_of_the_original_list(
+    api: Api, three: list[str], workspace_id: str, insert_index: int, order: list[str]
+) -> None:
+    moved = api("workspace.move", workspace_id=workspace_id, insert_index=insert_index)
+    assert moved["type"] == "workspace_list"
+    assert [ws["workspace_id"] for ws in moved["workspaces"]] == order
+    assert [ws["number"] for ws in moved["workspaces"]] == [1, 2, 3]
+    assert ids(api) == order
+
+
+def test_move_emits_moved_with_the_requested_index(
+    api: Api, three: list[str], lifecycle: Subscription
+) -> None:
+    moved = api("workspace.move", workspace_id="w1", insert_index=3)
+    event = take(lifecycle, 1)[0]
+    assert event["event"] == "workspace_moved"
+    assert event["data"] == {
+        "type": "workspace_moved",
+        "workspace_id": "w1",
+        "insert_index": 3,
+        "workspaces": moved["workspaces"],
+    }
+
+
+@pytest.mark.parametrize("insert_index", [0, 1])
+def test_move_to_its_own_slot_changes_nothing_and_emits_nothing(
+    api: Api, three: list[str], lifecycle: Subscription, insert_index: int
+) -> None:
+    moved = api("workspace.move", workspace_id="w1", insert_index=insert_index)
+    assert [ws["workspace_id"] for ws in moved["workspaces"]] == ["w1", "w2", "w3"]
+    api("workspace.rename", workspace_id="w2", label="sentinel")
+    assert kinds(take(lifecycle, 1)) == ["workspace_renamed"]
+
+
+def test_move_keeps_the_active_workspace(api: Api, three: list[str]) -> None:
+    api("workspace.focus", workspace_id="w2")
+    api("workspace.move", workspace_id="w2", insert_index=0)
+    listed = api("workspace.list")["workspaces"]
+    assert (listed[0]["workspace_id"], listed[0]["focused"]) == ("w2", True)
+
+
+def test_move_past_the_end_is_workspace_move_failed(api: Api, three: list[str]) -> None:
+    assert failure(api, "workspace.move", workspace_id="w1", insert_index=4) == (
+        "workspace_move_failed",
+        "insert_index 4 is out of bounds",
+    )
+    assert ids(api) == ["w1", "w2", "w3"]
+
+
+# -- close (checklist 7) ---------------------------------------------------------------------------
+
+
+def test_close_by_position_form(api: Api, three: list[str]) -> None:
+    assert api("workspace.close", workspace_id="1") == {"type": "ok"}
+    assert ids(api) == ["w2", "w3"]
+
+
+def test_close_emits_closed_with_the_final_snapshot(api: Api, lifecycle: Subscription) -> None:
+    api("workspace.create", cwd="/tmp", label="doomed")
+    api("tab.create", workspace_id="w1")
+    before = api("workspace.get", workspace_id="w1")["workspace"]
+    take(lifecycle, 7 + 3)
+    api("workspace.close", workspace_id="w1")
+    assert take(lifecycle, 1) == [
+        {
+            "event": "workspace_closed",
+            "data": {"type": "workspace_closed", "workspace_id": "w1", "workspace": before},
+        }
+    ]
+    assert before["tab_count"] == 2 and before["label"] == "doomed"
+    assert failure(api, "pane.get", pane_id="w1:p1")[0] == "pane_not_found"
+
+
+def test_closing_the_active_workspace_activates_the_one_at_its_position(
+    api: Api, three: list[str]
+) -> None:
+    api("workspace.focus", workspace_id="w2")
+    api("workspace.close", workspace_id="w2")
+    assert api("workspace.get", workspace_id="w3")["workspace"]["focused"] is True
+    api("workspace.close", workspace_id="w3")
+    assert api("workspace.get", workspace_id="w1")["workspace"]["focused"] is True
+
+
+def test_closing_another_workspace_keeps_focus(api: Api, three: list[str]) -> None:
+    api("workspace.focus", workspace_id="w3")
+    api("workspace.close", workspace_id="w1")
+    listed = api("workspace.list")["workspaces"]
+    assert [(ws["workspace_id"], ws["focused"]) for ws in listed] == [("w2", False), ("w3", True)]
+
+
+def test_closing_the_last_workspace_leaves_nothing_focused(api: Api) -> None:
+    api("workspace.create", cwd="/tmp")
+    api("workspace.close", workspace_id="w1", close_group=True)
+    snapshot = api("session.snapshot")["snapshot"]
+    assert snapshot["workspaces"] == []
+    assert "focused_workspace_id" not in snapshot
+    assert failure(api, "tab.create") == ("workspace_not_found", "no active workspace")
+
+
+# -- events ----------------------------------------------------------------------------------------
+
+
+def test_first_create_emits_created_events_then_the_focus_triple(
+    api: Api, lifecycle: Subscription
+) -> None:
+    created = api("workspace.create", cwd="/tmp")
+    events = take(lifecycle, 7)
+    assert kinds(events) == [
+        "workspace_created",
+        "tab_created",
+        "pane_created",
+        "layout_updated",
+        "workspace_focused",
+        "tab_focused",
+        "pane_focused",
+    ]
+    assert events[0]["data"] == {"type": "workspace_created", "workspace": created["workspace"]}
+    assert events[1]["data"] == {"type": "tab_created", "tab": created["tab"]}
+    assert events[2]["data"]["pane"]["pane_id"] == "w1:p1"
+    layout = events[3]["data"]["layout"]
+    assert (layout["workspace_id"], layout["tab_id"], layout["focused_pane_id"]) == (
+        "w1",
+        "w1:t1",
+        "w1:p1",
+    )
+    assert events[6]["data"] == {"type": "pane_focused", "pane_id": "w1:p1", "workspace_id": "w1"}
+
+
+def test_unfocused_create_emits_no_focus_events(api: Api, lifecycle: Subscription) -> None:
+    api("workspace.create", cwd="/tmp")
+    take(lifecycle, 7)
+    api("workspace.create", cwd="/tmp")
+    api("workspace.rename", workspace_id="w1", label="sentinel")
+    assert kinds(take(lifecycle, 5)) == [
+        "workspace_created",
+        "tab_created",
+        "pane_created",
+        "layout_updated",
+        "workspace_renamed",
+    ]
+
+
+def test_focused_create_emits_the_triple_for_the_new_workspace(
+    api: Api, lifecycle: Subscription
+) -> None:
+    api("workspace.create", cwd="/tmp")
+    take(lifecycle, 7)
+    api("workspace.create", cwd="/tmp", focus=True)
+    events = take(lifecycle, 7)
+    assert kinds(events)[4:] == ["workspace_focused", "tab_focused", "pane_focused"]
+    assert {event["data"]["workspace_id"] for event in events[4:]} == {"w2"}
+
+
+# -- bad params ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "needle"),
+    [
+        ("workspace.create", {"focus": "yes"}, "invalid type"),
+        ("workspace.create", {"env": {"A": 1}}, "invalid type"),
+        ("workspace.get", {}, "missing field `workspace_id`"),
+        ("workspace.rename", {"workspace_id": "w1"}, "missing field `label`"),
+        ("workspace.move", {"workspace_id": "w1"}, "missing field `insert_index`"),
+        ("workspace.move", {"workspace_id": "w1", "insert_index": -1}, "invalid value"),
+        ("workspace.close", {"workspace_id": 1}, "invalid type"),
+    ],
+)
+def test_malformed_params_are_invalid_request_with_empty_id(
+    sim: Simulator, method: str, params: dict[str, Any], needle: str
+) -> None:
+    reply = request(sim.socket_path, method, params, request_id="t")
+    assert reply["id"] == ""
+    assert reply["error"]["code"] == "invalid_request"
+    assert needle in reply["error"]["message"]
+
+
+# -- the herdr CLI, end to end ---------------------------------------------------------------------
+
+
+def test_cli_create_list_get_focus_rename_close(herdr: Cli, api: Api) -> None:
+    created = herdr("workspace", "create", "--cwd", "/tmp", "--label", "cli ws")
+    assert created.code == 0, created.stderr
+    assert created.json["id"] == "cli:workspace:create"
+    assert created.json["result"]["workspace"]["label"] == "cli ws"
+    assert created.json["result"]["root_pane"]["pane_id"] == "w1:p1"
+    herdr("workspace", "create", "--cwd", "/tmp", "--no-focus")
+
+    listed = herdr("workspace", "list")
+    assert listed.json["id"] == "cli:workspace:list"
+    assert [ws["workspace_id"] for ws in listed.json["result"]["workspaces"]] == ["w1", "w2"]
+    assert herdr("workspace", "get", "2").json["result"]["workspace"]["workspace_id"] == "w2"
+
+    focused = herdr("workspace", "focus", "w2")
+    assert focused.json["result"]["workspace"]["focused"] is True
+
+    renamed = herdr("workspace", "rename", "w2", "two", "words")
+    assert renamed.json["id"] == "cli:workspace:rename"
+    assert renamed.json["result"]["workspace"]["label"] == "two words"
+
+    closed = herdr("workspace", "close", "1")
+    assert (closed.code, closed.json) == (
+        0,
+        {"id": "cli:workspace:close", "result": {"type": "ok"}},
+    )
+    assert ids(api) == ["w2"]
+
+
+def test_cli_create_focus_flag_and_env(herdr: Cli, api: Api) -> None:
+    herdr("workspace", "create", "--cwd", "/tmp")
+    created = herdr("workspace", "create", "--cwd", "/tmp", "--focus", "--env", "HS_CLI=yes")
+    assert created.json["result"]["workspace"]["focused"] is True
+    pane = created.json["result"]["root_pane"]["pane_id"]
+    api("pane.send_input", pane_id=pane, text="echo got=$HS_CLI", keys=["Enter"])
+    api(
+        "pane.wait_for_output",
+        pane_id=pane,
+        source="recent",
+        match={"type": "substring", "value": "got=yes"},
+        timeout_ms=5000,
+    )
+
+
+def test_cli_unknown_workspace_prints_the_error_on_stderr(herdr: Cli) -> None:
+    result = herdr("workspace", "get", "w9")
+    assert (result.code, result.stdout) == (1, "")
+    assert result.error == {
+        "id": "cli:workspace:get",
+        "error": {"code": "workspace_not_found", "message": "workspace w9 not found"},
+    }
