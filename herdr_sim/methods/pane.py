@@ -7,7 +7,7 @@ from typing import Any
 from .. import errors
 from ..errors import HerdrError
 from ..metadata import apply_pane_metadata, metadata_params
-from ..model.layout import MAX_LAYOUT_PANES, Layout
+from ..model.layout import Layout
 from ..model.session import PaneRef, Tab, Workspace
 from ..params import Enum, F, Float, Nullable, Obj, Tagged
 from ..registry import method
@@ -66,10 +66,6 @@ async def split(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         raise errors.pane_not_found()
     target = found
     check_env(p["env"])
-    if len(target.tab.layout) >= MAX_LAYOUT_PANES:
-        raise HerdrError(
-            errors.PANE_SPLIT_FAILED, f"a tab can hold at most {MAX_LAYOUT_PANES} panes"
-        )
     cwd = p["cwd"] or rt.live_cwd(target)
     ratio = p["ratio"]
     pane = rt.session.split(target, p["direction"], ratio, cwd, p["focus"])
@@ -422,8 +418,6 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
             anchor_key = anchor.pane.key
         else:
             anchor_key = target_tab.layout.focused
-        if len(target_tab.layout) >= MAX_LAYOUT_PANES:
-            raise HerdrError(errors.PANE_MOVE_FAILED, "target pane could not be split")
         cross = target_ws is not src_ws
     elif dest["type"] == "new_tab":
         target_ws = rt.workspace(dest["workspace_id"]) if dest["workspace_id"] else src_ws

@@ -143,10 +143,74 @@ def compile_match(match: dict[str, Any]) -> re.Pattern[str] | str:
     if match["type"] == "substring":
         value: str = match["value"]
         return value
+    pattern: str = match["value"]
+    unsupported = _unsupported_construct(pattern)
+    if unsupported is not None:
+        raise HerdrError(errors.INVALID_REGEX, _rust_regex_error(pattern, *unsupported))
     try:
-        return re.compile(rust_regex_to_python(match["value"]))
+        return re.compile(rust_regex_to_python(pattern))
     except re.error as exc:
-        raise HerdrError(errors.INVALID_REGEX, f"regex parse error: {exc}") from None
+        message, width = _RUST_ERRORS.get(exc.msg, (None, 1))
+        if message is None:
+            message, width = (
+                ("unrecognized escape sequence", 2)
+                if exc.msg.startswith("bad escape")
+                else (exc.msg, 1)
+            )
+        position = min(exc.pos or 0, len(pattern))
+        detail = _rust_regex_error(pattern, position, width, message)
+        raise HerdrError(errors.INVALID_REGEX, detail) from None
+
+
+#: Python ``re`` error → (Rust ``regex-syntax`` error text, width of the marked span).
+_RUST_ERRORS: dict[str, tuple[str | None, int]] = {
+    "missing ), unterminated subpattern": ("unclosed group", 1),
+    "unbalanced parenthesis": ("unopened group", 1),
+    "unterminated character set": ("unclosed character class", 1),
+    "nothing to repeat": ("repetition operator missing expression", 1),
+    "bad escape (end of pattern)": (
+        "incomplete escape sequence, reached end of pattern prematurely",
+        1,
+    ),
+}
+
+
+def _unsupported_construct(pattern: str) -> tuple[int, int, str] | None:
+    """Look-around and backreferences: Python compiles them, Rust's ``regex`` refuses.
+
+    Returns (position, span width, message) of the first one; ``(?=`` inside a character
+    class is literal text.
+    """
+    index, in_class = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            following = pattern[index + 1 : index + 2]
+            if following in tuple("123456789"):  # inside a class too (no octal escapes)
+                return index, 2, "backreferences are not supported"
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            # A ``]`` right after ``[`` or ``[^`` is a literal.
+            index += 2 if pattern[index + 1 : index + 2] == "^" else 1
+            if pattern[index : index + 1] == "]":
+                index += 1
+            continue
+        elif char == "(" and pattern.startswith(("?=", "?!", "?<=", "?<!"), index + 1):
+            return index, 2, "look-around, including look-ahead and look-behind, is not supported"
+        index += 1
+    return None
+
+
+def _rust_regex_error(pattern: str, position: int, width: int, message: str) -> str:
+    """The text of Rust's ``regex::Error`` for a one-line pattern (span marked with ``^``)."""
+    column = len(pattern[:position].split("\n")[-1])
+    line = pattern.split("\n")[pattern[:position].count("\n")]
+    marks = " " * column + "^" * max(1, min(width, len(line) - column))
+    return f"regex parse error:\n    {line}\n    {marks}\nerror: {message}"
 
 
 def rust_regex_to_python(pattern: str) -> str:
