@@ -48,10 +48,13 @@ NOT_SUPPORTED: Final = "not_supported_by_simulator"
 class HerdrError(Exception):
     """An error answered on the wire as ``{"id":…,"error":{"code":…,"message":…}}``."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, id_suffix: str = "") -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        #: Herdr answers some internal-probe failures with ``<request id><suffix>`` as id
+        #: (e.g. ``:sub:0:probe`` when ``events.wait`` cannot find its pane).
+        self.id_suffix = id_suffix
 
     def body(self) -> dict[str, str]:
         """The ``error`` object of the response envelope."""

@@ -261,7 +261,7 @@ class Server:
         try:
             result = await entry.handler(self.runtime, params)
         except HerdrError as exc:
-            return error_line(request_id, exc)
+            return error_line(request_id + exc.id_suffix, exc)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

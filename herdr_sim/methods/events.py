@@ -212,7 +212,9 @@ async def wait(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     deadline = None if p["timeout_ms"] is None else time.monotonic() + p["timeout_ms"] / 1000
     ref = rt.session.find_pane(pane_id)
     if ref is None:
-        raise errors.pane_not_found(pane_id)
+        error = errors.pane_not_found(pane_id)
+        error.id_suffix = ":sub:0:probe"  # Herdr's initial probe answers under its own id
+        raise error
     # Later look-ups use the canonical id the probe answered, as Herdr's do.
     key, canonical_id = ref.pane.key, ref.pane_id
     seen: list[dict[str, Any]] = []

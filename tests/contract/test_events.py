@@ -1,0 +1,463 @@
+"""``events.subscribe`` streams and ``events.wait``: envelopes, filters, probes and errors.
+
+Lifecycle events arrive in the underscore envelope (``pane_created``, ``data.type`` repeats
+it); filtered subscriptions (``pane.output_matched``, ``pane.agent_status_changed``) use the
+dot name and no ``type``. Absence of an event is proven with a sync point: a lifecycle
+subscription in the same stream whose event must come next.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim import Simulator
+from tests.waits import wait_until
+
+Api = Callable[..., dict[str, Any]]
+Raw = Callable[..., dict[str, Any]]
+Line = dict[str, Any]
+
+
+class Stream:
+    """One raw ``events.subscribe`` connection, read line by line."""
+
+    def __init__(self, path: Path, subscriptions: list[dict[str, Any]], rid: str = "s") -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(5)
+        self.sock.connect(str(path))
+        request = {
+            "id": rid,
+            "method": "events.subscribe",
+            "params": {"subscriptions": subscriptions},
+        }
+        self.sock.sendall(json.dumps(request).encode() + b"\n")
+        self.buffer = b""
+
+    def line(self, timeout: float = 5.0) -> Line | None:
+        """The next line, or None when the server closed the connection."""
+        self.sock.settimeout(timeout)
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        raw, _, self.buffer = self.buffer.partition(b"\n")
+        value: Line = json.loads(raw)
+        return value
+
+    def event(self, timeout: float = 5.0) -> Line:
+        """The next line, which must exist."""
+        value = self.line(timeout)
+        assert value is not None, "subscription closed"
+        return value
+
+    def close(self) -> None:
+        """Hang up."""
+        self.sock.close()
+
+
+@pytest.fixture
+def subscribe(sim: Simulator) -> Iterator[Callable[..., Stream]]:
+    """``subscribe(subs, rid="s")`` → an open :class:`Stream`; all closed after the test."""
+    streams: list[Stream] = []
+
+    def open_stream(subscriptions: list[dict[str, Any]], rid: str = "s") -> Stream:
+        stream = Stream(sim.socket_path, subscriptions, rid)
+        streams.append(stream)
+        return stream
+
+    yield open_stream
+    for stream in streams:
+        stream.close()
+
+
+Subscribe = Callable[..., Stream]
+ACK = {"id": "s", "result": {"type": "subscription_started"}}
+
+
+def started(stream: Stream) -> Stream:
+    """Assert the ack and return the stream."""
+    assert stream.event() == ACK
+    return stream
+
+
+@pytest.fixture
+def pane(api: Api) -> str:
+    """The root pane of a fresh workspace with its prompt drawn."""
+    pane_id: str = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    api(
+        "pane.wait_for_output",
+        pane_id=pane_id,
+        source="recent",
+        match={"type": "regex", "value": r"^\$"},
+        timeout_ms=5000,
+    )
+    return pane_id
+
+
+def status_wait(pane_id: str, status: str, **params: Any) -> dict[str, Any]:
+    """``events.wait`` params for a pane agent status match."""
+    match = {"event": "pane_agent_status_changed", "pane_id": pane_id, "agent_status": status}
+    return {"match_event": match, **params}
+
+
+# -- events.subscribe: ack and lifecycle events ------------------------------------------------
+
+
+def test_subscribe_acks_with_subscription_started(subscribe: Subscribe, sim: Simulator) -> None:
+    assert subscribe([{"type": "workspace.created"}]).line() == ACK
+
+
+def test_lifecycle_events_use_the_underscore_envelope_with_data_type(
+    subscribe: Subscribe, api: Api
+) -> None:
+    kinds = ["workspace.created", "tab.created", "pane.created", "layout.updated"]
+    kinds += ["workspace.focused", "tab.focused", "pane.focused"]
+    stream = started(subscribe([{"type": kind} for kind in kinds]))
+    created = api("workspace.create", cwd="/tmp")
+    events = [stream.event() for _ in kinds]
+    assert sorted(event["event"] for event in events) == sorted(k.replace(".", "_") for k in kinds)
+    for event in events:
+        assert set(event) == {"event", "data"}  # no id on pushed lines
+        assert event["data"]["type"] == event["event"]
+    by_kind = {event["event"]: event["data"] for event in events}
+    assert by_kind["workspace_created"]["workspace"]["workspace_id"] == "w1"
+    assert by_kind["tab_created"]["tab"]["tab_id"] == "w1:t1"
+    assert by_kind["pane_created"]["pane"]["pane_id"] == created["root_pane"]["pane_id"]
+    assert by_kind["pane_focused"] == {
+        "type": "pane_focused",
+        "pane_id": "w1:p1",
+        "workspace_id": "w1",
+    }
+
+
+def test_only_subscribed_kinds_are_delivered(subscribe: Subscribe, api: Api, pane: str) -> None:
+    stream = started(subscribe([{"type": "pane.closed"}]))
+    split = api("pane.split", target_pane_id=pane, direction="right")["pane"]["pane_id"]
+    api("pane.close", pane_id=split)
+    assert stream.event() == {
+        "event": "pane_closed",
+        "data": {"type": "pane_closed", "pane_id": split, "workspace_id": "w1"},
+    }
+
+
+def test_subscriptions_carry_live_events_only(subscribe: Subscribe, api: Api) -> None:
+    api("workspace.create", cwd="/tmp")
+    stream = started(subscribe([{"type": "workspace.created"}]))
+    api("workspace.create", cwd="/tmp")
+    assert stream.event()["data"]["workspace"]["workspace_id"] == "w2"
+
+
+def test_pane_exit_emits_pane_exited(subscribe: Subscribe, api: Api, pane: str) -> None:
+    stream = started(subscribe([{"type": "pane.exited"}]))
+    api("pane.send_text", pane_id=pane, text="exit\r")
+    assert stream.event() == {
+        "event": "pane_exited",
+        "data": {"type": "pane_exited", "pane_id": pane, "workspace_id": "w1"},
+    }
+
+
+def test_hanging_up_ends_the_subscription(sim: Simulator, subscribe: Subscribe, api: Api) -> None:
+    stream = started(subscribe([{"type": "workspace.created"}]))
+    server = sim._server
+    assert server is not None
+    assert sim.run_in_loop(lambda rt: len(server._connections)) == 1
+    stream.close()
+    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="hang-up")
+    assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
+
+
+# -- events.subscribe: request errors ----------------------------------------------------------
+
+
+def test_unknown_subscription_type_is_invalid_request_with_empty_id(
+    subscribe: Subscribe, sim: Simulator
+) -> None:
+    stream = subscribe([{"type": "workspace.created"}, {"type": "pane.bogus"}])
+    reply = stream.line()
+    assert reply is not None
+    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
+    assert "unknown variant `pane.bogus`" in reply["error"]["message"]
+    assert stream.line() is None
+
+
+@pytest.mark.parametrize("kind", ["pane.agent_status_changed", "pane.output_matched"])
+def test_filtered_subscription_without_pane_id_is_invalid_request(
+    subscribe: Subscribe, sim: Simulator, kind: str
+) -> None:
+    sub = {"type": kind, "source": "recent", "match": {"type": "substring", "value": "x"}}
+    reply = subscribe([sub]).line()
+    assert reply is not None
+    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
+    assert "missing field `pane_id`" in reply["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "sub",
+    [
+        {"type": "pane.agent_status_changed", "pane_id": "w9:p9"},
+        {"type": "pane.agent_status_changed", "pane_id": "w9:p9", "agent_status": "idle"},
+        {
+            "type": "pane.output_matched",
+            "pane_id": "w9:p9",
+            "source": "recent",
+            "match": {"type": "substring", "value": "x"},
+        },
+    ],
+)
+def test_unknown_pane_answers_with_the_probe_id_and_closes(
+    subscribe: Subscribe, sim: Simulator, sub: dict[str, Any]
+) -> None:
+    stream = subscribe([{"type": "pane.created"}, sub], rid="req-7")
+    assert stream.line() == {
+        "id": "req-7:sub:1:probe",
+        "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
+    }
+    assert stream.line() is None  # no ack, connection closed
+
+
+def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
+    subscribe: Subscribe, sim: Simulator
+) -> None:
+    sub = {
+        "type": "pane.output_matched",
+        "pane_id": "w9:p9",
+        "source": "recent",
+        "match": {"type": "regex", "value": "(unclosed"},
+    }
+    stream = subscribe([sub], rid="req-8")
+    assert stream.line() == {
+        "id": "req-8",
+        "error": {
+            "code": "invalid_regex",
+            "message": "regex parse error:\n    (unclosed\n    ^\nerror: unclosed group",
+        },
+    }
+    assert stream.line() is None
+
+
+# -- pane.output_matched -----------------------------------------------------------------------
+
+
+def test_output_matched_uses_the_dot_envelope_without_type(
+    subscribe: Subscribe, api: Api, pane: str
+) -> None:
+    sub = {
+        "type": "pane.output_matched",
+        "pane_id": "w1-1",
+        "source": "recent",
+        "match": {"type": "regex", "value": r"^OM\d+$"},
+    }
+    stream = started(subscribe([sub]))
+    api("pane.send_text", pane_id=pane, text="echo OM$((6*7))\r")
+    event = stream.event()
+    assert event["event"] == "pane.output_matched"
+    assert set(event["data"]) == {"pane_id", "matched_line", "read"}
+    assert (event["data"]["pane_id"], event["data"]["matched_line"]) == ("w1:p1", "OM42")
+    read = event["data"]["read"]
+    assert (read["pane_id"], read["source"], read["format"], read["revision"]) == (
+        "w1:p1", "recent_unwrapped", "text", 0,
+    )  # fmt: skip
+    assert "OM42" in read["text"]
+
+
+def test_output_matched_fires_for_text_already_on_screen(
+    subscribe: Subscribe, api: Api, pane: str
+) -> None:
+    api("pane.send_text", pane_id=pane, text="echo PRE$((1))\r")
+    api(
+        "pane.wait_for_output",
+        pane_id=pane,
+        source="visible",
+        match={"type": "substring", "value": "PRE1"},
+        timeout_ms=5000,
+    )
+    sub = {
+        "type": "pane.output_matched",
+        "pane_id": pane,
+        "source": "visible",
+        "match": {"type": "substring", "value": "PRE1"},
+    }
+    stream = started(subscribe([sub]))
+    assert stream.event()["data"]["matched_line"] == "PRE1"
+
+
+def test_output_matched_is_edge_triggered(subscribe: Subscribe, api: Api, pane: str) -> None:
+    sub = {
+        "type": "pane.output_matched",
+        "pane_id": pane,
+        "source": "visible",
+        "match": {"type": "regex", "value": r"^EDGE\d$"},
+    }
+    stream = started(subscribe([sub]))
+    api("pane.send_text", pane_id=pane, text="echo EDGE$((0+1))\r")
+    assert stream.event()["data"]["matched_line"] == "EDGE1"
+    api("pane.send_text", pane_id=pane, text="echo EDGE$((0+2))\r")  # still matching: silent
+    api(
+        "pane.wait_for_output",
+        pane_id=pane,
+        source="visible",
+        match={"type": "substring", "value": "EDGE2"},
+        timeout_ms=5000,
+    )
+    api("pane.send_keys", pane_id=pane, keys=["ctrl+l"])  # no match any more: re-armed
+
+    def cleared() -> bool:
+        text = api("pane.read", pane_id=pane, source="visible")["read"]["text"]
+        return "EDGE" not in text
+
+    wait_until(cleared, what="a cleared screen")
+    api("pane.send_text", pane_id=pane, text="echo EDGE$((0+3))\r")
+    # A second event for EDGE2 would carry EDGE1 (the first matching line), not EDGE3.
+    assert stream.event()["data"]["matched_line"] == "EDGE3"
+
+
+# -- pane.agent_status_changed -----------------------------------------------------------------
+
+
+def test_agent_status_changed_on_a_title_report_uses_the_dot_envelope(
+    subscribe: Subscribe, api: Api, pane: str
+) -> None:
+    stream = started(subscribe([{"type": "pane.agent_status_changed", "pane_id": pane}]))
+    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Compiling")
+    assert stream.event() == {
+        "event": "pane.agent_status_changed",
+        "data": {
+            "pane_id": pane, "workspace_id": "w1", "agent_status": "unknown", "title": "Compiling",
+        },
+    }  # fmt: skip
+
+
+def test_agent_status_filter_matching_the_current_status_sends_an_initial_event(
+    subscribe: Subscribe, api: Api, pane: str
+) -> None:
+    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Ready")
+    sub = {"type": "pane.agent_status_changed", "pane_id": "w1-1", "agent_status": "unknown"}
+    stream = started(subscribe([sub]))
+    assert stream.event() == {
+        "event": "pane.agent_status_changed",
+        "data": {
+            "pane_id": pane,
+            "workspace_id": "w1",
+            "agent_status": "unknown",
+            "title": "Ready",
+        },
+    }
+
+
+def test_agent_status_filter_not_matching_sends_nothing(
+    subscribe: Subscribe, api: Api, pane: str
+) -> None:
+    sub = {"type": "pane.agent_status_changed", "pane_id": pane, "agent_status": "working"}
+    stream = started(subscribe([sub, {"type": "tab.created"}]))
+    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Still unknown")
+    api("tab.create", workspace_id="w1")
+    assert stream.event()["event"] == "tab_created"  # the sync point comes first
+
+
+def test_agent_status_events_are_for_the_subscribed_pane_only(
+    subscribe: Subscribe, api: Api, pane: str
+) -> None:
+    other = api("pane.split", target_pane_id=pane, direction="down")["pane"]["pane_id"]
+    stream = started(subscribe([{"type": "pane.agent_status_changed", "pane_id": pane}]))
+    api("pane.report_metadata", pane_id=other, source="test:meta", title="Elsewhere")
+    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Here")
+    assert stream.event()["data"]["title"] == "Here"
+
+
+# -- events.wait -------------------------------------------------------------------------------
+
+
+def test_wait_for_the_current_status_matches_immediately(raw: Raw, api: Api, pane: str) -> None:
+    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Now")
+    started_at = time.monotonic()
+    reply = raw("events.wait", **status_wait("w1-1", "unknown"))
+    assert time.monotonic() - started_at < 1
+    assert reply == {
+        "id": "t",
+        "result": {
+            "type": "wait_matched",
+            "event": {
+                "event": "pane_agent_status_changed",
+                "data": {
+                    "type": "pane_agent_status_changed",
+                    "pane_id": pane,
+                    "workspace_id": "w1",
+                    "agent_status": "unknown",
+                    "title": "Now",
+                },
+            },
+        },
+    }
+
+
+def test_wait_unmatched_times_out(raw: Raw, pane: str) -> None:
+    started_at = time.monotonic()
+    reply = raw("events.wait", **status_wait(pane, "idle", timeout_ms=30))
+    assert reply == {
+        "id": "t",
+        "error": {"code": "timeout", "message": "timed out waiting for event match"},
+    }
+    assert time.monotonic() - started_at < 2
+
+
+@pytest.mark.parametrize(
+    "match_event",
+    [
+        {"event": "pane_created"},
+        {"event": "workspace_created"},
+        {"event": "pane_output_changed"},
+        {"event": "pane_exited"},
+    ],
+)
+def test_wait_on_anything_but_agent_status_is_unsupported(
+    raw: Raw, sim: Simulator, match_event: dict[str, Any]
+) -> None:
+    assert raw("events.wait", match_event=match_event, timeout_ms=30) == {
+        "id": "t",
+        "error": {
+            "code": "unsupported_event_wait_match",
+            "message": "events.wait currently supports pane agent status matches",
+        },
+    }
+
+
+def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -> None:
+    reply = raw("events.wait", match_event={"event": "pane.agent_status_changed"})
+    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
+
+
+def test_wait_pane_closing_mid_wait_is_pane_not_found(
+    sim: Simulator, raw: Raw, api: Api, pane: str
+) -> None:
+    server = sim._server
+    assert server is not None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        waiting = pool.submit(raw, "events.wait", **status_wait("w1-1", "idle", timeout_ms=10_000))
+        wait_until(lambda: sim.run_in_loop(lambda rt: len(server._connections)) > 0)
+        api("pane.close", pane_id=pane)
+        reply = waiting.result(timeout=10)
+    assert reply == {
+        "id": "t",
+        "error": {"code": "pane_not_found", "message": "pane w1:p1 not found"},
+    }
+
+
+def test_wait_unknown_pane_answers_with_the_probe_id(raw: Raw, sim: Simulator) -> None:
+    assert raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30)) == {
+        "id": "t:sub:0:probe",
+        "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
+    }
+
+
+def test_wait_unknown_pane_is_pane_not_found(raw: Raw, sim: Simulator) -> None:
+    reply = raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30))
+    assert reply["error"] == {"code": "pane_not_found", "message": "pane w9:p9 not found"}

@@ -1,0 +1,209 @@
+"""Fault injection (``sim.faults``): slow, failing and vanishing requests.
+
+Each test checks what a client sees on the wire, whether the request took effect, and that
+the server keeps serving afterwards.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from herdr_sim import Simulator
+from herdr_sim.client import ProtocolError, RequestFailed, request
+from tests.conftest import CliResult
+
+Api = Callable[..., dict[str, Any]]
+Raw = Callable[..., dict[str, Any]]
+Herdr = Callable[..., CliResult]
+
+
+def workspace_ids(sim: Simulator) -> list[str]:
+    """Workspace ids, asked without the socket (faults never apply to ``sim.call``)."""
+    result = sim.call("workspace.list")["result"]
+    return [ws["workspace_id"] for ws in result["workspaces"]]
+
+
+def still_serving(api: Api) -> None:
+    """The server answers ordinary requests."""
+    assert api("ping")["type"] == "pong"
+    assert api("workspace.list")["type"] == "workspace_list"
+
+
+# -- delay -------------------------------------------------------------------------------------
+
+
+def test_delay_slows_the_answer_but_not_its_content(sim: Simulator, raw: Raw) -> None:
+    sim.faults.add("workspace.list", delay=0.3)
+    started = time.monotonic()
+    reply = raw("workspace.list")
+    assert time.monotonic() - started >= 0.3
+    assert reply == {"id": "t", "result": {"type": "workspace_list", "workspaces": []}}
+
+
+def test_a_delayed_request_does_not_hold_up_others(sim: Simulator, api: Api) -> None:
+    sim.faults.add("workspace.list", delay=0.6, times=1)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        slow = pool.submit(api, "workspace.list")
+        started = time.monotonic()
+        assert api("ping")["type"] == "pong"
+        assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
+        assert time.monotonic() - started < 0.4
+        assert slow.result(timeout=10)["type"] == "workspace_list"
+
+
+# -- error -------------------------------------------------------------------------------------
+
+
+def test_error_answers_that_error_and_does_nothing(sim: Simulator, raw: Raw, api: Api) -> None:
+    sim.faults.add("workspace.create", error=("workspace_create_failed", "disk on fire"))
+    assert raw("workspace.create", cwd="/tmp") == {
+        "id": "t",
+        "error": {"code": "workspace_create_failed", "message": "disk on fire"},
+    }
+    assert workspace_ids(sim) == []
+    still_serving(api)
+
+
+def test_error_reaches_the_cli_as_the_server_error(sim: Simulator, herdr: Herdr) -> None:
+    sim.faults.add("workspace.list", error=("server_unavailable", "try later"))
+    result = herdr("workspace", "list")
+    assert (result.code, result.stdout) == (1, "")
+    assert result.error == {
+        "error": {"code": "server_unavailable", "message": "try later"},
+        "id": "cli:workspace:list",
+    }
+
+
+# -- drop --------------------------------------------------------------------------------------
+
+
+def test_drop_before_closes_without_answer_and_does_nothing(
+    sim: Simulator, raw: Raw, api: Api
+) -> None:
+    sim.faults.add("workspace.create", drop="before")
+    with pytest.raises(ProtocolError):
+        raw("workspace.create", cwd="/tmp")
+    assert workspace_ids(sim) == []
+    still_serving(api)
+
+
+def test_drop_after_acts_but_never_answers(sim: Simulator, raw: Raw, api: Api) -> None:
+    sim.faults.add("workspace.create", drop="after")
+    with pytest.raises(ProtocolError):
+        raw("workspace.create", cwd="/tmp")
+    assert workspace_ids(sim) == ["w1"]
+    still_serving(api)
+
+
+def test_drop_after_send_text_still_writes_the_text(sim: Simulator, raw: Raw, api: Api) -> None:
+    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    sim.faults.add("pane.send_text", drop="after", times=1)
+    with pytest.raises(ProtocolError):
+        raw("pane.send_text", pane_id=pane, text="echo DROP$((1+1))\r")
+    matched = api(
+        "pane.wait_for_output",
+        pane_id=pane,
+        source="recent",
+        match={"type": "regex", "value": "^DROP2$"},
+        timeout_ms=5000,
+    )
+    assert matched["matched_line"] == "DROP2"
+
+
+def test_drop_reaches_the_cli_as_an_empty_response(sim: Simulator, herdr: Herdr) -> None:
+    sim.faults.add("workspace.list", drop="before")
+    result = herdr("workspace", "list")
+    assert (result.code, result.stdout) == (1, "")
+    assert "EmptyResponse" in result.stderr
+
+
+# -- scope: times, "*", newest wins, remove, clear ---------------------------------------------
+
+
+def test_times_bounds_how_many_requests_are_hit(sim: Simulator, api: Api) -> None:
+    fault = sim.faults.add("workspace.list", error=("internal_error", "flaky"), times=2)
+    for _ in range(2):
+        with pytest.raises(RequestFailed) as caught:
+            api("workspace.list")
+        assert caught.value.code == "internal_error"
+    assert api("workspace.list")["type"] == "workspace_list"
+    assert fault.hits == 2
+
+
+def test_star_matches_every_method_except_ping(sim: Simulator, api: Api) -> None:
+    sim.faults.add("*", error=("server_unavailable", "maintenance"))
+    for method, params in [
+        ("workspace.list", {}),
+        ("session.snapshot", {}),
+        ("pane.read", {"pane_id": "w1:p1", "source": "visible"}),
+    ]:
+        with pytest.raises(RequestFailed) as caught:
+            api(method, **params)
+        assert (caught.value.code, caught.value.message) == ("server_unavailable", "maintenance")
+    assert api("ping")["type"] == "pong"
+
+
+def test_a_fault_only_hits_its_method(sim: Simulator, api: Api) -> None:
+    sim.faults.add("tab.list", error=("internal_error", "boom"))
+    assert api("workspace.list")["type"] == "workspace_list"
+
+
+def test_the_newest_matching_fault_wins(sim: Simulator, api: Api) -> None:
+    sim.faults.add("*", error=("internal_error", "old"))
+    sim.faults.add("workspace.list", error=("internal_error", "new"))
+    with pytest.raises(RequestFailed) as caught:
+        api("workspace.list")
+    assert caught.value.message == "new"
+
+
+def test_remove_disarms_one_fault(sim: Simulator, api: Api) -> None:
+    keep = sim.faults.add("tab.list", error=("internal_error", "kept"))
+    gone = sim.faults.add("workspace.list", error=("internal_error", "gone"))
+    sim.faults.remove(gone)
+    assert api("workspace.list")["type"] == "workspace_list"
+    with pytest.raises(RequestFailed):
+        api("tab.list")
+    assert keep.hits == 1
+
+
+def test_clear_disarms_everything(sim: Simulator, api: Api) -> None:
+    sim.faults.add("*", error=("internal_error", "x"))
+    sim.faults.add("workspace.create", drop="before")
+    sim.faults.clear()
+    assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
+    still_serving(api)
+
+
+def test_faults_apply_to_socket_requests_only(sim: Simulator) -> None:
+    sim.faults.add("*", error=("internal_error", "x"))
+    assert sim.call("workspace.list")["result"]["type"] == "workspace_list"
+
+
+def test_unparseable_requests_are_answered_before_faults(sim: Simulator, raw: Raw) -> None:
+    fault = sim.faults.add("*", drop="before")
+    reply = raw("pane.send_text", pane_id="w1:p1")  # missing `text`
+    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
+    assert fault.hits == 0
+
+
+def test_faults_hit_streaming_subscriptions_too(sim: Simulator) -> None:
+    sim.faults.add("events.subscribe", error=("server_unavailable", "no streams"))
+    reply = request(
+        sim.socket_path,
+        "events.subscribe",
+        {"subscriptions": [{"type": "pane.created"}]},
+        request_id="s",
+    )
+    assert reply == {"id": "s", "error": {"code": "server_unavailable", "message": "no streams"}}
+
+
+def test_fault_plan_rejects_contradictions(sim: Simulator) -> None:
+    with pytest.raises(ValueError, match="either"):
+        sim.faults.add("ping", error=("x", "y"), drop="before")
+    with pytest.raises(ValueError, match="negative"):
+        sim.faults.add("ping", delay=-1)
