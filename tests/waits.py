@@ -14,7 +14,7 @@ SCALE = float(os.environ.get("HERDR_WAIT_SCALE", "1"))
 
 
 def wait_until(
-    predicate: Callable[[], T], timeout: float = 5.0, interval: float = 0.02, what: str = ""
+    predicate: Callable[[], T | None], timeout: float = 5.0, interval: float = 0.02, what: str = ""
 ) -> T:
     """Return the first truthy value of ``predicate()``; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout * SCALE

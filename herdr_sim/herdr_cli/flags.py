@@ -3,7 +3,7 @@
 Herdr's subcommand parsers are hand-written loops over ``argv`` that call Rust's
 ``str::parse``. Python's ``int()``/``float()`` accept more (whitespace, underscores,
 non-ASCII digits), so a value real Herdr rejects would slip through; these helpers
-accept exactly what Rust accepts.
+accept exactly what Rust accepts. The converters of :mod:`.options` are built on them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ __all__ = [
     "invalid_value",
     "parse_f32",
     "parse_unsigned",
-    "u32_or_fatal",
-    "u64_or_fatal",
 ]
 
 _UNSIGNED = re.compile(r"\+?[0-9]+")
@@ -65,22 +63,6 @@ def invalid_value(flag: str, value: str) -> str:
 def fatal_other(message: str) -> FatalError:
     """The error Herdr raises with ``io::Error::other(message)`` and lets escape ``main``."""
     return FatalError(rust_custom_error(rust_debug_str(message)), message)
-
-
-def u32_or_fatal(flag: str, value: str) -> int:
-    """Parse a ``u32`` flag the way Herdr does when it propagates the error with ``?``."""
-    number = parse_unsigned(value, 32)
-    if number is None:
-        raise fatal_other(invalid_value(flag, value))
-    return number
-
-
-def u64_or_fatal(flag: str, value: str) -> int:
-    """Parse a ``u64`` flag the way Herdr does when it propagates the error with ``?``."""
-    number = parse_unsigned(value, 64)
-    if number is None:
-        raise fatal_other(invalid_value(flag, value))
-    return number
 
 
 def parse_f32(value: str) -> float | None:

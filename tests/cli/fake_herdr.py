@@ -135,8 +135,10 @@ class FakeHerdr:
                 conn.settimeout(5)
                 stop_now = self._serve_one(conn)
             if stop_now:
-                self._listener.close()
+                # Unlink first: once the listener is closed the CLI sees "refused" and may
+                # return before a late unlink, failing a check that the socket is gone.
                 self.path.unlink()
+                self._listener.close()
                 return
 
     def _serve_one(self, conn: socket.socket) -> bool:

@@ -1,27 +1,24 @@
-"""Helpers shared by the command groups: option values, ``KEY=VALUE`` pairs, help text."""
+"""Helpers shared by the command groups: option specs, ``KEY=VALUE`` pairs, help text."""
 
 from __future__ import annotations
 
 from ..errors import UsageError
-from ..output import write_err
+from ..options import HELP_WORDS, Pairs, Spec, Value, switch
+from ..output import CliExit, write_err
 
 __all__ = [
+    "CREATE_OPTIONS",
     "HELP_WORDS",
+    "READ_SOURCES",
+    "STATUSES",
+    "TOKEN_OPTIONS",
+    "WORKSPACE_FILTER",
     "env_assignment",
     "print_lines",
-    "take_value",
+    "subcommand",
     "token_assignment",
+    "unknown_subcommand",
 ]
-
-#: Words every group accepts as "show my command list" (exit 0).
-HELP_WORDS = ("help", "--help", "-h")
-
-
-def take_value(args: list[str], index: int, flag: str) -> str:
-    """The value after ``flag`` at ``args[index]``, or Herdr's ``missing value`` usage error."""
-    if index + 1 >= len(args):
-        raise UsageError(f"missing value for {flag}")
-    return args[index + 1]
 
 
 def env_assignment(raw: str) -> tuple[str, str]:
@@ -46,7 +43,51 @@ def token_assignment(raw: str) -> tuple[str, str]:
     return key, value
 
 
+def _cleared_token(name: str) -> tuple[str, None]:
+    return name, None
+
+
+#: Agent statuses (``agent wait --until``, ``pane report-metadata --state-label``).
+STATUSES = ("idle", "working", "blocked", "done", "unknown")
+#: ``--source`` of ``pane read``/``agent read``/``pane wait-output`` -> the wire value.
+READ_SOURCES = {
+    "visible": "visible",
+    "recent": "recent",
+    "recent-unwrapped": "recent_unwrapped",
+    "recent_unwrapped": "recent_unwrapped",
+    "detection": "detection",
+}
+#: ``workspace create`` / ``tab create`` (after ``--workspace``), in request-field order.
+CREATE_OPTIONS = (
+    Value("--cwd"),
+    *switch("--focus", "--no-focus"),
+    Value("--label"),
+    Pairs("--env", convert=env_assignment),
+)
+#: ``--token NAME=VALUE`` and ``--clear-token NAME`` fill one ``tokens`` map, in order.
+TOKEN_OPTIONS = (
+    Pairs("--token", "tokens", token_assignment),
+    Pairs("--clear-token", "tokens", _cleared_token),
+)
+#: ``pane list`` / ``tab list``: ``[--workspace ID]``.
+WORKSPACE_FILTER = Spec(Value("--workspace", "workspace_id"))
+
+
 def print_lines(*lines: str) -> None:
     """Print a group's command list to stderr, where Herdr prints it."""
     for line in lines:
         write_err(line)
+
+
+def subcommand(args: list[str], commands: tuple[str, ...]) -> tuple[str, list[str]]:
+    """``(subcommand, its arguments)``; without one, print the group's ``commands``, exit 2."""
+    if not args:
+        print_lines(*commands)
+        raise CliExit(2)
+    return args[0], args[1:]
+
+
+def unknown_subcommand(sub: str | None, commands: tuple[str, ...]) -> int:
+    """Print the group's ``commands``: exit 0 when ``sub`` asked for help, else 2."""
+    print_lines(*commands)
+    return 0 if sub in HELP_WORDS else 2

@@ -16,7 +16,20 @@ from typing import Any
 
 from ..client import Context
 from ..errors import FatalError, ProtocolMismatchReported, ServerNotRunningError, UsageError
-from ..flags import fatal_other, invalid_value, parse_unsigned, u32_or_fatal
+from ..options import (
+    U32_FATAL,
+    U64,
+    Append,
+    Flag,
+    Help,
+    Lead,
+    Positional,
+    Spec,
+    Tail,
+    Value,
+    choice,
+    pick,
+)
 from ..output import (
     dumps,
     print_read_response,
@@ -26,7 +39,7 @@ from ..output import (
     write_err,
     write_out,
 )
-from ._common import HELP_WORDS, print_lines, take_value
+from ._common import READ_SOURCES, STATUSES, subcommand, unknown_subcommand
 
 __all__ = ["AGENT_KINDS", "parse_agent_kind", "run"]
 
@@ -82,14 +95,6 @@ _SHELL_NAMES = frozenset(
         "cmd",
     ]
 )
-_STATUSES = ("idle", "working", "blocked", "done", "unknown")
-_READ_SOURCES = {
-    "visible": "visible",
-    "recent": "recent",
-    "recent-unwrapped": "recent_unwrapped",
-    "recent_unwrapped": "recent_unwrapped",
-    "detection": "detection",
-}
 _POLL_INTERVAL = 0.1
 _BUSY_RETRY_WINDOW = 2.0
 _DEFAULT_START_TIMEOUT_MS = 30_000
@@ -110,6 +115,60 @@ _READ_USAGE = (
 )
 _EXPLAIN_USAGE = "usage: herdr agent explain <target> [--json]"
 _EXPLAIN_FILE_USAGE = "usage: herdr agent explain --file PATH --agent LABEL [--json]"
+_ATTACH_USAGE = "usage: herdr agent attach <target> [--takeover]"
+
+_UNTIL = Append(
+    "--until",
+    convert=choice(
+        STATUSES,
+        "invalid agent status: {value} (expected idle, working, blocked, done, or unknown)",
+    ),
+    missing="--until requires at least one status",
+)
+_TIMEOUT = Value("--timeout", "timeout_ms", U64)
+_READ = Spec(
+    Lead("target"),
+    Value("--source", convert=choice(READ_SOURCES, "invalid read source: {value}", fatal=True)),
+    Value("--lines", convert=U32_FATAL),
+    Value("--format", convert=choice(("text", "ansi"), "invalid read format: {value}", fatal=True)),
+    Flag("--ansi", format="ansi"),
+    defaults={"source": "recent", "format": "text"},
+    usage=_READ_USAGE,
+)
+_PROMPT = Spec(
+    Lead("target"),
+    Lead("text", missing="agent prompt requires text"),
+    Flag("--wait"),
+    _UNTIL,
+    _TIMEOUT,
+    usage=_PROMPT_USAGE,
+)
+_WAIT = Spec(Lead("target"), _UNTIL, _TIMEOUT, Help(_WAIT_USAGE), usage=_WAIT_USAGE)
+_ATTACH = Spec(Lead("target"), Flag("--takeover"), Help(_ATTACH_USAGE), usage=_ATTACH_USAGE)
+_START = Spec(
+    Lead("name"),
+    Value("--kind", required=True),
+    Value("--pane", "pane_id", required=True),
+    Tail("args"),
+    _TIMEOUT,
+    usage=_START_USAGE,
+)
+_EXPLAIN = Spec(
+    Positional("target", if_set=_EXPLAIN_USAGE),
+    Value("--file"),
+    Value("--agent"),
+    Value(
+        "--format",
+        "json",
+        choice({"json": True, "text": False}, "invalid --format: {value} (expected text or json)"),
+    ),
+    Flag("--json"),
+    Flag("--verbose", "-v", verbose=True),
+    Help(
+        "usage: herdr agent explain <target> [--json|--verbose]",
+        "usage: herdr agent explain --file PATH --agent LABEL [--json|--verbose]",
+    ),
+)
 
 
 def parse_agent_kind(kind: str) -> str | None:
@@ -124,33 +183,31 @@ def parse_agent_kind(kind: str) -> str | None:
     return _ALIASES.get(name)
 
 
-def _help() -> None:
-    print_lines(
-        "herdr agent commands:",
-        "  herdr agent list",
-        "  herdr agent get <target>",
+_HELP = (
+    "herdr agent commands:",
+    "  herdr agent list",
+    "  herdr agent get <target>",
+    (
         "  herdr agent read <target> [--source visible|recent|recent-unwrapped|detection] "
-        "[--lines N] [--format text|ansi] [--ansi]",
-        "  herdr agent send-keys <target> <key> [key ...]",
-        "  " + _PROMPT_USAGE.removeprefix("usage: "),
-        "  herdr agent rename <target> <name>|--clear",
-        "  herdr agent focus <target>",
-        "  " + _WAIT_USAGE.removeprefix("usage: "),
-        "  herdr agent attach <target> [--takeover]",
-        "  " + _START_USAGE.removeprefix("usage: "),
-        "  herdr agent explain <target> [--json|--format text|json] [--verbose]",
-        "  herdr agent explain --file PATH --agent LABEL [--json|--format text|json] [--verbose]",
-        "  targets accept unique agent names and pane ids that currently host agents",
-        "  kinds: " + "|".join(AGENT_KINDS),
-    )
+        "[--lines N] [--format text|ansi] [--ansi]"
+    ),
+    "  herdr agent send-keys <target> <key> [key ...]",
+    "  " + _PROMPT_USAGE.removeprefix("usage: "),
+    "  herdr agent rename <target> <name>|--clear",
+    "  herdr agent focus <target>",
+    "  " + _WAIT_USAGE.removeprefix("usage: "),
+    "  herdr agent attach <target> [--takeover]",
+    "  " + _START_USAGE.removeprefix("usage: "),
+    "  herdr agent explain <target> [--json|--format text|json] [--verbose]",
+    "  herdr agent explain --file PATH --agent LABEL [--json|--format text|json] [--verbose]",
+    "  targets accept unique agent names and pane ids that currently host agents",
+    "  kinds: " + "|".join(AGENT_KINDS),
+)
 
 
 def run(ctx: Context, args: list[str]) -> int:
     """Dispatch ``herdr agent <subcommand>``."""
-    if not args:
-        _help()
-        return 2
-    sub, rest = args[0], args[1:]
+    sub, rest = subcommand(args, _HELP)
     if sub == "list":
         if rest:
             raise UsageError("usage: herdr agent list")
@@ -183,143 +240,36 @@ def run(ctx: Context, args: list[str]) -> int:
         return _start(ctx, rest)
     if sub == "explain":
         return _explain(ctx, rest)
-    _help()
-    return 0 if sub in HELP_WORDS else 2
+    return unknown_subcommand(sub, _HELP)
 
 
 # -- simple commands -------------------------------------------------------------------------
 
 
-def _status(value: str) -> str:
-    if value not in _STATUSES:
-        raise UsageError(
-            f"invalid agent status: {value} (expected idle, working, blocked, done, or unknown)"
-        )
-    return value
-
-
-def _timeout(value: str) -> int:
-    number = parse_unsigned(value, 64)
-    if number is None:
-        raise UsageError(invalid_value("--timeout", value))
-    return number
-
-
 def _read_params(args: list[str]) -> dict[str, Any]:
-    if not args:
-        raise UsageError(_READ_USAGE)
-    source = "recent"
-    lines: int | None = None
-    fmt = "text"
-    strip_ansi = True
-    index = 1
-    while index < len(args):
-        arg = args[index]
-        if arg == "--ansi":
-            fmt, strip_ansi = "ansi", False
-            index += 1
-            continue
-        if arg == "--source":
-            value = take_value(args, index, arg)
-            if value not in _READ_SOURCES:
-                raise fatal_other(f"invalid read source: {value}")
-            source = _READ_SOURCES[value]
-        elif arg == "--lines":
-            lines = u32_or_fatal(arg, take_value(args, index, arg))
-        elif arg == "--format":
-            value = take_value(args, index, arg)
-            if value not in ("text", "ansi"):
-                raise fatal_other(f"invalid read format: {value}")
-            fmt, strip_ansi = value, value != "ansi"
-        else:
-            raise UsageError(f"unknown option: {arg}")
-        index += 2
-    params: dict[str, Any] = {"target": args[0], "source": source}
-    if lines is not None:
-        params["lines"] = lines
-    params["format"] = fmt
-    params["strip_ansi"] = strip_ansi
-    return params
+    values = _READ.parse(args)
+    # Unlike `pane read`, `agent read` keeps the escapes whenever the format is ansi.
+    return {**_READ.params(values), "strip_ansi": values["format"] != "ansi"}
 
 
 def _prompt_params(args: list[str]) -> dict[str, Any]:
-    if not args:
-        raise UsageError(_PROMPT_USAGE)
-    if len(args) < 2:
-        raise UsageError("agent prompt requires text")
-    wait = False
-    until: list[str] = []
-    timeout_ms: int | None = None
-    index = 2
-    while index < len(args):
-        arg = args[index]
-        if arg == "--wait":
-            wait = True
-            index += 1
-        elif arg == "--until":
-            if index + 1 >= len(args):
-                raise UsageError("--until requires at least one status")
-            until.append(_status(args[index + 1]))
-            index += 2
-        elif arg == "--timeout":
-            timeout_ms = _timeout(take_value(args, index, arg))
-            index += 2
-        else:
-            raise UsageError(f"unknown option: {arg}")
-    if until and not wait:
+    values = _PROMPT.parse(args)
+    if values["until"] and not values["wait"]:
         raise UsageError("--until requires --wait")
-    if timeout_ms is not None and not wait:
+    if values["timeout_ms"] is not None and not values["wait"]:
         raise UsageError("--timeout requires --wait")
-    params: dict[str, Any] = {"target": args[0], "text": args[1]}
-    if wait:
-        options: dict[str, Any] = {}
-        if until:
-            options["until"] = until
-        if timeout_ms is not None:
-            options["timeout_ms"] = timeout_ms
-        params["wait"] = options
+    params = pick(values, "target", "text")
+    if values["wait"]:
+        params["wait"] = pick(values, "until", "timeout_ms")
     return params
 
 
 def _wait(ctx: Context, args: list[str]) -> int:
-    if not args:
-        raise UsageError(_WAIT_USAGE)
-    until: list[str] = []
-    timeout_ms: int | None = None
-    index = 1
-    while index < len(args):
-        arg = args[index]
-        if arg == "--until":
-            if index + 1 >= len(args):
-                raise UsageError("--until requires at least one status")
-            until.append(_status(args[index + 1]))
-            index += 2
-        elif arg == "--timeout":
-            timeout_ms = _timeout(take_value(args, index, arg))
-            index += 2
-        elif arg in HELP_WORDS:
-            write_err(_WAIT_USAGE)
-            return 0
-        else:
-            raise UsageError(f"unknown option: {arg}")
-    params: dict[str, Any] = {"target": args[0]}
-    if until:
-        params["until"] = until
-    if timeout_ms is not None:
-        params["timeout_ms"] = timeout_ms
-    return ctx.print_method("cli:agent:wait", "agent.wait", params)
+    return ctx.print_method("cli:agent:wait", "agent.wait", _WAIT.request(args))
 
 
 def _attach(args: list[str]) -> int:
-    usage = "usage: herdr agent attach <target> [--takeover]"
-    if not args:
-        raise UsageError(usage)
-    for arg in args[1:]:
-        if arg in HELP_WORDS:
-            write_err(usage)
-            return 0
-        if arg != "--takeover":
-            raise UsageError(f"unknown option: {arg}")
+    _ATTACH.parse(args)
     from .unsupported import unsupported
 
     return unsupported("agent attach", "it attaches a terminal client to the agent's pane")
@@ -386,49 +336,15 @@ def _shell_is_initializing(ctx: Context, pane_id: str) -> bool:
     return False
 
 
-def _parse_start(args: list[str]) -> tuple[str, str, str, str, list[str], int | None]:
-    if not args:
-        raise UsageError(_START_USAGE)
-    name = args[0]
-    separator = args.index("--") if "--" in args else len(args)
-    kind: str | None = None
-    pane_id: str | None = None
-    timeout_ms: int | None = None
-    index = 1
-    while index < separator:
-        arg = args[index]
-        if arg not in ("--kind", "--pane", "--timeout"):
-            raise UsageError(f"unknown option: {arg}")
-        if index + 1 >= separator:
-            raise UsageError(f"missing value for {arg}")
-        value = args[index + 1]
-        if arg == "--kind":
-            kind = value
-        elif arg == "--pane":
-            pane_id = value
-        else:
-            timeout_ms = _timeout(value)
-        index += 2
-    if kind is None:
-        raise UsageError("missing required --kind")
-    if pane_id is None:
-        raise UsageError("missing required --pane")
-    expected = parse_agent_kind(kind)
-    if expected is None:
-        raise UsageError(f"unsupported interactive agent kind: {kind}")
-    agent_args = args[separator + 1 :] if separator < len(args) else []
-    return name, kind, expected, pane_id, agent_args, timeout_ms
-
-
 def _start(ctx: Context, args: list[str]) -> int:
-    name, kind, expected_kind, pane_id, agent_args, timeout_ms = _parse_start(args)
+    values = _START.parse(args)
+    expected_kind = parse_agent_kind(values["kind"])
+    if expected_kind is None:
+        raise UsageError(f"unsupported interactive agent kind: {values['kind']}")
+    name, pane_id, timeout_ms = values["name"], values["pane_id"], values["timeout_ms"]
     timeout_total = timeout_ms if timeout_ms is not None else _DEFAULT_START_TIMEOUT_MS
     retryable = _SETTLE_DELAY_MS < timeout_total <= _MAX_START_TIMEOUT_MS
-    params: dict[str, Any] = {"name": name, "kind": kind, "pane_id": pane_id}
-    if agent_args:
-        params["args"] = agent_args
-    if timeout_ms is not None:
-        params["timeout_ms"] = timeout_ms
+    params = _START.params(values)
 
     pinned = _pane_terminal_id(ctx, pane_id)
     retry_deadline: float | None = None
@@ -540,43 +456,8 @@ def _wait_for_named_agent(
 
 
 def _explain(ctx: Context, args: list[str]) -> int:
-    file: str | None = None
-    agent: str | None = None
-    as_json = False
-    verbose = False
-    target: str | None = None
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg in ("--file", "--agent", "--format"):
-            value = take_value(args, index, arg)
-            if arg == "--file":
-                file = value
-            elif arg == "--agent":
-                agent = value
-            elif value in ("json", "text"):
-                as_json = value == "json"
-            else:
-                raise UsageError(f"invalid --format: {value} (expected text or json)")
-            index += 2
-            continue
-        if arg == "--json":
-            as_json = True
-        elif arg in ("--verbose", "-v"):
-            verbose = True
-        elif arg in HELP_WORDS:
-            print_lines(
-                "usage: herdr agent explain <target> [--json|--verbose]",
-                "usage: herdr agent explain --file PATH --agent LABEL [--json|--verbose]",
-            )
-            return 0
-        elif arg.startswith("-"):
-            raise UsageError(f"unknown option: {arg}")
-        elif target is not None:
-            raise UsageError(_EXPLAIN_USAGE)
-        else:
-            target = arg
-        index += 1
+    values = _EXPLAIN.parse(args)
+    file, agent, target = values["file"], values["agent"], values["target"]
     if file is not None:
         if target is not None:
             raise UsageError(_EXPLAIN_FILE_USAGE)
@@ -596,10 +477,10 @@ def _explain(ctx: Context, args: list[str]) -> int:
         write_err(dumps(response))
         return 1
     explain = _get(response, "result", "explain")
-    if as_json:
+    if values["json"]:
         write_out(dumps(explain) + "\n")
     else:
-        write_out(_explain_text(explain, verbose))
+        write_out(_explain_text(explain, values["verbose"] is True))
     return 0
 
 

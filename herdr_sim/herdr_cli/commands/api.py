@@ -14,35 +14,30 @@ from typing import Any
 from ..client import Context
 from ..errors import FatalError, UsageError
 from ..output import rust_os_error, write_out
-from ._common import HELP_WORDS, print_lines
+from ._common import HELP_WORDS, print_lines, subcommand, unknown_subcommand
 
 __all__ = ["run", "schema_text"]
 
 _SCHEMA_USAGE = "usage: herdr api schema [--json | --output PATH]"
 
 
-def _help() -> None:
-    print_lines(
-        "herdr api commands:",
-        "  herdr api snapshot",
-        "  herdr api schema [--json | --output PATH]",
-    )
+_HELP = (
+    "herdr api commands:",
+    "  herdr api snapshot",
+    "  herdr api schema [--json | --output PATH]",
+)
 
 
 def run(ctx: Context, args: list[str]) -> int:
     """Dispatch ``herdr api <subcommand>``."""
-    if not args:
-        _help()
-        return 2
-    sub, rest = args[0], args[1:]
+    sub, rest = subcommand(args, _HELP)
     if sub == "snapshot":
         if rest:
             raise UsageError("usage: herdr api snapshot")
         return ctx.print_method("cli:api:snapshot", "session.snapshot", {})
     if sub == "schema":
         return _schema(rest)
-    _help()
-    return 0 if sub in HELP_WORDS else 2
+    return unknown_subcommand(sub, _HELP)
 
 
 def _load_schema() -> dict[str, Any]:

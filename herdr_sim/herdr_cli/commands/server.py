@@ -18,7 +18,7 @@ from .. import transport
 from ..client import Context
 from ..errors import UsageError
 from ..output import dumps, print_response, rust_os_error_display, write_err, write_out
-from ._common import HELP_WORDS, print_lines
+from ._common import unknown_subcommand
 
 __all__ = ["StopFailed", "is_running_at", "run", "stop_sockets"]
 
@@ -100,17 +100,16 @@ def stop_sockets(socket_path: Path, watched: list[Path], label: str) -> None:
         )
 
 
-def _help() -> None:
-    print_lines(
-        "herdr server commands:",
-        "  herdr server                run the headless server (not in the simulator)",
-        "  herdr server stop           stop the server behind the API socket",
-        "  herdr server live-handoff   hand live panes to a new server (not in the simulator)",
-        "  herdr server reload-config  ask the running server to reload its config",
-        "  herdr server agent-manifests [--json]  print agent detection manifest status",
-        "  herdr server update-agent-manifests [--json]  download manifests (not in the simulator)",
-        "  herdr server reload-agent-manifests  reload agent detection manifests",
-    )
+_HELP = (
+    "herdr server commands:",
+    "  herdr server                run the headless server (not in the simulator)",
+    "  herdr server stop           stop the server behind the API socket",
+    "  herdr server live-handoff   hand live panes to a new server (not in the simulator)",
+    "  herdr server reload-config  ask the running server to reload its config",
+    "  herdr server agent-manifests [--json]  print agent detection manifest status",
+    "  herdr server update-agent-manifests [--json]  download manifests (not in the simulator)",
+    "  herdr server reload-agent-manifests  reload agent detection manifests",
+)
 
 
 def run(ctx: Context, args: list[str]) -> int:
@@ -152,8 +151,7 @@ def run(ctx: Context, args: list[str]) -> int:
         return unsupported(
             "server update-agent-manifests", "it downloads detection manifests from herdr.dev"
         )
-    _help()
-    return 0 if sub in HELP_WORDS else 2
+    return unknown_subcommand(sub, _HELP)
 
 
 def _manifest_status(response: Any) -> str:

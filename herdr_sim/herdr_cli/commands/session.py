@@ -24,21 +24,20 @@ from ..paths import (
     session_socket_path,
     validate_session_name,
 )
-from ._common import HELP_WORDS, print_lines
+from ._common import HELP_WORDS, subcommand, unknown_subcommand
 from .server import StopFailed, is_running_at, stop_sockets
 
 __all__ = ["run", "session_info"]
 
 
-def _help() -> None:
-    print_lines(
-        "herdr session commands:",
-        "  herdr session list [--json]",
-        "  herdr session attach <name>",
-        "  herdr session stop <name> [--json]",
-        "  herdr session delete <name> [--json]",
-        "  use 'default' as <name> to target the default session for stop",
-    )
+_HELP = (
+    "herdr session commands:",
+    "  herdr session list [--json]",
+    "  herdr session attach <name>",
+    "  herdr session stop <name> [--json]",
+    "  herdr session delete <name> [--json]",
+    "  use 'default' as <name> to target the default session for stop",
+)
 
 
 def session_info(ctx: Context, name: str | None) -> dict[str, Any]:
@@ -75,10 +74,7 @@ def _name_and_json(args: list[str], usage: str) -> tuple[str, bool]:
 
 def run(ctx: Context, args: list[str]) -> int:
     """Dispatch ``herdr session <subcommand>``."""
-    if not args:
-        _help()
-        return 2
-    sub, rest = args[0], args[1:]
+    sub, rest = subcommand(args, _HELP)
     if sub == "list":
         if rest not in ([], ["--json"]):
             raise UsageError("usage: herdr session list [--json]")
@@ -92,8 +88,7 @@ def run(ctx: Context, args: list[str]) -> int:
     if sub == "delete":
         name, as_json = _name_and_json(rest, "usage: herdr session delete <name> [--json]")
         return _delete(ctx, name, as_json)
-    _help()
-    return 0 if sub in HELP_WORDS else 2
+    return unknown_subcommand(sub, _HELP)
 
 
 def _list(ctx: Context, as_json: bool) -> int:

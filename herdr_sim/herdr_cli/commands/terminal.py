@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..client import Context
 from ..errors import UsageError
-from ._common import HELP_WORDS, print_lines
+from ._common import subcommand, unknown_subcommand
 from .unsupported import unsupported
 
 __all__ = ["run"]
@@ -13,23 +13,19 @@ __all__ = ["run"]
 _TITLE_USAGE = ("usage: herdr terminal title set <title>", "       herdr terminal title clear")
 
 
-def _help() -> None:
-    print_lines(
-        "herdr terminal commands:",
-        "  herdr terminal attach <terminal_id> [--takeover]",
-        "  herdr terminal session control <target> [--takeover] [--cols N] [--rows N]",
-        "  herdr terminal session observe <target> [--cols N] [--rows N]",
-        "  herdr terminal title set <title>",
-        "  herdr terminal title clear",
-    )
+_HELP = (
+    "herdr terminal commands:",
+    "  herdr terminal attach <terminal_id> [--takeover]",
+    "  herdr terminal session control <target> [--takeover] [--cols N] [--rows N]",
+    "  herdr terminal session observe <target> [--cols N] [--rows N]",
+    "  herdr terminal title set <title>",
+    "  herdr terminal title clear",
+)
 
 
 def run(ctx: Context, args: list[str]) -> int:
     """Dispatch ``herdr terminal <subcommand>``."""
-    if not args:
-        _help()
-        return 2
-    sub, rest = args[0], args[1:]
+    sub, rest = subcommand(args, _HELP)
     if sub == "title":
         action = rest[0] if rest else None
         if action == "set":
@@ -41,9 +37,7 @@ def run(ctx: Context, args: list[str]) -> int:
             if len(rest) != 1:
                 raise UsageError("usage: herdr terminal title clear")
             return ctx.print_method("cli:terminal:title:clear", "client.window_title.clear", {})
-        print_lines(*_TITLE_USAGE)
-        return 0 if action in HELP_WORDS else 2
+        return unknown_subcommand(action, _TITLE_USAGE)
     if sub in ("attach", "session"):
         return unsupported(f"terminal {sub}", "it streams a terminal to an attached client")
-    _help()
-    return 0 if sub in HELP_WORDS else 2
+    return unknown_subcommand(sub, _HELP)
