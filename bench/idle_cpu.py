@@ -1,8 +1,8 @@
 """Idle CPU of the simulator hosting 200 live panes.
 
 The simulator runs in this process (its own thread); 200 panes — real bash processes on
-real ptys — are spread over 4 workspaces x 5 tabs x 10 panes (Herdr caps a tab at 24
-panes). Once every pane shows its prompt and a short settle has passed, the process's
+real ptys — are spread over 4 workspaces x 5 tabs x 10 panes, a shape a real session might have.
+Once every pane shows its prompt and a short settle has passed, the process's
 CPU time is sampled over a fixed window while nothing talks to the simulator: that is
 the cost of keeping idle panes alive (pty readers, pidfds, timers), as % of one core.
 The baseline is the same measurement on the same simulator with one pane, taken
