@@ -9,9 +9,6 @@ reproduces that guard and turns transport failures into the exact exits Herdr pr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from . import transport
 from .errors import FatalError, ProtocolMismatchReported, ServerNotRunningError
 from .output import (
@@ -23,7 +20,14 @@ from .output import (
     rust_os_error_display,
     write_err,
 )
-from .paths import ResolvedSocket
+
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from .paths import ResolvedSocket
 
 __all__ = ["PING_REQUEST_ID", "Context", "PingStatus", "client_protocol"]
 
@@ -90,13 +94,13 @@ class Context:
     @property
     def socket_path(self) -> str:
         """The API socket as a string, the form the transport wants."""
-        return str(self.socket.path)
+        return self.socket.socket_path
 
     # -- error mapping -------------------------------------------------------------------
 
     def _not_running(self, request_id: str) -> ServerNotRunningError:
         message = (
-            f"no herdr server is running at {self.socket.path}; "
+            f"no herdr server is running at {self.socket.socket_path}; "
             f"run `{self.socket.startup_command()}` to start or attach it"
         )
         return ServerNotRunningError(

@@ -8,26 +8,27 @@ accept exactly what Rust accepts. The converters of :mod:`.options` are built on
 
 from __future__ import annotations
 
-import math
-import re
-
 from .errors import FatalError
 from .output import rust_custom_error, rust_debug_str
+
+# `re` (and the `enum` it imports) costs the CLI milliseconds at start-up, so the float
+# pattern is compiled on first use; the integer check needs no regular expression.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 __all__ = [
     "expand_equals",
     "f32_value",
     "fatal_other",
     "invalid_value",
+    "is_finite",
     "parse_f32",
     "parse_unsigned",
 ]
 
-_UNSIGNED = re.compile(r"\+?[0-9]+")
-_FLOAT = re.compile(
-    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)",
-    re.IGNORECASE,
-)
+_FLOAT_PATTERN = r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)"
+_float_re: re.Pattern[str] | None = None
 _F32_MAX = 3.4028234663852886e38
 
 
@@ -47,11 +48,17 @@ def expand_equals(args: list[str], value_options: tuple[str, ...]) -> list[str]:
     return expanded
 
 
+def is_finite(number: float) -> bool:
+    """``math.isfinite`` without importing :mod:`math` (``inf - inf`` and NaN are NaN)."""
+    return number - number == 0.0
+
+
 def parse_unsigned(value: str, bits: int) -> int | None:
     """Rust's ``u32``/``u64`` ``from_str``: optional ``+``, ASCII digits, in range."""
-    if not _UNSIGNED.fullmatch(value):
+    digits = value.removeprefix("+")
+    if not (digits.isascii() and digits.isdigit()):
         return None
-    number = int(value.lstrip("+"))
+    number = int(digits)
     return number if number < (1 << bits) else None
 
 
@@ -67,8 +74,15 @@ def fatal_other(message: str) -> FatalError:
 
 def parse_f32(value: str) -> float | None:
     """Rust's ``f32`` ``from_str``; ``None`` when it does not parse (may return inf/nan)."""
-    if not _FLOAT.fullmatch(value):
+    global _float_re
+    if _float_re is None:
+        import re
+
+        _float_re = re.compile(_FLOAT_PATTERN, re.IGNORECASE)
+    if not _float_re.fullmatch(value):
         return None
+    import math
+
     number = float(value)
     if math.isnan(number):
         return number

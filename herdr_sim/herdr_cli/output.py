@@ -5,7 +5,9 @@ Real Herdr parses every response into a ``serde_json::Value`` and prints it agai
 floats are rendered by ``ryu`` (``1e-7``, ``0.00001``), not the way Python's ``repr`` would.
 Clients that compare the CLI's output byte for byte (snapshot tests, shell pipelines) see
 no difference between the two implementations only if these details match, so this module
-renders JSON itself instead of calling :func:`json.dumps` with its defaults.
+renders JSON itself instead of calling :func:`json.dumps` with its defaults. It does not
+import :mod:`json` at all (that package imports :mod:`re`, which costs every CLI start a few
+milliseconds): strings are escaped by the C function ``json.dumps`` itself uses.
 
 Errors that real Herdr lets escape ``main`` are printed by Rust as ``Error: <Debug>``; the
 ``rust_*`` helpers below reproduce the ``Debug`` text of ``std::io::Error`` for the cases
@@ -14,15 +16,24 @@ the CLI can hit.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
-from json.encoder import encode_basestring
-from typing import Any, TextIO
+
+try:
+    from _json import encode_basestring
+except ImportError:  # pragma: no cover - an interpreter without json's C accelerator
+    from json.encoder import py_encode_basestring as encode_basestring
+
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TextIO
 
 __all__ = [
     "CliExit",
     "dumps",
+    "dumps_compact",
     "print_read_response",
     "print_response",
     "rust_custom_error",
@@ -66,7 +77,7 @@ def write_err(text: str) -> None:
 
 def _format_float(value: float) -> str:
     """Render a finite float the way ``ryu`` (serde_json's float printer) does."""
-    if not math.isfinite(value):
+    if value - value != 0.0:  # inf or NaN (`math` is not imported, for start-up time)
         return "null"
     text = repr(value)
     sign = ""
@@ -95,7 +106,18 @@ def _format_float(value: float) -> str:
     return f"{sign}{digits[0]}.{digits[1:]}e{exp}"
 
 
-def _encode(value: Any, sort_keys: bool, parts: list[str]) -> None:
+def _python_float(value: float) -> str:
+    """A float as :func:`json.dumps` renders it (``repr``; ``NaN``/``Infinity`` allowed)."""
+    if value - value == 0.0:  # finite
+        return float.__repr__(value)
+    if value > 0:
+        return "Infinity"
+    return "-Infinity" if value < 0 else "NaN"
+
+
+def _encode(
+    value: Any, sort_keys: bool, parts: list[str], float_text: Callable[[float], str]
+) -> None:
     if value is None:
         parts.append("null")
     elif value is True:
@@ -107,7 +129,7 @@ def _encode(value: Any, sort_keys: bool, parts: list[str]) -> None:
     elif isinstance(value, int):
         parts.append(str(value))
     elif isinstance(value, float):
-        parts.append(_format_float(value))
+        parts.append(float_text(value))
     elif isinstance(value, dict):
         parts.append("{")
         items = sorted(value.items()) if sort_keys else list(value.items())
@@ -116,14 +138,14 @@ def _encode(value: Any, sort_keys: bool, parts: list[str]) -> None:
                 parts.append(",")
             parts.append(encode_basestring(str(key)))
             parts.append(":")
-            _encode(item, sort_keys, parts)
+            _encode(item, sort_keys, parts, float_text)
         parts.append("}")
     elif isinstance(value, list | tuple):
         parts.append("[")
         for index, item in enumerate(value):
             if index:
                 parts.append(",")
-            _encode(item, sort_keys, parts)
+            _encode(item, sort_keys, parts, float_text)
         parts.append("]")
     else:
         raise TypeError(f"cannot render {type(value).__name__} as JSON")
@@ -138,7 +160,15 @@ def dumps(value: Any, *, sort_keys: bool = True) -> str:
     ``server_not_running`` envelopes).
     """
     parts: list[str] = []
-    _encode(value, sort_keys, parts)
+    _encode(value, sort_keys, parts, _format_float)
+    return "".join(parts)
+
+
+def dumps_compact(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` for JSON values
+    with string keys, without importing :mod:`json` (the request encoding of the CLI)."""
+    parts: list[str] = []
+    _encode(value, False, parts, _python_float)
     return "".join(parts)
 
 

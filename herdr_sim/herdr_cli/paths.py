@@ -11,27 +11,43 @@ machine's real Herdr (``~/.config/herdr``) is never touched:
 * a named session ``NAME`` lives in ``<dir>/sessions/NAME/herdr.sock``.
 
 The functions take the environment as a mapping instead of reading ``os.environ`` so the
-server and the tests can resolve paths for an environment other than their own. The module
-imports only :mod:`os` and :mod:`pathlib` because the CLI imports it on every invocation.
+server and the tests can resolve paths for an environment other than their own.
+
+The CLI imports this module on every invocation, and :mod:`pathlib` (with the
+:mod:`urllib.parse` and :mod:`ipaddress` it drags in) would cost more than the rest of a
+``herdr pane list``. So the work is done on strings, normalised exactly as
+:class:`pathlib.PurePosixPath` would render them (the ``*_str`` functions, what the CLI
+uses), and the ``Path``-returning functions other callers use import :mod:`pathlib` only
+when called.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
+
+# `typing` is not imported at run time (see herdr_sim/__init__.py); mypy treats this name
+# specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
 
 __all__ = [
     "DEFAULT_SESSION_NAME",
     "ResolvedSocket",
     "SessionNameError",
+    "child_path",
     "client_socket_path_for",
+    "client_socket_str_for",
     "config_dir",
+    "config_dir_str",
+    "normalize_path",
     "normalize_session_name",
     "resolve_socket",
     "session_dir",
+    "session_dir_str",
     "session_socket_path",
+    "session_socket_str",
     "validate_session_name",
 ]
 
@@ -80,38 +96,124 @@ def normalize_session_name(name: str) -> str | None:
     return name
 
 
-def config_dir(env: Mapping[str, str]) -> Path:
+# -- string paths, rendered as pathlib renders them ---------------------------------------------
+
+
+def _root(path: str) -> str:
+    """The anchor ``PurePosixPath`` keeps: exactly two leading slashes stay ``//``."""
+    if not path.startswith("/"):
+        return ""
+    return "//" if path.startswith("//") and not path.startswith("///") else "/"
+
+
+def normalize_path(path: str) -> str:
+    """``str(PurePosixPath(path))``: no empty or ``.`` components, ``.`` when nothing is left.
+
+    ``..`` is kept (it is not resolved, exactly as in :mod:`pathlib`).
+    """
+    parts = [part for part in path.split("/") if part and part != "."]
+    return (_root(path) + "/".join(parts)) or "."
+
+
+def child_path(base: str, name: str) -> str:
+    """``str(PurePosixPath(base) / name)`` for a normalised ``base`` and a one-component
+    ``name`` (no slash, not ``.``)."""
+    if base == ".":
+        return name
+    if base.endswith("/"):  # the root, "/" or "//"
+        return base + name
+    return f"{base}/{name}"
+
+
+def _parent_and_name(path: str) -> tuple[str, str]:
+    """``(str(p.parent), p.name)`` of ``p = PurePosixPath(path)`` for a normalised ``path``."""
+    root = _root(path)
+    rest = path[len(root) :]
+    if not rest or rest == ".":
+        return path, ""
+    slash = rest.rfind("/")
+    if slash < 0:
+        return root or ".", rest
+    return root + rest[:slash], rest[slash + 1 :]
+
+
+def _stem(name: str) -> str:
+    """``PurePosixPath.stem`` of a final component ``name``."""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def _home() -> str:
+    """``str(Path.home())``: ``$HOME`` of this process, else the password database."""
+    home = os.path.expanduser("~")  # noqa: PTH111 - pathlib costs the CLI milliseconds
+    if home.startswith("~"):
+        raise RuntimeError("Could not determine home directory.")
+    return normalize_path(home)
+
+
+def config_dir_str(env: Mapping[str, str]) -> str:
     """The simulator's configuration directory for ``env`` (see the module docstring).
 
     As in real Herdr, a set-but-empty ``XDG_CONFIG_HOME`` still counts as set.
     """
     override = env.get(CONFIG_DIR_ENV)
     if override:
-        return Path(override)
+        return normalize_path(override)
     xdg = env.get("XDG_CONFIG_HOME")
     if xdg is not None:
-        return Path(xdg) / APP_DIR_NAME
+        return child_path(normalize_path(xdg), APP_DIR_NAME)
     home = env.get("HOME")
-    base = Path(home) if home else Path.home()
-    return base / ".config" / APP_DIR_NAME
+    base = normalize_path(home) if home else _home()
+    return child_path(child_path(base, ".config"), APP_DIR_NAME)
+
+
+def session_dir_str(name: str | None, env: Mapping[str, str]) -> str:
+    """The data directory of session ``name`` (``None`` or ``"default"``: the default one)."""
+    base = config_dir_str(env)
+    if name is None or name == DEFAULT_SESSION_NAME:
+        return base
+    return child_path(child_path(base, "sessions"), name)
+
+
+def session_socket_str(name: str | None, env: Mapping[str, str]) -> str:
+    """The API socket of session ``name`` (``None`` or ``"default"``: the default session)."""
+    return child_path(session_dir_str(name, env), "herdr.sock")
+
+
+def client_socket_str_for(name: str | None, env: Mapping[str, str]) -> str:
+    """The TUI client socket next to a session's API socket (``herdr-client.sock``)."""
+    return child_path(session_dir_str(name, env), "herdr-client.sock")
+
+
+# -- the same as Path objects, for the server side and the tests ------------------------------
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    """:func:`config_dir_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(config_dir_str(env))
 
 
 def session_dir(name: str | None, env: Mapping[str, str]) -> Path:
-    """The data directory of session ``name`` (``None`` or ``"default"``: the default one)."""
-    base = config_dir(env)
-    if name is None or name == DEFAULT_SESSION_NAME:
-        return base
-    return base / "sessions" / name
+    """:func:`session_dir_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(session_dir_str(name, env))
 
 
 def session_socket_path(name: str | None, env: Mapping[str, str]) -> Path:
-    """The API socket of session ``name`` (``None`` or ``"default"``: the default session)."""
-    return session_dir(name, env) / "herdr.sock"
+    """:func:`session_socket_str` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(session_socket_str(name, env))
 
 
 def client_socket_path_for(name: str | None, env: Mapping[str, str]) -> Path:
-    """The TUI client socket next to a session's API socket (``herdr-client.sock``)."""
-    return session_dir(name, env) / "herdr-client.sock"
+    """:func:`client_socket_str_for` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(client_socket_str_for(name, env))
 
 
 def active_session_name(env: Mapping[str, str]) -> str | None:
@@ -126,19 +228,44 @@ def active_session_name(env: Mapping[str, str]) -> str | None:
     return name
 
 
-class ResolvedSocket(NamedTuple):
+class ResolvedSocket:
     """The outcome of socket resolution, with what the CLI's messages need to know.
 
-    ``session`` is the active named session (``None`` for the default one), ``explicit``
-    says whether it came from ``--session`` (which beats ``HERDR_SOCKET_PATH``), and
-    ``override`` is the ``HERDR_SOCKET_PATH`` value when that variable chose the path.
+    ``socket_path`` is the API socket (normalised as :mod:`pathlib` renders it; ``path``
+    is the same as a :class:`~pathlib.Path`). ``session`` is the active named session
+    (``None`` for the default one), ``explicit`` says whether it came from ``--session``
+    (which beats ``HERDR_SOCKET_PATH``), and ``override`` is the ``HERDR_SOCKET_PATH``
+    value when that variable chose the path.
     """
 
-    path: Path
-    session: str | None
-    explicit: bool
-    override: str | None
-    env: Mapping[str, str]
+    __slots__ = ("env", "explicit", "override", "session", "socket_path")
+
+    def __init__(
+        self,
+        socket_path: str,
+        session: str | None,
+        explicit: bool,
+        override: str | None,
+        env: Mapping[str, str],
+    ) -> None:
+        self.socket_path = socket_path
+        self.session = session
+        self.explicit = explicit
+        self.override = override
+        self.env = env
+
+    def __repr__(self) -> str:
+        return (
+            f"ResolvedSocket(socket_path={self.socket_path!r}, session={self.session!r}, "
+            f"explicit={self.explicit!r}, override={self.override!r})"
+        )
+
+    @property
+    def path(self) -> Path:
+        """The API socket as a :class:`~pathlib.Path`."""
+        from pathlib import Path
+
+        return Path(self.socket_path)
 
     @property
     def attach_command(self) -> str:
@@ -153,7 +280,7 @@ class ResolvedSocket(NamedTuple):
     def startup_command(self) -> str:
         """The command named in ``server_not_running``: the session's own one only when the
         socket is that session's socket, plain ``herdr`` for an unrelated override."""
-        if self.path == session_socket_path(self.session, self.env):
+        if self.socket_path == session_socket_str(self.session, self.env):
             return self.attach_command
         return "herdr"
 
@@ -169,19 +296,25 @@ class ResolvedSocket(NamedTuple):
             + restart
         )
 
-    def client_socket_path(self) -> Path:
+    def client_socket(self) -> str:
         """The TUI client socket that ``herdr server stop`` also waits on."""
         if self.explicit:
-            return client_socket_path_for(self.session, self.env)
+            return client_socket_str_for(self.session, self.env)
         override = self.env.get(SOCKET_PATH_ENV)
         if override is not None:
-            api = Path(override)
-            stem = api.stem if api.name else "herdr"
-            return api.parent / f"{stem}-client.sock"
+            parent, name = _parent_and_name(normalize_path(override))
+            stem = _stem(name) if name else "herdr"
+            return child_path(parent, f"{stem}-client.sock")
         legacy = self.env.get(CLIENT_SOCKET_PATH_ENV)
         if legacy is not None:
-            return Path(legacy)
-        return client_socket_path_for(self.session, self.env)
+            return normalize_path(legacy)
+        return client_socket_str_for(self.session, self.env)
+
+    def client_socket_path(self) -> Path:
+        """:meth:`client_socket` as a :class:`~pathlib.Path`."""
+        from pathlib import Path
+
+        return Path(self.client_socket())
 
 
 def resolve_socket(argv_session: str | None, env: Mapping[str, str]) -> ResolvedSocket:
@@ -199,16 +332,17 @@ def resolve_socket(argv_session: str | None, env: Mapping[str, str]) -> Resolved
         else:
             resolved_env[SESSION_ENV] = name
         return ResolvedSocket(
-            session_socket_path(name, resolved_env), name, True, None, resolved_env
+            session_socket_str(name, resolved_env), name, True, None, resolved_env
         )
     override = env.get(SOCKET_PATH_ENV)
     if override is not None:
-        return ResolvedSocket(Path(override), active_session_name(env), False, override, env)
+        path = normalize_path(override)
+        return ResolvedSocket(path, active_session_name(env), False, override, env)
     session_value = env.get(SESSION_ENV)
     if session_value is not None:
         name = normalize_session_name(session_value)
-        return ResolvedSocket(session_socket_path(name, env), name, False, None, env)
-    return ResolvedSocket(session_socket_path(None, env), None, False, None, env)
+        return ResolvedSocket(session_socket_str(name, env), name, False, None, env)
+    return ResolvedSocket(session_socket_str(None, env), None, False, None, env)
 
 
 def environ() -> Mapping[str, str]:

@@ -7,15 +7,25 @@ defaults to ``None`` here too; only ``server stop`` bounds its exchange.
 
 The module uses the low-level ``_socket`` extension instead of :mod:`socket`: the CLI runs
 once per command inside every simulated pane, and :mod:`socket` pulls in :mod:`enum` and
-:mod:`selectors` for features a single blocking exchange does not need.
+:mod:`selectors` for features a single blocking exchange does not need. For the same
+reason it does not import :mod:`json` (whose pure-Python layer imports :mod:`re` and
+:mod:`enum`): requests are encoded by :func:`~herdr_sim.herdr_cli.output.dumps_compact`
+and replies decoded by :func:`loads`, which drives the C scanner behind :func:`json.loads`
+and leaves every error to :func:`json.loads` itself, so failures read exactly the same.
 """
 
 from __future__ import annotations
 
 import _socket
 import errno
-import json
-from typing import Any
+
+from .output import dumps_compact
+
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 __all__ = [
     "BadResponse",
@@ -25,11 +35,60 @@ __all__ = [
     "TransportError",
     "connect",
     "encode_request",
+    "loads",
     "request",
 ]
 
 _NOT_RUNNING_ERRNOS = frozenset({errno.ENOENT, errno.ECONNREFUSED})
 _CHUNK = 65536
+#: What :func:`json.loads` skips around a document.
+_JSON_WHITESPACE = " \t\n\r"
+
+
+class _DecoderSettings:
+    """The attributes ``_json.make_scanner`` reads: those of a default ``json.JSONDecoder``."""
+
+    def __init__(self) -> None:
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.array_hook = None  # read by newer Pythons
+        self.parse_float = float
+        self.parse_int = int
+        constants = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+        self.parse_constant = constants.__getitem__
+
+
+def _make_scanner() -> Callable[[str, int], tuple[Any, int]] | None:
+    try:
+        from _json import make_scanner
+
+        return make_scanner(_DecoderSettings())  # type: ignore[arg-type]
+    except Exception:  # no C accelerator, or one that wants other settings: use json
+        return None
+
+
+_scan = _make_scanner()
+
+
+def loads(text: str) -> Any:
+    """:func:`json.loads` for a ``str``, without importing :mod:`json` when ``text`` is valid.
+
+    Invalid input (and anything the fast path does not handle, a byte-order mark, say) is
+    handed to :func:`json.loads`, so the error raised is exactly the one it raises.
+    """
+    if _scan is not None and not text.startswith("\ufeff"):
+        start = len(text) - len(text.lstrip(_JSON_WHITESPACE))
+        try:
+            value, end = _scan(text, start)
+        except (StopIteration, ValueError):
+            pass
+        else:
+            if not text[end:].strip(_JSON_WHITESPACE):
+                return value
+    import json
+
+    return json.loads(text)
 
 
 class TransportError(Exception):
@@ -71,9 +130,7 @@ class BadResponse(TransportError):
 def encode_request(request_id: str, method: str, params: dict[str, Any]) -> bytes:
     """The wire form of a request: compact JSON with ``id``, ``method``, ``params``."""
     body = {"id": request_id, "method": method, "params": params}
-    return (json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n").encode(
-        "utf-8", "surrogateescape"
-    )
+    return (dumps_compact(body) + "\n").encode("utf-8", "surrogateescape")
 
 
 def connect(path: str, timeout: float | None = None) -> _socket.socket:
@@ -123,7 +180,7 @@ def exchange(sock: _socket.socket, payload: bytes) -> Any:
     if not text.strip():
         raise EmptyResponse
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError as err:
         raise BadResponse(err) from None
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import math
+import re
 
-from herdr_sim.herdr_cli.flags import expand_equals, parse_f32, parse_unsigned
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from herdr_sim.herdr_cli.flags import expand_equals, is_finite, parse_f32, parse_unsigned
 from herdr_sim.herdr_cli.output import dumps, rust_debug_str
 
 
@@ -49,6 +54,22 @@ def test_rust_number_parsing_is_stricter_than_python() -> None:
     assert parse_f32("1e39") == float("inf")
     assert parse_f32("1_0.0") is None
     assert parse_f32(".") is None
+
+
+@given(st.text(alphabet="+-0123456789 _٥²a\n", max_size=22), st.sampled_from([32, 64]))
+def test_unsigned_parsing_is_rusts_grammar(text: str, bits: int) -> None:
+    """Optional ``+`` then ASCII digits only, in range (checked without a regex)."""
+    valid = re.fullmatch(r"\+?[0-9]+", text) is not None and int(text) < 2**bits
+    assert parse_unsigned(text, bits) == (int(text) if valid else None)
+
+
+@pytest.mark.parametrize("value", [0.0, -0.0, 1e308, -5e-324, math.inf, -math.inf, math.nan])
+def test_is_finite_is_math_isfinite(value: float) -> None:
+    assert is_finite(value) is math.isfinite(value)
+
+
+def test_non_finite_floats_render_as_null() -> None:
+    assert dumps([math.inf, -math.inf, math.nan]) == "[null,null,null]"
 
 
 def test_expand_equals_splits_only_value_options() -> None:

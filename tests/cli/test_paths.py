@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from herdr_sim.herdr_cli.paths import (
     SessionNameError,
+    child_path,
+    client_socket_str_for,
     config_dir,
+    config_dir_str,
+    normalize_path,
     resolve_socket,
+    session_dir,
+    session_dir_str,
     session_socket_path,
+    session_socket_str,
     validate_session_name,
 )
 
@@ -79,3 +88,56 @@ def test_session_name_rules(name: str, message: str) -> None:
     with pytest.raises(SessionNameError, match=f"^{message}$"):
         validate_session_name(name)
     validate_session_name("Work_1.2-x")
+
+
+# -- the string forms the CLI uses: exactly what pathlib would render ---------------------------
+
+_PATH_TEXT = st.text(alphabet="/.a~ -", max_size=12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PATH_TEXT)
+def test_normalize_path_renders_as_pathlib_does(text: str) -> None:
+    assert normalize_path(text) == str(PurePosixPath(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PATH_TEXT, st.sampled_from(["herdr-sim", "sessions", "herdr.sock", ".config", "a.b"]))
+def test_child_path_joins_as_pathlib_does(base: str, name: str) -> None:
+    assert child_path(normalize_path(base), name) == str(PurePosixPath(base) / name)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_PATH_TEXT)
+def test_override_client_socket_is_the_api_sockets_sibling(override: str) -> None:
+    api = PurePosixPath(override)
+    stem = api.stem if api.name else "herdr"
+    expected = api.parent / f"{stem}-client.sock"
+    resolved = resolve_socket(None, {"HERDR_SOCKET_PATH": override, "HOME": "/h"})
+    assert resolved.client_socket() == str(expected)
+    assert resolved.client_socket_path() == Path(expected)
+    assert resolved.socket_path == str(api)
+    assert resolved.path == Path(override)
+
+
+def test_string_and_path_forms_agree() -> None:
+    env = {"HERDR_SIM_CONFIG_DIR": "/c//x/./", "HERDR_SESSION": "e"}
+    assert config_dir_str(env) == "/c/x" and config_dir(env) == Path("/c/x")
+    assert session_dir_str("w", env) == "/c/x/sessions/w"
+    assert session_dir("w", env) == Path("/c/x/sessions/w")
+    assert session_socket_str("w", env) == "/c/x/sessions/w/herdr.sock"
+    assert client_socket_str_for(None, env) == "/c/x/herdr-client.sock"
+    resolved = resolve_socket(None, env)
+    assert isinstance(resolved.socket_path, str)
+    assert resolved.socket_path == "/c/x/sessions/e/herdr.sock"
+    assert resolved.path == Path("/c/x/sessions/e/herdr.sock")
+    assert resolved.client_socket() == "/c/x/sessions/e/herdr-client.sock"
+
+
+def test_empty_xdg_config_home_and_missing_home_behave_like_pathlib(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert config_dir({"XDG_CONFIG_HOME": ""}) == Path("herdr-sim")
+    monkeypatch.setenv("HOME", "/home//someone/")
+    assert config_dir({}) == Path.home() / ".config" / "herdr-sim"
+    assert config_dir_str({"HOME": ""}) == "/home/someone/.config/herdr-sim"

@@ -11,14 +11,17 @@ from __future__ import annotations
 import errno
 import os
 import time
-from pathlib import Path
-from typing import Any
 
 from .. import transport
 from ..client import Context
 from ..errors import UsageError
 from ..output import dumps, print_response, rust_os_error_display, write_err, write_out
 from ._common import unknown_subcommand
+
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["StopFailed", "is_running_at", "run", "stop_sockets"]
 
@@ -35,22 +38,22 @@ class StopFailed(Exception):
     """Stopping failed; ``str(err)`` is Herdr's plain-text message."""
 
 
-def is_running_at(path: Path) -> bool:
+def is_running_at(path: str) -> bool:
     """Whether something accepts connections at ``path`` (Herdr's liveness probe)."""
     if not os.path.lexists(path):
         return False
     try:
-        sock = transport.connect(str(path))
+        sock = transport.connect(path)
     except transport.TransportError:
         return False
     sock.close()
     return True
 
 
-def _send_stop(path: Path, label: str, deadline: float) -> dict[str, Any] | None:
+def _send_stop(path: str, label: str, deadline: float) -> dict[str, Any] | None:
     """Send ``server.stop``; the decoded reply, or ``None`` when none arrives in time."""
     try:
-        sock = transport.connect(str(path))
+        sock = transport.connect(path)
     except (transport.ServerNotRunning, transport.IoFailure) as err:
         raise StopFailed(
             f"{label} is not running or cannot be reached at {path}: "
@@ -73,16 +76,14 @@ def _send_stop(path: Path, label: str, deadline: float) -> dict[str, Any] | None
         sock.close()
     if not line:
         return None
-    import json
-
     try:
-        reply = json.loads(line.decode("utf-8", "replace"))
+        reply = transport.loads(line.decode("utf-8", "replace"))
     except ValueError as err:
         raise StopFailed(str(err)) from None
     return reply if isinstance(reply, dict) else None
 
 
-def stop_sockets(socket_path: Path, watched: list[Path], label: str) -> None:
+def stop_sockets(socket_path: str, watched: list[str], label: str) -> None:
     """Stop the server at ``socket_path`` and wait until every ``watched`` socket is dead."""
     deadline = time.monotonic() + STOP_TIMEOUT
     reply = _send_stop(socket_path, label, deadline)
@@ -92,7 +93,7 @@ def stop_sockets(socket_path: Path, watched: list[Path], label: str) -> None:
         if not any(is_running_at(path) for path in watched):
             return
         time.sleep(min(_STOP_POLL, max(deadline - time.monotonic(), 0)))
-    reachable = [str(path) for path in watched if is_running_at(path)]
+    reachable = [path for path in watched if is_running_at(path)]
     if reachable:
         raise StopFailed(
             f"{label} did not stop within {int(STOP_TIMEOUT * 1000)}ms; "
@@ -118,9 +119,9 @@ def run(ctx: Context, args: list[str]) -> int:
     if sub == "stop":
         if rest:
             raise UsageError("usage: herdr server stop")
-        watched = [ctx.socket.path, ctx.socket.client_socket_path()]
+        watched = [ctx.socket.socket_path, ctx.socket.client_socket()]
         try:
-            stop_sockets(ctx.socket.path, watched, "server")
+            stop_sockets(ctx.socket.socket_path, watched, "server")
         except StopFailed as err:
             write_err(str(err))
             return 1

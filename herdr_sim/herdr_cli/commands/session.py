@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any
 
 from ..client import Context
 from ..errors import UsageError
@@ -18,14 +17,21 @@ from ..output import dumps, write_err, write_out
 from ..paths import (
     DEFAULT_SESSION_NAME,
     SessionNameError,
-    config_dir,
+    child_path,
+    client_socket_str_for,
+    config_dir_str,
     normalize_session_name,
-    session_dir,
-    session_socket_path,
+    session_dir_str,
+    session_socket_str,
     validate_session_name,
 )
 from ._common import HELP_WORDS, subcommand, unknown_subcommand
 from .server import StopFailed, is_running_at, stop_sockets
+
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["run", "session_info"]
 
@@ -42,13 +48,13 @@ _HELP = (
 
 def session_info(ctx: Context, name: str | None) -> dict[str, Any]:
     """Herdr's ``SessionInfo`` for session ``name`` (``None``: the default session)."""
-    socket = session_socket_path(name, ctx.env)
+    socket = session_socket_str(name, ctx.env)
     return {
         "name": name if name is not None else DEFAULT_SESSION_NAME,
         "default": name is None,
         "running": is_running_at(socket),
-        "socket_path": str(socket),
-        "session_dir": str(session_dir(name, ctx.env)),
+        "socket_path": socket,
+        "session_dir": session_dir_str(name, ctx.env),
     }
 
 
@@ -94,7 +100,7 @@ def run(ctx: Context, args: list[str]) -> int:
 def _list(ctx: Context, as_json: bool) -> int:
     names: list[str] = []
     try:
-        with os.scandir(config_dir(ctx.env) / "sessions") as scan:
+        with os.scandir(child_path(config_dir_str(ctx.env), "sessions")) as scan:
             entries = list(scan)
     except FileNotFoundError:
         entries = []
@@ -125,8 +131,8 @@ def _stop(ctx: Context, raw_name: str, as_json: bool) -> int:
         name = normalize_session_name(raw_name)
     except SessionNameError as err:
         return _error("invalid_session_name", str(err))
-    socket = session_socket_path(name, ctx.env)
-    watched = [socket, session_dir(name, ctx.env) / "herdr-client.sock"]
+    socket = session_socket_str(name, ctx.env)
+    watched = [socket, client_socket_str_for(name, ctx.env)]
     label = f"session {name if name is not None else DEFAULT_SESSION_NAME}"
     try:
         stop_sockets(socket, watched, label)
@@ -147,13 +153,13 @@ def _delete(ctx: Context, name: str, as_json: bool) -> int:
         validate_session_name(name)
     except SessionNameError as err:
         return _error("session_delete_failed", str(err))
-    if is_running_at(session_socket_path(name, ctx.env)):
+    if is_running_at(session_socket_str(name, ctx.env)):
         return _error(
             "session_delete_failed", f"session {name} is running; stop it before deleting"
         )
     info = session_info(ctx, name)
     try:
-        shutil.rmtree(session_dir(name, ctx.env))
+        shutil.rmtree(session_dir_str(name, ctx.env))
     except FileNotFoundError:
         pass
     except OSError as err:

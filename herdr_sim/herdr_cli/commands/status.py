@@ -8,13 +8,17 @@ Herdr 0.9 added ``endpoint_compatible`` to the server object.
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
-from typing import Any
 
 from ..client import Context, PingStatus, client_protocol
 from ..errors import ServerNotRunningError
 from ..output import dumps, write_err, write_out
+
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ENDPOINT_PROTOCOL_GENERATION", "run"]
 
@@ -42,7 +46,10 @@ def _client_version() -> str:
 
 
 def _binary() -> str:
-    return str(Path(sys.argv[0]).resolve()) if sys.argv and sys.argv[0] else "unknown"
+    if not (sys.argv and sys.argv[0]):
+        return "unknown"
+    # What Path(...).resolve() returns, without importing pathlib.
+    return os.path.realpath(sys.argv[0])
 
 
 def run(ctx: Context, args: list[str]) -> int:
@@ -129,13 +136,13 @@ def _endpoint_compatible(server: PingStatus) -> bool:
 
 def _server_text(ctx: Context, server: PingStatus | None, indent: str) -> str:
     if server is None:
-        return f"{indent}status: not running\n{indent}socket: {ctx.socket.path}\n"
+        return f"{indent}status: not running\n{indent}socket: {ctx.socket.socket_path}\n"
     return (
         f"{indent}status: running\n"
         f"{indent}version: {server.version if server.version is not None else 'unknown'}\n"
         f"{indent}protocol: {server.protocol}\n"
         f"{indent}compatible: {'yes' if _compatible(server) else 'no'}\n"
-        f"{indent}socket: {ctx.socket.path}\n"
+        f"{indent}socket: {ctx.socket.socket_path}\n"
     )
 
 
@@ -149,7 +156,7 @@ def _server_json(ctx: Context, server: PingStatus | None) -> dict[str, Any]:
             "capabilities": None,
             "compatible": None,
             "endpoint_compatible": None,
-            "socket": str(ctx.socket.path),
+            "socket": ctx.socket.socket_path,
             "session": ctx.socket.session,
             "restart_needed": False,
         }
@@ -169,7 +176,7 @@ def _server_json(ctx: Context, server: PingStatus | None) -> dict[str, Any]:
         ),
         "compatible": _compatible(server),
         "endpoint_compatible": _endpoint_compatible(server),
-        "socket": str(ctx.socket.path),
+        "socket": ctx.socket.socket_path,
         "session": ctx.socket.session,
         "restart_needed": _restart_needed(server),
     }
