@@ -122,6 +122,9 @@ class Server:
         self._connections: set[asyncio.Task[None]] = set()
         #: unexpected handler exceptions, re-raised by ``Simulator.check()`` in tests
         self.handler_errors: list[BaseException] = []
+        #: handlers running now; seen from the loop, a handler counted here has already
+        #: reached its first await (tests use it to act while a wait is in progress)
+        self.in_flight = 0
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -258,6 +261,7 @@ class Server:
         if method in UNSUPPORTED:
             return error_line(request_id, errors.not_supported(method))
         entry = self.methods[method]
+        self.in_flight += 1
         try:
             result = await entry.handler(self.runtime, params)
         except HerdrError as exc:
@@ -269,6 +273,7 @@ class Server:
             self.handler_errors.append(exc)
             return error_line(request_id, HerdrError(errors.INTERNAL_ERROR, f"{method}: {exc}"))
         finally:
+            self.in_flight -= 1
             if entry.mutates:
                 self.runtime.after_request()
         return {"id": request_id, "result": result}

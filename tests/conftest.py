@@ -19,6 +19,9 @@ from herdr_sim.client import call, request
 from herdr_sim.server import WIRE_TAPS
 from tests.contract_check import violations
 
+# Plain helper modules get pytest's assertion messages too.
+pytest.register_assert_rewrite("tests.contract.helpers")
+
 _VIOLATIONS: list[str] = []
 _SEEN: dict[str, int] = {"response": 0, "event": 0}
 
@@ -58,6 +61,15 @@ def contract_checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
             found.extend(violations(entry["kind"], entry["line"]))
     if found:
         pytest.fail("protocol-22 schema violations:\n" + "\n".join(found[:20]), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def private_config_dir(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Never let a test resolve sockets under the real ~/.config/herdr-sim."""
+    if "HERDR_SIM_CONFIG_DIR" not in os.environ:
+        monkeypatch.setenv("HERDR_SIM_CONFIG_DIR", str(tmp_path_factory.mktemp("cfg")))
 
 
 @pytest.fixture

@@ -8,10 +8,8 @@ what panes and agent hooks execute.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,13 +36,9 @@ class Run:
 
 
 @pytest.fixture
-def sock_dir() -> Iterator[Path]:
-    """A short private directory under /tmp (Unix socket paths are limited to ~108 bytes)."""
-    path = Path(tempfile.mkdtemp(prefix="hc-", dir="/tmp"))
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+def sock_dir(short_dir: Path) -> Path:
+    """The root conftest's short private /tmp directory (socket paths stay under ~108 bytes)."""
+    return short_dir
 
 
 @pytest.fixture

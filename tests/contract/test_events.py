@@ -12,17 +12,25 @@ import json
 import socket
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from tests.waits import wait_until
+from tests.contract.helpers import (
+    Api,
+    Raw,
+    connections,
+    envelope,
+    hang_up,
+    invalid_request,
+    reply_after,
+    split,
+    wait_output,
+)
+from tests.waits import SCALE, wait_until
 
-Api = Callable[..., dict[str, Any]]
-Raw = Callable[..., dict[str, Any]]
 Line = dict[str, Any]
 
 
@@ -31,7 +39,7 @@ class Stream:
 
     def __init__(self, path: Path, subscriptions: list[dict[str, Any]], rid: str = "s") -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(5)
+        self.sock.settimeout(5 * SCALE)
         self.sock.connect(str(path))
         request = {
             "id": rid,
@@ -43,7 +51,7 @@ class Stream:
 
     def line(self, timeout: float = 5.0) -> Line | None:
         """The next line, or None when the server closed the connection."""
-        self.sock.settimeout(timeout)
+        self.sock.settimeout(timeout * SCALE)
         while b"\n" not in self.buffer:
             chunk = self.sock.recv(65536)
             if not chunk:
@@ -64,22 +72,26 @@ class Stream:
         self.sock.close()
 
 
+OpenStream = Callable[..., Stream]
+
+
 @pytest.fixture
-def subscribe(sim: Simulator) -> Iterator[Callable[..., Stream]]:
-    """``subscribe(subs, rid="s")`` → an open :class:`Stream`; all closed after the test."""
+def open_stream(sim: Simulator) -> Iterator[OpenStream]:
+    """``open_stream(subs, rid="s")`` → a raw :class:`Stream` (unlike the ``subscribe``
+    fixture it shows error answers and closes); after the test each one is hung up and the
+    server has finished it."""
     streams: list[Stream] = []
 
-    def open_stream(subscriptions: list[dict[str, Any]], rid: str = "s") -> Stream:
+    def open_(subscriptions: list[dict[str, Any]], rid: str = "s") -> Stream:
         stream = Stream(sim.socket_path, subscriptions, rid)
         streams.append(stream)
         return stream
 
-    yield open_stream
-    for stream in streams:
-        stream.close()
+    yield open_
+    if streams:
+        hang_up(sim, *streams)
 
 
-Subscribe = Callable[..., Stream]
 ACK = {"id": "s", "result": {"type": "subscription_started"}}
 
 
@@ -87,20 +99,6 @@ def started(stream: Stream) -> Stream:
     """Assert the ack and return the stream."""
     assert stream.event() == ACK
     return stream
-
-
-@pytest.fixture
-def pane(api: Api) -> str:
-    """The root pane of a fresh workspace with its prompt drawn."""
-    pane_id: str = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    api(
-        "pane.wait_for_output",
-        pane_id=pane_id,
-        source="recent",
-        match={"type": "regex", "value": r"^\$"},
-        timeout_ms=5000,
-    )
-    return pane_id
 
 
 def status_wait(pane_id: str, status: str, **params: Any) -> dict[str, Any]:
@@ -112,16 +110,16 @@ def status_wait(pane_id: str, status: str, **params: Any) -> dict[str, Any]:
 # -- events.subscribe: ack and lifecycle events ------------------------------------------------
 
 
-def test_subscribe_acks_with_subscription_started(subscribe: Subscribe, sim: Simulator) -> None:
-    assert subscribe([{"type": "workspace.created"}]).line() == ACK
+def test_subscribe_acks_with_subscription_started(open_stream: OpenStream, sim: Simulator) -> None:
+    assert open_stream([{"type": "workspace.created"}]).line() == ACK
 
 
 def test_lifecycle_events_use_the_underscore_envelope_with_data_type(
-    subscribe: Subscribe, api: Api
+    open_stream: OpenStream, api: Api
 ) -> None:
     kinds = ["workspace.created", "tab.created", "pane.created", "layout.updated"]
     kinds += ["workspace.focused", "tab.focused", "pane.focused"]
-    stream = started(subscribe([{"type": kind} for kind in kinds]))
+    stream = started(open_stream([{"type": kind} for kind in kinds]))
     created = api("workspace.create", cwd="/tmp")
     events = [stream.event() for _ in kinds]
     assert sorted(event["event"] for event in events) == sorted(k.replace(".", "_") for k in kinds)
@@ -139,39 +137,32 @@ def test_lifecycle_events_use_the_underscore_envelope_with_data_type(
     }
 
 
-def test_only_subscribed_kinds_are_delivered(subscribe: Subscribe, api: Api, pane: str) -> None:
-    stream = started(subscribe([{"type": "pane.closed"}]))
-    split = api("pane.split", target_pane_id=pane, direction="right")["pane"]["pane_id"]
-    api("pane.close", pane_id=split)
-    assert stream.event() == {
-        "event": "pane_closed",
-        "data": {"type": "pane_closed", "pane_id": split, "workspace_id": "w1"},
-    }
+def test_only_subscribed_kinds_are_delivered(open_stream: OpenStream, api: Api, pane: str) -> None:
+    stream = started(open_stream([{"type": "pane.closed"}]))
+    other = split(api, pane)
+    api("pane.close", pane_id=other)
+    assert stream.event() == envelope("pane_closed", pane_id=other, workspace_id="w1")
 
 
-def test_subscriptions_carry_live_events_only(subscribe: Subscribe, api: Api) -> None:
+def test_subscriptions_carry_live_events_only(open_stream: OpenStream, api: Api) -> None:
     api("workspace.create", cwd="/tmp")
-    stream = started(subscribe([{"type": "workspace.created"}]))
+    stream = started(open_stream([{"type": "workspace.created"}]))
     api("workspace.create", cwd="/tmp")
     assert stream.event()["data"]["workspace"]["workspace_id"] == "w2"
 
 
-def test_pane_exit_emits_pane_exited(subscribe: Subscribe, api: Api, pane: str) -> None:
-    stream = started(subscribe([{"type": "pane.exited"}]))
+def test_pane_exit_emits_pane_exited(open_stream: OpenStream, api: Api, pane: str) -> None:
+    stream = started(open_stream([{"type": "pane.exited"}]))
     api("pane.send_text", pane_id=pane, text="exit\r")
-    assert stream.event() == {
-        "event": "pane_exited",
-        "data": {"type": "pane_exited", "pane_id": pane, "workspace_id": "w1"},
-    }
+    assert stream.event() == envelope("pane_exited", pane_id=pane, workspace_id="w1")
 
 
-def test_hanging_up_ends_the_subscription(sim: Simulator, subscribe: Subscribe, api: Api) -> None:
-    stream = started(subscribe([{"type": "workspace.created"}]))
-    server = sim._server
-    assert server is not None
-    assert sim.run_in_loop(lambda rt: len(server._connections)) == 1
-    stream.close()
-    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="hang-up")
+def test_hanging_up_ends_the_subscription(
+    sim: Simulator, open_stream: OpenStream, api: Api
+) -> None:
+    stream = started(open_stream([{"type": "workspace.created"}]))
+    assert connections(sim) == 1
+    hang_up(sim, stream)
     assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
 
 
@@ -179,25 +170,23 @@ def test_hanging_up_ends_the_subscription(sim: Simulator, subscribe: Subscribe, 
 
 
 def test_unknown_subscription_type_is_invalid_request_with_empty_id(
-    subscribe: Subscribe, sim: Simulator
+    open_stream: OpenStream, sim: Simulator
 ) -> None:
-    stream = subscribe([{"type": "workspace.created"}, {"type": "pane.bogus"}])
+    stream = open_stream([{"type": "workspace.created"}, {"type": "pane.bogus"}])
     reply = stream.line()
     assert reply is not None
-    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
-    assert "unknown variant `pane.bogus`" in reply["error"]["message"]
+    assert "unknown variant `pane.bogus`" in invalid_request(reply)
     assert stream.line() is None
 
 
 @pytest.mark.parametrize("kind", ["pane.agent_status_changed", "pane.output_matched"])
 def test_filtered_subscription_without_pane_id_is_invalid_request(
-    subscribe: Subscribe, sim: Simulator, kind: str
+    open_stream: OpenStream, sim: Simulator, kind: str
 ) -> None:
     sub = {"type": kind, "source": "recent", "match": {"type": "substring", "value": "x"}}
-    reply = subscribe([sub]).line()
+    reply = open_stream([sub]).line()
     assert reply is not None
-    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
-    assert "missing field `pane_id`" in reply["error"]["message"]
+    assert "missing field `pane_id`" in invalid_request(reply)
 
 
 @pytest.mark.parametrize(
@@ -214,9 +203,9 @@ def test_filtered_subscription_without_pane_id_is_invalid_request(
     ],
 )
 def test_unknown_pane_answers_with_the_probe_id_and_closes(
-    subscribe: Subscribe, sim: Simulator, sub: dict[str, Any]
+    open_stream: OpenStream, sim: Simulator, sub: dict[str, Any]
 ) -> None:
-    stream = subscribe([{"type": "pane.created"}, sub], rid="req-7")
+    stream = open_stream([{"type": "pane.created"}, sub], rid="req-7")
     assert stream.line() == {
         "id": "req-7:sub:1:probe",
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
@@ -225,7 +214,7 @@ def test_unknown_pane_answers_with_the_probe_id_and_closes(
 
 
 def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
-    subscribe: Subscribe, sim: Simulator
+    open_stream: OpenStream, sim: Simulator
 ) -> None:
     sub = {
         "type": "pane.output_matched",
@@ -233,7 +222,7 @@ def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
         "source": "recent",
         "match": {"type": "regex", "value": "(unclosed"},
     }
-    stream = subscribe([sub], rid="req-8")
+    stream = open_stream([sub], rid="req-8")
     assert stream.line() == {
         "id": "req-8",
         "error": {
@@ -248,7 +237,7 @@ def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
 
 
 def test_output_matched_uses_the_dot_envelope_without_type(
-    subscribe: Subscribe, api: Api, pane: str
+    open_stream: OpenStream, api: Api, pane: str
 ) -> None:
     sub = {
         "type": "pane.output_matched",
@@ -256,7 +245,7 @@ def test_output_matched_uses_the_dot_envelope_without_type(
         "source": "recent",
         "match": {"type": "regex", "value": r"^OM\d+$"},
     }
-    stream = started(subscribe([sub]))
+    stream = started(open_stream([sub]))
     api("pane.send_text", pane_id=pane, text="echo OM$((6*7))\r")
     event = stream.event()
     assert event["event"] == "pane.output_matched"
@@ -270,44 +259,32 @@ def test_output_matched_uses_the_dot_envelope_without_type(
 
 
 def test_output_matched_fires_for_text_already_on_screen(
-    subscribe: Subscribe, api: Api, pane: str
+    open_stream: OpenStream, api: Api, pane: str
 ) -> None:
     api("pane.send_text", pane_id=pane, text="echo PRE$((1))\r")
-    api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="visible",
-        match={"type": "substring", "value": "PRE1"},
-        timeout_ms=5000,
-    )
+    wait_output(api, pane, text="PRE1", source="visible", timeout_ms=5000)
     sub = {
         "type": "pane.output_matched",
         "pane_id": pane,
         "source": "visible",
         "match": {"type": "substring", "value": "PRE1"},
     }
-    stream = started(subscribe([sub]))
+    stream = started(open_stream([sub]))
     assert stream.event()["data"]["matched_line"] == "PRE1"
 
 
-def test_output_matched_is_edge_triggered(subscribe: Subscribe, api: Api, pane: str) -> None:
+def test_output_matched_is_edge_triggered(open_stream: OpenStream, api: Api, pane: str) -> None:
     sub = {
         "type": "pane.output_matched",
         "pane_id": pane,
         "source": "visible",
         "match": {"type": "regex", "value": r"^EDGE\d$"},
     }
-    stream = started(subscribe([sub]))
+    stream = started(open_stream([sub]))
     api("pane.send_text", pane_id=pane, text="echo EDGE$((0+1))\r")
     assert stream.event()["data"]["matched_line"] == "EDGE1"
     api("pane.send_text", pane_id=pane, text="echo EDGE$((0+2))\r")  # still matching: silent
-    api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="visible",
-        match={"type": "substring", "value": "EDGE2"},
-        timeout_ms=5000,
-    )
+    wait_output(api, pane, text="EDGE2", source="visible", timeout_ms=5000)
     api("pane.send_keys", pane_id=pane, keys=["ctrl+l"])  # no match any more: re-armed
 
     def cleared() -> bool:
@@ -324,9 +301,9 @@ def test_output_matched_is_edge_triggered(subscribe: Subscribe, api: Api, pane: 
 
 
 def test_agent_status_changed_on_a_title_report_uses_the_dot_envelope(
-    subscribe: Subscribe, api: Api, pane: str
+    open_stream: OpenStream, api: Api, pane: str
 ) -> None:
-    stream = started(subscribe([{"type": "pane.agent_status_changed", "pane_id": pane}]))
+    stream = started(open_stream([{"type": "pane.agent_status_changed", "pane_id": pane}]))
     api("pane.report_metadata", pane_id=pane, source="test:meta", title="Compiling")
     assert stream.event() == {
         "event": "pane.agent_status_changed",
@@ -337,11 +314,11 @@ def test_agent_status_changed_on_a_title_report_uses_the_dot_envelope(
 
 
 def test_agent_status_filter_matching_the_current_status_sends_an_initial_event(
-    subscribe: Subscribe, api: Api, pane: str
+    open_stream: OpenStream, api: Api, pane: str
 ) -> None:
     api("pane.report_metadata", pane_id=pane, source="test:meta", title="Ready")
     sub = {"type": "pane.agent_status_changed", "pane_id": "w1-1", "agent_status": "unknown"}
-    stream = started(subscribe([sub]))
+    stream = started(open_stream([sub]))
     assert stream.event() == {
         "event": "pane.agent_status_changed",
         "data": {
@@ -354,20 +331,20 @@ def test_agent_status_filter_matching_the_current_status_sends_an_initial_event(
 
 
 def test_agent_status_filter_not_matching_sends_nothing(
-    subscribe: Subscribe, api: Api, pane: str
+    open_stream: OpenStream, api: Api, pane: str
 ) -> None:
     sub = {"type": "pane.agent_status_changed", "pane_id": pane, "agent_status": "working"}
-    stream = started(subscribe([sub, {"type": "tab.created"}]))
+    stream = started(open_stream([sub, {"type": "tab.created"}]))
     api("pane.report_metadata", pane_id=pane, source="test:meta", title="Still unknown")
     api("tab.create", workspace_id="w1")
     assert stream.event()["event"] == "tab_created"  # the sync point comes first
 
 
 def test_agent_status_events_are_for_the_subscribed_pane_only(
-    subscribe: Subscribe, api: Api, pane: str
+    open_stream: OpenStream, api: Api, pane: str
 ) -> None:
-    other = api("pane.split", target_pane_id=pane, direction="down")["pane"]["pane_id"]
-    stream = started(subscribe([{"type": "pane.agent_status_changed", "pane_id": pane}]))
+    other = split(api, pane, "down")
+    stream = started(open_stream([{"type": "pane.agent_status_changed", "pane_id": pane}]))
     api("pane.report_metadata", pane_id=other, source="test:meta", title="Elsewhere")
     api("pane.report_metadata", pane_id=pane, source="test:meta", title="Here")
     assert stream.event()["data"]["title"] == "Here"
@@ -431,20 +408,17 @@ def test_wait_on_anything_but_agent_status_is_unsupported(
 
 
 def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -> None:
-    reply = raw("events.wait", match_event={"event": "pane.agent_status_changed"})
-    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
+    invalid_request(raw("events.wait", match_event={"event": "pane.agent_status_changed"}))
 
 
 def test_wait_pane_closing_mid_wait_is_pane_not_found(
     sim: Simulator, raw: Raw, api: Api, pane: str
 ) -> None:
-    server = sim._server
-    assert server is not None
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        waiting = pool.submit(raw, "events.wait", **status_wait("w1-1", "idle", timeout_ms=10_000))
-        wait_until(lambda: sim.run_in_loop(lambda rt: len(server._connections)) > 0)
-        api("pane.close", pane_id=pane)
-        reply = waiting.result(timeout=10)
+    reply = reply_after(
+        sim,
+        lambda: raw("events.wait", **status_wait("w1-1", "idle", timeout_ms=10_000)),
+        lambda: api("pane.close", pane_id=pane),
+    )
     assert reply == {
         "id": "t",
         "error": {"code": "pane_not_found", "message": "pane w1:p1 not found"},

@@ -7,22 +7,16 @@ the server keeps serving afterwards.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.client import ProtocolError, RequestFailed, request
-from tests.conftest import CliResult
-
-Api = Callable[..., dict[str, Any]]
-Raw = Callable[..., dict[str, Any]]
-Herdr = Callable[..., CliResult]
+from herdr_sim.client import ProtocolError, request
+from tests.contract.helpers import Api, Herdr, Raw, cli_error, failure, invalid_request, wait_line
 
 
-def workspace_ids(sim: Simulator) -> list[str]:
+def listed_in_process(sim: Simulator) -> list[str]:
     """Workspace ids, asked without the socket (faults never apply to ``sim.call``)."""
     result = sim.call("workspace.list")["result"]
     return [ws["workspace_id"] for ws in result["workspaces"]]
@@ -65,15 +59,13 @@ def test_error_answers_that_error_and_does_nothing(sim: Simulator, raw: Raw, api
         "id": "t",
         "error": {"code": "workspace_create_failed", "message": "disk on fire"},
     }
-    assert workspace_ids(sim) == []
+    assert listed_in_process(sim) == []
     still_serving(api)
 
 
 def test_error_reaches_the_cli_as_the_server_error(sim: Simulator, herdr: Herdr) -> None:
     sim.faults.add("workspace.list", error=("server_unavailable", "try later"))
-    result = herdr("workspace", "list")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+    assert cli_error(herdr("workspace", "list")) == {
         "error": {"code": "server_unavailable", "message": "try later"},
         "id": "cli:workspace:list",
     }
@@ -88,7 +80,7 @@ def test_drop_before_closes_without_answer_and_does_nothing(
     sim.faults.add("workspace.create", drop="before")
     with pytest.raises(ProtocolError):
         raw("workspace.create", cwd="/tmp")
-    assert workspace_ids(sim) == []
+    assert listed_in_process(sim) == []
     still_serving(api)
 
 
@@ -96,7 +88,7 @@ def test_drop_after_acts_but_never_answers(sim: Simulator, raw: Raw, api: Api) -
     sim.faults.add("workspace.create", drop="after")
     with pytest.raises(ProtocolError):
         raw("workspace.create", cwd="/tmp")
-    assert workspace_ids(sim) == ["w1"]
+    assert listed_in_process(sim) == ["w1"]
     still_serving(api)
 
 
@@ -105,14 +97,7 @@ def test_drop_after_send_text_still_writes_the_text(sim: Simulator, raw: Raw, ap
     sim.faults.add("pane.send_text", drop="after", times=1)
     with pytest.raises(ProtocolError):
         raw("pane.send_text", pane_id=pane, text="echo DROP$((1+1))\r")
-    matched = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "regex", "value": "^DROP2$"},
-        timeout_ms=5000,
-    )
-    assert matched["matched_line"] == "DROP2"
+    assert wait_line(api, pane, "^DROP2$", timeout_ms=5000) == "DROP2"
 
 
 def test_drop_reaches_the_cli_as_an_empty_response(sim: Simulator, herdr: Herdr) -> None:
@@ -128,9 +113,7 @@ def test_drop_reaches_the_cli_as_an_empty_response(sim: Simulator, herdr: Herdr)
 def test_times_bounds_how_many_requests_are_hit(sim: Simulator, api: Api) -> None:
     fault = sim.faults.add("workspace.list", error=("internal_error", "flaky"), times=2)
     for _ in range(2):
-        with pytest.raises(RequestFailed) as caught:
-            api("workspace.list")
-        assert caught.value.code == "internal_error"
+        assert failure(api, "workspace.list")[0] == "internal_error"
     assert api("workspace.list")["type"] == "workspace_list"
     assert fault.hits == 2
 
@@ -142,9 +125,7 @@ def test_star_matches_every_method_except_ping(sim: Simulator, api: Api) -> None
         ("session.snapshot", {}),
         ("pane.read", {"pane_id": "w1:p1", "source": "visible"}),
     ]:
-        with pytest.raises(RequestFailed) as caught:
-            api(method, **params)
-        assert (caught.value.code, caught.value.message) == ("server_unavailable", "maintenance")
+        assert failure(api, method, **params) == ("server_unavailable", "maintenance")
     assert api("ping")["type"] == "pong"
 
 
@@ -156,9 +137,7 @@ def test_a_fault_only_hits_its_method(sim: Simulator, api: Api) -> None:
 def test_the_newest_matching_fault_wins(sim: Simulator, api: Api) -> None:
     sim.faults.add("*", error=("internal_error", "old"))
     sim.faults.add("workspace.list", error=("internal_error", "new"))
-    with pytest.raises(RequestFailed) as caught:
-        api("workspace.list")
-    assert caught.value.message == "new"
+    assert failure(api, "workspace.list")[1] == "new"
 
 
 def test_remove_disarms_one_fault(sim: Simulator, api: Api) -> None:
@@ -166,8 +145,7 @@ def test_remove_disarms_one_fault(sim: Simulator, api: Api) -> None:
     gone = sim.faults.add("workspace.list", error=("internal_error", "gone"))
     sim.faults.remove(gone)
     assert api("workspace.list")["type"] == "workspace_list"
-    with pytest.raises(RequestFailed):
-        api("tab.list")
+    failure(api, "tab.list")
     assert keep.hits == 1
 
 
@@ -186,8 +164,7 @@ def test_faults_apply_to_socket_requests_only(sim: Simulator) -> None:
 
 def test_unparseable_requests_are_answered_before_faults(sim: Simulator, raw: Raw) -> None:
     fault = sim.faults.add("*", drop="before")
-    reply = raw("pane.send_text", pane_id="w1:p1")  # missing `text`
-    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
+    invalid_request(raw("pane.send_text", pane_id="w1:p1"))  # missing `text`
     assert fault.hits == 0
 
 

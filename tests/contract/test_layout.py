@@ -7,17 +7,22 @@ Herdr's CLI has no ``layout`` group, so layout.export/apply/set_split_ratio are 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed
-from tests.conftest import CliResult
-
-Api = Callable[..., dict[str, Any]]
-Herdr = Callable[..., CliResult]
+from tests.contract.helpers import (
+    Api,
+    Herdr,
+    cli_json,
+    enter,
+    failure,
+    kinds_since,
+    rects,
+    split,
+    wait_line,
+)
 
 AREA = {"x": 0, "y": 0, "width": 120, "height": 40}
 
@@ -26,42 +31,9 @@ AREA = {"x": 0, "y": 0, "width": 120, "height": 40}
 
 
 @pytest.fixture
-def root(api: Api) -> str:
-    """A focused workspace ``w1`` in /tmp; its root pane id (``w1:p1``)."""
-    pane: str = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    return pane
-
-
-@pytest.fixture
 def pair(api: Api, root: str) -> tuple[str, str]:
     """``w1:p1`` | ``w1:p2`` side by side at 0.5; focus on p1."""
-    right: str = api("pane.split", target_pane_id=root, direction="right")["pane"]["pane_id"]
-    return root, right
-
-
-def split(api: Api, target: str, direction: str = "right", **params: Any) -> str:
-    """Split ``target``; the new pane's id."""
-    pane: str = api("pane.split", target_pane_id=target, direction=direction, **params)["pane"][
-        "pane_id"
-    ]
-    return pane
-
-
-def fails(api: Api, method: str, **params: Any) -> tuple[str, str]:
-    """The (code, message) of a request that must fail."""
-    with pytest.raises(RequestFailed) as caught:
-        api(method, **params)
-    return caught.value.code, caught.value.message
-
-
-def kinds_since(sim: Simulator, mark: int) -> list[str]:
-    """Lifecycle event names emitted after ``mark`` (``len(sim.events)`` taken earlier)."""
-    return [env["event"] for env in sim.events[mark:]]
-
-
-def rects(layout: dict[str, Any]) -> dict[str, dict[str, int]]:
-    """pane id → rect of a PaneLayoutSnapshot."""
-    return {pane["pane_id"]: pane["rect"] for pane in layout["panes"]}
+    return root, split(api, root)
 
 
 def root_ratio(api: Api, **target: Any) -> float:
@@ -70,31 +42,10 @@ def root_ratio(api: Api, **target: Any) -> float:
     return ratio
 
 
-def cli_json(result: CliResult, request_id: str) -> dict[str, Any]:
-    """The ``result`` of a successful JSON-printing CLI call."""
-    assert result.code == 0, result.stderr
-    assert result.json["id"] == request_id
-    value: dict[str, Any] = result.json["result"]
-    return value
-
-
-def wait_output(api: Api, pane: str, regex: str) -> str:
-    """Block server-side until ``regex`` matches a line of the pane; that line."""
-    matched = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "regex", "value": regex},
-        timeout_ms=10000,
-    )
-    line: str = matched["matched_line"]
-    return line
-
-
 def pty_size(api: Api, pane: str, tag: str) -> str:
     """``stty size`` ("rows cols") as the pane's shell sees it, tagged to tell runs apart."""
-    api("pane.send_input", pane_id=pane, text=f'echo "{tag}=$(stty size)"', keys=["Enter"])
-    return wait_output(api, pane, f"^{tag}=[0-9]").removeprefix(f"{tag}=")
+    enter(api, pane, f'echo "{tag}=$(stty size)"')
+    return wait_line(api, pane, f"^{tag}=[0-9]").removeprefix(f"{tag}=")
 
 
 def model_size(sim: Simulator, pane: str) -> str:
@@ -187,9 +138,24 @@ def test_layout_with_pane_id_answers_that_panes_tab(api: Api, root: str) -> None
 
 
 def test_layout_of_unknown_or_missing_pane_is_pane_not_found(api: Api) -> None:
-    assert fails(api, "pane.layout") == ("pane_not_found", "pane not found")
+    assert failure(api, "pane.layout") == ("pane_not_found", "pane not found")
     api("workspace.create", cwd="/tmp")
-    assert fails(api, "pane.layout", pane_id="w1:p9") == ("pane_not_found", "pane not found")
+    assert failure(api, "pane.layout", pane_id="w1:p9") == ("pane_not_found", "pane not found")
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        ("pane.neighbor", {"direction": "up"}, "pane not found"),
+        ("pane.resize", {"direction": "up"}, "pane not found"),
+        ("pane.zoom", {}, "pane not found"),
+        ("pane.swap", {"direction": "left"}, "source pane not found"),  # the directional form
+    ],
+)
+def test_geometry_of_unknown_pane_is_pane_not_found(
+    api: Api, root: str, method: str, params: dict[str, str], message: str
+) -> None:
+    assert failure(api, method, pane_id="w1:p9", **params) == ("pane_not_found", message)
 
 
 def test_cli_layout_by_pane_and_by_current(herdr: Herdr, pair: tuple[str, str]) -> None:
@@ -216,13 +182,6 @@ def test_neighbor_names_the_adjacent_pane_or_leaves_it_out(api: Api, pair: tuple
     none = api("pane.neighbor", direction="left")["neighbor"]
     assert none["pane_id"] == root
     assert "neighbor_pane_id" not in none
-
-
-def test_neighbor_of_unknown_pane_is_pane_not_found(api: Api, root: str) -> None:
-    assert fails(api, "pane.neighbor", pane_id="w1:p9", direction="up") == (
-        "pane_not_found",
-        "pane not found",
-    )
 
 
 def test_cli_neighbor(herdr: Herdr, pair: tuple[str, str]) -> None:
@@ -338,13 +297,6 @@ def test_resize_of_a_single_pane_is_unchanged(api: Api, root: str) -> None:
     )
 
 
-def test_resize_of_unknown_pane_is_pane_not_found(api: Api, root: str) -> None:
-    assert fails(api, "pane.resize", pane_id="w1:p9", direction="up") == (
-        "pane_not_found",
-        "pane not found",
-    )
-
-
 def test_cli_resize(api: Api, herdr: Herdr, pair: tuple[str, str]) -> None:
     _, right = pair
     result = herdr("pane", "resize", "--direction", "left", "--amount", "0.25", "--pane", right)
@@ -407,10 +359,6 @@ def test_refused_zoom_that_moves_focus_emits_layout_updated(
     assert "layout_updated" in kinds_since(sim, mark)
 
 
-def test_zoom_of_unknown_pane_is_pane_not_found(api: Api, root: str) -> None:
-    assert fails(api, "pane.zoom", pane_id="w1:p9") == ("pane_not_found", "pane not found")
-
-
 def test_cli_zoom_modes(herdr: Herdr, pair: tuple[str, str]) -> None:
     _, right = pair
     on = cli_json(herdr("pane", "zoom", right, "--on"), "cli:pane:zoom")["zoom"]
@@ -466,7 +414,7 @@ def test_explicit_swap_focuses_the_source_and_its_tab(api: Api, pair: tuple[str,
 def test_swap_needs_exactly_one_form(
     api: Api, pair: tuple[str, str], params: dict[str, str], message: str
 ) -> None:
-    assert fails(api, "pane.swap", **params) == ("invalid_pane_swap", message)
+    assert failure(api, "pane.swap", **params) == ("invalid_pane_swap", message)
 
 
 def test_swap_reasons_leave_the_layout_alone(api: Api, pair: tuple[str, str]) -> None:
@@ -495,13 +443,6 @@ def test_explicit_swap_with_unknown_source_is_not_found_not_an_error(
     assert (swap["changed"], swap["reason"]) == (False, "not_found")
     assert (swap["source_pane_id"], swap["target_pane_id"]) == ("w1:p9", right)
     assert swap["layout"]["tab_id"] == "w1:t1"
-
-
-def test_directional_swap_of_unknown_pane_is_source_pane_not_found(api: Api, root: str) -> None:
-    assert fails(api, "pane.swap", pane_id="w1:p9", direction="left") == (
-        "pane_not_found",
-        "source pane not found",
-    )
 
 
 def test_cli_swap_both_forms(api: Api, herdr: Herdr, pair: tuple[str, str]) -> None:
@@ -552,17 +493,8 @@ def test_export_by_tab_or_pane(api: Api, root: str) -> None:
     assert api("layout.export", pane_id=other)["layout"] == by_tab
 
 
-@pytest.mark.parametrize(
-    "params", [{"tab_id": "w1:t9"}, {"pane_id": "w1:p9"}, {"tab_id": "w1:t1", "pane_id": "w1:p1"}]
-)
-def test_export_of_unknown_target_is_layout_not_found(
-    api: Api, root: str, params: dict[str, str]
-) -> None:
-    assert fails(api, "layout.export", **params) == ("layout_not_found", "layout target not found")
-
-
 def test_export_with_no_workspace_is_layout_not_found(api: Api) -> None:
-    assert fails(api, "layout.export") == ("layout_not_found", "layout target not found")
+    assert failure(api, "layout.export") == ("layout_not_found", "layout target not found")
 
 
 # -- layout.apply ----------------------------------------------------------------------------
@@ -617,7 +549,7 @@ def test_apply_runs_a_pane_command_and_exports_it(api: Api, root: str) -> None:
     tree = split_node("down", 0.5, pane_leaf(), pane_leaf(command=command, env={"ROLE": "x"}))
     layout = api("layout.apply", workspace_id="w1", root=tree)["layout"]
     pane = layout["root"]["second"]["pane_id"]
-    assert wait_output(api, pane, "^from-layout$") == "from-layout"
+    assert wait_line(api, pane, "^from-layout$") == "from-layout"
     exported = api("layout.export", pane_id=pane)["layout"]["root"]["second"]
     assert exported["command"] == command
     assert "env" not in exported
@@ -632,7 +564,7 @@ def test_apply_with_tab_id_replaces_the_tab(sim: Simulator, api: Api, root: str)
     assert [(tab["tab_id"], tab["label"], tab["focused"]) for tab in tabs] == [
         ("w1:t2", "main", True)  # keeps the replaced tab's label and its focus
     ]
-    assert fails(api, "pane.get", pane_id=root)[0] == "pane_not_found"
+    assert failure(api, "pane.get", pane_id=root)[0] == "pane_not_found"
     kinds = kinds_since(sim, mark)
     assert kinds[:2] == ["tab_closed", "tab_created"]
     assert kinds.count("pane_created") == 3
@@ -663,7 +595,7 @@ def test_apply_root_cwd_follows_the_target_workspace(api: Api, root: str) -> Non
 def test_apply_rejects_invalid_layouts_without_creating_anything(
     api: Api, root: str, tree: dict[str, Any], message: str
 ) -> None:
-    assert fails(api, "layout.apply", root=tree) == ("invalid_layout", message)
+    assert failure(api, "layout.apply", root=tree) == ("invalid_layout", message)
     assert api("workspace.get", workspace_id="w1")["workspace"]["tab_count"] == 1
     assert len(api("pane.list")["panes"]) == 1
 
@@ -687,12 +619,12 @@ def test_apply_accepts_exactly_24_panes(api: Api, root: str) -> None:
 def test_apply_target_errors(
     api: Api, root: str, params: dict[str, str], error: tuple[str, str]
 ) -> None:
-    assert fails(api, "layout.apply", root=pane_leaf(), **params) == error
+    assert failure(api, "layout.apply", root=pane_leaf(), **params) == error
     assert api("workspace.get", workspace_id="w1")["workspace"]["tab_count"] == 1
 
 
 def test_apply_with_no_workspace_is_workspace_not_found(api: Api) -> None:
-    assert fails(api, "layout.apply", root=pane_leaf()) == (
+    assert failure(api, "layout.apply", root=pane_leaf()) == (
         "workspace_not_found",
         "no active workspace",
     )
@@ -727,23 +659,27 @@ def test_set_split_ratio_clamps(
 def test_set_split_ratio_without_a_split_there_is_split_not_found(
     api: Api, pair: tuple[str, str], path: list[bool]
 ) -> None:
-    assert fails(api, "layout.set_split_ratio", path=path, ratio=0.3) == (
+    assert failure(api, "layout.set_split_ratio", path=path, ratio=0.3) == (
         "split_not_found",
         "split path not found",
     )
 
 
 def test_set_split_ratio_on_a_single_pane_is_split_not_found(api: Api, root: str) -> None:
-    assert fails(api, "layout.set_split_ratio", path=[], ratio=0.3)[0] == "split_not_found"
+    assert failure(api, "layout.set_split_ratio", path=[], ratio=0.3)[0] == "split_not_found"
 
 
 @pytest.mark.parametrize(
     "params", [{"tab_id": "w1:t9"}, {"pane_id": "w1:p9"}, {"tab_id": "w1:t1", "pane_id": "w1:p1"}]
 )
-def test_set_split_ratio_of_unknown_target_is_layout_not_found(
-    api: Api, pair: tuple[str, str], params: dict[str, str]
+@pytest.mark.parametrize(
+    ("method", "extra"),
+    [("layout.export", {}), ("layout.set_split_ratio", {"path": [], "ratio": 0.3})],
+)
+def test_export_and_set_split_ratio_of_unknown_target_are_layout_not_found(
+    api: Api, pair: tuple[str, str], method: str, extra: dict[str, Any], params: dict[str, str]
 ) -> None:
-    assert fails(api, "layout.set_split_ratio", path=[], ratio=0.3, **params) == (
+    assert failure(api, method, **extra, **params) == (
         "layout_not_found",
         "layout target not found",
     )

@@ -4,35 +4,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed, Subscription, request
-from tests.conftest import CliResult
-from tests.waits import SCALE, wait_until
-
-Api = Callable[..., dict[str, Any]]
-Cli = Callable[..., CliResult]
-Subscribe = Callable[..., Subscription]
+from herdr_sim.client import Subscription
+from tests.contract.helpers import (
+    Api,
+    Herdr,
+    Raw,
+    Subscribe,
+    cli_error,
+    cli_quiet,
+    failure,
+    invalid_request,
+    take,
+)
+from tests.waits import wait_until
 
 PANE = "w1:p1"
 CONFLICT = "cannot set and clear the same metadata field"
 NOTHING = "missing metadata field to set or clear"
-
-
-def failure(api: Api, method: str, **params: Any) -> tuple[str, str]:
-    """The (code, message) of a request that must fail."""
-    with pytest.raises(RequestFailed) as info:
-        api(method, **params)
-    return info.value.code, info.value.message
-
-
-def take(sub: Subscription, count: int) -> list[dict[str, Any]]:
-    """The next ``count`` event lines (bounded)."""
-    return [sub.next(timeout=5 * SCALE) for _ in range(count)]
 
 
 def ws_report(api: Api, **params: Any) -> dict[str, Any]:
@@ -53,7 +45,7 @@ def ws_tokens(api: Api) -> dict[str, str] | None:
     return tokens
 
 
-def pane(api: Api) -> dict[str, Any]:
+def pane_info(api: Api) -> dict[str, Any]:
     """w1:p1's PaneInfo."""
     info: dict[str, Any] = api("pane.get", pane_id=PANE)["pane"]
     return info
@@ -61,48 +53,20 @@ def pane(api: Api) -> dict[str, Any]:
 
 def presentation(api: Api) -> tuple[str | None, str | None, dict[str, str] | None]:
     """w1:p1's (title, display_agent, state_labels)."""
-    info = pane(api)
+    info = pane_info(api)
     return info.get("title"), info.get("display_agent"), info.get("state_labels")
-
-
-@pytest.fixture
-def ws(api: Api) -> str:
-    """Workspace w1 with pane w1:p1."""
-    workspace_id: str = api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"]
-    return workspace_id
-
-
-@pytest.fixture
-def subscribe(sim: Simulator) -> Iterator[Subscribe]:
-    """Open subscriptions; each is hung up, and finished by the server, after the test."""
-    opened: list[Subscription] = []
-
-    def open_(*subscriptions: dict[str, Any]) -> Subscription:
-        sub = Subscription(sim.socket_path, list(subscriptions))
-        assert sub.ack["result"] == {"type": "subscription_started"}
-        opened.append(sub)
-        return sub
-
-    yield open_
-    for sub in opened:
-        sub.close()
-    # A subscription still open when the simulator stops leaves a pending queue getter that
-    # asyncio reports as a destroyed task (see the report on methods/events.py).
-    server = sim._server
-    assert server is not None
-    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="unsubscribe")
 
 
 @pytest.fixture
 def ws_events(ws: str, subscribe: Subscribe) -> Subscription:
     """``workspace.metadata_updated`` (plus ``workspace.renamed`` as a sentinel)."""
-    return subscribe({"type": "workspace.metadata_updated"}, {"type": "workspace.renamed"})
+    return subscribe("workspace.metadata_updated", "workspace.renamed")
 
 
 @pytest.fixture
 def pane_events(ws: str, subscribe: Subscribe) -> Subscription:
     """``pane.updated`` (plus ``workspace.renamed`` as a sentinel)."""
-    return subscribe({"type": "pane.updated"}, {"type": "workspace.renamed"})
+    return subscribe("pane.updated", "workspace.renamed")
 
 
 @pytest.fixture
@@ -231,29 +195,8 @@ SOURCE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("source", "message"), SOURCE_ERRORS)
-def test_workspace_invalid_source(api: Api, ws: str, source: str, message: str) -> None:
-    assert failure(
-        api, "workspace.report_metadata", workspace_id="w1", source=source, tokens={"a": "1"}
-    ) == ("invalid_metadata_source", message)
-
-
 def test_source_of_80_chars_is_accepted(api: Api, ws: str) -> None:
     assert ws_report(api, source="a:." + "s" * 77, tokens={"a": "1"}) == {"type": "ok"}
-
-
-@pytest.mark.parametrize(
-    ("ttl_ms", "message"),
-    [
-        (0, "metadata ttl_ms must be at least 1"),
-        (86_400_001, "metadata ttl_ms must be 86400000 or less"),
-    ],
-)
-def test_workspace_invalid_ttl(api: Api, ws: str, ttl_ms: int, message: str) -> None:
-    assert failure(
-        api, "workspace.report_metadata", workspace_id="w1", source="s", tokens={"a": "1"},
-        ttl_ms=ttl_ms,
-    ) == ("invalid_metadata_ttl", message)  # fmt: skip
 
 
 TOKEN_ERRORS = [
@@ -265,11 +208,24 @@ TOKEN_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("tokens", "message"), TOKEN_ERRORS)
-def test_workspace_invalid_tokens(api: Api, ws: str, tokens: dict[str, str], message: str) -> None:
-    assert failure(
-        api, "workspace.report_metadata", workspace_id="w1", source="s", tokens=tokens
-    ) == ("invalid_metadata_token", message)
+@pytest.mark.parametrize(
+    ("params", "code", "message"),
+    [
+        *(({"source": s}, "invalid_metadata_source", m) for s, m in SOURCE_ERRORS),
+        ({"ttl_ms": 0}, "invalid_metadata_ttl", "metadata ttl_ms must be at least 1"),
+        (
+            {"ttl_ms": 86_400_001},
+            "invalid_metadata_ttl",
+            "metadata ttl_ms must be 86400000 or less",
+        ),
+        *(({"tokens": t}, "invalid_metadata_token", m) for t, m in TOKEN_ERRORS),
+    ],
+)
+def test_workspace_report_errors(
+    api: Api, ws: str, params: dict[str, Any], code: str, message: str
+) -> None:
+    full = {"workspace_id": "w1", "source": "s", "tokens": {"a": "1"}, **params}
+    assert failure(api, "workspace.report_metadata", **full) == (code, message)
     assert ws_tokens(api) is None
 
 
@@ -339,30 +295,15 @@ def test_missing_position_is_checked_after_the_params_like_herdr(api: Api, ws: s
     ) == ("workspace_not_found", "workspace 5 not found")
 
 
-@pytest.mark.parametrize(
-    ("params", "needle"),
-    [
-        ({"workspace_id": "w1", "source": "s"}, "missing field `tokens`"),
-        ({"workspace_id": "w1", "tokens": {}}, "missing field `source`"),
-        ({"workspace_id": "w1", "source": "s", "tokens": {"a": 1}}, "invalid type"),
-        ({"workspace_id": "w1", "source": "s", "tokens": {}, "seq": -1}, "invalid value"),
-    ],
-)
-def test_workspace_malformed_params(sim: Simulator, params: dict[str, Any], needle: str) -> None:
-    reply = request(sim.socket_path, "workspace.report_metadata", params, request_id="m")
-    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
-    assert needle in reply["error"]["message"]
-
-
 # == pane tokens ===================================================================================
 
 
 def test_pane_tokens_bump_revision_and_emit_pane_updated(
     api: Api, pane_events: Subscription
 ) -> None:
-    before = pane(api)["revision"]
+    before = pane_info(api)["revision"]
     assert pane_report(api, tokens={"branch": "main"}) == {"type": "ok"}
-    info = pane(api)
+    info = pane_info(api)
     assert (info["tokens"], info["revision"]) == ({"branch": "main"}, before + 1)
     event = take(pane_events, 1)[0]
     assert event["event"] == "pane_updated"
@@ -375,9 +316,9 @@ def test_pane_tokens_bump_revision_and_emit_pane_updated(
 def test_unchanged_pane_tokens_do_not_bump(api: Api, pane_events: Subscription) -> None:
     pane_report(api, tokens={"a": "1"})
     take(pane_events, 1)
-    revision = pane(api)["revision"]
+    revision = pane_info(api)["revision"]
     pane_report(api, tokens={"a": "1"})
-    assert pane(api)["revision"] == revision
+    assert pane_info(api)["revision"] == revision
     sentinel(api, pane_events)
 
 
@@ -387,7 +328,7 @@ def test_pane_token_ttl_expires_with_pane_updated(api: Api, pane_events: Subscri
     expired = take(pane_events, 1)[0]["data"]["pane"]
     assert "tokens" not in expired
     assert expired["revision"] == revision + 1
-    assert "tokens" not in pane(api)
+    assert "tokens" not in pane_info(api)
 
 
 def test_pane_token_limit(api: Api, ws: str) -> None:
@@ -408,7 +349,7 @@ def test_pane_sequence_source_limit_counts_token_reports_only(api: Api, ws: str)
         api, "pane.report_metadata", pane_id=PANE, source="tok32", tokens={"a": "x"}, seq=1
     ) == ("metadata_sequence_source_limit", "pane metadata may track at most 32 sequenced sources")
     pane_report(api, source="title0", tokens={"b": "1"}, seq=1)  # stale: ignored, still ok
-    assert pane(api)["tokens"] == {"a": "31"}
+    assert pane_info(api)["tokens"] == {"a": "31"}
 
 
 # == pane presentation (title, display name, state labels) =========================================
@@ -452,9 +393,9 @@ def test_presentation_fields_show_on_the_pane(api: Api, status_events: Subscript
 def test_presentation_does_not_touch_revision_or_emit_pane_updated(
     api: Api, pane_events: Subscription
 ) -> None:
-    revision = pane(api)["revision"]
+    revision = pane_info(api)["revision"]
     pane_report(api, title="t")
-    assert pane(api)["revision"] == revision
+    assert pane_info(api)["revision"] == revision
     sentinel(api, pane_events)
 
 
@@ -571,19 +512,47 @@ def test_pane_report_errors(
 
 
 @pytest.mark.parametrize(
-    ("params", "needle"),
+    ("method", "params", "needle"),
     [
-        ({"pane_id": PANE}, "missing field `source`"),
-        ({"source": "s"}, "missing field `pane_id`"),
-        ({"pane_id": PANE, "source": "s", "state_labels": {"idle": 1}}, "invalid type"),
-        ({"pane_id": PANE, "source": "s", "clear_title": "yes"}, "invalid type"),
-        ({"pane_id": PANE, "source": "s", "ttl_ms": 1.5}, "invalid type"),
+        (
+            "workspace.report_metadata",
+            {"workspace_id": "w1", "source": "s"},
+            "missing field `tokens`",
+        ),
+        (
+            "workspace.report_metadata",
+            {"workspace_id": "w1", "tokens": {}},
+            "missing field `source`",
+        ),
+        (
+            "workspace.report_metadata",
+            {"workspace_id": "w1", "source": "s", "tokens": {"a": 1}},
+            "invalid type",
+        ),
+        (
+            "workspace.report_metadata",
+            {"workspace_id": "w1", "source": "s", "tokens": {}, "seq": -1},
+            "invalid value",
+        ),
+        ("pane.report_metadata", {"pane_id": PANE}, "missing field `source`"),
+        ("pane.report_metadata", {"source": "s"}, "missing field `pane_id`"),
+        (
+            "pane.report_metadata",
+            {"pane_id": PANE, "source": "s", "state_labels": {"idle": 1}},
+            "invalid type",
+        ),
+        (
+            "pane.report_metadata",
+            {"pane_id": PANE, "source": "s", "clear_title": "yes"},
+            "invalid type",
+        ),
+        ("pane.report_metadata", {"pane_id": PANE, "source": "s", "ttl_ms": 1.5}, "invalid type"),
     ],
 )
-def test_pane_malformed_params(sim: Simulator, params: dict[str, Any], needle: str) -> None:
-    reply = request(sim.socket_path, "pane.report_metadata", params, request_id="m")
-    assert (reply["id"], reply["error"]["code"]) == ("", "invalid_request")
-    assert needle in reply["error"]["message"]
+def test_malformed_params_are_invalid_request(
+    raw: Raw, method: str, params: dict[str, Any], needle: str
+) -> None:
+    assert needle in invalid_request(raw(method, **params))
 
 
 def test_pane_report_on_unknown_pane(api: Api, ws: str) -> None:
@@ -595,18 +564,18 @@ def test_pane_report_on_unknown_pane(api: Api, ws: str) -> None:
 
 def test_pane_report_accepts_legacy_pane_ids(api: Api, ws: str) -> None:
     api("pane.report_metadata", pane_id="w1-1", source="s", tokens={"legacy": "yes"})
-    assert pane(api)["tokens"] == {"legacy": "yes"}
+    assert pane_info(api)["tokens"] == {"legacy": "yes"}
 
 
 # == the herdr CLI, end to end =====================================================================
 
 
-def test_cli_workspace_report_metadata(herdr: Cli, api: Api, ws: str) -> None:
+def test_cli_workspace_report_metadata(herdr: Herdr, api: Api, ws: str) -> None:
     done = herdr(
         "workspace", "report-metadata", "w1", "--source", "cli", "--token", "a=1", "--token",
         "b=two words", "--seq", "3",
     )  # fmt: skip
-    assert (done.code, done.stdout, done.stderr) == (0, "", "")
+    cli_quiet(done)
     assert ws_tokens(api) == {"a": "1", "b": "two words"}
     herdr(
         "workspace", "report-metadata", "w1", "--source", "cli", "--clear-token", "a", "--seq", "4"
@@ -619,44 +588,42 @@ def test_cli_workspace_report_metadata(herdr: Cli, api: Api, ws: str) -> None:
     assert ws_tokens(api) == {"b": "two words"}
 
 
-def test_cli_workspace_report_metadata_ttl(herdr: Cli, api: Api, ws: str) -> None:
+def test_cli_workspace_report_metadata_ttl(herdr: Herdr, api: Api, ws: str) -> None:
     herdr(
         "workspace", "report-metadata", "w1", "--source", "cli", "--token", "t=x", "--ttl-ms", "50"
     )
     wait_until(lambda: ws_tokens(api) is None, what="the token to expire")
 
 
-def test_cli_workspace_report_metadata_server_error(herdr: Cli, ws: str) -> None:
+def test_cli_workspace_report_metadata_server_error(herdr: Herdr, ws: str) -> None:
     result = herdr("workspace", "report-metadata", "w1", "--source", "bad source", "--token", "a=1")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+    assert cli_error(result) == {
         "id": "cli:request",
         "error": {"code": "invalid_metadata_source", "message": SOURCE_ERRORS[3][1]},
     }
     missing = herdr("workspace", "report-metadata", "w9", "--source", "s", "--token", "a=1")
-    assert missing.error["error"] == {
+    assert cli_error(missing)["error"] == {
         "code": "workspace_not_found",
         "message": "workspace w9 not found",
     }
 
 
-def test_cli_pane_report_metadata(herdr: Cli, api: Api, ws: str) -> None:
+def test_cli_pane_report_metadata(herdr: Herdr, api: Api, ws: str) -> None:
     done = herdr(
         "pane", "report-metadata", PANE, "--source", "cli", "--title", "From CLI",
         "--display-agent", "Shell", "--state-label", "idle=resting", "--token", "k=v",
     )  # fmt: skip
-    assert (done.code, done.stdout, done.stderr) == (0, "", "")
+    cli_quiet(done)
     assert presentation(api) == ("From CLI", "Shell", {"idle": "resting"})
-    assert pane(api)["tokens"] == {"k": "v"}
+    assert pane_info(api)["tokens"] == {"k": "v"}
     herdr("pane", "report-metadata", PANE, "--source", "cli", "--clear-title", "--clear-token", "k")
     assert presentation(api) == (None, "Shell", {"idle": "resting"})
-    assert "tokens" not in pane(api)
+    assert "tokens" not in pane_info(api)
 
 
-def test_cli_pane_report_metadata_server_error(herdr: Cli, ws: str) -> None:
+def test_cli_pane_report_metadata_server_error(herdr: Herdr, ws: str) -> None:
     result = herdr("pane", "report-metadata", PANE, "--source", "s", "--agent", " ", "--title", "t")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+    assert cli_error(result) == {
         "id": "cli:request",
         "error": {"code": "invalid_agent", "message": "agent label must not be empty"},
     }

@@ -6,101 +6,34 @@ Geometry and layout-tree methods live in ``test_layout.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed, Subscription
-from tests.conftest import CliResult
+from tests.contract.helpers import (
+    ENV_ERRORS,
+    Api,
+    Herdr,
+    Subscribe,
+    cli_error,
+    cli_json,
+    enter,
+    envelope,
+    events_since,
+    failure,
+    focus_events,
+    kinds_since,
+    pane_ids,
+    process_info,
+    rects,
+    split,
+    tab_ids,
+    take,
+    wait_line,
+    workspace_ids,
+)
 from tests.waits import wait_until
-
-Api = Callable[..., dict[str, Any]]
-Herdr = Callable[..., CliResult]
-
-
-# -- helpers --------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def root(api: Api) -> str:
-    """A focused workspace ``w1`` in /tmp; its root pane id (``w1:p1``)."""
-    pane: str = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    return pane
-
-
-@pytest.fixture
-def subscribe(sim: Simulator) -> Iterator[Callable[..., Subscription]]:
-    """Open lifecycle subscriptions (dot names) that are closed after the test."""
-    opened: list[Subscription] = []
-
-    def open_(*kinds: str) -> Subscription:
-        sub = Subscription(sim.socket_path, [{"type": kind} for kind in kinds], timeout=10)
-        assert sub.ack["result"] == {"type": "subscription_started"}
-        opened.append(sub)
-        return sub
-
-    yield open_
-    for sub in opened:
-        sub.close()
-
-
-def split(api: Api, target: str, direction: str = "right", **params: Any) -> str:
-    """Split ``target``; the new pane's id."""
-    pane: str = api("pane.split", target_pane_id=target, direction=direction, **params)["pane"][
-        "pane_id"
-    ]
-    return pane
-
-
-def fails(api: Api, method: str, **params: Any) -> tuple[str, str]:
-    """The (code, message) of a request that must fail."""
-    with pytest.raises(RequestFailed) as caught:
-        api(method, **params)
-    return caught.value.code, caught.value.message
-
-
-def events_since(sim: Simulator, mark: int) -> list[tuple[str, dict[str, Any]]]:
-    """Lifecycle events emitted after ``mark`` (``len(sim.events)`` taken earlier)."""
-    return [(env["event"], env["data"]) for env in sim.events[mark:]]
-
-
-def kinds_since(sim: Simulator, mark: int) -> list[str]:
-    """Just the event names after ``mark``."""
-    return [kind for kind, _ in events_since(sim, mark)]
-
-
-def pane_ids(api: Api, **params: Any) -> list[str]:
-    """``pane.list`` ids, in the order the server answers."""
-    return [pane["pane_id"] for pane in api("pane.list", **params)["panes"]]
-
-
-def wait_output(api: Api, pane: str, regex: str) -> str:
-    """Block server-side until ``regex`` matches a line of the pane; that line."""
-    matched = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "regex", "value": regex},
-        timeout_ms=10000,
-    )
-    line: str = matched["matched_line"]
-    return line
-
-
-def run(api: Api, pane: str, command: str) -> None:
-    """Type a command line into a pane's shell and press Enter."""
-    api("pane.send_input", pane_id=pane, text=command, keys=["Enter"])
-
-
-def cli_error(result: CliResult) -> dict[str, Any]:
-    """The error object of a failed CLI call (exit 1, JSON on stderr, nothing on stdout)."""
-    assert result.code == 1, result
-    assert result.stdout == ""
-    error: dict[str, Any] = result.error["error"]
-    return error
-
 
 # -- pane.split ------------------------------------------------------------------------------
 
@@ -116,11 +49,11 @@ def test_split_returns_the_new_unfocused_pane(api: Api, root: str) -> None:
 
 
 def test_split_emits_pane_created_then_layout_updated(
-    api: Api, root: str, subscribe: Callable[..., Subscription]
+    api: Api, root: str, subscribe: Subscribe
 ) -> None:
     sub = subscribe("pane.created", "layout.updated")
     api("pane.split", target_pane_id=root, direction="down")
-    created, layout = sub.next(5), sub.next(5)
+    created, layout = take(sub, 2)
     assert created["event"] == "pane_created"
     assert created["data"]["pane"]["pane_id"] == "w1:p2"
     assert layout["event"] == "layout_updated"
@@ -139,8 +72,8 @@ def test_split_without_target_splits_focused_pane_of_active_workspace(api: Api, 
     api("pane.focus", pane_id=right)
     pane = api("pane.split", direction="down")["pane"]
     assert pane["pane_id"] == "w1:p3"
-    rects = {p["pane_id"]: p["rect"] for p in api("pane.layout", pane_id=right)["layout"]["panes"]}
-    assert rects["w1:p3"]["x"] == rects[right]["x"]  # stacked under the focused pane
+    placed = rects(api("pane.layout", pane_id=right)["layout"])
+    assert placed["w1:p3"]["x"] == placed[right]["x"]  # stacked under the focused pane
 
 
 def test_split_with_workspace_id_splits_that_workspaces_focused_pane(api: Api, root: str) -> None:
@@ -163,7 +96,7 @@ def test_split_ratio_defaults_to_half_and_is_clamped(
 
 
 def test_split_cwd_follows_the_target_pane_shell(api: Api, root: str) -> None:
-    run(api, root, "cd /usr")
+    enter(api, root, "cd /usr")
     wait_until(lambda: api("pane.get", pane_id=root)["pane"].get("cwd") == "/usr", what="cd")
     followed = api("pane.split", target_pane_id=root, direction="right")["pane"]
     assert followed["cwd"] == "/usr"
@@ -174,23 +107,17 @@ def test_split_cwd_follows_the_target_pane_shell(api: Api, root: str) -> None:
 def test_split_env_reaches_the_process_and_herdr_vars_win(api: Api, root: str) -> None:
     env = {"MY_VAR": "hello", "HERDR_PANE_ID": "bogus", "HERDR_TAB_ID": "bogus"}
     pane = split(api, root, env=env)
-    run(api, pane, 'echo "got=$MY_VAR,$HERDR_PANE_ID,$HERDR_TAB_ID,$HERDR_WORKSPACE_ID,$HERDR_ENV"')
-    assert wait_output(api, pane, r"^got=") == "got=hello,w1:p2,w1:t1,w1,1"
+    enter(
+        api, pane, 'echo "got=$MY_VAR,$HERDR_PANE_ID,$HERDR_TAB_ID,$HERDR_WORKSPACE_ID,$HERDR_ENV"'
+    )
+    assert wait_line(api, pane, r"^got=") == "got=hello,w1:p2,w1:t1,w1,1"
 
 
-@pytest.mark.parametrize(
-    ("env", "message"),
-    [
-        ({"": "x"}, "env key must not be empty"),
-        ({"A=B": "x"}, "env key A=B must not contain '='"),
-        ({"A\0B": "x"}, "env key must not contain NUL bytes"),
-        ({"A": "x\0y"}, "env value for A must not contain NUL bytes"),
-    ],
-)
+@pytest.mark.parametrize(("env", "message"), ENV_ERRORS)
 def test_split_rejects_invalid_env_without_creating_a_pane(
     api: Api, root: str, env: dict[str, str], message: str
 ) -> None:
-    assert fails(api, "pane.split", target_pane_id=root, direction="right", env=env) == (
+    assert failure(api, "pane.split", target_pane_id=root, direction="right", env=env) == (
         "invalid_env",
         message,
     )
@@ -204,18 +131,18 @@ def test_split_rejects_invalid_env_without_creating_a_pane(
 def test_split_of_unknown_target_is_pane_not_found(
     api: Api, root: str, params: dict[str, str]
 ) -> None:
-    assert fails(api, "pane.split", direction="right", **params) == (
+    assert failure(api, "pane.split", direction="right", **params) == (
         "pane_not_found",
         "pane not found",
     )
 
 
 def test_split_with_no_workspace_is_pane_not_found(api: Api) -> None:
-    assert fails(api, "pane.split", direction="right") == ("pane_not_found", "pane not found")
+    assert failure(api, "pane.split", direction="right") == ("pane_not_found", "pane not found")
 
 
 def test_split_target_is_resolved_before_env_is_checked(api: Api, root: str) -> None:
-    code, _ = fails(api, "pane.split", target_pane_id="w1:p9", direction="right", env={"": "x"})
+    code, _ = failure(api, "pane.split", target_pane_id="w1:p9", direction="right", env={"": "x"})
     assert code == "pane_not_found"
 
 
@@ -232,18 +159,15 @@ def test_cli_split_passes_target_ratio_env_and_prints_the_pane(
     api: Api, herdr: Herdr, root: str
 ) -> None:
     result = herdr("pane", "split", root, "--direction", "down", "--ratio", "0.25", "--env", "K=V")
-    assert result.code == 0, result.stderr
-    reply = result.json
-    assert reply["id"] == "cli:pane:split"
-    assert reply["result"]["pane"]["pane_id"] == "w1:p2"
+    assert cli_json(result, "cli:pane:split")["pane"]["pane_id"] == "w1:p2"
     assert api("pane.layout")["layout"]["splits"][0] == {
         "id": "split_0_root",
         "direction": "down",
         "ratio": 0.25,
         "rect": {"x": 0, "y": 0, "width": 120, "height": 40},
     }
-    run(api, "w1:p2", 'echo "k=$K"')
-    assert wait_output(api, "w1:p2", "^k=") == "k=V"
+    enter(api, "w1:p2", 'echo "k=$K"')
+    assert wait_line(api, "w1:p2", "^k=") == "k=V"
 
 
 def test_cli_split_without_target_splits_the_calling_pane(
@@ -253,8 +177,8 @@ def test_cli_split_without_target_splits_the_calling_pane(
     result = herdr("pane", "split", "--direction", "down", env={"HERDR_PANE_ID": other})
     assert result.code == 0, result.stderr
     layout = api("pane.layout")["layout"]
-    rects = {p["pane_id"]: p["rect"] for p in layout["panes"]}
-    assert rects["w1:p3"]["x"] == rects[other]["x"] == 60
+    placed = rects(layout)
+    assert placed["w1:p3"]["x"] == placed[other]["x"] == 60
 
 
 def test_cli_split_current_requires_herdr_pane_id(herdr: Herdr, root: str) -> None:
@@ -265,8 +189,10 @@ def test_cli_split_current_requires_herdr_pane_id(herdr: Herdr, root: str) -> No
 
 def test_cli_split_error_is_json_on_stderr(herdr: Herdr, root: str) -> None:
     result = herdr("pane", "split", "w1:p9", "--direction", "right")
-    assert cli_error(result) == {"code": "pane_not_found", "message": "pane not found"}
-    assert result.error["id"] == "cli:pane:split"
+    assert cli_error(result) == {
+        "id": "cli:pane:split",
+        "error": {"code": "pane_not_found", "message": "pane not found"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -295,7 +221,7 @@ def test_list_orders_workspaces_tabs_then_layout(api: Api, root: str) -> None:
 
 
 def test_list_of_unknown_workspace_fails(api: Api, root: str) -> None:
-    assert fails(api, "pane.list", workspace_id="w9") == (
+    assert failure(api, "pane.list", workspace_id="w9") == (
         "workspace_not_found",
         "workspace w9 not found",
     )
@@ -307,9 +233,8 @@ def test_list_with_no_workspace_is_empty(api: Api) -> None:
 
 def test_cli_list_filters_by_workspace(api: Api, herdr: Herdr, root: str) -> None:
     api("workspace.create", cwd="/tmp")
-    result = herdr("pane", "list", "--workspace", "w2")
-    assert result.code == 0, result.stderr
-    assert [p["pane_id"] for p in result.json["result"]["panes"]] == ["w2:p1"]
+    listed = cli_json(herdr("pane", "list", "--workspace", "w2"), "cli:pane:list")
+    assert [p["pane_id"] for p in listed["panes"]] == ["w2:p1"]
 
 
 @pytest.mark.parametrize("form", ["w1:p2", "w1-2", "1-2", "w_1:p2", "1:p2", "p_2"])
@@ -320,15 +245,25 @@ def test_get_accepts_every_id_form_and_answers_canonically(api: Api, root: str, 
 
 @pytest.mark.parametrize("form", ["w1:p9", "w9:p1", "w1-9", "p_99", "garbage"])
 def test_get_of_unknown_pane_names_it(api: Api, root: str, form: str) -> None:
-    assert fails(api, "pane.get", pane_id=form) == ("pane_not_found", f"pane {form} not found")
+    assert failure(api, "pane.get", pane_id=form) == ("pane_not_found", f"pane {form} not found")
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"), [("pane.focus", {}), ("pane.rename", {"label": "x"}), ("pane.close", {})]
+)
+def test_focus_rename_and_close_of_unknown_pane_name_it(
+    api: Api, root: str, method: str, extra: dict[str, Any]
+) -> None:
+    assert failure(api, method, pane_id="w1:p9", **extra) == (
+        "pane_not_found",
+        "pane w1:p9 not found",
+    )
 
 
 def test_cli_get_prints_the_canonical_pane(herdr: Herdr, root: str) -> None:
     result = herdr("pane", "get", "w1-1")
-    assert result.code == 0, result.stderr
-    assert result.json["id"] == "cli:pane:get"
-    assert result.json["result"]["pane"]["pane_id"] == root
-    assert cli_error(herdr("pane", "get", "w1:p7")) == {
+    assert cli_json(result, "cli:pane:get")["pane"]["pane_id"] == root
+    assert cli_error(herdr("pane", "get", "w1:p7"))["error"] == {
         "code": "pane_not_found",
         "message": "pane w1:p7 not found",
     }
@@ -345,14 +280,14 @@ def test_current_is_the_focused_pane_or_the_caller(api: Api, root: str) -> None:
 
 
 def test_current_of_unknown_caller_is_plain_pane_not_found(api: Api, root: str) -> None:
-    assert fails(api, "pane.current", caller_pane_id="w1:p9") == (
+    assert failure(api, "pane.current", caller_pane_id="w1:p9") == (
         "pane_not_found",
         "pane not found",
     )
 
 
 def test_current_with_no_workspace_is_pane_not_found(api: Api) -> None:
-    assert fails(api, "pane.current") == ("pane_not_found", "pane not found")
+    assert failure(api, "pane.current") == ("pane_not_found", "pane not found")
 
 
 def test_cli_current_uses_herdr_pane_id_then_pane_flag(api: Api, herdr: Herdr, root: str) -> None:
@@ -363,9 +298,9 @@ def test_cli_current_uses_herdr_pane_id_then_pane_flag(api: Api, herdr: Herdr, r
     assert flagged.json["result"]["pane"]["pane_id"] == root
     outside = herdr("pane", "current")
     assert outside.json["result"]["pane"]["pane_id"] == root
-    assert cli_error(herdr("pane", "current", env={"HERDR_PANE_ID": "w1:p9"}))["message"] == (
-        "pane not found"
-    )
+    assert cli_error(herdr("pane", "current", env={"HERDR_PANE_ID": "w1:p9"}))["error"][
+        "message"
+    ] == ("pane not found")
 
 
 # -- pane.focus ------------------------------------------------------------------------------
@@ -381,28 +316,18 @@ def test_focus_switches_workspace_and_tab(api: Api, root: str) -> None:
     assert api("pane.get", pane_id=root)["pane"]["focused"] is False
 
 
-def test_focus_emits_the_focus_triple_in_order(
-    api: Api, root: str, subscribe: Callable[..., Subscription]
-) -> None:
+def test_focus_emits_the_focus_triple_in_order(api: Api, root: str, subscribe: Subscribe) -> None:
     api("workspace.create", cwd="/tmp")
     hidden = api("tab.create", workspace_id="w2", cwd="/tmp")["root_pane"]["pane_id"]
     sub = subscribe("workspace.focused", "tab.focused", "pane.focused")
     api("pane.focus", pane_id=hidden)
-    assert [sub.next(5)["data"] for _ in range(3)] == [
-        {"type": "workspace_focused", "workspace_id": "w2"},
-        {"type": "tab_focused", "tab_id": "w2:t2", "workspace_id": "w2"},
-        {"type": "pane_focused", "pane_id": "w2:p2", "workspace_id": "w2"},
-    ]
+    assert take(sub, 3) == focus_events("w2", "w2:t2", "w2:p2")
 
 
 def test_focus_of_the_focused_pane_emits_nothing(sim: Simulator, api: Api, root: str) -> None:
     mark = len(sim.events)
     assert api("pane.focus", pane_id="w1-1")["pane"]["pane_id"] == root
     assert kinds_since(sim, mark) == []
-
-
-def test_focus_of_unknown_pane_names_it(api: Api, root: str) -> None:
-    assert fails(api, "pane.focus", pane_id="w1:p9") == ("pane_not_found", "pane w1:p9 not found")
 
 
 # -- pane.rename -----------------------------------------------------------------------------
@@ -424,17 +349,9 @@ def test_rename_with_blank_or_absent_label_clears(
     assert "label" not in pane
 
 
-def test_rename_of_unknown_pane_names_it(api: Api, root: str) -> None:
-    assert fails(api, "pane.rename", pane_id="w1:p9", label="x") == (
-        "pane_not_found",
-        "pane w1:p9 not found",
-    )
-
-
 def test_cli_rename_joins_words_and_clear_clears(api: Api, herdr: Herdr, root: str) -> None:
-    named = herdr("pane", "rename", root, "unit", "tests")
-    assert named.code == 0, named.stderr
-    assert named.json["result"]["pane"]["label"] == "unit tests"
+    named = cli_json(herdr("pane", "rename", root, "unit", "tests"), "cli:pane:rename")
+    assert named["pane"]["label"] == "unit tests"
     cleared = herdr("pane", "rename", root, "--clear")
     assert "label" not in cleared.json["result"]["pane"]
     assert "label" not in api("pane.get", pane_id=root)["pane"]
@@ -453,19 +370,16 @@ def test_close_removes_the_pane_and_emits_closed_then_layout(
     assert [kind for kind, _ in events] == ["pane_closed", "layout_updated"]
     assert events[0][1] == {"type": "pane_closed", "pane_id": other, "workspace_id": "w1"}
     assert [p["pane_id"] for p in events[1][1]["layout"]["panes"]] == [root]
-    assert fails(api, "pane.get", pane_id=other)[0] == "pane_not_found"
+    assert failure(api, "pane.get", pane_id=other)[0] == "pane_not_found"
 
 
 def test_close_over_subscription_delivers_pane_closed(
-    api: Api, root: str, subscribe: Callable[..., Subscription]
+    api: Api, root: str, subscribe: Subscribe
 ) -> None:
     other = split(api, root)
     sub = subscribe("pane.closed")
     api("pane.close", pane_id=other)
-    assert sub.next(5) == {
-        "event": "pane_closed",
-        "data": {"type": "pane_closed", "pane_id": other, "workspace_id": "w1"},
-    }
+    assert take(sub, 1) == [envelope("pane_closed", pane_id=other, workspace_id="w1")]
 
 
 def test_close_last_pane_of_a_non_last_tab_removes_the_tab_quietly(
@@ -475,7 +389,7 @@ def test_close_last_pane_of_a_non_last_tab_removes_the_tab_quietly(
     mark = len(sim.events)
     api("pane.close", pane_id=tab_pane)
     assert kinds_since(sim, mark) == ["pane_closed"]  # no tab_closed, no layout_updated
-    assert [tab["tab_id"] for tab in api("tab.list", workspace_id="w1")["tabs"]] == ["w1:t1"]
+    assert tab_ids(api) == ["w1:t1"]
 
 
 def test_close_last_pane_of_last_tab_closes_the_workspace(
@@ -501,11 +415,7 @@ def test_closed_pane_numbers_are_not_reused(api: Api, root: str) -> None:
     split(api, root)
     api("pane.close", pane_id="w1:p2")
     assert split(api, root) == "w1:p4"
-    assert fails(api, "pane.get", pane_id="w1:p2") == ("pane_not_found", "pane w1:p2 not found")
-
-
-def test_close_of_unknown_pane_names_it(api: Api, root: str) -> None:
-    assert fails(api, "pane.close", pane_id="w1:p9") == ("pane_not_found", "pane w1:p9 not found")
+    assert failure(api, "pane.get", pane_id="w1:p2") == ("pane_not_found", "pane w1:p2 not found")
 
 
 def test_cli_close_prints_ok(api: Api, herdr: Herdr, root: str) -> None:
@@ -513,7 +423,7 @@ def test_cli_close_prints_ok(api: Api, herdr: Herdr, root: str) -> None:
     result = herdr("pane", "close", other)
     assert result.code == 0, result.stderr
     assert result.json == {"id": "cli:pane:close", "result": {"type": "ok"}}
-    assert cli_error(herdr("pane", "close", other))["message"] == f"pane {other} not found"
+    assert cli_error(herdr("pane", "close", other))["error"]["message"] == f"pane {other} not found"
 
 
 # -- pane.move -------------------------------------------------------------------------------
@@ -555,23 +465,23 @@ def test_move_next_to_a_target_pane(api: Api, two_tabs: tuple[str, str, str]) ->
     target = api("pane.move", pane_id=right, destination=destination)["move_result"][
         "target_layout"
     ]
-    rects = {p["pane_id"]: p["rect"] for p in target["panes"]}
-    assert rects[right]["y"] == rects[below]["y"] > 0
-    assert rects[right]["x"] > rects[below]["x"]
+    placed = rects(target)
+    assert placed[right]["y"] == placed[below]["y"] > 0
+    assert placed[right]["x"] > placed[below]["x"]
 
 
 def test_move_emits_pane_moved_over_subscription(
-    api: Api, two_tabs: tuple[str, str, str], subscribe: Callable[..., Subscription]
+    api: Api, two_tabs: tuple[str, str, str], subscribe: Subscribe
 ) -> None:
     _, right, _ = two_tabs
     sub = subscribe("pane.moved", "layout.updated")
     destination = {"type": "tab", "tab_id": "w1:t2", "split": "right"}
     api("pane.move", pane_id=right, destination=destination)
-    moved = sub.next(5)
+    [moved] = take(sub, 1)
     assert moved["event"] == "pane_moved"
     assert moved["data"]["previous_pane_id"] == right
     assert moved["data"]["pane"]["tab_id"] == "w1:t2"
-    assert [sub.next(5)["data"]["layout"]["tab_id"] for _ in range(2)] == ["w1:t1", "w1:t2"]
+    assert [event["data"]["layout"]["tab_id"] for event in take(sub, 2)] == ["w1:t1", "w1:t2"]
 
 
 def test_move_of_a_tabs_only_pane_closes_that_tab(
@@ -586,7 +496,7 @@ def test_move_of_a_tabs_only_pane_closes_that_tab(
     events = events_since(sim, mark)
     assert [kind for kind, _ in events] == ["tab_closed", "pane_moved", "layout_updated"]
     assert events[0][1] == {"type": "tab_closed", "tab_id": "w1:t2", "workspace_id": "w1"}
-    assert [tab["tab_id"] for tab in api("tab.list", workspace_id="w1")["tabs"]] == ["w1:t1"]
+    assert tab_ids(api) == ["w1:t1"]
 
 
 def test_move_to_a_new_tab_creates_it(
@@ -608,16 +518,14 @@ def test_move_to_a_new_tab_creates_it(
 
 
 def test_move_to_a_new_tab_emits_tab_created_over_subscription(
-    api: Api, two_tabs: tuple[str, str, str], subscribe: Callable[..., Subscription]
+    api: Api, two_tabs: tuple[str, str, str], subscribe: Subscribe
 ) -> None:
     _, right, _ = two_tabs
     sub = subscribe("tab.created", "pane.moved")
     result = api("pane.move", pane_id=right, destination={"type": "new_tab"})["move_result"]
-    assert sub.next(5) == {
-        "event": "tab_created",
-        "data": {"type": "tab_created", "tab": result["created_tab"]},
-    }
-    assert sub.next(5)["event"] == "pane_moved"
+    created, moved = take(sub, 2)
+    assert created == envelope("tab_created", tab=result["created_tab"])
+    assert moved["event"] == "pane_moved"
 
 
 def test_move_of_a_workspaces_only_pane_to_a_new_tab_keeps_the_workspace(
@@ -629,13 +537,13 @@ def test_move_of_a_workspaces_only_pane_to_a_new_tab_keeps_the_workspace(
     assert result["created_tab"]["tab_id"] == "w1:t2"
     assert "closed_workspace_id" not in result
     assert result["pane"]["pane_id"] == root
-    assert [tab["tab_id"] for tab in api("tab.list", workspace_id="w1")["tabs"]] == ["w1:t2"]
+    assert tab_ids(api) == ["w1:t2"]
 
 
 def test_move_to_a_new_workspace_renumbers_and_keeps_the_process(api: Api, root: str) -> None:
     moving = split(api, root)
     before = api("pane.get", pane_id=moving)["pane"]
-    shell = api("pane.process_info", pane_id=moving)["process_info"]["shell_pid"]
+    shell = process_info(api, moving)["shell_pid"]
     destination = {"type": "new_workspace", "label": "moved", "tab_label": "only"}
     result = api("pane.move", pane_id=moving, destination=destination)["move_result"]
     assert result["pane"]["pane_id"] == "w2:p1"
@@ -645,9 +553,9 @@ def test_move_to_a_new_workspace_renumbers_and_keeps_the_process(api: Api, root:
         "moved",
     )
     assert (result["created_tab"]["tab_id"], result["created_tab"]["label"]) == ("w2:t1", "only")
-    assert api("pane.process_info", pane_id="w2:p1")["process_info"]["shell_pid"] == shell
-    run(api, "w2:p1", 'echo "launch=$HERDR_PANE_ID"')  # launch-time env is not rewritten
-    assert wait_output(api, "w2:p1", "^launch=") == "launch=w1:p2"
+    assert process_info(api, "w2:p1")["shell_pid"] == shell
+    enter(api, "w2:p1", 'echo "launch=$HERDR_PANE_ID"')  # launch-time env is not rewritten
+    assert wait_line(api, "w2:p1", "^launch=") == "launch=w1:p2"
 
 
 def test_moved_pane_old_id_resolves_as_an_alias(api: Api, herdr: Herdr, root: str) -> None:
@@ -672,7 +580,7 @@ def test_moving_a_workspaces_only_pane_away_closes_the_workspace(
     assert kinds_since(sim, mark)[:4] == [
         "tab_closed", "workspace_closed", "pane_moved", "layout_updated",
     ]  # fmt: skip
-    assert [ws["workspace_id"] for ws in api("workspace.list")["workspaces"]] == ["w2"]
+    assert workspace_ids(api) == ["w2"]
 
 
 def test_move_of_the_only_pane_to_a_new_workspace_replaces_the_workspace(
@@ -725,7 +633,7 @@ def test_move_out_of_a_zoomed_tab_is_zoomed_tab(api: Api, two_tabs: tuple[str, s
     api("pane.zoom", pane_id=root, mode="on")
     result = api("pane.move", pane_id=right, destination={"type": "new_workspace"})["move_result"]
     assert (result["changed"], result["reason"]) == (False, "zoomed_tab")
-    assert [ws["workspace_id"] for ws in api("workspace.list")["workspaces"]] == ["w1"]
+    assert workspace_ids(api) == ["w1"]
 
 
 @pytest.mark.parametrize(
@@ -753,12 +661,12 @@ def test_move_destination_errors(
     api: Api, two_tabs: tuple[str, str, str], destination: dict[str, Any], error: tuple[str, str]
 ) -> None:
     _, right, _ = two_tabs
-    assert fails(api, "pane.move", pane_id=right, destination=destination) == error
+    assert failure(api, "pane.move", pane_id=right, destination=destination) == error
     assert api("pane.get", pane_id=right)["pane"]["tab_id"] == "w1:t1"
 
 
 def test_move_of_unknown_pane_is_source_pane_not_found(api: Api, root: str) -> None:
-    assert fails(api, "pane.move", pane_id="w1:p9", destination={"type": "new_tab"}) == (
+    assert failure(api, "pane.move", pane_id="w1:p9", destination={"type": "new_tab"}) == (
         "pane_not_found",
         "source pane not found",
     )
@@ -767,9 +675,7 @@ def test_move_of_unknown_pane_is_source_pane_not_found(api: Api, root: str) -> N
 def test_cli_move_to_new_workspace_focuses_by_default(api: Api, herdr: Herdr, root: str) -> None:
     moving = split(api, root)
     result = herdr("pane", "move", moving, "--new-workspace", "--label", "side")
-    assert result.code == 0, result.stderr
-    moved = result.json["result"]["move_result"]
-    assert result.json["id"] == "cli:pane:move"
+    moved = cli_json(result, "cli:pane:move")["move_result"]
     assert (moved["pane"]["pane_id"], moved["created_workspace"]["label"]) == ("w2:p1", "side")
     assert api("pane.current")["pane"]["pane_id"] == "w2:p1"
 
@@ -779,15 +685,17 @@ def test_cli_move_to_tab_with_no_focus(
 ) -> None:
     root, right, _ = two_tabs
     result = herdr("pane", "move", right, "--tab", "w1:t2", "--split", "down", "--no-focus")
-    assert result.code == 0, result.stderr
-    assert result.json["result"]["move_result"]["pane"]["tab_id"] == "w1:t2"
+    assert cli_json(result, "cli:pane:move")["move_result"]["pane"]["tab_id"] == "w1:t2"
     assert api("pane.current")["pane"]["pane_id"] == root
 
 
 def test_cli_move_errors(herdr: Herdr, two_tabs: tuple[str, str, str]) -> None:
     _, right, _ = two_tabs
     missing_tab = herdr("pane", "move", right, "--tab", "w1:t9", "--split", "right")
-    assert cli_error(missing_tab) == {"code": "tab_not_found", "message": "tab w1:t9 not found"}
+    assert cli_error(missing_tab)["error"] == {
+        "code": "tab_not_found",
+        "message": "tab w1:t9 not found",
+    }
     usage = herdr("pane", "move", right, "--tab", "w1:t2")  # --split is required
     assert usage.code == 2
     assert "usage: herdr pane move" in usage.stderr

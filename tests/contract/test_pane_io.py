@@ -8,22 +8,31 @@ never matches the echoed command line itself.
 from __future__ import annotations
 
 import itertools
-import json
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed
-from tests.conftest import CliResult
+from tests.contract.helpers import (
+    Api,
+    Herdr,
+    Raw,
+    cli_error,
+    cli_json,
+    cli_quiet,
+    enter,
+    failure,
+    foreground_names,
+    invalid_request,
+    process_info,
+    reply_after,
+    split,
+    wait_line,
+    wait_output,
+)
 from tests.waits import wait_until
-
-Api = Callable[..., dict[str, Any]]
-Raw = Callable[..., dict[str, Any]]
-Herdr = Callable[..., CliResult]
 
 _marks = itertools.count(1)
 ANY_TEXT = {"type": "substring", "value": "x"}
@@ -35,24 +44,10 @@ READ_FIELDS = {
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def wait_line(api: Api, pane: str, regex: str, timeout_ms: int = 5000, **params: Any) -> str:
-    """Server-side wait for a line of recent output matching ``regex``; the matched line."""
-    result = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source=params.pop("source", "recent"),
-        match={"type": "regex", "value": regex},
-        timeout_ms=timeout_ms,
-        **params,
-    )
-    line: str = result["matched_line"]
-    return line
-
-
 def run(api: Api, pane: str, command: str) -> None:
     """Run a command, then wait until it finished and the prompt is back (stable screen)."""
     mark = next(_marks)
-    api("pane.send_input", pane_id=pane, text=f"{command}; echo done{mark}$((0))", keys=["Enter"])
+    enter(api, pane, f"{command}; echo done{mark}$((0))")
     wait_line(api, pane, rf"^done{mark}0$")
     wait_line(api, pane, r"^\$$", lines=1)
 
@@ -65,25 +60,15 @@ def read(api: Api, pane: str, source: str = "recent", **params: Any) -> dict[str
     return read_result
 
 
-def foreground_names(api: Api, pane: str) -> list[str]:
-    """Names of the pane's foreground processes."""
-    info = api("pane.process_info", pane_id=pane)["process_info"]
-    return [proc["name"] for proc in info.get("foreground_processes", [])]
-
-
 def foreground_group(api: Api, pane: str) -> int | None:
     """The pane's foreground process group id."""
-    info = api("pane.process_info", pane_id=pane)["process_info"]
-    group: int | None = info.get("foreground_process_group_id")
+    group: int | None = process_info(api, pane).get("foreground_process_group_id")
     return group
 
 
-@pytest.fixture
-def pane(api: Api) -> str:
-    """The root pane of a fresh workspace, its shell prompt already drawn."""
-    pane_id: str = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    wait_line(api, pane_id, r"^\$")
-    return pane_id
+def wait_foreground(api: Api, pane: str, name: str) -> None:
+    """Wait until ``name`` alone is the pane's foreground job."""
+    wait_until(lambda: foreground_names(api, pane) == [name], what=f"{name} in the foreground")
 
 
 # -- pane.send_text ----------------------------------------------------------------------------
@@ -99,7 +84,7 @@ def test_send_text_writes_the_text_without_enter(api: Api, pane: str) -> None:
 def test_send_text_writes_control_characters_raw(api: Api, pane: str) -> None:
     reader = "import sys; print(repr(sys.stdin.buffer.readline()))"
     api("pane.send_text", pane_id=pane, text=f'python3 -c "{reader}"\r')
-    wait_until(lambda: foreground_names(api, pane) == ["python3"], what="python in front")
+    wait_foreground(api, pane, "python3")
     api("pane.send_text", pane_id=pane, text="a\x01b\x1bc\x07e\r")
     assert wait_line(api, pane, "^b'") == r"b'a\x01b\x1bc\x07e\n'"
 
@@ -112,7 +97,7 @@ def test_send_text_carries_non_bmp_and_emoji(api: Api, pane: str) -> None:
 
 def test_send_text_of_200_kib_reaches_a_reading_program(api: Api, pane: str) -> None:
     api("pane.send_text", pane_id=pane, text="stty -echo; wc -c; stty echo\r")
-    wait_until(lambda: foreground_names(api, pane) == ["wc"], what="wc in the foreground")
+    wait_foreground(api, pane, "wc")
     text = ("x" * 1023 + "\n") * 200
     started = time.monotonic()
     assert api("pane.send_text", pane_id=pane, text=text) == {"type": "ok"}
@@ -126,8 +111,8 @@ def test_send_text_of_200_kib_to_a_pane_that_never_reads_answers_at_once(
 ) -> None:
     run(api, pane, "stty -echo")
     api("pane.send_text", pane_id=pane, text="sleep 100\r")
-    wait_until(lambda: foreground_names(api, pane) == ["sleep"], what="sleep in the foreground")
-    other = api("pane.split", target_pane_id=pane, direction="right")["pane"]["pane_id"]
+    wait_foreground(api, pane, "sleep")
+    other = split(api, pane)
     started = time.monotonic()
     assert api("pane.send_text", pane_id=pane, text=("z" * 99 + "\n") * 2048) == {"type": "ok"}
     assert api("pane.send_keys", pane_id=pane, keys=["Enter"]) == {"type": "ok"}
@@ -140,9 +125,9 @@ def test_send_text_of_200_kib_to_a_pane_that_never_reads_answers_at_once(
 
 
 def test_send_keys_c_c_interrupts_sleep(api: Api, pane: str) -> None:
-    shell = api("pane.process_info", pane_id=pane)["process_info"]["shell_pid"]
+    shell = process_info(api, pane)["shell_pid"]
     api("pane.send_text", pane_id=pane, text="sleep 100\r")
-    wait_until(lambda: foreground_names(api, pane) == ["sleep"], what="sleep in the foreground")
+    wait_foreground(api, pane, "sleep")
     assert api("pane.send_keys", pane_id=pane, keys=["C-c"]) == {"type": "ok"}
     wait_until(lambda: foreground_group(api, pane) == shell, what="the shell in front again")
 
@@ -168,9 +153,10 @@ def test_send_keys_ctrl_l_clears_the_screen(api: Api, pane: str) -> None:
 
 @pytest.mark.parametrize("bad", ["bogus", "ctrl+", "a+b", "prefix+c", "", "C-x"])
 def test_send_keys_one_invalid_key_fails_and_writes_nothing(api: Api, pane: str, bad: str) -> None:
-    with pytest.raises(RequestFailed) as caught:
-        api("pane.send_keys", pane_id=pane, keys=["x", "y", bad, "Enter"])
-    assert (caught.value.code, caught.value.message) == ("invalid_key", f"unsupported key {bad}")
+    assert failure(api, "pane.send_keys", pane_id=pane, keys=["x", "y", bad, "Enter"]) == (
+        "invalid_key",
+        f"unsupported key {bad}",
+    )
     # Had "xy" been written, this command line would start with it and not print Q3.
     api("pane.send_text", pane_id=pane, text="echo Q$((1+2))\r")
     assert wait_line(api, pane, "^Q") == "Q3"
@@ -194,9 +180,9 @@ def test_send_input_text_alone_has_no_enter_and_keys_follow_text(api: Api, pane:
 
 
 def test_send_input_invalid_key_writes_no_text(api: Api, pane: str) -> None:
-    with pytest.raises(RequestFailed) as caught:
-        api("pane.send_input", pane_id=pane, text="echo NO$((1))", keys=["Enter", "nope"])
-    assert (caught.value.code, caught.value.message) == ("invalid_key", "unsupported key nope")
+    assert failure(
+        api, "pane.send_input", pane_id=pane, text="echo NO$((1))", keys=["Enter", "nope"]
+    ) == ("invalid_key", "unsupported key nope")
     api("pane.send_text", pane_id=pane, text="echo Y$((5+5))\r")
     assert wait_line(api, pane, "^Y") == "Y10"
     assert "NO" not in read(api, pane, "visible")["text"]
@@ -209,7 +195,7 @@ def test_send_input_brackets_text_only_when_the_app_enabled_paste_mode(api: Api,
         text="cat -v; printf '\\033[?2004hREADY%s\\n' 1; cat -v",
         keys=["Enter"],
     )
-    wait_until(lambda: foreground_names(api, pane) == ["cat"], what="the first cat")
+    wait_foreground(api, pane, "cat")
     api("pane.send_input", pane_id=pane, text="plain", keys=["Enter"])
     assert wait_line(api, pane, "plain$") == "plain"
     api("pane.send_keys", pane_id=pane, keys=["ctrl+d"])
@@ -238,19 +224,15 @@ def test_python_program_with_bracketed_paste_sees_the_pasted_text(api: Api, pane
 def test_cli_send_text_and_send_keys_are_silent_and_write(
     api: Api, pane: str, herdr: Herdr
 ) -> None:
-    sent = herdr("pane", "send-text", pane, "echo", "C$((3+4))")
-    assert (sent.code, sent.stdout, sent.stderr) == (0, "", "")
-    keyed = herdr("pane", "send-keys", pane, "Enter")
-    assert (keyed.code, keyed.stdout, keyed.stderr) == (0, "", "")
+    cli_quiet(herdr("pane", "send-text", pane, "echo", "C$((3+4))"))
+    cli_quiet(herdr("pane", "send-keys", pane, "Enter"))
     assert wait_line(api, pane, "^C7") == "C7"
 
 
 def test_cli_send_keys_invalid_key_is_the_server_error_on_stderr(
     api: Api, pane: str, herdr: Herdr
 ) -> None:
-    result = herdr("pane", "send-keys", pane, "a", "bogus")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+    assert cli_error(herdr("pane", "send-keys", pane, "a", "bogus")) == {
         "error": {"code": "invalid_key", "message": "unsupported key bogus"},
         "id": "cli:request",
     }
@@ -263,17 +245,14 @@ def test_cli_send_keys_invalid_key_is_the_server_error_on_stderr(
 def test_cli_input_commands_on_an_unknown_pane_exit_1(
     herdr: Herdr, sim: Simulator, args: list[str]
 ) -> None:
-    result = herdr("pane", *args)
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+    assert cli_error(herdr("pane", *args)) == {
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
         "id": "cli:request",
     }
 
 
 def test_cli_run_sends_one_input_with_enter(api: Api, pane: str, herdr: Herdr) -> None:
-    result = herdr("pane", "run", pane, "echo", "R$((5+5))")
-    assert (result.code, result.stdout, result.stderr) == (0, "", "")
+    cli_quiet(herdr("pane", "run", pane, "echo", "R$((5+5))"))
     assert wait_line(api, pane, "^R") == "R10"
 
 
@@ -422,8 +401,7 @@ def test_strip_ansi_false_does_not_change_a_text_read(api: Api, pane: str) -> No
 
 def test_read_rejects_an_unknown_source_as_invalid_request(raw: Raw, pane: str) -> None:
     reply = raw("pane.read", pane_id=pane, source="recent-unwrapped")
-    assert reply["id"] == "" and reply["error"]["code"] == "invalid_request"
-    assert "unknown variant `recent-unwrapped`" in reply["error"]["message"]
+    assert "unknown variant `recent-unwrapped`" in invalid_request(reply)
 
 
 # -- CLI: pane read ----------------------------------------------------------------------------
@@ -464,9 +442,7 @@ def test_cli_read_ansi_keeps_escapes(api: Api, pane: str, herdr: Herdr) -> None:
 
 
 def test_cli_read_unknown_pane_prints_the_error_json(herdr: Herdr, sim: Simulator) -> None:
-    result = herdr("pane", "read", "w9:p9")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+    assert cli_error(herdr("pane", "read", "w9:p9")) == {
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
         "id": "cli:pane:read",
     }
@@ -483,13 +459,7 @@ def test_cli_read_bogus_source_is_a_usage_error(herdr: Herdr, sim: Simulator) ->
 
 def test_wait_substring_answers_output_matched(api: Api, pane: str) -> None:
     api("pane.send_text", pane_id=pane, text="echo SUB$((7*6))\r")
-    result = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "substring", "value": "SUB42"},
-        timeout_ms=5000,
-    )
+    result = wait_output(api, pane, text="SUB42", timeout_ms=5000)
     assert set(result) == {"type", "pane_id", "revision", "matched_line", "read"}
     assert (result["type"], result["pane_id"], result["revision"]) == ("output_matched", pane, 0)
     assert result["matched_line"] == "SUB42"
@@ -499,13 +469,7 @@ def test_wait_substring_answers_output_matched(api: Api, pane: str) -> None:
 
 def test_wait_reads_recent_as_recent_unwrapped(api: Api, pane: str) -> None:
     run(api, pane, "echo RU$((1))")
-    result = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "substring", "value": "RU1"},
-        timeout_ms=1000,
-    )
+    result = wait_output(api, pane, text="RU1", timeout_ms=1000)
     assert result["read"]["source"] == "recent_unwrapped"
     assert result["read"]["format"] == "text"
 
@@ -536,22 +500,13 @@ def test_wait_sees_output_that_arrives_later(api: Api, pane: str) -> None:
 
 def test_wait_regex_never_spans_two_lines(api: Api, pane: str) -> None:
     run(api, pane, "printf 'A%s\\nB%s\\n' 1 2")
-    with pytest.raises(RequestFailed) as caught:
-        wait_line(api, pane, r"(?s)A1.*B2", timeout_ms=200)
-    assert caught.value.code == "timeout"
-    with pytest.raises(RequestFailed):
-        wait_line(api, pane, r"A1\nB2", timeout_ms=0)
+    assert failure(wait_line, api, pane, r"(?s)A1.*B2", timeout_ms=200)[0] == "timeout"
+    failure(wait_line, api, pane, r"A1\nB2", timeout_ms=0)
 
 
 def test_wait_times_out_with_herdrs_message(raw: Raw, pane: str) -> None:
     started = time.monotonic()
-    reply = raw(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "substring", "value": "never printed"},
-        timeout_ms=200,
-    )
+    reply = wait_output(raw, pane, text="never printed", timeout_ms=200)
     elapsed = time.monotonic() - started
     assert reply == {
         "id": "t",
@@ -563,18 +518,11 @@ def test_wait_times_out_with_herdrs_message(raw: Raw, pane: str) -> None:
 def test_wait_lines_limits_the_window_searched(api: Api, pane: str) -> None:
     run(api, pane, "echo FAR$((1)); seq 10")
     assert wait_line(api, pane, "^FAR1$", timeout_ms=0) == "FAR1"
-    with pytest.raises(RequestFailed) as caught:
-        wait_line(api, pane, "^FAR1$", timeout_ms=0, lines=5)
-    assert caught.value.code == "timeout"
+    assert failure(wait_line, api, pane, "^FAR1$", timeout_ms=0, lines=5)[0] == "timeout"
 
 
 def test_wait_invalid_regex_is_checked_first_with_rusts_message(raw: Raw, sim: Simulator) -> None:
-    reply = raw(
-        "pane.wait_for_output",
-        pane_id="w9:p9",
-        source="recent",
-        match={"type": "regex", "value": "(unclosed"},
-    )
+    reply = wait_output(raw, "w9:p9", regex="(unclosed", timeout_ms=None)
     assert reply == {
         "id": "t",
         "error": {
@@ -597,13 +545,7 @@ def test_wait_invalid_regex_is_checked_first_with_rusts_message(raw: Raw, sim: S
 def test_wait_rejects_what_rusts_regex_rejects(
     raw: Raw, pane: str, pattern: str, marks: str, message: str
 ) -> None:
-    reply = raw(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "regex", "value": pattern},
-        timeout_ms=0,
-    )
+    reply = wait_output(raw, pane, regex=pattern, timeout_ms=0)
     assert reply["error"] == {
         "code": "invalid_regex",
         "message": f"regex parse error:\n    {pattern}\n    {marks}\nerror: {message}",
@@ -617,13 +559,7 @@ def test_wait_accepts_rust_only_escapes(api: Api, pane: str) -> None:
 
 def test_wait_answers_the_canonical_pane_id_for_a_legacy_id(api: Api, pane: str) -> None:
     run(api, pane, "echo LEG$((1))")
-    result = api(
-        "pane.wait_for_output",
-        pane_id="w1-1",
-        source="visible",
-        match={"type": "substring", "value": "LEG1"},
-        timeout_ms=0,
-    )
+    result = wait_output(api, "w1-1", text="LEG1", source="visible", timeout_ms=0)
     assert result["pane_id"] == result["read"]["pane_id"] == "w1:p1"
     assert result["read"]["source"] == "visible"
 
@@ -631,20 +567,11 @@ def test_wait_answers_the_canonical_pane_id_for_a_legacy_id(api: Api, pane: str)
 def test_wait_pane_closing_mid_wait_is_pane_not_found(
     sim: Simulator, api: Api, raw: Raw, pane: str
 ) -> None:
-    server = sim._server
-    assert server is not None
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        waiting = pool.submit(
-            raw,
-            "pane.wait_for_output",
-            pane_id=pane,
-            source="recent",
-            match={"type": "substring", "value": "never printed"},
-            timeout_ms=10_000,
-        )
-        wait_until(lambda: sim.run_in_loop(lambda rt: len(server._connections)) > 0)
-        api("pane.close", pane_id=pane)
-        reply = waiting.result(timeout=10)
+    reply = reply_after(
+        sim,
+        lambda: wait_output(raw, pane, text="never printed", timeout_ms=10_000),
+        lambda: api("pane.close", pane_id=pane),
+    )
     assert reply == {
         "id": "t",
         "error": {"code": "pane_not_found", "message": f"pane {pane} not found"},
@@ -657,13 +584,12 @@ def test_wait_pane_closing_mid_wait_is_pane_not_found(
 def test_cli_wait_output_match_prints_the_response(api: Api, pane: str, herdr: Herdr) -> None:
     run(api, pane, "echo CW$((2+2))")
     result = herdr("pane", "wait-output", pane, "--match", "CW4", "--timeout", "2000")
-    assert (result.code, result.stderr) == (0, "")
+    matched = cli_json(result, "cli:pane:wait-output")
+    assert result.stderr == ""
     assert result.stdout.endswith("\n") and result.stdout.count("\n") == 1
-    response = result.json
-    assert response["id"] == "cli:pane:wait-output"
-    assert response["result"]["matched_line"] == "CW4"
-    assert response["result"]["type"] == "output_matched"
-    assert list(response["result"]) == sorted(response["result"])  # keys sorted like Herdr
+    assert matched["matched_line"] == "CW4"
+    assert matched["type"] == "output_matched"
+    assert list(matched) == sorted(matched)  # keys sorted like Herdr
 
 
 def test_cli_wait_output_regex_and_source(api: Api, pane: str, herdr: Herdr) -> None:
@@ -672,17 +598,16 @@ def test_cli_wait_output_regex_and_source(api: Api, pane: str, herdr: Herdr) -> 
         "pane", "wait-output", pane, "--regex", r"^CR\d+$", "--source", "visible",
         "--timeout=2000",
     )  # fmt: skip
-    assert result.code == 0
-    assert result.json["result"]["matched_line"] == "CR10"
-    assert result.json["result"]["read"]["source"] == "visible"
+    matched = cli_json(result, "cli:pane:wait-output")
+    assert matched["matched_line"] == "CR10"
+    assert matched["read"]["source"] == "visible"
 
 
 def test_cli_wait_output_timeout_is_the_error_json_exit_1(
     api: Api, pane: str, herdr: Herdr
 ) -> None:
     result = herdr("pane", "wait-output", pane, "--match", "never printed", "--timeout", "200")
-    assert (result.code, result.stdout) == (1, "")
-    assert json.loads(result.stderr) == {
+    assert cli_error(result) == {
         "error": {"code": "timeout", "message": "timed out waiting for output match"},
         "id": "cli:pane:wait-output",
     }
@@ -698,10 +623,9 @@ def test_cli_wait_output_timeout_is_the_error_json_exit_1(
 def test_cli_wait_output_server_errors_exit_1(
     pane: str, herdr: Herdr, args: list[str], code: str
 ) -> None:
-    result = herdr("pane", "wait-output", *args)
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error["id"] == "cli:pane:wait-output"
-    assert result.error["error"]["code"] == code
+    error = cli_error(herdr("pane", "wait-output", *args))
+    assert error["id"] == "cli:pane:wait-output"
+    assert error["error"]["code"] == code
 
 
 def test_cli_wait_output_match_and_regex_are_exclusive(herdr: Herdr, sim: Simulator) -> None:

@@ -8,49 +8,31 @@ Herdr reads the shell pid from the pty child and the foreground job from ``/proc
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed
-from tests.conftest import CliResult
+from tests.contract.helpers import (
+    Api,
+    Herdr,
+    Raw,
+    cli_error,
+    cli_json,
+    failure,
+    process_info,
+    split,
+    wait_line,
+)
 from tests.waits import wait_until
-
-Api = Callable[..., dict[str, Any]]
-Raw = Callable[..., dict[str, Any]]
-Herdr = Callable[..., CliResult]
-
-
-def wait_line(api: Api, pane: str, regex: str) -> str:
-    """Server-side wait for a line of recent output matching ``regex``."""
-    result = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "regex", "value": regex},
-        timeout_ms=5000,
-    )
-    line: str = result["matched_line"]
-    return line
-
-
-def info(api: Api, pane: str | None = None) -> dict[str, Any]:
-    """The PaneProcessInfo of ``pane`` (or of the focused pane)."""
-    params = {} if pane is None else {"pane_id": pane}
-    result = api("pane.process_info", **params)
-    assert result["type"] == "pane_process_info"
-    process_info: dict[str, Any] = result["process_info"]
-    return process_info
 
 
 def foreground(api: Api, pane: str, name: str) -> dict[str, Any]:
     """Wait until ``name`` is in the pane's foreground job; that job's process info."""
 
     def found() -> dict[str, Any]:
-        current = info(api, pane)
+        current = process_info(api, pane)
         names = [proc["name"] for proc in current.get("foreground_processes", [])]
         return current if name in names else {}
 
@@ -66,21 +48,19 @@ def workdir(short_dir: Path) -> Path:
 
 
 @pytest.fixture
-def pane(api: Api, workdir: Path) -> str:
-    """The root pane of a fresh workspace in ``workdir``, its prompt drawn."""
-    pane_id: str = api("workspace.create", cwd=str(workdir))["root_pane"]["pane_id"]
-    wait_line(api, pane_id, r"^\$")
-    return pane_id
+def first_workspace(api: Api, workdir: Path) -> dict[str, Any]:
+    """The first workspace starts in ``workdir`` here (so ``pane`` does too)."""
+    return api("workspace.create", cwd=str(workdir))
 
 
 def test_shell_pid_is_the_pane_shell(api: Api, pane: str) -> None:
-    shell_pid = info(api, pane)["shell_pid"]
+    shell_pid = process_info(api, pane)["shell_pid"]
     api("pane.send_text", pane_id=pane, text="echo PID=$$\r")
     assert wait_line(api, pane, r"^PID=\d+$") == f"PID={shell_pid}"
 
 
 def test_idle_shell_is_its_own_foreground_job(api: Api, pane: str, workdir: Path) -> None:
-    current = info(api, pane)
+    current = process_info(api, pane)
     shell_pid = current["shell_pid"]
     assert current["pane_id"] == pane
     assert current["foreground_process_group_id"] == shell_pid
@@ -91,7 +71,7 @@ def test_idle_shell_is_its_own_foreground_job(api: Api, pane: str, workdir: Path
 
 
 def test_running_command_is_the_foreground_job(api: Api, pane: str, workdir: Path) -> None:
-    shell_pid = info(api, pane)["shell_pid"]
+    shell_pid = process_info(api, pane)["shell_pid"]
     api("pane.send_text", pane_id=pane, text="sleep 100\r")
     current = foreground(api, pane, "sleep")
     [sleep] = current["foreground_processes"]
@@ -119,7 +99,7 @@ def test_pipeline_members_are_all_listed_sorted_by_pid(api: Api, pane: str) -> N
     api("pane.send_text", pane_id=pane, text="sleep 100 | cat\r")
 
     def both() -> dict[str, Any]:
-        current = info(api, pane)
+        current = process_info(api, pane)
         names = sorted(proc["name"] for proc in current.get("foreground_processes", []))
         return current if names == ["cat", "sleep"] else {}
 
@@ -131,28 +111,28 @@ def test_pipeline_members_are_all_listed_sorted_by_pid(api: Api, pane: str) -> N
 
 
 def test_foreground_returns_to_the_shell_after_the_command(api: Api, pane: str) -> None:
-    shell_pid = info(api, pane)["shell_pid"]
+    shell_pid = process_info(api, pane)["shell_pid"]
     api("pane.send_text", pane_id=pane, text="sleep 100\r")
     foreground(api, pane, "sleep")
     api("pane.send_keys", pane_id=pane, keys=["C-c"])
     wait_until(
-        lambda: info(api, pane)["foreground_process_group_id"] == shell_pid,
+        lambda: process_info(api, pane)["foreground_process_group_id"] == shell_pid,
         what="the shell in the foreground",
     )
 
 
 def test_without_pane_id_the_focused_pane_answers(api: Api, pane: str) -> None:
-    split = api("pane.split", target_pane_id=pane, direction="right")["pane"]["pane_id"]
-    root_shell = info(api, pane)["shell_pid"]
-    split_shell = info(api, split)["shell_pid"]
-    assert root_shell != split_shell
-    assert (info(api)["pane_id"], info(api)["shell_pid"]) == (pane, root_shell)
-    api("pane.focus", pane_id=split)
-    assert (info(api)["pane_id"], info(api)["shell_pid"]) == (split, split_shell)
+    other = split(api, pane)
+    root_shell = process_info(api, pane)["shell_pid"]
+    other_shell = process_info(api, other)["shell_pid"]
+    assert root_shell != other_shell
+    assert (process_info(api)["pane_id"], process_info(api)["shell_pid"]) == (pane, root_shell)
+    api("pane.focus", pane_id=other)
+    assert (process_info(api)["pane_id"], process_info(api)["shell_pid"]) == (other, other_shell)
 
 
 def test_legacy_id_answers_the_canonical_id(api: Api, pane: str) -> None:
-    assert info(api, "w1-1")["pane_id"] == "w1:p1"
+    assert process_info(api, "w1-1")["pane_id"] == "w1:p1"
 
 
 def test_unknown_pane_is_pane_not_found_without_naming_it(raw: Raw, pane: str) -> None:
@@ -163,9 +143,7 @@ def test_unknown_pane_is_pane_not_found_without_naming_it(raw: Raw, pane: str) -
 
 
 def test_no_focused_pane_is_pane_not_found(api: Api, sim: Simulator) -> None:
-    with pytest.raises(RequestFailed) as caught:
-        api("pane.process_info")
-    assert (caught.value.code, caught.value.message) == ("pane_not_found", "pane not found")
+    assert failure(api, "pane.process_info") == ("pane_not_found", "pane not found")
 
 
 # -- CLI ---------------------------------------------------------------------------------------
@@ -173,16 +151,15 @@ def test_no_focused_pane_is_pane_not_found(api: Api, sim: Simulator) -> None:
 
 def test_cli_process_info_prints_the_response(api: Api, pane: str, herdr: Herdr) -> None:
     result = herdr("pane", "process-info", "--pane", pane)
-    assert (result.code, result.stderr) == (0, "")
-    response = result.json
-    assert response["id"] == "cli:pane:process_info"
-    assert response["result"]["process_info"]["shell_pid"] == info(api, pane)["shell_pid"]
+    response = cli_json(result, "cli:pane:process_info")
+    assert result.stderr == ""
+    assert response["process_info"]["shell_pid"] == process_info(api, pane)["shell_pid"]
 
 
 def test_cli_process_info_current_uses_herdr_pane_id(api: Api, pane: str, herdr: Herdr) -> None:
-    split = api("pane.split", target_pane_id=pane, direction="right")["pane"]["pane_id"]
-    result = herdr("pane", "process-info", "--current", env={"HERDR_PANE_ID": split})
-    assert result.json["result"]["process_info"]["pane_id"] == split
+    other = split(api, pane)
+    result = herdr("pane", "process-info", "--current", env={"HERDR_PANE_ID": other})
+    assert result.json["result"]["process_info"]["pane_id"] == other
     focused = herdr("pane", "process-info")
     assert focused.json["result"]["process_info"]["pane_id"] == pane
 
@@ -196,9 +173,7 @@ def test_cli_process_info_current_without_herdr_pane_id_is_a_usage_error(
 
 
 def test_cli_process_info_unknown_pane_is_the_error_json(herdr: Herdr, pane: str) -> None:
-    result = herdr("pane", "process-info", "--pane", "w9:p9")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+    assert cli_error(herdr("pane", "process-info", "--pane", "w9:p9")) == {
         "error": {"code": "pane_not_found", "message": "pane not found"},
         "id": "cli:pane:process_info",
     }

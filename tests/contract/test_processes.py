@@ -6,13 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from herdr_sim import Simulator
 from herdr_sim.client import call, request
 from herdr_sim.procfs import descendants, is_zombie, proc_info
+from tests.contract.helpers import Api, enter, kinds, pane_ids, process_info, split
 from tests.waits import wait_until
 
 #: a foreground job, a background job, a nohup'd child and one that ignores HUP and TERM
@@ -43,28 +42,21 @@ def gone(pids: list[int]) -> bool:
     )
 
 
-def test_pane_close_ends_the_whole_tree(sim: Simulator, api: Callable[..., dict[str, Any]]) -> None:
-    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    pane = api("pane.split", target_pane_id=root, direction="right")["pane"]["pane_id"]
+def test_pane_close_ends_the_whole_tree(sim: Simulator, api: Api, root: str) -> None:
+    pane = split(api, root)
     pids = start_workload(sim.socket_path, pane)
     api("pane.close", pane_id=pane)
     wait_until(lambda: gone(pids), timeout=10, what="pane processes to be gone")
 
 
-def test_workspace_close_ends_every_pane_tree(
-    sim: Simulator, api: Callable[..., dict[str, Any]]
-) -> None:
-    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    other = api("pane.split", target_pane_id=root, direction="down")["pane"]["pane_id"]
+def test_workspace_close_ends_every_pane_tree(sim: Simulator, api: Api, root: str) -> None:
+    other = split(api, root, "down")
     pids = start_workload(sim.socket_path, root) + start_workload(sim.socket_path, other)
     api("workspace.close", workspace_id="w1")
     wait_until(lambda: gone(pids), timeout=10, what="workspace processes to be gone")
 
 
-def test_server_stop_ends_every_pane_tree(
-    sim: Simulator, api: Callable[..., dict[str, Any]]
-) -> None:
-    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+def test_server_stop_ends_every_pane_tree(sim: Simulator, api: Api, root: str) -> None:
     tab = api("tab.create", cwd="/tmp")["root_pane"]["pane_id"]
     pids = start_workload(sim.socket_path, root) + start_workload(sim.socket_path, tab)
     assert request(sim.socket_path, "server.stop")["result"] == {"type": "ok"}
@@ -72,18 +64,13 @@ def test_server_stop_ends_every_pane_tree(
     wait_until(lambda: gone(pids), timeout=10, what="server processes to be gone")
 
 
-def test_shell_exit_closes_the_pane(sim: Simulator, api: Callable[..., dict[str, Any]]) -> None:
-    root = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    pane = api("pane.split", target_pane_id=root, direction="right")["pane"]["pane_id"]
-    shell = api("pane.process_info", pane_id=pane)["process_info"]["shell_pid"]
-    api("pane.send_input", pane_id=pane, text="exit 3", keys=["Enter"])
-    wait_until(
-        lambda: pane not in [p["pane_id"] for p in api("pane.list")["panes"]],
-        timeout=10,
-        what="the pane to close",
-    )
-    kinds = [event["event"] for event in sim.events]
-    assert kinds.index("pane_exited") < len(kinds) - 1
+def test_shell_exit_closes_the_pane(sim: Simulator, api: Api, root: str) -> None:
+    pane = split(api, root)
+    shell = process_info(api, pane)["shell_pid"]
+    enter(api, pane, "exit 3")
+    wait_until(lambda: pane not in pane_ids(api), timeout=10, what="the pane to close")
+    emitted = kinds(sim.events)
+    assert emitted.index("pane_exited") < len(emitted) - 1
     exited = next(e for e in sim.events if e["event"] == "pane_exited")
     assert exited["data"]["pane_id"] == pane
     wait_until(lambda: gone([shell]), what="the shell to be reaped")

@@ -3,25 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed, request
+from herdr_sim.client import request
 from herdr_sim.runtime import Notification
-from tests.conftest import CliResult
-
-Api = Callable[..., dict[str, Any]]
-Cli = Callable[..., CliResult]
-
-
-def failure(api: Api, method: str, **params: Any) -> tuple[str, str]:
-    """The (code, message) of a request that must fail."""
-    with pytest.raises(RequestFailed) as info:
-        api(method, **params)
-    return info.value.code, info.value.message
+from tests.contract.helpers import Api, Herdr, Raw, cli_error, cli_json, failure, invalid_request
 
 
 @pytest.fixture
@@ -86,14 +75,11 @@ def test_snapshot_ignores_params(sim: Simulator) -> None:
     assert reply["result"]["type"] == "session_snapshot"
 
 
-def test_cli_api_snapshot_prints_the_snapshot(herdr: Cli, api: Api, busy: None) -> None:
-    result = herdr("api", "snapshot")
-    assert result.code == 0, result.stderr
-    assert result.json["id"] == "cli:api:snapshot"
-    assert result.json["result"] == api("session.snapshot")
+def test_cli_api_snapshot_prints_the_snapshot(herdr: Herdr, api: Api, busy: None) -> None:
+    assert cli_json(herdr("api", "snapshot"), "cli:api:snapshot") == api("session.snapshot")
 
 
-def test_cli_api_snapshot_of_a_fresh_server(herdr: Cli) -> None:
+def test_cli_api_snapshot_of_a_fresh_server(herdr: Herdr) -> None:
     result = herdr("api", "snapshot")
     assert result.json["result"]["snapshot"]["workspaces"] == []
     assert "focused_workspace_id" not in result.json["result"]["snapshot"]
@@ -175,16 +161,13 @@ def test_empty_title_is_invalid_params_and_not_recorded(
     ],
 )
 def test_malformed_params_are_invalid_request(
-    sim: Simulator, params: dict[str, Any], needle: str
+    sim: Simulator, raw: Raw, params: dict[str, Any], needle: str
 ) -> None:
-    reply = request(sim.socket_path, "notification.show", params, request_id="n")
-    assert reply["id"] == ""
-    assert reply["error"]["code"] == "invalid_request"
-    assert needle in reply["error"]["message"]
+    assert needle in invalid_request(raw("notification.show", **params))
     assert sim.notifications == []
 
 
-def test_cli_notification_show(sim: Simulator, herdr: Cli) -> None:
+def test_cli_notification_show(sim: Simulator, herdr: Herdr) -> None:
     result = herdr(
         "notification",
         "show",
@@ -206,10 +189,10 @@ def test_cli_notification_show(sim: Simulator, herdr: Cli) -> None:
     ]
 
 
-def test_cli_notification_show_blank_title_is_the_servers_error(sim: Simulator, herdr: Cli) -> None:
-    result = herdr("notification", "show", " \t ")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+def test_cli_notification_show_blank_title_is_the_servers_error(
+    sim: Simulator, herdr: Herdr
+) -> None:
+    assert cli_error(herdr("notification", "show", " \t ")) == {
         "id": "cli:notification:show",
         "error": {"code": "invalid_params", "message": "notification title is empty"},
     }

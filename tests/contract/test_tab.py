@@ -6,19 +6,29 @@ behaviour (§3.3), error codes and messages (§4), events (§6) and checklist it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed, Subscription, request
-from tests.conftest import CliResult
-from tests.waits import SCALE, wait_until
-
-Api = Callable[..., dict[str, Any]]
-Cli = Callable[..., CliResult]
+from herdr_sim.client import Subscription
+from tests.contract.helpers import (
+    Api,
+    Herdr,
+    Raw,
+    Subscribe,
+    cli_error,
+    cli_json,
+    enter,
+    envelope,
+    failure,
+    focus_events,
+    invalid_request,
+    kinds,
+    tab_ids,
+    take,
+    wait_output,
+)
 
 LIFECYCLE = [
     "workspace.closed",
@@ -34,23 +44,6 @@ LIFECYCLE = [
 ]
 
 
-def failure(api: Api, method: str, **params: Any) -> tuple[str, str]:
-    """The (code, message) of a request that must fail."""
-    with pytest.raises(RequestFailed) as info:
-        api(method, **params)
-    return info.value.code, info.value.message
-
-
-def take(sub: Subscription, count: int) -> list[dict[str, Any]]:
-    """The next ``count`` event lines (bounded)."""
-    return [sub.next(timeout=5 * SCALE) for _ in range(count)]
-
-
-def kinds(events: list[dict[str, Any]]) -> list[str]:
-    """The ``event`` names of some envelopes."""
-    return [event["event"] for event in events]
-
-
 def tabs(api: Api, workspace_id: str = "w1") -> list[tuple[str, int, str]]:
     """(tab_id, number, label) of a workspace's tabs in order."""
     listed = api("tab.list", workspace_id=workspace_id)["tabs"]
@@ -63,25 +56,6 @@ def active_tab(api: Api, workspace_id: str = "w1") -> str:
     return tab_id
 
 
-def hang_up(sim: Simulator, sub: Subscription) -> None:
-    """Close a subscription and let the server finish it before the simulator stops.
-
-    (A subscription still open when the simulator stops leaves a pending queue getter
-    that asyncio reports as a destroyed task; see the report on methods/events.py.)
-    """
-    sub.close()
-    server = sim._server
-    assert server is not None
-    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="unsubscribe")
-
-
-@pytest.fixture
-def ws(api: Api) -> str:
-    """One active workspace ``w1`` (tab ``w1:t1``, pane ``w1:p1``) in /tmp."""
-    workspace_id: str = api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"]
-    return workspace_id
-
-
 @pytest.fixture
 def three_tabs(api: Api, ws: str) -> list[str]:
     """``w1`` with tabs t1, t2, t3 (t1 active)."""
@@ -90,14 +64,9 @@ def three_tabs(api: Api, ws: str) -> list[str]:
 
 
 @pytest.fixture
-def lifecycle(sim: Simulator, ws: str) -> Iterator[Subscription]:
+def lifecycle(ws: str, subscribe: Subscribe) -> Subscription:
     """A tab/pane lifecycle subscription opened after ``w1`` exists."""
-    sub = Subscription(sim.socket_path, [{"type": kind} for kind in LIFECYCLE])
-    assert sub.ack["result"] == {"type": "subscription_started"}
-    try:
-        yield sub
-    finally:
-        hang_up(sim, sub)
+    return subscribe(*LIFECYCLE)
 
 
 # -- create ----------------------------------------------------------------------------------------
@@ -151,21 +120,17 @@ def test_create_with_cwd(api: Api, ws: str, short_dir: Path) -> None:
     assert api("tab.create", cwd=str(short_dir))["root_pane"]["cwd"] == str(short_dir)
 
 
-def test_create_with_a_missing_cwd_starts_in_home(api: Api, ws: str, short_dir: Path) -> None:
+def test_create_with_a_missing_cwd_starts_in_home(
+    api: Api, ws: str, short_dir: Path, home: Path
+) -> None:
     created = api("tab.create", cwd=str(short_dir / "gone"))
-    assert created["root_pane"]["cwd"] == str(short_dir / "home")
+    assert created["root_pane"]["cwd"] == str(home)
 
 
 def test_create_passes_env_to_the_new_pane(api: Api, ws: str) -> None:
     pane = api("tab.create", env={"HS_TAB": "t-env"})["root_pane"]["pane_id"]
-    api("pane.send_input", pane_id=pane, text="echo tab=$HS_TAB/$HERDR_TAB_ID", keys=["Enter"])
-    api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "substring", "value": "tab=t-env/w1:t2"},
-        timeout_ms=5000,
-    )
+    enter(api, pane, "echo tab=$HS_TAB/$HERDR_TAB_ID")
+    wait_output(api, pane, text="tab=t-env/w1:t2", timeout_ms=5000)
 
 
 def test_create_without_any_workspace_is_no_active_workspace(api: Api) -> None:
@@ -304,17 +269,7 @@ def test_focus_emits_the_focus_triple(
     api: Api, three_tabs: list[str], lifecycle: Subscription
 ) -> None:
     api("tab.focus", tab_id="w1:t2")
-    assert take(lifecycle, 3) == [
-        {"event": "workspace_focused", "data": {"type": "workspace_focused", "workspace_id": "w1"}},
-        {
-            "event": "tab_focused",
-            "data": {"type": "tab_focused", "tab_id": "w1:t2", "workspace_id": "w1"},
-        },
-        {
-            "event": "pane_focused",
-            "data": {"type": "pane_focused", "pane_id": "w1:p2", "workspace_id": "w1"},
-        },
-    ]
+    assert take(lifecycle, 3) == focus_events("w1", "w1:t2", "w1:p2")
 
 
 def test_rename_sets_the_label_and_emits_renamed(
@@ -325,15 +280,7 @@ def test_rename_sets_the_label_and_emits_renamed(
     assert renamed["tab"]["label"] == "  build "
     assert renamed["tab"]["number"] == 2
     assert take(lifecycle, 1) == [
-        {
-            "event": "tab_renamed",
-            "data": {
-                "type": "tab_renamed",
-                "tab_id": "w1:t2",
-                "workspace_id": "w1",
-                "label": "  build ",
-            },
-        }
+        envelope("tab_renamed", tab_id="w1:t2", workspace_id="w1", label="  build ")
     ]
 
 
@@ -364,7 +311,7 @@ def test_move_inserts_before_the_slot_of_the_original_list(
     assert moved["type"] == "tab_list"
     assert [tab["tab_id"] for tab in moved["tabs"]] == order
     assert [tab["label"] for tab in moved["tabs"]] == ["1", "2", "3"]
-    assert [tab_id for tab_id, _, _ in tabs(api)] == order
+    assert tab_ids(api) == order
 
 
 def test_move_emits_moved_with_the_requested_index(
@@ -372,16 +319,7 @@ def test_move_emits_moved_with_the_requested_index(
 ) -> None:
     moved = api("tab.move", tab_id="w1:t1", insert_index=3)
     assert take(lifecycle, 1) == [
-        {
-            "event": "tab_moved",
-            "data": {
-                "type": "tab_moved",
-                "tab_id": "w1:t1",
-                "workspace_id": "w1",
-                "insert_index": 3,
-                "tabs": moved["tabs"],
-            },
-        }
+        envelope("tab_moved", tab_id="w1:t1", workspace_id="w1", insert_index=3, tabs=moved["tabs"])
     ]
 
 
@@ -414,7 +352,7 @@ def test_move_past_the_end_is_tab_move_failed(api: Api, three_tabs: list[str]) -
 
 def test_close_by_position_form(api: Api, three_tabs: list[str]) -> None:
     assert api("tab.close", tab_id="w1:2") == {"type": "ok"}
-    assert [tab_id for tab_id, _, _ in tabs(api)] == ["w1:t1", "w1:t3"]
+    assert tab_ids(api) == ["w1:t1", "w1:t3"]
     assert failure(api, "pane.get", pane_id="w1:p2")[0] == "pane_not_found"
 
 
@@ -424,10 +362,7 @@ def test_close_emits_tab_closed_only(
     api("tab.close", tab_id="w1:t2")
     api("tab.rename", tab_id="w1:t1", label="sentinel")
     events = take(lifecycle, 2)
-    assert events[0] == {
-        "event": "tab_closed",
-        "data": {"type": "tab_closed", "tab_id": "w1:t2", "workspace_id": "w1"},
-    }
+    assert events[0] == envelope("tab_closed", tab_id="w1:t2", workspace_id="w1")
     assert kinds(events)[1] == "tab_renamed"
 
 
@@ -437,14 +372,8 @@ def test_closing_the_last_tab_closes_the_workspace(
     before = api("workspace.get", workspace_id=ws)["workspace"]
     api("tab.close", tab_id="w1:t1")
     assert take(lifecycle, 2) == [
-        {
-            "event": "tab_closed",
-            "data": {"type": "tab_closed", "tab_id": "w1:t1", "workspace_id": "w1"},
-        },
-        {
-            "event": "workspace_closed",
-            "data": {"type": "workspace_closed", "workspace_id": "w1", "workspace": before},
-        },
+        envelope("tab_closed", tab_id="w1:t1", workspace_id="w1"),
+        envelope("workspace_closed", workspace_id="w1", workspace=before),
     ]
     assert api("workspace.list")["workspaces"] == []
 
@@ -512,27 +441,24 @@ def test_focused_create_adds_the_focus_triple(api: Api, ws: str, lifecycle: Subs
     ],
 )
 def test_malformed_params_are_invalid_request_with_empty_id(
-    sim: Simulator, method: str, params: dict[str, Any], needle: str
+    raw: Raw, method: str, params: dict[str, Any], needle: str
 ) -> None:
-    reply = request(sim.socket_path, method, params, request_id="t")
-    assert reply["id"] == ""
-    assert reply["error"]["code"] == "invalid_request"
-    assert needle in reply["error"]["message"]
+    assert needle in invalid_request(raw(method, **params))
 
 
 # -- the herdr CLI, end to end ---------------------------------------------------------------------
 
 
-def test_cli_create_list_get_focus_rename_close(herdr: Cli, api: Api, ws: str) -> None:
-    created = herdr("tab", "create", "--workspace", "w1", "--label", "cli", "--cwd", "/tmp")
-    assert created.code == 0, created.stderr
-    assert created.json["id"] == "cli:tab:create"
-    assert created.json["result"]["tab"]["label"] == "cli"
-    assert created.json["result"]["root_pane"]["pane_id"] == "w1:p2"
+def test_cli_create_list_get_focus_rename_close(herdr: Herdr, api: Api, ws: str) -> None:
+    created = cli_json(
+        herdr("tab", "create", "--workspace", "w1", "--label", "cli", "--cwd", "/tmp"),
+        "cli:tab:create",
+    )
+    assert created["tab"]["label"] == "cli"
+    assert created["root_pane"]["pane_id"] == "w1:p2"
 
-    listed = herdr("tab", "list", "--workspace", "1")
-    assert listed.json["id"] == "cli:tab:list"
-    assert [tab["tab_id"] for tab in listed.json["result"]["tabs"]] == ["w1:t1", "w1:t2"]
+    listed = cli_json(herdr("tab", "list", "--workspace", "1"), "cli:tab:list")
+    assert [tab["tab_id"] for tab in listed["tabs"]] == ["w1:t1", "w1:t2"]
     assert herdr("tab", "get", "w1:2").json["result"]["tab"]["tab_id"] == "w1:t2"
 
     focused = herdr("tab", "focus", "w1:t2")
@@ -547,22 +473,18 @@ def test_cli_create_list_get_focus_rename_close(herdr: Cli, api: Api, ws: str) -
     assert tabs(api) == [("w1:t2", 2, "two words")]
 
 
-def test_cli_create_focus_uses_the_active_workspace(herdr: Cli, ws: str) -> None:
+def test_cli_create_focus_uses_the_active_workspace(herdr: Herdr, ws: str) -> None:
     created = herdr("tab", "create", "--focus")
     assert created.json["result"]["tab"]["tab_id"] == "w1:t2"
     assert created.json["result"]["tab"]["focused"] is True
 
 
-def test_cli_errors_are_the_servers_on_stderr(herdr: Cli) -> None:
-    no_ws = herdr("tab", "create")
-    assert (no_ws.code, no_ws.stdout) == (1, "")
-    assert no_ws.error == {
+def test_cli_errors_are_the_servers_on_stderr(herdr: Herdr) -> None:
+    assert cli_error(herdr("tab", "create")) == {
         "id": "cli:tab:create",
         "error": {"code": "workspace_not_found", "message": "no active workspace"},
     }
-    missing = herdr("tab", "get", "w1:t9")
-    assert missing.code == 1
-    assert missing.error == {
+    assert cli_error(herdr("tab", "get", "w1:t9")) == {
         "id": "cli:tab:get",
         "error": {"code": "tab_not_found", "message": "tab w1:t9 not found"},
     }

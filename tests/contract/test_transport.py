@@ -6,16 +6,14 @@ import json
 import socket
 import stat
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator, SimulatorError
 from herdr_sim.client import request, send_line
-from tests.waits import wait_until
+from tests.contract.helpers import hang_up, invalid_request
 
 
 def raw_exchange(path: Path, payload: bytes, *, timeout: float = 10.0) -> bytes:
@@ -83,10 +81,7 @@ def test_second_request_on_same_connection_is_ignored(sim: Simulator) -> None:
 def test_unparseable_requests_get_invalid_request_with_empty_id(
     sim: Simulator, payload: bytes, needle: str
 ) -> None:
-    reply = json.loads(raw_exchange(sim.socket_path, payload))
-    assert reply["id"] == ""
-    assert reply["error"]["code"] == "invalid_request"
-    assert needle in reply["error"]["message"]
+    assert needle in invalid_request(json.loads(raw_exchange(sim.socket_path, payload)))
 
 
 def test_unknown_extra_params_are_ignored_like_serde(sim: Simulator) -> None:
@@ -129,13 +124,10 @@ def test_default_first_line_timeout_is_five_seconds(sim: Simulator) -> None:
     assert sim.config.max_request_bytes == 1024 * 1024
 
 
-def test_control_characters_and_non_utf8_text_are_safe(
-    sim: Simulator, api: Callable[..., dict[str, Any]]
-) -> None:
-    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+def test_control_characters_and_non_utf8_text_are_safe(sim: Simulator, root: str) -> None:
     weird = "a\x00b\x07c\x1b[31mdé\U0001f600e"
     line = json.dumps(
-        {"id": "w", "method": "pane.send_text", "params": {"pane_id": pane, "text": weird}}
+        {"id": "w", "method": "pane.send_text", "params": {"pane_id": root, "text": weird}}
     )
     reply = send_line(sim.socket_path, (line + "\n").encode())
     assert reply["result"]["type"] == "ok"
@@ -147,14 +139,11 @@ def test_control_characters_and_non_utf8_text_are_safe(
         }
     )
     assert "result" in send_line(sim.socket_path, (label + "\n").encode())
-    assert request(sim.socket_path, "pane.get", {"pane_id": pane})["result"]["pane"]
+    assert request(sim.socket_path, "pane.get", {"pane_id": root})["result"]["pane"]
     surrogate = (
         b'{"id":"s","method":"pane.send_text","params":{"pane_id":"w1:p1","text":"\\ud800"}}\n'
     )
-    reply = json.loads(raw_exchange(sim.socket_path, surrogate))
-    assert reply["id"] == ""
-    assert reply["error"]["code"] == "invalid_request"
-    assert "surrogate" in reply["error"]["message"]
+    assert "surrogate" in invalid_request(json.loads(raw_exchange(sim.socket_path, surrogate)))
 
 
 def test_thousand_concurrent_connections(sim: Simulator) -> None:
@@ -218,10 +207,7 @@ def test_live_socket_is_refused(sim: Simulator) -> None:
     assert request(sim.socket_path, "ping")["result"]["type"] == "pong"
 
 
-def test_server_stop_answers_ok_then_unavailable_then_socket_gone(
-    sim: Simulator, api: Callable[..., dict[str, Any]]
-) -> None:
-    api("workspace.create", cwd="/tmp")
+def test_server_stop_answers_ok_then_unavailable_then_socket_gone(sim: Simulator, ws: str) -> None:
     assert request(sim.socket_path, "server.stop", request_id="s") == {
         "id": "s", "result": {"type": "ok"},
     }  # fmt: skip
@@ -248,16 +234,13 @@ def test_unsupported_methods_answer_a_clear_error(sim: Simulator) -> None:
     assert "plugin.list" in reply["error"]["message"]
 
 
-def test_client_hanging_up_abandons_a_wait(
-    sim: Simulator, api: Callable[..., dict[str, Any]]
-) -> None:
-    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+def test_client_hanging_up_abandons_a_wait(sim: Simulator, root: str) -> None:
     line = json.dumps(
         {
             "id": "w",
             "method": "pane.wait_for_output",
             "params": {
-                "pane_id": pane,
+                "pane_id": root,
                 "source": "recent",
                 "match": {"type": "substring", "value": "never"},
             },
@@ -266,7 +249,4 @@ def test_client_hanging_up_abandons_a_wait(
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(str(sim.socket_path))
     sock.sendall(line.encode() + b"\n")
-    sock.close()
-    server = sim._server
-    assert server is not None
-    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="drain")
+    hang_up(sim, sock)

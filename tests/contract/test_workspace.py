@@ -6,19 +6,31 @@ messages), §6 (events) and checklist items 2, 7 and 21 of §12.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed, Subscription, request
-from tests.conftest import CliResult
-from tests.waits import SCALE, wait_until
-
-Api = Callable[..., dict[str, Any]]
-Cli = Callable[..., CliResult]
+from herdr_sim.client import Subscription
+from tests.contract.helpers import (
+    ENV_ERRORS,
+    Api,
+    Herdr,
+    Raw,
+    Subscribe,
+    cli_error,
+    cli_json,
+    enter,
+    envelope,
+    failure,
+    focus_events,
+    invalid_request,
+    kinds,
+    take,
+    wait_output,
+    workspace_ids,
+)
+from tests.waits import wait_until
 
 LIFECYCLE = [
     "workspace.created",
@@ -34,55 +46,10 @@ LIFECYCLE = [
 ]
 
 
-def failure(api: Api, method: str, **params: Any) -> tuple[str, str]:
-    """The (code, message) of a request that must fail."""
-    with pytest.raises(RequestFailed) as info:
-        api(method, **params)
-    return info.value.code, info.value.message
-
-
-def take(sub: Subscription, count: int) -> list[dict[str, Any]]:
-    """The next ``count`` event lines (bounded)."""
-    return [sub.next(timeout=5 * SCALE) for _ in range(count)]
-
-
-def kinds(events: list[dict[str, Any]]) -> list[str]:
-    """The ``event`` names of some envelopes."""
-    return [event["event"] for event in events]
-
-
-def ids(api: Api) -> list[str]:
-    """Workspace ids in display order."""
-    return [ws["workspace_id"] for ws in api("workspace.list")["workspaces"]]
-
-
-def hang_up(sim: Simulator, sub: Subscription) -> None:
-    """Close a subscription and let the server finish it before the simulator stops.
-
-    (A subscription still open when the simulator stops leaves a pending queue getter
-    that asyncio reports as a destroyed task; see the report on methods/events.py.)
-    """
-    sub.close()
-    server = sim._server
-    assert server is not None
-    wait_until(lambda: sim.run_in_loop(lambda rt: not server._connections), what="unsubscribe")
-
-
 @pytest.fixture
-def lifecycle(sim: Simulator) -> Iterator[Subscription]:
+def lifecycle(subscribe: Subscribe) -> Subscription:
     """A subscription to every workspace/tab/pane lifecycle event used here."""
-    sub = Subscription(sim.socket_path, [{"type": kind} for kind in LIFECYCLE])
-    assert sub.ack["result"] == {"type": "subscription_started"}
-    try:
-        yield sub
-    finally:
-        hang_up(sim, sub)
-
-
-@pytest.fixture
-def home(short_dir: Path) -> Path:
-    """The simulator's HOME (the ``sim`` fixture's base environment)."""
-    return short_dir / "home"
+    return subscribe(*LIFECYCLE)
 
 
 @pytest.fixture
@@ -136,7 +103,7 @@ def test_ids_are_stable_and_never_reused(api: Api) -> None:
     api("workspace.close", workspace_id="w2")
     assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w3"
     api("workspace.close", workspace_id="w1")
-    assert ids(api) == ["w3"]
+    assert workspace_ids(api) == ["w3"]
     assert api("workspace.get", workspace_id="w3")["workspace"]["workspace_id"] == "w3"
 
 
@@ -190,7 +157,7 @@ def test_default_cwd_follows_the_focused_pane(api: Api, short_dir: Path) -> None
     target = short_dir / "moved-here"
     target.mkdir()
     pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    api("pane.send_input", pane_id=pane, text=f"cd {target}", keys=["Enter"])
+    enter(api, pane, f"cd {target}")
     wait_until(
         lambda: api("pane.get", pane_id=pane)["pane"].get("cwd") == str(target),
         what="the shell to change directory",
@@ -220,29 +187,15 @@ def test_env_reaches_the_pane_and_herdr_variables_win(api: Api) -> None:
         "root_pane"
     ]["pane_id"]
     command = 'test -S "$HERDR_SOCKET_PATH" && echo mark=$HS_MARK/$HERDR_PANE_ID/sock-ok'
-    api("pane.send_input", pane_id=pane, text=command, keys=["Enter"])
-    matched = api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "substring", "value": "mark=v1/w1:p1/sock-ok"},
-        timeout_ms=5000,
-    )
+    enter(api, pane, command)
+    matched = wait_output(api, pane, text="mark=v1/w1:p1/sock-ok", timeout_ms=5000)
     assert matched["matched_line"].strip() == "mark=v1/w1:p1/sock-ok"
 
 
-@pytest.mark.parametrize(
-    ("env", "message"),
-    [
-        ({"": "x"}, "env key must not be empty"),
-        ({"A=B": "x"}, "env key A=B must not contain '='"),
-        ({"A\0": "x"}, "env key must not contain NUL bytes"),
-        ({"KEY": "a\0b"}, "env value for KEY must not contain NUL bytes"),
-    ],
-)
+@pytest.mark.parametrize(("env", "message"), ENV_ERRORS)
 def test_invalid_env_creates_nothing(api: Api, env: dict[str, str], message: str) -> None:
     assert failure(api, "workspace.create", cwd="/tmp", env=env) == ("invalid_env", message)
-    assert ids(api) == []
+    assert workspace_ids(api) == []
     assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
 
 
@@ -287,17 +240,7 @@ def test_focus_switches_the_active_workspace(api: Api, three: list[str]) -> None
 
 def test_focus_emits_the_focus_triple(api: Api, three: list[str], lifecycle: Subscription) -> None:
     api("workspace.focus", workspace_id="2")
-    assert take(lifecycle, 3) == [
-        {"event": "workspace_focused", "data": {"type": "workspace_focused", "workspace_id": "w2"}},
-        {
-            "event": "tab_focused",
-            "data": {"type": "tab_focused", "tab_id": "w2:t1", "workspace_id": "w2"},
-        },
-        {
-            "event": "pane_focused",
-            "data": {"type": "pane_focused", "pane_id": "w2:p1", "workspace_id": "w2"},
-        },
-    ]
+    assert take(lifecycle, 3) == focus_events("w2", "w2:t1", "w2:p1")
 
 
 def test_focusing_the_active_workspace_emits_nothing(
@@ -316,10 +259,7 @@ def test_rename_sets_the_label_and_emits_renamed(api: Api, lifecycle: Subscripti
     assert renamed["workspace"]["label"] == "  build box "
     assert api("workspace.get", workspace_id="w1")["workspace"]["label"] == "  build box "
     assert take(lifecycle, 1) == [
-        {
-            "event": "workspace_renamed",
-            "data": {"type": "workspace_renamed", "workspace_id": "w1", "label": "  build box "},
-        }
+        envelope("workspace_renamed", workspace_id="w1", label="  build box ")
     ]
 
 
@@ -348,21 +288,18 @@ def test_move_inserts_before_the_slot_of_the_original_list(
     assert moved["type"] == "workspace_list"
     assert [ws["workspace_id"] for ws in moved["workspaces"]] == order
     assert [ws["number"] for ws in moved["workspaces"]] == [1, 2, 3]
-    assert ids(api) == order
+    assert workspace_ids(api) == order
 
 
 def test_move_emits_moved_with_the_requested_index(
     api: Api, three: list[str], lifecycle: Subscription
 ) -> None:
     moved = api("workspace.move", workspace_id="w1", insert_index=3)
-    event = take(lifecycle, 1)[0]
-    assert event["event"] == "workspace_moved"
-    assert event["data"] == {
-        "type": "workspace_moved",
-        "workspace_id": "w1",
-        "insert_index": 3,
-        "workspaces": moved["workspaces"],
-    }
+    assert take(lifecycle, 1) == [
+        envelope(
+            "workspace_moved", workspace_id="w1", insert_index=3, workspaces=moved["workspaces"]
+        )
+    ]
 
 
 @pytest.mark.parametrize("insert_index", [0, 1])
@@ -387,7 +324,7 @@ def test_move_past_the_end_is_workspace_move_failed(api: Api, three: list[str]) 
         "workspace_move_failed",
         "insert_index 4 is out of bounds",
     )
-    assert ids(api) == ["w1", "w2", "w3"]
+    assert workspace_ids(api) == ["w1", "w2", "w3"]
 
 
 # -- close (checklist 7) ---------------------------------------------------------------------------
@@ -395,7 +332,7 @@ def test_move_past_the_end_is_workspace_move_failed(api: Api, three: list[str]) 
 
 def test_close_by_position_form(api: Api, three: list[str]) -> None:
     assert api("workspace.close", workspace_id="1") == {"type": "ok"}
-    assert ids(api) == ["w2", "w3"]
+    assert workspace_ids(api) == ["w2", "w3"]
 
 
 def test_close_emits_closed_with_the_final_snapshot(api: Api, lifecycle: Subscription) -> None:
@@ -404,12 +341,7 @@ def test_close_emits_closed_with_the_final_snapshot(api: Api, lifecycle: Subscri
     before = api("workspace.get", workspace_id="w1")["workspace"]
     take(lifecycle, 7 + 3)
     api("workspace.close", workspace_id="w1")
-    assert take(lifecycle, 1) == [
-        {
-            "event": "workspace_closed",
-            "data": {"type": "workspace_closed", "workspace_id": "w1", "workspace": before},
-        }
-    ]
+    assert take(lifecycle, 1) == [envelope("workspace_closed", workspace_id="w1", workspace=before)]
     assert before["tab_count"] == 2 and before["label"] == "doomed"
     assert failure(api, "pane.get", pane_id="w1:p1")[0] == "pane_not_found"
 
@@ -510,28 +442,24 @@ def test_focused_create_emits_the_triple_for_the_new_workspace(
     ],
 )
 def test_malformed_params_are_invalid_request_with_empty_id(
-    sim: Simulator, method: str, params: dict[str, Any], needle: str
+    raw: Raw, method: str, params: dict[str, Any], needle: str
 ) -> None:
-    reply = request(sim.socket_path, method, params, request_id="t")
-    assert reply["id"] == ""
-    assert reply["error"]["code"] == "invalid_request"
-    assert needle in reply["error"]["message"]
+    assert needle in invalid_request(raw(method, **params))
 
 
 # -- the herdr CLI, end to end ---------------------------------------------------------------------
 
 
-def test_cli_create_list_get_focus_rename_close(herdr: Cli, api: Api) -> None:
-    created = herdr("workspace", "create", "--cwd", "/tmp", "--label", "cli ws")
-    assert created.code == 0, created.stderr
-    assert created.json["id"] == "cli:workspace:create"
-    assert created.json["result"]["workspace"]["label"] == "cli ws"
-    assert created.json["result"]["root_pane"]["pane_id"] == "w1:p1"
+def test_cli_create_list_get_focus_rename_close(herdr: Herdr, api: Api) -> None:
+    created = cli_json(
+        herdr("workspace", "create", "--cwd", "/tmp", "--label", "cli ws"), "cli:workspace:create"
+    )
+    assert created["workspace"]["label"] == "cli ws"
+    assert created["root_pane"]["pane_id"] == "w1:p1"
     herdr("workspace", "create", "--cwd", "/tmp", "--no-focus")
 
-    listed = herdr("workspace", "list")
-    assert listed.json["id"] == "cli:workspace:list"
-    assert [ws["workspace_id"] for ws in listed.json["result"]["workspaces"]] == ["w1", "w2"]
+    listed = cli_json(herdr("workspace", "list"), "cli:workspace:list")
+    assert [ws["workspace_id"] for ws in listed["workspaces"]] == ["w1", "w2"]
     assert herdr("workspace", "get", "2").json["result"]["workspace"]["workspace_id"] == "w2"
 
     focused = herdr("workspace", "focus", "w2")
@@ -546,28 +474,20 @@ def test_cli_create_list_get_focus_rename_close(herdr: Cli, api: Api) -> None:
         0,
         {"id": "cli:workspace:close", "result": {"type": "ok"}},
     )
-    assert ids(api) == ["w2"]
+    assert workspace_ids(api) == ["w2"]
 
 
-def test_cli_create_focus_flag_and_env(herdr: Cli, api: Api) -> None:
+def test_cli_create_focus_flag_and_env(herdr: Herdr, api: Api) -> None:
     herdr("workspace", "create", "--cwd", "/tmp")
     created = herdr("workspace", "create", "--cwd", "/tmp", "--focus", "--env", "HS_CLI=yes")
     assert created.json["result"]["workspace"]["focused"] is True
     pane = created.json["result"]["root_pane"]["pane_id"]
-    api("pane.send_input", pane_id=pane, text="echo got=$HS_CLI", keys=["Enter"])
-    api(
-        "pane.wait_for_output",
-        pane_id=pane,
-        source="recent",
-        match={"type": "substring", "value": "got=yes"},
-        timeout_ms=5000,
-    )
+    enter(api, pane, "echo got=$HS_CLI")
+    wait_output(api, pane, text="got=yes", timeout_ms=5000)
 
 
-def test_cli_unknown_workspace_prints_the_error_on_stderr(herdr: Cli) -> None:
-    result = herdr("workspace", "get", "w9")
-    assert (result.code, result.stdout) == (1, "")
-    assert result.error == {
+def test_cli_unknown_workspace_prints_the_error_on_stderr(herdr: Herdr) -> None:
+    assert cli_error(herdr("workspace", "get", "w9")) == {
         "id": "cli:workspace:get",
         "error": {"code": "workspace_not_found", "message": "workspace w9 not found"},
     }
