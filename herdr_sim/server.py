@@ -125,6 +125,7 @@ class Server:
         #: handlers running now; seen from the loop, a handler counted here has already
         #: reached its first await (tests use it to act while a wait is in progress)
         self.in_flight = 0
+        self._closing = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -153,6 +154,7 @@ class Server:
 
     async def close(self) -> None:
         """Stop accepting, end open connections and remove the socket file."""
+        self._closing = True
         if self._server is not None:
             self._server.close()
             self._server = None
@@ -172,7 +174,8 @@ class Server:
         assert task is not None
         self._connections.add(task)
         try:
-            await self._serve_one(reader, writer)
+            if not self._closing:  # a connection accepted just before close gets no answer
+                await self._serve_one(reader, writer)
         except (ConnectionError, asyncio.CancelledError, TimeoutError):
             pass
         except Exception as exc:  # a simulator bug: record it for the test that caused it

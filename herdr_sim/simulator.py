@@ -30,6 +30,29 @@ T = TypeVar("T")
 logging.getLogger("herdr_sim").addHandler(logging.NullHandler())
 
 
+def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Finish every task left on a stopped loop so each connection closes its transport.
+
+    Tasks get a moment to run first: a connection accepted during shutdown has a task that
+    has not started yet, and cancelling it before its first step would skip the ``finally``
+    that closes its transport (the server is closing, so it closes at once). What still
+    runs after that is cancelled; extra loop turns let closed transports run their queued
+    ``connection_lost``.
+    """
+    for _ in range(5):
+        pending = asyncio.all_tasks(loop)
+        if not pending:
+            return
+        loop.run_until_complete(asyncio.wait(pending, timeout=0.05))
+        still = [task for task in pending if not task.done()]
+        for task in still:
+            task.cancel()
+        if still:
+            loop.run_until_complete(asyncio.gather(*still, return_exceptions=True))
+        for _turn in range(3):
+            loop.run_until_complete(asyncio.sleep(0))
+
+
 class SimulatorError(RuntimeError):
     """The simulator could not start, or a handler failed unexpectedly."""
 
@@ -98,6 +121,7 @@ class Simulator:
             try:
                 loop.run_forever()
             finally:
+                _finish_tasks(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
 
