@@ -363,13 +363,10 @@ class Session:
 
     # -- closing ----------------------------------------------------------------------------
 
-    def close_workspace(self, ws: Workspace) -> list[int]:
-        """Remove ``ws``; returns the keys of the panes that went with it."""
-        keys = ws.panes()
+    def _unlink_workspace(self, ws: Workspace) -> None:
+        """Take ``ws`` out of the list; the next one (or the new last) becomes active."""
         index = self.workspaces.index(ws)
         active = self.active_workspace
-        for key in keys:
-            self._forget(key)
         self.workspaces.pop(index)
         if not self.workspaces:
             self.active = None
@@ -379,19 +376,13 @@ class Session:
             self._mark_seen(new.tabs[new.active_tab])
         elif active is not None:
             self.active = self.workspaces.index(active)
-        return keys
 
-    def close_tab(self, ws: Workspace, tab: Tab) -> tuple[list[int], bool]:
-        """Remove ``tab``; the last tab closes the workspace. (keys, workspace closed?)"""
-        if len(ws.tabs) == 1:
-            return self.close_workspace(ws), True
-        keys = tab.layout.panes()
+    def _unlink_tab(self, ws: Workspace, tab: Tab) -> None:
+        """Take ``tab`` out of ``ws`` with Herdr's rule for the tab that becomes active: an
+        index past the end moves to the last tab; closing the active tab, or one before it,
+        steps back one."""
         closed, active = ws.tabs.index(tab), ws.active_tab
-        for key in keys:
-            self._forget(key)
         ws.tabs.pop(closed)
-        # Herdr's rule: an index past the end moves to the last tab; closing the active tab,
-        # or one before it, steps back one.
         if active >= len(ws.tabs):
             active = len(ws.tabs) - 1
         elif closed <= active and active > 0:
@@ -399,6 +390,23 @@ class Session:
         ws.active_tab = active
         if self.active_workspace is ws:
             self._mark_seen(ws.tabs[ws.active_tab])
+
+    def close_workspace(self, ws: Workspace) -> list[int]:
+        """Remove ``ws``; returns the keys of the panes that went with it."""
+        keys = ws.panes()
+        for key in keys:
+            self._forget(key)
+        self._unlink_workspace(ws)
+        return keys
+
+    def close_tab(self, ws: Workspace, tab: Tab) -> tuple[list[int], bool]:
+        """Remove ``tab``; the last tab closes the workspace. (keys, workspace closed?)"""
+        if len(ws.tabs) == 1:
+            return self.close_workspace(ws), True
+        keys = tab.layout.panes()
+        for key in keys:
+            self._forget(key)
+        self._unlink_tab(ws, tab)
         return keys, False
 
     def close_pane(self, ref: PaneRef) -> Literal["pane", "tab", "workspace"]:
@@ -433,24 +441,10 @@ class Session:
             return None
         ws = ref.workspace
         if len(ws.tabs) == 1:
-            ws_id = ws.public_id
-            index = self.workspaces.index(ws)
-            active = self.active_workspace
-            self.workspaces.pop(index)
-            if not self.workspaces:
-                self.active = None
-            elif active is ws:
-                self.active = min(index, len(self.workspaces) - 1)
-            elif active is not None:
-                self.active = self.workspaces.index(active)
-            return f"workspace:{ws_id}"
+            self._unlink_workspace(ws)
+            return f"workspace:{ws.public_id}"
         tab_id = ws.tab_id(ref.tab)
-        index = ws.tabs.index(ref.tab)
-        active_tab = ws.tabs[ws.active_tab]
-        ws.tabs.pop(index)
-        ws.active_tab = (
-            min(index, len(ws.tabs) - 1) if active_tab is ref.tab else ws.tabs.index(active_tab)
-        )
+        self._unlink_tab(ws, ref.tab)
         return f"tab:{tab_id}"
 
     def renumber_into(self, pane: Pane, source: Workspace, target: Workspace) -> str:
