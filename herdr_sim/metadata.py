@@ -376,8 +376,7 @@ def _record_presentation(
 def _visible(record: Record, pane: Pane, now: float) -> bool:
     """Herdr's validity: something to show, not expired, and both guards matching.
 
-    ``applies_to_source`` must name the pane's hook authority; agents (and so hook
-    authorities) are not modelled yet, so a record scoped that way is never visible.
+    ``applies_to_source`` must name the source of the pane's current hook authority.
     """
     if not record.has_fields():
         return False
@@ -385,7 +384,10 @@ def _visible(record: Record, pane: Pane, now: float) -> bool:
         return False
     if record.agent is not None and record.agent != pane.agent:
         return False
-    return record.applies_to_source is None
+    if record.applies_to_source is None:
+        return True
+    authority = pane.agent_rec.authority
+    return authority is not None and authority.source == record.applies_to_source
 
 
 def sync_pane(rt: Runtime, ref: PaneRef, store: MetaStore, token_changed: bool) -> None:

@@ -125,10 +125,6 @@ UNSUPPORTED: dict[str, str] = {
     "pane.graphics.set": "terminal graphics are out of scope",
     "pane.graphics.clear": "terminal graphics are out of scope",
     "pane.graphics.info": "terminal graphics are out of scope",
-    "pane.report_agent": _AGENTS,
-    "pane.report_agent_session": _AGENTS,
-    "pane.clear_agent_authority": _AGENTS,
-    "pane.release_agent": _AGENTS,
     "popup.close": _UI,
     "integration.list": "installing agent integrations touches the user's agent configs",
     "integration.install": "installing agent integrations touches the user's agent configs",
@@ -150,6 +146,7 @@ UNSUPPORTED: dict[str, str] = {
 def load_all() -> dict[str, MethodEntry]:
     """Import every handler module so the registry is complete, and return it."""
     from .methods import (  # noqa: F401  (imported for their registrations)
+        agent_reports,
         events,
         layout,
         notification,

@@ -17,14 +17,22 @@ from . import errors, places
 from .config import SimulatorConfig
 from .events import EventHub, Signal
 from .faults import FaultPlan
-from .metadata import MetaStore
+from .metadata import MetaStore, sync_pane
+from .model.agents import AgentBook, Snapshot, Update, is_agent
 from .model.layout import Rect
 from .model.session import PaneRef, Session, Tab, Workspace
 from .procfs import cwd_of
 from .pty import PtyProcess
 from .shell import ShellConfig, pane_command, pane_env
 from .terminal import Terminal
-from .views import layout_view, pane_info, public_status, tab_info, workspace_info
+from .views import (
+    agent_info,
+    layout_view,
+    pane_info,
+    public_status,
+    tab_info,
+    workspace_info,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +96,26 @@ class Runtime:
         return pane_info(
             self.session, ref, cwd=cwd, foreground_cwd=foreground_cwd, terminal_title=title
         )
+
+    def agent_view(self, ref: PaneRef) -> dict[str, Any]:
+        """AgentInfo with the live cwd and terminal title (only for agent panes, §5.2)."""
+        proc = self.processes.get(ref.pane.key)
+        cwd: str | None = ref.pane.cwd
+        foreground_cwd: str | None = None
+        title: str | None = None
+        if proc is not None:
+            cwd = cwd_of(proc.pty.pid) or cwd
+            pgid = proc.pty.foreground_pgid()
+            if pgid is not None and pgid != proc.pty.pid:
+                foreground_cwd = cwd_of(pgid)
+            title = proc.terminal.title
+        return agent_info(
+            self.session, ref, cwd=cwd, foreground_cwd=foreground_cwd, terminal_title=title
+        )
+
+    def agent_panes(self) -> list[PaneRef]:
+        """Every pane hosting an agent (a name or an effective agent label), in order."""
+        return [ref for ref in self.session.all_panes() if is_agent(ref.pane.agent_rec)]
 
     def workspace_view(self, ws: Workspace) -> dict[str, Any]:
         """WorkspaceInfo."""
@@ -301,6 +329,48 @@ class Runtime:
         """Emit ``pane_agent_status_changed`` (status or presentation changed)."""
         self.hub.publish("pane_agent_status_changed", self.status_event(ref))
         self.state_changed.fire()
+
+    # -- agent engine ------------------------------------------------------------------------
+
+    def agent_before(self, ref: PaneRef) -> Snapshot:
+        """Snapshot a pane before changing its agent record (pair with :meth:`agent_commit`)."""
+        pane = ref.pane
+        return AgentBook.snapshot(pane.agent_rec, pane.state, pane.seen)
+
+    def agent_commit(self, ref: PaneRef, before: Snapshot, *, released: bool = False) -> Update:
+        """Apply the engine's rules to a changed record and emit Herdr's events (§6.2).
+
+        ``pane.updated`` when the agent name changed, ``pane.agent_detected`` when the label
+        changed or the agent was released, ``pane_agent_status_changed`` when the public
+        status or the presentation changed.
+        """
+        pane = ref.pane
+        update = self.session.agents.commit(
+            pane.agent_rec,
+            before,
+            active_tab=self.session.is_active_tab(ref.workspace, ref.tab),
+            released=released,
+        )
+        presentation = (pane.title, pane.display_agent, dict(pane.state_labels))
+        pane.agent, pane.state, pane.seen = update.label, update.state, update.seen
+        if update.name_changed:
+            self.hub.publish("pane_updated", {"pane": self.pane_view(ref)})
+        if update.detected_event:
+            data: dict[str, Any] = {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id}
+            if update.event_label is not None:
+                data["agent"] = update.event_label
+            if update.released:
+                data["released"] = True
+                data["final_status"] = update.status
+            self.hub.publish("pane_agent_detected", data)
+        # metadata guarded by an agent label or an authority source may appear or disappear
+        sync_pane(self, ref, self.meta_for(("pane", pane.key)), False)
+        moved = (pane.title, pane.display_agent, pane.state_labels) != presentation
+        if update.status_changed and not moved:
+            self.publish_status(ref)
+        elif update.state_changed:
+            self.state_changed.fire()
+        return update
 
     def status_of(self, ref: PaneRef) -> str:
         """The pane's public agent status."""

@@ -109,6 +109,51 @@ def pane_info(
         info["state_labels"] = dict(pane.state_labels)
     if pane.tokens:
         info["tokens"] = dict(pane.tokens)
+    if pane.agent_rec.session is not None:
+        info["agent_session"] = pane.agent_rec.session.view()
+    info["revision"] = pane.revision
+    return info
+
+
+def agent_info(
+    session: Session,
+    ref: PaneRef,
+    *,
+    cwd: str | None,
+    foreground_cwd: str | None,
+    terminal_title: str | None,
+) -> dict[str, Any]:
+    """AgentInfo (``agent.list``/``session.snapshot.agents``) in Herdr's field order."""
+    pane = ref.pane
+    rec = pane.agent_rec
+    info: dict[str, Any] = {"terminal_id": pane.terminal_id}
+    optional: list[tuple[str, Any]] = [
+        ("name", rec.name),
+        ("agent", pane.agent),
+        ("title", pane.title),
+        ("terminal_title", terminal_title),
+        ("terminal_title_stripped", strip_title(terminal_title)),
+        ("display_agent", pane.display_agent),
+    ]
+    info.update((key, value) for key, value in optional if value is not None)
+    info["agent_status"] = public_status(pane)
+    if rec.screen_detection_skipped():
+        info["screen_detection_skipped"] = True
+    if pane.state_labels:
+        info["state_labels"] = dict(pane.state_labels)
+    if pane.tokens:
+        info["tokens"] = dict(pane.tokens)
+    if rec.session is not None:
+        info["agent_session"] = rec.session.view()
+    info["workspace_id"] = ref.workspace.public_id
+    info["tab_id"] = ref.tab_id
+    info["pane_id"] = ref.pane_id
+    info["focused"] = session.is_focused(ref)
+    info["state_change_seq"] = rec.state_change_seq
+    if cwd is not None:
+        info["cwd"] = cwd
+    if foreground_cwd is not None:
+        info["foreground_cwd"] = foreground_cwd
     info["revision"] = pane.revision
     return info
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Literal, TypeVar
 
+from .agents import AgentBook, AgentRecord, AgentState
 from .ids import (
     decode_number,
     new_terminal_id,
@@ -25,7 +26,6 @@ from .ids import (
 from .layout import Layout, SplitDirection
 
 T = TypeVar("T")
-AgentState = Literal["idle", "working", "blocked", "unknown"]
 
 
 class ModelError(Exception):
@@ -52,6 +52,8 @@ class Pane:
     exited: bool = False
     #: the argv a layout asked the pane to run instead of a shell (exported by layout.export)
     launch_argv: list[str] | None = None
+    #: the agent engine's record (authority, seqs, session, resume, name, detection inputs)
+    agent_rec: AgentRecord = field(default_factory=AgentRecord)
 
 
 @dataclass
@@ -134,6 +136,8 @@ class Session:
         self._keys = count(1)
         #: stale public pane id → pane key, left behind by cross-workspace moves
         self.aliases: dict[str, int] = {}
+        #: the global agent engine counter (``state_change_seq``)
+        self.agents = AgentBook()
 
     # -- lookups ----------------------------------------------------------------------------
 

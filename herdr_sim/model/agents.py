@@ -1,0 +1,505 @@
+"""Herdr's agent state engine as pure rules (reference §5, §14, §17.4): no I/O, no asyncio.
+
+Each pane carries an :class:`AgentRecord`: the hook authority (the last accepted lifecycle
+report), the per-source ``seq`` high-water marks, the stored official session reference,
+the reported resume command, the agent name, and two inputs set from outside — the
+*detected* agent label (process detection) and the *screen* state (screen detection).
+:func:`effective` derives the pane's agent label and internal state from those;
+:meth:`AgentBook.commit` applies a change with Herdr's ``seen`` and ``state_change_seq``
+rules and returns an :class:`Update` saying which events the runtime must emit.
+
+Report routing follows §5.3: custom sources become the authority at once; reserved native
+pairs (``herdr:claude``/``claude`` …) only record a session reference; session-identity-only
+pairs are ignored by ``report_agent``; full-lifecycle pairs (``herdr:pi``/``pi`` …) count
+only while their process is detected and the report is anchored to the stored session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+AgentState = Literal["idle", "working", "blocked", "unknown"]
+SourceClass = Literal["custom", "native", "session_only", "full"]
+
+#: Canonical agent labels and the aliases Herdr maps to them (``parse_agent_label``).
+_ALIASES: dict[str, str] = {
+    "claude-code": "claude",
+    "cursor-agent": "cursor",
+    "devin-cli": "devin",
+    "devin cli": "devin",
+    "antigravity": "agy",
+    "antigravity-cli": "agy",
+    "mastra-code": "mastracode",
+    "mastra code": "mastracode",
+    "opencode2": "opencode",
+    "open-code": "opencode",
+    "github-copilot": "copilot",
+    "ghcs": "copilot",
+    "kimi-code": "kimi",
+    "kimi code": "kimi",
+    "kiro-cli": "kiro",
+    "amp-local": "amp",
+    "grok-build": "grok",
+    "hermes-agent": "hermes",
+    "kilo-code": "kilo",
+    "kilo code": "kilo",
+    "qoderclicn": "qodercli",
+    "qoder": "qodercli",
+    "qodercn": "qodercli",
+    "qwen-code": "qwen",
+    "qwen code": "qwen",
+}
+CANONICAL: tuple[str, ...] = (
+    "pi", "claude", "codex", "gemini", "cursor", "devin", "agy", "cline", "omp", "mastracode",
+    "opencode", "copilot", "kimi", "kiro", "droid", "amp", "grok", "hermes", "kilo", "qodercli",
+    "qwen", "maki",
+)  # fmt: skip
+_NATIVE = ("claude", "codex", "copilot", "devin", "droid", "qodercli", "qwen", "cursor", "grok")
+_SESSION_ONLY = (("herdr:hermes", "hermes"), ("herdr:antigravity_cli", "agy"))
+_FULL = ("pi", "omp", "mastracode", "opencode", "kilo", "kimi")
+#: Agents whose session reference prefers the path (kind ``path``) over the id.
+_PATH_AGENTS = ("pi", "omp")
+#: ``session_start_source`` values Herdr keeps (others are dropped).
+START_SOURCES = ("startup", "resume", "clear", "compact", "branch", "new", "fork", "select")
+#: Start sources that let an official owner replace its stored session id (§5.4).
+_REPLACES: dict[str, tuple[str, ...]] = {
+    "herdr:claude": ("clear", "resume", "compact"),
+    "herdr:codex": ("startup", "clear", "resume", "compact"),
+    "herdr:mastracode": ("startup",),
+    "herdr:hermes": ("startup", "new", "resume"),
+    "herdr:opencode": ("select",),
+    "herdr:pi": ("new", "resume", "fork"),
+    "herdr:omp": ("startup", "new", "resume", "fork"),
+    "herdr:qwen": ("startup", "clear", "resume", "compact", "branch"),
+}
+#: Rollup priority (§5.5).
+PRIORITY = {"blocked": 4, "done": 3, "working": 2, "idle": 1, "unknown": 0}
+
+#: Resume-command limits of Herdr 0.9.2 (integration guide).
+RESUME_MAX_ARGS = 64
+RESUME_MAX_BYTES = 8 * 1024
+
+
+def known_agent(label: str) -> str | None:
+    """The canonical label of a known agent name or alias (case-insensitive), else None."""
+    name = label.strip().lower()
+    for suffix in (".exe", ".cmd", ".bat", ".ps1", ".js"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    if name in CANONICAL:
+        return name
+    return _ALIASES.get(name)
+
+
+def normalize_label(label: str) -> str | None:
+    """A reported label: known agents canonical, others trimmed; blank → None."""
+    trimmed = label.strip()
+    if not trimmed:
+        return None
+    return known_agent(trimmed) or trimmed
+
+
+def classify(source: str, agent: str) -> SourceClass:
+    """The §5.3 class of a (source, normalized agent) pair."""
+    if (source, agent) in _SESSION_ONLY and agent != "qwen":
+        return "session_only"
+    if source == f"herdr:{agent}":
+        if agent in _NATIVE:
+            return "native"
+        if agent in _FULL:
+            return "full"
+        if agent == "hermes":
+            return "session_only"
+    return "custom"
+
+
+def is_official(source: str, agent: str) -> bool:
+    """Official pairs produce ``agent_session`` references."""
+    return classify(source, agent) != "custom"
+
+
+def public_status(state: AgentState, seen: bool) -> str:
+    """``done`` is an idle agent nobody has looked at since it finished."""
+    if state == "idle" and not seen:
+        return "done"
+    return state
+
+
+def is_completion(
+    before: AgentState, after: AgentState, label_before: str | None, label_after: str | None
+) -> bool:
+    """Herdr's completion transition: working/blocked → idle, or unknown → idle, same agent."""
+    if after != "idle":
+        return False
+    if before in ("working", "blocked"):
+        return True
+    return before == "unknown" and label_before is not None and label_before == label_after
+
+
+def resume_argv_error(argv: list[str]) -> str | None:
+    """Why a reported resume command is rejected (``invalid_resume_argv``), else None."""
+    if not argv:
+        return "resume_argv must not be empty"
+    if len(argv) > RESUME_MAX_ARGS:
+        return f"resume_argv must have at most {RESUME_MAX_ARGS} arguments"
+    if sum(len(arg.encode()) for arg in argv) > RESUME_MAX_BYTES:
+        return f"resume_argv must be at most {RESUME_MAX_BYTES} bytes"
+    for arg in argv:
+        if "'" in arg:
+            return "resume_argv must not contain apostrophes"
+        if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in arg):
+            return "resume_argv must not contain control characters"
+    first = argv[0]
+    if not first or "/" in first or "\\" in first or first.strip() != first or " " in first:
+        return "resume_argv must start with a bare command name on PATH"
+    return None
+
+
+def session_ref_error(session_id: str | None, session_path: str | None) -> bool:
+    """True when a session reference is unusable (Herdr drops it)."""
+
+    def bad(text: str) -> bool:
+        return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+
+    if session_id is not None and (not 1 <= len(session_id) <= 512 or bad(session_id)):
+        return True
+    return session_path is not None and (
+        not session_path.startswith("/") or len(session_path) > 4096 or bad(session_path)
+    )
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """An official agent session reference (``AgentSessionInfo``)."""
+
+    source: str
+    agent: str
+    kind: Literal["id", "path"]
+    value: str
+
+    def view(self) -> dict[str, str]:
+        """The wire object."""
+        return {"source": self.source, "agent": self.agent, "kind": self.kind, "value": self.value}
+
+
+def session_ref(
+    source: str, agent: str, session_id: str | None, session_path: str | None
+) -> SessionRef | None:
+    """The reference an official report carries (custom sources' refs are dropped)."""
+    if not is_official(source, agent):
+        return None
+    if session_ref_error(session_id, session_path):
+        session_id = (
+            None if session_id is None or session_ref_error(session_id, None) else session_id
+        )
+        session_path = (
+            None if session_path is None or session_ref_error(None, session_path) else session_path
+        )
+    if agent in _PATH_AGENTS and session_path:
+        return SessionRef(source, agent, "path", session_path)
+    if session_id:
+        return SessionRef(source, agent, "id", session_id)
+    return None
+
+
+@dataclass(frozen=True)
+class Authority:
+    """The hook authority: who reported, for which agent, and what state."""
+
+    source: str
+    agent: str
+    state: AgentState
+    message: str | None = None
+
+
+@dataclass
+class AgentRecord:
+    """The agent side of one terminal."""
+
+    authority: Authority | None = None
+    #: last accepted ``seq`` per source
+    seqs: dict[str, int] = field(default_factory=dict)
+    session: SessionRef | None = None
+    #: the reported resume command and the source it belongs to (0.9.2)
+    resume_argv: list[str] | None = None
+    resume_source: str | None = None
+    #: agent name (``agent.start`` / ``agent.rename``)
+    name: str | None = None
+    #: seam for process detection: the foreground agent's canonical label
+    detected: str | None = None
+    #: seam for screen detection: the state the screen shows
+    screen_state: AgentState = "unknown"
+    #: global ``state_change_seq`` of this terminal's last effective state change
+    state_change_seq: int = 0
+
+    def accept_seq(self, source: str, seq: int | None) -> bool:
+        """§5.4: sequenced reports must grow; unsequenced ones only before any sequenced."""
+        if seq is None:
+            return source not in self.seqs
+        last = self.seqs.get(source)
+        if last is not None and seq <= last:
+            return False
+        self.seqs[source] = seq
+        return True
+
+    def authority_live(self) -> bool:
+        """A full-lifecycle authority only counts while its process is detected."""
+        auth = self.authority
+        if auth is None:
+            return False
+        if classify(auth.source, auth.agent) == "full":
+            return self.detected == auth.agent
+        return True
+
+    def screen_detection_skipped(self) -> bool:
+        """True while a full-lifecycle authority owns the pane's state."""
+        auth = self.authority
+        return (
+            auth is not None
+            and classify(auth.source, auth.agent) == "full"
+            and (self.authority_live())
+        )
+
+    def resume(self) -> list[str] | None:
+        """The resume command of the source holding the pane, if any."""
+        auth = self.authority
+        if auth is None or self.resume_source != auth.source:
+            return None
+        return self.resume_argv
+
+
+def effective(rec: AgentRecord) -> tuple[str | None, AgentState]:
+    """The pane's effective agent label and internal state."""
+    if rec.authority_live():
+        assert rec.authority is not None
+        auth = rec.authority
+        state = auth.state
+        visible_block = rec.detected == auth.agent and rec.screen_state == "blocked"
+        if classify(auth.source, auth.agent) != "full" and visible_block:
+            state = "blocked"
+        return auth.agent, state
+    if rec.detected is not None:
+        return rec.detected, rec.screen_state
+    return None, "unknown"
+
+
+def is_agent(rec: AgentRecord) -> bool:
+    """§5.2: a named pane or one with an effective agent label."""
+    return rec.name is not None or effective(rec)[0] is not None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a pane looked like before a change."""
+
+    label: str | None
+    state: AgentState
+    seen: bool
+    name: str | None
+
+
+@dataclass(frozen=True)
+class Update:
+    """What changed, and so which events to emit (Herdr's ``emit_pane_state_update``)."""
+
+    before: Snapshot
+    label: str | None
+    state: AgentState
+    seen: bool
+    name_changed: bool
+    released: bool
+    state_changed: bool
+
+    @property
+    def detected_event(self) -> bool:
+        """``pane.agent_detected``: the label changed or the agent was released."""
+        return self.before.label != self.label or self.released
+
+    @property
+    def event_label(self) -> str | None:
+        """On release the event names the previous agent."""
+        return self.before.label if self.released else self.label
+
+    @property
+    def status(self) -> str:
+        """The public status after the change."""
+        return public_status(self.state, self.seen)
+
+    @property
+    def status_changed(self) -> bool:
+        """``pane_agent_status_changed``: the public status changed."""
+        return public_status(self.before.state, self.before.seen) != self.status
+
+
+@dataclass
+class AgentBook:
+    """The global part of the engine: Herdr's ``next_agent_state_change_seq``."""
+
+    state_change_seq: int = 0
+
+    @staticmethod
+    def snapshot(rec: AgentRecord, state: AgentState, seen: bool) -> Snapshot:
+        """The pane as it is (``state`` and ``seen`` live on the pane)."""
+        return Snapshot(effective(rec)[0], state, seen, rec.name)
+
+    def commit(
+        self, rec: AgentRecord, before: Snapshot, *, active_tab: bool, released: bool = False
+    ) -> Update:
+        """Apply §5.5 to a record changed since ``before``: seen, state_change_seq, events."""
+        label, state = effective(rec)
+        seen = before.seen
+        if state != "idle":
+            seen = True
+        elif is_completion(before.state, state, before.label, label):
+            seen = active_tab
+        changed = state != before.state
+        if changed:
+            self.state_change_seq += 1
+            rec.state_change_seq = self.state_change_seq
+        return Update(before, label, state, seen, rec.name != before.name, released, changed)
+
+
+# -- reports ------------------------------------------------------------------------------------
+
+
+def _store_session(rec: AgentRecord, ref: SessionRef | None, start: str | None) -> bool:
+    """Record an official session ref by §5.4's replacement rules; True if stored."""
+    if ref is None:
+        return False
+    current = rec.session
+    if current is None or current == ref:
+        rec.session = ref
+        return True
+    if current.source == ref.source:
+        if start is not None and start in _REPLACES.get(ref.source, ()):
+            rec.session = ref
+            return True
+        if ref.source == "herdr:antigravity_cli":
+            rec.session = ref
+            return True
+        return False
+    if rec.detected == ref.agent and start is not None and start != "branch":
+        rec.session = ref
+        return True
+    return False
+
+
+def report_agent(
+    rec: AgentRecord,
+    *,
+    source: str,
+    agent: str,
+    state: AgentState,
+    message: str | None,
+    ref: SessionRef | None,
+    seq: int | None,
+) -> bool:
+    """``pane.report_agent``; True when the report became the hook authority."""
+    kind = classify(source, agent)
+    if kind == "session_only":
+        return False
+    if kind == "native":
+        if rec.accept_seq(source, seq):
+            _store_session(rec, ref, None)
+        return False
+    if kind == "full":
+        anchored = rec.session is not None and rec.session.source == source
+        if ref is not None and anchored:
+            assert rec.session is not None
+            anchored = rec.session.value == ref.value
+        if rec.detected != agent or not anchored or (ref is None and seq is None):
+            return False
+    elif known_agent(agent) is not None and rec.detected not in (None, agent):
+        return False
+    if not rec.accept_seq(source, seq):
+        return False
+    previous = rec.authority
+    if previous is not None and previous.source != source and rec.resume_source != source:
+        rec.resume_argv, rec.resume_source = None, None
+    rec.authority = Authority(source, agent, state, message)
+    return True
+
+
+def report_session(
+    rec: AgentRecord,
+    *,
+    source: str,
+    ref: SessionRef | None,
+    start: str | None,
+    seq: int | None,
+) -> bool:
+    """``pane.report_agent_session``; True if the stored session changed."""
+    if not rec.accept_seq(source, seq):
+        return False
+    before = rec.session
+    _store_session(rec, ref, start)
+    return rec.session != before
+
+
+def holds(rec: AgentRecord, source: str) -> bool:
+    """Whether ``source`` holds the pane (its report is the authority)."""
+    return rec.authority is not None and rec.authority.source == source
+
+
+def release(rec: AgentRecord, *, source: str, agent: str, seq: int | None) -> bool | None:
+    """``pane.release_agent``: None when ignored; else whether the agent was released.
+
+    When the agent's process is still detected only the authority goes (no release event);
+    otherwise the detected label, fallback state and agent name go too.
+    """
+    auth = rec.authority
+    if is_official(source, agent):
+        return None
+    if auth is not None and (auth.source != source or auth.agent != agent):
+        return None
+    label, _ = effective(rec)
+    owns_session = rec.session is not None and (rec.session.source, rec.session.agent) == (
+        source,
+        agent,
+    )
+    if label != agent and not owns_session:
+        return None
+    if not rec.accept_seq(source, seq):
+        return None
+    rec.authority = None
+    rec.resume_argv, rec.resume_source = None, None
+    if owns_session:
+        rec.session = None
+    if rec.detected == agent:
+        return False
+    rec.detected = None
+    rec.screen_state = "unknown"
+    rec.name = None
+    return True
+
+
+def clear_authority(rec: AgentRecord, *, source: str | None, seq: int | None) -> bool:
+    """``pane.clear_agent_authority``; True when an authority was cleared."""
+    auth = rec.authority
+    if auth is None or (source is not None and source != auth.source):
+        return False
+    if not rec.accept_seq(auth.source, seq):
+        return False
+    rec.authority = None
+    rec.session = None
+    rec.resume_argv, rec.resume_source = None, None
+    return True
+
+
+def process_exited(rec: AgentRecord) -> bool:
+    """The detected agent process ended: clear its authority, name and session (§5.4)."""
+    agent = rec.detected
+    if agent is None:
+        return False
+    rec.detected = None
+    rec.screen_state = "unknown"
+    auth = rec.authority
+    if auth is not None and auth.agent == agent:
+        rec.authority = None
+        rec.resume_argv, rec.resume_source = None, None
+    if rec.session is not None and rec.session.agent == agent:
+        rec.session = None
+    rec.name = None
+    return True
