@@ -1,0 +1,75 @@
+"""Agent detection as Herdr does it: screen manifests and foreground processes.
+
+* :func:`load_manifests` reads Herdr's TOML detection manifests from a
+  directory (never bundled here) into a :class:`ManifestSet`, whose
+  :meth:`~ManifestSet.detect` and :meth:`~ManifestSet.explain` classify a
+  detection snapshot (screen text plus OSC title/progress) for an agent.
+* :func:`explain_to_json` / :func:`render_explain_text` give ``agent.explain``'s
+  object and ``herdr agent explain``'s text.
+* :func:`detect_agent_process` names the agent running in a pane from its
+  foreground process group (process names, interpreter scripts, the
+  ``HERDR_AGENT`` environment hint).
+"""
+
+from __future__ import annotations
+
+from herdr_sim.detect.agents import (
+    AGENT_LABELS,
+    SCREEN_MANIFEST_AGENTS,
+    interactive_executable,
+    parse_agent_label,
+    parse_canonical_agent_label,
+)
+from herdr_sim.detect.engine import (
+    DEFAULT_KNOWN_AGENT_IDLE_FALLBACK,
+    Detection,
+    DetectionExplain,
+    LoadedManifest,
+    ManifestSet,
+    ManifestSource,
+    load_manifests,
+)
+from herdr_sim.detect.explain import (
+    explain_to_json,
+    hook_authority_explain,
+    render_explain_text,
+)
+from herdr_sim.detect.manifest import Manifest, ManifestError, parse_manifest, read_manifest
+from herdr_sim.detect.process import (
+    ProcessAgent,
+    ProcessProbe,
+    detect_agent_process,
+    foreground_shell_agent_action,
+    probe_foreground_process,
+)
+from herdr_sim.detect.rust_regex import RustRegexError, compile_rust_regex, translate
+
+__all__ = [
+    "AGENT_LABELS",
+    "DEFAULT_KNOWN_AGENT_IDLE_FALLBACK",
+    "SCREEN_MANIFEST_AGENTS",
+    "Detection",
+    "DetectionExplain",
+    "LoadedManifest",
+    "Manifest",
+    "ManifestError",
+    "ManifestSet",
+    "ManifestSource",
+    "ProcessAgent",
+    "ProcessProbe",
+    "RustRegexError",
+    "compile_rust_regex",
+    "detect_agent_process",
+    "explain_to_json",
+    "foreground_shell_agent_action",
+    "hook_authority_explain",
+    "interactive_executable",
+    "load_manifests",
+    "parse_agent_label",
+    "parse_canonical_agent_label",
+    "parse_manifest",
+    "probe_foreground_process",
+    "read_manifest",
+    "render_explain_text",
+    "translate",
+]
