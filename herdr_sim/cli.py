@@ -43,11 +43,23 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("page", choices=["supported-methods"])
 
     sub.add_parser("demo", help="end-to-end demo on an embedded simulator")
+
+    fake = sub.add_parser(
+        "fake-agent",
+        help="run the scriptable fake agent (or --kind pi|claude|codex|opencode)",
+        description="[--scenario FILE] [--kind K] [--resume SESSION] [--model M] [--session-dir D]",
+    )
+    fake.add_argument("args", nargs=argparse.REMAINDER)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``herdr-sim``."""
+    words = sys.argv[1:] if argv is None else argv
+    if words[:1] == ["fake-agent"] and not {"-h", "--help"} & set(words[1:]):
+        from .fake_agent.app import main as fake_agent_main
+
+        return fake_agent_main(words[1:], kind="fake-agent")
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)

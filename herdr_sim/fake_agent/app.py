@@ -1,0 +1,654 @@
+"""The fake agent program: an interactive screen in its terminal, driven by a scenario.
+
+Run as ``pi``, ``claude``, ``codex`` or ``opencode`` (the launchers that
+:func:`herdr_sim.fake_agent.install.install_fake_agents` writes) or as the third-party
+persona ``herdr-sim fake-agent``. The scenario comes from ``--scenario FILE`` or the
+``HERDR_SIM_FAKE_SCENARIO`` environment variable (a path); without one every prompt gets
+the reply ``ok``.
+
+Keys: text then Enter submits a prompt (or answers a question); Escape interrupts a running
+turn (or cancels a question); Ctrl+C interrupts, or exits when idle; Ctrl+D on an empty
+line, ``/exit`` or ``/quit`` exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .personas import PERSONA_SOURCES, render
+from .reporter import Reporter, herdr_env
+from .scenario import Scenario, ScenarioError, Step, Turn
+from .session import PiSession, iso_now, new_session_id, session_path_for
+
+__all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
+
+SCENARIO_ENV = "HERDR_SIM_FAKE_SCENARIO"
+THIRD_PARTY_SOURCE = "herdr-sim-fake-agent"
+THIRD_PARTY_AGENT = "fake-agent"
+_TICK = 0.1
+
+
+class UsageError(Exception):
+    """Bad command-line arguments (exit status 2)."""
+
+
+class _Interrupted(Exception):
+    """Escape (or Ctrl+C) interrupted the running turn."""
+
+
+class Options:
+    """The parsed command line of a fake agent."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.model = ""
+        self.thinking = "off"
+        self.session: str | None = None
+        self.session_dir: str | None = None
+        self.append_system_prompt: str | None = None
+        self.extensions: list[str] = []
+        self.scenario: str | None = None
+        self.resume: str | None = None
+        self.session_id: str | None = None
+        self.prompt: str | None = None
+
+
+_VALUE_FLAGS = {
+    "--model": "model",
+    "-m": "model",
+    "--thinking": "thinking",
+    "--session": "session",
+    "--session-dir": "session_dir",
+    "--append-system-prompt": "append_system_prompt",
+    "--system-prompt": None,
+    "--tools": None,
+    "--exclude-tools": None,
+    "--session-id": "session_id",
+    "--scenario": "scenario",
+    "--resume": "resume",
+    "-r": "resume",
+    "--mode": None,
+    "--permission-mode": None,
+    "--kind": "kind",
+}
+_BOOL_FLAGS = {
+    "--continue",
+    "-c",
+    "--no-session",
+    "--verbose",
+    "--yolo",
+    "--dangerously-skip-permissions",
+}
+
+
+def parse_args(argv: list[str], kind: str) -> Options:
+    """Accept the flags an orchestrator passes to the real agent of ``kind``."""
+    options = Options(kind)
+    args = list(argv)
+    if kind == "codex" and args[:1] == ["resume"]:
+        args = args[1:]
+        if args and not args[0].startswith("-"):
+            options.resume = args.pop(0)
+    while args:
+        arg = args.pop(0)
+        name, eq, inline = arg.partition("=")
+        if name in ("-e", "--extension"):
+            if not eq and not args:
+                raise UsageError(f"{name} needs a value")
+            options.extensions.append(inline if eq else args.pop(0))
+        elif name in _VALUE_FLAGS:
+            if not eq and not args:
+                raise UsageError(f"{name} needs a value")
+            value = inline if eq else args.pop(0)
+            attr = _VALUE_FLAGS[name]
+            if attr is not None:
+                setattr(options, attr, value)
+        elif name in _BOOL_FLAGS:
+            continue
+        elif arg.startswith("-") and arg != "-":
+            raise UsageError(f"unknown option: {arg}")
+        elif options.prompt is None:
+            options.prompt = arg
+        else:
+            options.prompt += " " + arg
+    if kind == "pi" and ":" in options.model.rpartition("/")[2]:
+        options.model, _, options.thinking = options.model.rpartition(":")
+    return options
+
+
+class FakeAgent:
+    """One running fake agent: its screen, its turns and its reports."""
+
+    def __init__(
+        self, options: Options, scenario: Scenario, env: dict[str, str] | os._Environ[str]
+    ) -> None:
+        self.kind = options.kind
+        self.options = options
+        self.scenario = scenario
+        self.cwd = str(Path.cwd())
+        model = options.model or "fake/fake-model"
+        self.provider, _, self.model = model.rpartition("/")
+        self.provider = self.provider or "fake"
+        self.state = "idle"
+        self.transcript: list[str] = []
+        self.typed = ""
+        self.question = ""
+        self.answer: str | None = None
+        self.frame = 0
+        self.turn_started = 0.0
+        self.turn_index = 0
+        self.pending: list[str] = []
+        self.interrupt = threading.Event()
+        self.wake = threading.Event()
+        self.lock = threading.RLock()
+        self.exiting = False
+        self.worker: threading.Thread | None = None
+        self.session_id, self.session = self._open_session(env)
+        where = herdr_env(env)
+        source = PERSONA_SOURCES.get(self.kind)
+        self.pane_id = where[1] if where else ""
+        self.reporter: Reporter | None = None
+        if where is not None and source is not None:
+            self.reporter = Reporter(where[0], id_prefix=source)
+        self.source = source or ""
+        self.agent = THIRD_PARTY_AGENT if self.kind == "fake-agent" else self.kind
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def _open_session(self, env: dict[str, str] | os._Environ[str]) -> tuple[str, PiSession]:
+        opts = self.options
+        common: dict[str, Any] = {
+            "provider": self.provider,
+            "model": self.model,
+            "thinking": opts.thinking,
+            "append_system_prompt": opts.append_system_prompt,
+        }
+        ms = int(time.time() * 1000)
+        if self.kind == "fake-agent":
+            directory = Path(
+                opts.session_dir
+                or env.get("HERDR_SIM_FAKE_AGENT_DIR")
+                or Path(env.get("HOME") or str(Path.home())) / ".herdr-sim" / "fake-agent"
+            )
+            session_id = opts.resume or opts.session_id or new_session_id(ms)
+            path = directory / f"{session_id}.jsonl"
+            if path.exists():
+                return session_id, PiSession.resume(path, **common)
+            return session_id, PiSession(path, session_id, self.cwd, **common)
+        if opts.session and (os.sep in opts.session or opts.session.endswith(".jsonl")):
+            path = Path(opts.session)
+            if path.exists() and path.stat().st_size > 0:
+                session = PiSession.resume(path, **common)
+                return session.session_id, session
+            session_id = new_session_id(ms)
+            return session_id, PiSession(path, session_id, self.cwd, **common)
+        session_id = opts.session or opts.resume or opts.session_id or new_session_id(ms)
+        path = session_path_for(self.cwd, session_id, ms, session_dir=opts.session_dir, env=env)
+        return session_id, PiSession(path, session_id, self.cwd, **common)
+
+    @property
+    def resumed(self) -> bool:
+        """Whether this run continues an earlier session."""
+        return bool(self.options.session or self.options.resume)
+
+    def resume_argv(self) -> list[str]:
+        """The command that reopens this session (third-party persona)."""
+        argv = ["herdr-sim", "fake-agent", "--resume", self.session_id]
+        if self.options.scenario:
+            argv += ["--scenario", self.options.scenario]
+        if self.options.model:
+            argv += ["--model", self.options.model]
+        if self.options.session_dir:
+            argv += ["--session-dir", self.options.session_dir]
+        return argv
+
+    # -- reports ----------------------------------------------------------------------------
+
+    def _params(self, **extra: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "pane_id": self.pane_id,
+            "source": self.source,
+            "agent": self.agent,
+        }
+        params.update(extra)
+        return params
+
+    def report_startup(self) -> None:
+        """What the official integration of this kind sends when the agent starts."""
+        rep = self.reporter
+        if rep is None:
+            return
+        path = str(self.session.path)
+        if self.kind == "pi":
+            rep.send(
+                "pane.report_agent_session",
+                self._params(seq=None, session_start_source="startup", agent_session_path=path),
+            )
+            rep.send(
+                "pane.report_agent",
+                self._params(state="idle", seq=None, agent_session_path=path),
+                state=True,
+            )
+        elif self.kind in ("claude", "codex"):
+            start = "resume" if self.resumed else "startup"
+            params = self._params(seq=time.time_ns(), agent_session_id=self.session_id)
+            if self.kind == "claude":
+                params["agent_session_path"] = path
+            params["session_start_source"] = start
+            rep.send("pane.report_agent_session", params)
+        elif self.kind == "opencode":
+            rep.send(
+                "pane.report_agent_session",
+                self._params(agent_session_id=self.session_id, session_start_source="select"),
+            )
+        else:
+            rep.send(
+                "pane.report_agent",
+                self._params(
+                    state="idle",
+                    seq=None,
+                    agent_session_id=self.session_id,
+                    resume_argv=self.resume_argv(),
+                ),
+                state=True,
+            )
+
+    def report_state(self, state: str, message: str | None = None) -> None:
+        """A lifecycle state report (only kinds whose integration reports states).
+
+        ``working`` holds the turn (never the screen) until the report is on its way,
+        for at most a second: a fast turn's ``idle`` would otherwise replace a still
+        pending ``working`` (only the newest state is sent), and tests want each turn to
+        report both.
+        """
+        rep = self.reporter
+        if rep is None or self.kind in ("claude", "codex"):
+            return
+        extra: dict[str, Any] = {"state": state}
+        if message is not None and state == "blocked":
+            extra["message"] = message
+        extra["seq"] = None
+        if self.kind == "pi":
+            extra["agent_session_path"] = str(self.session.path)
+        elif self.kind == "opencode":
+            extra["agent_session_id"] = self.session_id
+        taken = rep.send("pane.report_agent", self._params(**extra), state=True)
+        if state == "working":
+            taken.wait(1.0)
+
+    def report_turn_start(self) -> None:
+        """pi's ``agent_start``: the session, then ``working``; others just ``working``."""
+        rep = self.reporter
+        if rep is not None and self.kind == "pi":
+            rep.send(
+                "pane.report_agent_session",
+                self._params(seq=None, agent_session_path=str(self.session.path)),
+            )
+        self.report_state("working")
+
+    def report_exit(self) -> None:
+        """The third-party persona releases the pane when the user exits."""
+        rep = self.reporter
+        if rep is not None and self.kind == "fake-agent":
+            rep.send("pane.release_agent", self._params(seq=None))
+
+    # -- screen -----------------------------------------------------------------------------
+
+    def draw(self) -> None:
+        """Redraw the whole screen (and the terminal title)."""
+        with self.lock:
+            try:
+                cols, rows = os.get_terminal_size(sys.stdout.fileno())
+            except OSError:
+                cols, rows = 0, 0
+            cols, rows = cols or 80, rows or 24
+            elapsed = int(time.monotonic() - self.turn_started) if self.state != "idle" else 0
+            title, lines = render(
+                self.kind,
+                state=self.state,
+                width=cols,
+                height=rows,
+                transcript=self.transcript,
+                typed=self.typed,
+                question=self.question,
+                frame=self.frame,
+                elapsed_s=elapsed,
+                model=self.model,
+                cwd=self.cwd,
+            )
+            out = f"\x1b]0;{title}\x07\x1b[H\x1b[2J" + "\r\n".join(lines)
+            os.write(sys.stdout.fileno(), out.encode())
+
+    def say(self, line: str) -> None:
+        """Add a transcript line and redraw."""
+        with self.lock:
+            self.transcript.append(line)
+        self.draw()
+
+    def set_state(self, state: str) -> None:
+        """Change the visible state and redraw."""
+        with self.lock:
+            self.state = state
+        self.draw()
+
+    # -- turns ------------------------------------------------------------------------------
+
+    def _sleep(self, seconds: float) -> None:
+        if self.interrupt.wait(seconds):
+            raise _Interrupted
+
+    def _type(self, text: str, type_ms: int) -> None:
+        if not type_ms:
+            for line in text.split("\n"):
+                self.say(line)
+            return
+        with self.lock:
+            self.transcript.append("")
+        for char in text:
+            self._sleep(type_ms / 1000)
+            with self.lock:
+                if char == "\n":
+                    self.transcript.append("")
+                else:
+                    self.transcript[-1] += char
+            self.draw()
+
+    def _run_command(self, command: str) -> tuple[str, bool]:
+        import subprocess
+
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=self.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        while True:
+            try:
+                out, _ = proc.communicate(timeout=_TICK)
+                break
+            except subprocess.TimeoutExpired:
+                if self.interrupt.is_set():
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.communicate()
+                    raise _Interrupted from None
+        return out.decode(errors="replace"), proc.returncode != 0
+
+    def _tool(self, name: str, arguments: dict[str, Any], texts: list[str], started: int) -> int:
+        """Persist the call, run it, persist the result; return the next message's start."""
+        call_id = self.session.next_call_id()
+        content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+        content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
+        self.session.assistant(content, "toolUse", started_ms=started)
+        texts.clear()
+        begun = time.monotonic()
+        if name == "write":
+            target = Path(self.cwd) / str(arguments["path"])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = str(arguments["content"])
+            target.write_text(data, encoding="utf-8")
+            output = f"Successfully wrote {len(data.encode())} bytes to {arguments['path']}"
+            failed = False
+            self.say(f"write {arguments['path']}")
+        else:
+            self.say(f"$ {arguments['command']}")
+            output, failed = self._run_command(str(arguments["command"]))
+            for line in output.rstrip("\n").split("\n"):
+                self.say(f"  {line}")
+        duration = int((time.monotonic() - begun) * 1000)
+        self.session.tool_result(call_id, name, output, is_error=failed, duration_ms=duration)
+        return int(time.time() * 1000)
+
+    def _ask(self, question: str) -> None:
+        with self.lock:
+            self.question = question
+            self.answer = None
+            self.typed = ""
+        self.set_state("blocked")
+        self.report_state("blocked", question)
+        while self.answer is None:
+            self._sleep(0.02)
+        self.say(f"> {self.answer}")
+        with self.lock:
+            self.question = ""
+        self.set_state("working")
+        self.report_state("working")
+
+    def run_turn(self, prompt: str, turn: Turn) -> None:
+        """Run one prompt's turn to its end (stop, error, aborted) and settle to idle."""
+        self.turn_started = time.monotonic()
+        self.say(f"> {prompt}")
+        self.set_state("working")
+        self.report_turn_start()
+        self.session.user(prompt)
+        started = int(time.time() * 1000)
+        texts: list[str] = []
+        try:
+            for step in turn.steps:
+                started = self._step(step, turn, texts, started)
+                if step.action == "fail":
+                    break
+            else:
+                content = [{"type": "text", "text": t} for t in texts]
+                self.session.assistant(content, "stop", started_ms=started)
+        except _Interrupted:
+            content = [{"type": "text", "text": t} for t in texts]
+            self.session.assistant(
+                content, "aborted", started_ms=started, error="Request was aborted"
+            )
+            self.say("Operation aborted")
+        with self.lock:
+            self.question = ""
+            self.interrupt.clear()
+        self.set_state("idle")
+        self.report_state("idle")
+
+    def _step(self, step: Step, turn: Turn, texts: list[str], started: int) -> int:
+        if step.action == "reply":
+            self._type(step.text, turn.type_ms)
+            texts.append(step.text)
+        elif step.action == "tool":
+            return self._tool(step.tool, {"command": step.text}, texts, started)
+        elif step.action == "write_file":
+            return self._tool("write", {"path": step.text, "content": step.content}, texts, started)
+        elif step.action == "ask":
+            self._ask(step.text)
+        elif step.action == "fail":
+            content = [{"type": "text", "text": t} for t in texts]
+            self.session.assistant(content, "error", started_ms=started, error=step.text)
+            self.say(f"Error: {step.text}")
+        elif step.action == "wait":
+            self._sleep(step.ms / 1000)
+        elif step.action == "hang":
+            while True:
+                self._sleep(_TICK)
+        elif step.action == "crash":
+            self.restore_terminal()
+            os._exit(step.code)
+        return started
+
+    def _worker(self) -> None:
+        while True:
+            with self.lock:
+                prompt = self.pending.pop(0) if self.pending else None
+            if prompt is None:
+                return
+            turn = self.scenario.turn(self.turn_index)
+            self.turn_index += 1
+            self.run_turn(prompt, turn)
+
+    def submit(self, text: str) -> None:
+        """Queue a prompt; it runs after the current turn, if any."""
+        with self.lock:
+            self.pending.append(text)
+            if self.worker is None or not self.worker.is_alive():
+                self.worker = threading.Thread(target=self._worker, name="turn", daemon=True)
+                self.worker.start()
+
+    # -- input ------------------------------------------------------------------------------
+
+    def on_key_text(self, data: str) -> None:
+        """Handle typed input (already split from escape sequences)."""
+        for char in data:
+            if char in "\r\n":
+                self._enter()
+            elif char in "\x7f\b":
+                with self.lock:
+                    self.typed = self.typed[:-1]
+            elif char == "\x03":
+                if self.state == "idle":
+                    self.exiting = True
+                else:
+                    self.interrupt.set()
+            elif char == "\x04":
+                if not self.typed and self.state == "idle":
+                    self.exiting = True
+            elif char >= " " or char == "\t":
+                with self.lock:
+                    self.typed += char
+        self.draw()
+
+    def _enter(self) -> None:
+        with self.lock:
+            text = self.typed.strip()
+            self.typed = ""
+            if self.state == "blocked":
+                self.answer = text
+                return
+        if not text:
+            return
+        if text in ("/exit", "/quit"):
+            self.exiting = True
+            return
+        self.submit(text)
+
+    def on_escape(self) -> None:
+        """Escape: interrupt the running turn (a question counts as part of it)."""
+        if self.state != "idle":
+            self.interrupt.set()
+
+    def feed(self, data: bytes) -> None:
+        """Split raw terminal input into text, Escape and (ignored) escape sequences."""
+        text = data.decode(errors="replace")
+        i = 0
+        while i < len(text):
+            if text[i] != "\x1b":
+                j = text.find("\x1b", i)
+                j = len(text) if j < 0 else j
+                self.on_key_text(text[i:j])
+                i = j
+                continue
+            if i + 1 >= len(text) or text[i + 1] == "\x1b":
+                self.on_escape()
+                i += 1
+            elif text.startswith("\x1b[200~", i):
+                end = text.find("\x1b[201~", i)
+                end = len(text) if end < 0 else end
+                pasted = text[i + 6 : end].replace("\r", " ").replace("\n", " ")
+                with self.lock:
+                    self.typed += pasted
+                i = end + 6
+            elif text[i + 1] in "[O":
+                j = i + 2
+                while j < len(text) and not ("@" <= text[j] <= "~"):
+                    j += 1
+                i = j + 1
+            else:
+                i += 2  # Alt+key: ignored
+        self.draw()
+
+    # -- terminal ---------------------------------------------------------------------------
+
+    _saved: list[Any] | None = None
+
+    def raw_terminal(self) -> None:
+        """Put stdin in raw mode (when it is a terminal), remembering the old mode."""
+        import termios
+
+        try:
+            fd = sys.stdin.fileno()
+            self._saved = termios.tcgetattr(fd)
+            mode = termios.tcgetattr(fd)
+        except (termios.error, OSError, ValueError):
+            return
+        mode[0] &= ~(termios.ICRNL | termios.IXON | termios.INLCR)
+        mode[3] &= ~(termios.ECHO | termios.ICANON | termios.ISIG | termios.IEXTEN)
+        mode[6][termios.VMIN] = 1
+        mode[6][termios.VTIME] = 0
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
+
+    def restore_terminal(self) -> None:
+        """Undo :meth:`raw_terminal`."""
+        import termios
+
+        if self._saved is not None:
+            with contextlib.suppress(termios.error, OSError):
+                termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, self._saved)
+
+    def run(self) -> int:
+        """The main loop: draw, report, read keys until the user exits."""
+        self.raw_terminal()
+        signal.signal(signal.SIGWINCH, lambda signum, frame: self.draw())
+        self.draw()
+        self.report_startup()
+        if self.options.prompt:
+            self.submit(self.options.prompt)
+        fd = sys.stdin.fileno()
+        try:
+            while not self.exiting:
+                ready, _, _ = select.select([fd], [], [], _TICK)
+                if ready:
+                    data = os.read(fd, 4096)
+                    if not data:
+                        break
+                    self.feed(data)
+                elif self.state == "working":
+                    self.frame += 1
+                    self.draw()
+        finally:
+            self.restore_terminal()
+        self.report_exit()
+        if self.reporter is not None:
+            self.reporter.close(2.0)
+        os.write(sys.stdout.fileno(), b"\x1b[H\x1b[2J")
+        print(self.goodbye(), flush=True)
+        return 0
+
+    def goodbye(self) -> str:
+        """What the agent prints on exit: how to resume."""
+        if self.kind == "fake-agent":
+            return "Resume this session with: " + " ".join(self.resume_argv())
+        if self.kind == "pi":
+            return f"Resume this session with: pi --session {self.session.path}"
+        if self.kind == "claude":
+            return f"Resume this session with: claude --resume {self.session_id}"
+        if self.kind == "codex":
+            return f"To continue this session, run codex resume {self.session_id}"
+        return f"Session {self.session_id} ended at {iso_now()}"
+
+
+def main(argv: list[str] | None = None, kind: str | None = None) -> int:
+    """Run a fake agent; ``kind`` defaults to ``--kind`` or the program name."""
+    args = sys.argv[1:] if argv is None else argv
+    default = kind or Path(sys.argv[0]).name
+    if default not in PERSONA_SOURCES:
+        default = "fake-agent"
+    try:
+        options = parse_args(args, default)
+        if options.kind not in PERSONA_SOURCES:
+            raise UsageError(f"unknown kind: {options.kind} (one of {', '.join(PERSONA_SOURCES)})")
+        path = options.scenario or os.environ.get(SCENARIO_ENV)
+        scenario = Scenario.load(Path(path)) if path else Scenario()
+    except (UsageError, ScenarioError, OSError) as exc:
+        print(f"{default}: {exc}", file=sys.stderr)
+        return 2
+    return FakeAgent(options, scenario, os.environ).run()

@@ -1,0 +1,135 @@
+"""How each fake agent kind looks (screen and terminal title) and reports to Herdr.
+
+The screens are drawn so that Herdr's own detection manifest for the kind
+(``contracts/agent-detection/<kind>.toml``) classifies them as the intended state:
+
+* pi: the working line holds ``Working...`` (rule ``working_literal``); idle and blocked
+  screens never do, so they fall back to the known-agent idle state. pi's blocked state
+  comes from its socket report, not from the screen (its manifest has no blocked rule).
+* claude: ``❯`` in the prompt box (``live_prompt_box``), ``✻ Thinking… (Ns · esc to
+  interrupt)`` (``live_turn_working``), a Bash permission dialog without prompt box
+  (``bash_permission_prompt``, ``generic_permission_prompt``); titles ``✳ Claude Code`` /
+  ``⠋ Claude Code`` (``osc_title_idle`` / ``osc_title_working``).
+* codex: the title alone: ``codex`` (idle), ``⠋ codex`` (working), ``Action Required``
+  (blocked), plus matching screen text.
+* opencode: ``esc to interrupt`` and a progress bar while working, ``△ Permission
+  required`` when blocked.
+
+Reports (``Reporter`` params) follow each kind's official integration: pi and opencode
+report the whole lifecycle, claude and codex only their session at start, and the
+third-party persona ``fake-agent`` integrates as the guide tells a third-party author.
+"""
+
+from __future__ import annotations
+
+__all__ = ["KINDS", "PERSONA_SOURCES", "render"]
+
+#: The kinds a launcher can be installed as, plus the third-party persona.
+KINDS = ("pi", "claude", "codex", "opencode", "fake-agent")
+
+#: The report ``source`` (and request id prefix) of each kind; None: this kind never reports.
+PERSONA_SOURCES = {
+    "pi": "herdr:pi",
+    "claude": "herdr:claude",
+    "codex": "herdr:codex",
+    "opencode": "herdr:opencode",
+    "fake-agent": "herdr-sim-fake-agent",
+}
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def _rule(width: int) -> str:
+    return "─" * max(1, width)
+
+
+def render(
+    kind: str,
+    *,
+    state: str,
+    width: int,
+    height: int,
+    transcript: list[str],
+    typed: str,
+    question: str,
+    frame: int,
+    elapsed_s: int,
+    model: str,
+    cwd: str,
+) -> tuple[str, list[str]]:
+    """The terminal title and the screen lines for ``kind`` in ``state``."""
+    spin = SPINNER[frame % len(SPINNER)]
+    footer: list[str]
+    title: str
+    if kind == "pi":
+        title = "pi"
+        if state == "blocked":
+            footer = [
+                _rule(width),
+                f" ? {question}",
+                f" > {typed}",
+                " enter to submit · esc to cancel",
+            ]
+        else:
+            footer = [_rule(width), f"> {typed}", _rule(width), f" {cwd} · {model}"]
+            if state == "working":
+                footer.insert(0, f"{spin} Working... (esc to interrupt)")
+    elif kind == "claude":
+        title = f"{spin} Claude Code" if state == "working" else "✳ Claude Code"
+        if state == "blocked":
+            footer = [
+                _rule(width),
+                " Bash command",
+                f"   {question}",
+                " Do you want to proceed?",
+                " ❯ 1. Yes",
+                "   2. No",
+                " Esc to cancel",
+            ]
+        else:
+            footer = [_rule(width), f"❯ {typed}", _rule(width), "  ? for shortcuts"]
+            if state == "working":
+                footer.insert(0, f"✻ Thinking… ({elapsed_s}s · esc to interrupt)")
+    elif kind == "codex":
+        title = {"working": f"{spin} codex", "blocked": "Action Required"}.get(state, "codex")
+        if state == "blocked":
+            footer = [
+                f"› {typed}",
+                " Allow command?",
+                f"   {question}",
+                " › 1. Yes (y)",
+                "   2. No (esc)",
+                " Press enter to confirm or esc to cancel",
+            ]
+        else:
+            footer = [f"› {typed}", f"  {model} · {cwd}"]
+            if state == "working":
+                footer.insert(0, f"• Working ({elapsed_s}s • esc to interrupt)")
+    elif kind == "opencode":
+        title = "OpenCode"
+        if state == "blocked":
+            footer = [
+                " △ Permission required",
+                f"   {question}",
+                " enter confirm  esc dismiss  ↑↓ select",
+            ]
+        else:
+            footer = [f"┃ {typed}", f"┃ Build  {model}"]
+            if state == "working":
+                bar = "".join("■" if (i - frame) % 8 < 4 else "⬝" for i in range(8))
+                footer.append(f" {bar}  esc to interrupt")
+            else:
+                footer.append(" enter send")
+    else:
+        title = "fake-agent"
+        if state == "blocked":
+            footer = [f"? {question}", f"answer> {typed}"]
+        else:
+            footer = [f"fake-agent> {typed}"]
+            if state == "working":
+                footer.insert(0, f"{spin} working (esc to interrupt)")
+    header = [f" {kind} (herdr-sim fake agent)", ""]
+    room = max(0, height - len(header) - len(footer) - 1)
+    body = transcript[-room:] if room else []
+    lines = header + body + [""] * (room - len(body)) + [""] + footer
+    return title, [line[:width] for line in lines[:height]]

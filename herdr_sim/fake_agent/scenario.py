@@ -1,0 +1,269 @@
+"""Scenarios for the fake agents: what each turn does, declared in a file or built in Python.
+
+A scenario is a list of turns. Every prompt the user submits consumes the next turn;
+once the turns run out, each further prompt gets :attr:`Scenario.default_reply`. A turn is
+a list of steps run in order:
+
+``reply``       print (and record) assistant text
+``tool``        run a shell command as pi's ``bash`` tool; record the call and its result
+``write_file``  create or overwrite a file relative to the agent's cwd (pi's ``write`` tool)
+``ask``         show a question dialog; the turn is blocked until the user answers
+``fail``        end the turn with ``stopReason: "error"`` and this error message
+``wait``        stay working for some milliseconds
+``hang``        stay working until interrupted (Escape)
+``crash``       exit the process at once with an exit status, without any goodbye
+
+A turn's ``type_ms`` types its replies one character at a time with that delay.
+
+Python::
+
+    Scenario().reply("hi").then().run_tool("bash", "echo hi").reply("done")
+
+File (JSON, or TOML with ``[[turns]]`` tables)::
+
+    {"default_reply": "ok",
+     "turns": [{"steps": [{"reply": "hi"}]},
+               {"type_ms": 5, "steps": [{"tool": "bash", "command": "echo hi"},
+                                        {"write_file": "a.txt", "content": "x"},
+                                        {"ask": "Proceed?"}, {"fail": "boom"}]}]}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ACTIONS", "Scenario", "ScenarioError", "Step", "Turn"]
+
+#: Every step action a scenario may use.
+ACTIONS = ("reply", "tool", "write_file", "ask", "fail", "wait", "hang", "crash")
+
+
+class ScenarioError(ValueError):
+    """A scenario file or step that cannot be understood."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One action of a turn; ``text`` is the reply, command, path, question or error."""
+
+    action: str
+    text: str = ""
+    tool: str = ""
+    content: str = ""
+    ms: int = 0
+    code: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The step as it is written in a scenario file."""
+        if self.action == "tool":
+            return {"tool": self.tool, "command": self.text}
+        if self.action == "write_file":
+            return {"write_file": self.text, "content": self.content}
+        if self.action == "wait":
+            return {"wait": self.ms}
+        if self.action == "hang":
+            return {"hang": True}
+        if self.action == "crash":
+            return {"crash": self.code}
+        return {self.action: self.text}
+
+
+@dataclass
+class Turn:
+    """The steps one prompt runs, and the per-character typing delay of its replies."""
+
+    steps: list[Step] = field(default_factory=list)
+    type_ms: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The turn as it is written in a scenario file."""
+        data: dict[str, Any] = {"steps": [step.to_dict() for step in self.steps]}
+        if self.type_ms:
+            data["type_ms"] = self.type_ms
+        return data
+
+
+@dataclass
+class Scenario:
+    """A deterministic script of turns; chain the builder methods, :meth:`then` for a new turn."""
+
+    turns: list[Turn] = field(default_factory=list)
+    default_reply: str = "ok"
+
+    # -- builder ----------------------------------------------------------------------------
+
+    def _current(self) -> Turn:
+        if not self.turns:
+            self.turns.append(Turn())
+        return self.turns[-1]
+
+    def _add(self, step: Step) -> Scenario:
+        self._current().steps.append(step)
+        return self
+
+    def then(self) -> Scenario:
+        """Start the next turn: later steps run on the following prompt."""
+        self._current()
+        self.turns.append(Turn())
+        return self
+
+    def reply(self, text: str) -> Scenario:
+        """Answer with ``text``."""
+        return self._add(Step("reply", text=text))
+
+    def run_tool(self, tool: str, command: str) -> Scenario:
+        """Run ``command`` with ``bash -c`` in the cwd as the tool ``tool`` (normally "bash")."""
+        return self._add(Step("tool", text=command, tool=tool))
+
+    def write_file(self, path: str, content: str) -> Scenario:
+        """Create or overwrite ``path`` (relative to the cwd) with ``content``."""
+        return self._add(Step("write_file", text=path, content=content))
+
+    def ask(self, question: str) -> Scenario:
+        """Block on ``question`` until the user answers (text then Enter) or presses Escape."""
+        return self._add(Step("ask", text=question))
+
+    def fail(self, message: str) -> Scenario:
+        """End the turn with an error (``stopReason: "error"``)."""
+        return self._add(Step("fail", text=message))
+
+    def wait(self, ms: int) -> Scenario:
+        """Keep working for ``ms`` milliseconds."""
+        return self._add(Step("wait", ms=ms))
+
+    def hang(self) -> Scenario:
+        """Keep working until Escape interrupts the turn."""
+        return self._add(Step("hang"))
+
+    def crash(self, code: int = 1) -> Scenario:
+        """Exit immediately with status ``code`` (no release, no goodbye)."""
+        return self._add(Step("crash", code=code))
+
+    def type_slowly(self, ms: int) -> Scenario:
+        """Type this turn's replies one character every ``ms`` milliseconds."""
+        self._current().type_ms = ms
+        return self
+
+    # -- lookup -----------------------------------------------------------------------------
+
+    def turn(self, index: int) -> Turn:
+        """The turn for the ``index``-th prompt (0-based): scripted, else the default reply."""
+        if 0 <= index < len(self.turns):
+            return self.turns[index]
+        return Turn([Step("reply", text=self.default_reply)])
+
+    # -- files ------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The scenario as a JSON-compatible document."""
+        return {
+            "default_reply": self.default_reply,
+            "turns": [turn.to_dict() for turn in self.turns],
+        }
+
+    def dump(self, path: Path) -> Path:
+        """Write the scenario as JSON to ``path``; return ``path``."""
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def from_dict(cls, data: object) -> Scenario:
+        """Parse a scenario document; raise :class:`ScenarioError` on anything unknown."""
+        if not isinstance(data, dict):
+            raise ScenarioError("a scenario must be an object with a 'turns' list")
+        unknown = set(data) - {"turns", "default_reply"}
+        if unknown:
+            raise ScenarioError(f"unknown scenario key(s): {', '.join(sorted(unknown))}")
+        default = data.get("default_reply", "ok")
+        if not isinstance(default, str):
+            raise ScenarioError("'default_reply' must be a string")
+        turns = data.get("turns", [])
+        if not isinstance(turns, list):
+            raise ScenarioError("'turns' must be a list")
+        return cls([_parse_turn(turn, i) for i, turn in enumerate(turns)], default)
+
+    @classmethod
+    def load(cls, path: Path) -> Scenario:
+        """Read a ``.toml`` or JSON scenario file."""
+        text = Path(path).read_text(encoding="utf-8")
+        if str(path).endswith(".toml"):
+            import tomllib
+
+            try:
+                return cls.from_dict(tomllib.loads(text))
+            except tomllib.TOMLDecodeError as exc:
+                raise ScenarioError(f"{path}: {exc}") from exc
+        try:
+            return cls.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise ScenarioError(f"{path}: {exc}") from exc
+
+
+def _parse_turn(data: object, index: int) -> Turn:
+    where = f"turn {index + 1}"
+    if isinstance(data, list):
+        data = {"steps": data}
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{where}: a turn must be an object with 'steps'")
+    unknown = set(data) - {"steps", "type_ms"}
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
+    type_ms = data.get("type_ms", 0)
+    if not isinstance(type_ms, int) or isinstance(type_ms, bool) or type_ms < 0:
+        raise ScenarioError(f"{where}: 'type_ms' must be a non-negative integer")
+    steps = data.get("steps", [])
+    if not isinstance(steps, list):
+        raise ScenarioError(f"{where}: 'steps' must be a list")
+    return Turn(
+        [_parse_step(step, f"{where}, step {i + 1}") for i, step in enumerate(steps)], type_ms
+    )
+
+
+def _want_str(value: object, where: str, key: str) -> str:
+    if not isinstance(value, str):
+        raise ScenarioError(f"{where}: '{key}' must be a string")
+    return value
+
+
+def _want_int(value: object, where: str, key: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ScenarioError(f"{where}: '{key}' must be a non-negative integer")
+    return value
+
+
+def _parse_step(data: object, where: str) -> Step:
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{where}: a step must be an object such as {{'reply': 'text'}}")
+    actions = [key for key in data if key in ACTIONS]
+    if len(actions) != 1:
+        raise ScenarioError(f"{where}: a step needs exactly one of {', '.join(ACTIONS)}")
+    action = actions[0]
+    allowed = {action} | {"tool": {"command"}, "write_file": {"content"}}.get(action, set())
+    unknown = set(data) - allowed
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
+    value = data[action]
+    if action == "tool":
+        return Step(
+            "tool",
+            tool=_want_str(value, where, "tool"),
+            text=_want_str(data.get("command"), where, "command"),
+        )
+    if action == "write_file":
+        return Step(
+            "write_file",
+            text=_want_str(value, where, "write_file"),
+            content=_want_str(data.get("content", ""), where, "content"),
+        )
+    if action == "wait":
+        return Step("wait", ms=_want_int(value, where, "wait"))
+    if action == "hang":
+        if value is not True:
+            raise ScenarioError(f"{where}: 'hang' must be true")
+        return Step("hang")
+    if action == "crash":
+        return Step("crash", code=_want_int(value, where, "crash"))
+    return Step(action, text=_want_str(value, where, action))

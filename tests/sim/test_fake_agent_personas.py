@@ -1,0 +1,235 @@
+"""The claude, codex and opencode fakes and the third-party persona ``herdr-sim fake-agent``.
+
+Screens are checked against the rules of Herdr's own manifests
+(``contracts/agent-detection/<kind>.toml``, read unmodified) that should classify them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim.fake_agent import Scenario
+from tests.sim.test_fake_agent import PANE, World, messages, world
+from tests.waits import wait_until
+
+__all__ = ["world"]
+
+MANIFESTS = Path(__file__).resolve().parents[3] / "shared" / "contracts" / "agent-detection"
+
+
+def _python_regex(rust: str) -> re.Pattern[str]:
+    """Rust's ``\\x{HHHH}`` escapes in Python's syntax."""
+    return re.compile(re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m[1], 16):08x}", rust))
+
+
+def rule(kind: str, rule_id: str) -> dict[str, Any]:
+    manifest = tomllib.loads((MANIFESTS / f"{kind}.toml").read_text())
+    rules: list[dict[str, Any]] = manifest["rules"]
+    return next(r for r in rules if r["id"] == rule_id)
+
+
+def any_line_matches(pattern: str, text: str) -> bool:
+    compiled = _python_regex(pattern)
+    return any(compiled.search(line) for line in text.splitlines())
+
+
+def contains_all(words: list[str], text: str) -> bool:
+    lowered = text.lower()
+    return all(word.lower() in lowered for word in words)
+
+
+# -- claude ------------------------------------------------------------------------------------
+
+
+def test_claude_reports_its_session_once_like_the_session_start_hook(world: World) -> None:
+    claude = world.start("claude")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    claude.wait_screen("❯")
+    claude.prompt("hi")
+    claude.wait_screen("ok")
+    (report,) = world.reports()
+    assert re.fullmatch(r"herdr:claude:\d{13}:\d{6}", report["id"])
+    params = report["params"]
+    assert set(params) == {
+        "pane_id",
+        "source",
+        "agent",
+        "seq",
+        "agent_session_id",
+        "agent_session_path",
+        "session_start_source",
+    }
+    assert (params["pane_id"], params["source"], params["agent"]) == (
+        PANE,
+        "herdr:claude",
+        "claude",
+    )
+    assert params["session_start_source"] == "startup"
+    assert abs(params["seq"] - time.time_ns()) < 60 * 10**9
+
+
+def test_claude_resume_reports_the_same_session_with_source_resume(world: World) -> None:
+    world.start("claude", "--resume", "abc-123")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    params = world.reports()[0]["params"]
+    assert params["agent_session_id"] == "abc-123"
+    assert params["session_start_source"] == "resume"
+
+
+def test_claude_screens_match_its_manifest(world: World) -> None:
+    scenario = Scenario().wait(250).ask("rm -rf build").reply("done")
+    claude = world.start("claude", "--scenario", world.scenario(scenario))
+    idle = claude.wait_screen("❯")
+    assert any_line_matches(rule("claude", "live_prompt_box")["line_regex"][0], idle)
+    assert _python_regex(rule("claude", "osc_title_idle")["regex"][0]).search(claude.title())
+    claude.prompt("go")
+    working = claude.wait_screen("esc to interrupt")
+    live = rule("claude", "live_turn_working")["any"][1]["line_regex"][0]
+    assert any_line_matches(live, working)
+    assert _python_regex(rule("claude", "osc_title_working")["regex"][0]).search(claude.title())
+    blocked = claude.wait_screen("Do you want to proceed?")
+    bash = rule("claude", "bash_permission_prompt")
+    assert contains_all(bash["contains"], blocked)
+    assert contains_all(bash["any"][0]["contains"], blocked)
+    assert any(any_line_matches(alt["line_regex"][0], blocked) for alt in bash["all"][0]["any"])
+    assert not any_line_matches(r"^\s*❯", blocked.replace("❯ 1.", "1."))  # no prompt box
+    claude.prompt("")
+    claude.wait_screen("done")
+
+
+# -- codex -------------------------------------------------------------------------------------
+
+
+def test_codex_reports_its_session_once_like_its_hook(world: World) -> None:
+    world.start("codex")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    (report,) = world.reports()
+    assert re.fullmatch(r"herdr:codex:\d{13}:\d{6}", report["id"])
+    assert set(report["params"]) == {
+        "pane_id",
+        "source",
+        "agent",
+        "seq",
+        "agent_session_id",
+        "session_start_source",
+    }
+    assert report["params"]["source"] == "herdr:codex"
+
+
+def test_codex_titles_match_its_manifest(world: World) -> None:
+    scenario = Scenario().wait(250).ask("rm -rf build")
+    codex = world.start("codex", "--scenario", world.scenario(scenario))
+    codex.wait_screen("›")
+    idle = rule("codex", "osc_title_idle")
+    assert _python_regex(idle["regex"][0]).search(codex.title())
+    assert not _python_regex(idle["not"][0]["regex"][0]).search(codex.title())
+    codex.prompt("go")
+    codex.wait_screen("esc to interrupt")
+    assert _python_regex(rule("codex", "osc_title_working")["regex"][0]).search(codex.title())
+    blocked = codex.wait_screen("Allow command?")
+    assert codex.title() == "Action Required"
+    assert contains_all(["allow command?"], blocked)
+
+
+# -- opencode ----------------------------------------------------------------------------------
+
+
+def test_opencode_reports_the_full_lifecycle(world: World) -> None:
+    scenario = Scenario().wait(300).ask("Allow edit?").reply("done")
+    opencode = world.start("opencode", "--scenario", world.scenario(scenario))
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    opencode.prompt("go")
+    working = opencode.wait_screen("esc to interrupt")
+    assert any_line_matches(rule("opencode", "progress_bar_working")["regex"][0], working)
+    reports = world.wait_states("working", "blocked")
+    blocked = opencode.wait_screen("Permission required")
+    assert rule("opencode", "permission_required")["any"][0]["contains"][0] in blocked
+    opencode.prompt("y")
+    reports = world.wait_states("working", "blocked", "working", "idle")
+    first = reports[0]
+    assert first["method"] == "pane.report_agent_session"
+    assert "seq" not in first["params"]
+    assert first["params"]["session_start_source"] == "select"
+    session = first["params"]["agent_session_id"]
+    states = reports[1:]
+    assert all(r["params"]["agent_session_id"] == session for r in states)
+    assert all(r["params"]["source"] == "herdr:opencode" for r in states)
+    assert states[1]["params"]["message"] == "Allow edit?"
+    seqs = [r["params"]["seq"] for r in states]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 4
+
+
+# -- the third-party persona -------------------------------------------------------------------
+
+
+def third_party_run(world: World, *argv: str) -> list[dict[str, Any]]:
+    count = len(world.reports())
+    agent = world.start("fake-agent", "--session-dir", str(world.base / "fa"), *argv)
+    agent.wait_screen("fake-agent>")
+    wait_until(lambda: len(world.reports()) > count, 3, 0.01, "startup report")
+    agent.prompt("hi")
+    agent.wait_screen("ok")
+    agent.prompt("/exit")
+    assert agent.wait_exit() == 0
+    return world.reports()
+
+
+def test_third_party_persona_integrates_as_the_guide_says(world: World) -> None:
+    reports = third_party_run(world)
+    shapes = [(r["method"], r["params"].get("state")) for r in reports]
+    assert shapes == [
+        ("pane.report_agent", "idle"),
+        ("pane.report_agent", "working"),
+        ("pane.report_agent", "idle"),
+        ("pane.release_agent", None),
+    ]
+    for report in reports:
+        assert report["params"]["source"] == "herdr-sim-fake-agent"
+        assert not report["params"]["source"].startswith("herdr:")
+        assert report["params"]["agent"] == "fake-agent"
+        assert report["params"]["pane_id"] == PANE
+    seqs = [r["params"]["seq"] for r in reports]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    first = reports[0]["params"]
+    session = first["agent_session_id"]
+    assert first["resume_argv"] == [
+        "herdr-sim",
+        "fake-agent",
+        "--resume",
+        session,
+        "--session-dir",
+        str(world.base / "fa"),
+    ]
+    assert "resume_argv" not in reports[1]["params"]
+
+
+def test_third_party_resume_continues_the_session_with_a_higher_seq(world: World) -> None:
+    first = third_party_run(world)
+    argv = first[0]["params"]["resume_argv"]
+    assert argv[:2] == ["herdr-sim", "fake-agent"]
+    second = third_party_run(world, *argv[2:])[len(first) :]
+    session = first[0]["params"]["agent_session_id"]
+    assert second[0]["params"]["agent_session_id"] == session
+    assert second[0]["params"]["seq"] > first[-1]["params"]["seq"]
+    roles = [m["role"] for m in messages(world.base / "fa" / f"{session}.jsonl")]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+
+
+def test_fake_agent_command_runs_any_kind(world: World) -> None:
+    agent = world.start("fake-agent", "--kind", "pi")
+    world.wait_states("idle")
+    assert world.reports()[0]["params"]["source"] == "herdr:pi"
+    agent.prompt("/exit")
+    assert agent.wait_exit() == 0
+
+
+@pytest.mark.parametrize("argv", [["--bogus"], ["--kind", "gemini"]])
+def test_fake_agent_rejects_bad_usage(world: World, argv: list[str]) -> None:
+    agent = world.start("fake-agent", *argv)
+    assert agent.wait_exit() == 2
