@@ -1034,8 +1034,10 @@ class _Screen(pyte.Screen):
             cells: list[Cell | None] = []
             marks: dict[int, int] = {}
             cursor_offset: int | None = None
-            for k, row in enumerate(group):
-                assert row is not None
+            for k, maybe_row in enumerate(group):
+                # Only the last row of a group can be missing: a wrapped row whose
+                # continuation was never drawn (e.g. erased). It is an empty row.
+                row = maybe_row if maybe_row is not None else _Row()
                 index = i + k
                 marks[index] = len(cells)
                 last = k == len(group) - 1

@@ -708,3 +708,13 @@ def test_feed_and_read_of_ten_thousand_lines_is_fast() -> None:
     # Measured around 0.1 s and 6 ms; the bounds leave room for slow CI machines.
     assert feed_seconds < 2.0
     assert read_seconds < 0.25
+
+
+def test_resize_reflows_a_wrapped_row_whose_continuation_was_erased() -> None:
+    # Found by hypothesis: text that auto-wraps on a 2-column screen, then a clear, then a
+    # resize used to trip an assertion in the reflow.
+    term = Terminal(2, 1)
+    term.feed(b"   \x1b[2J")
+    term.resize(3, 2)
+    text, _ = term.read("visible")
+    assert text.strip() == ""
