@@ -30,6 +30,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--user-shell", action="store_true", help="use $SHELL with the user's rc")
     serve.add_argument("--protocol", type=int, help="protocol number ping reports (22)")
     serve.add_argument("--herdr-version", help="version string ping reports")
+    serve.add_argument(
+        "--agent-manifests",
+        type=Path,
+        metavar="DIR",
+        help="Herdr's screen-detection manifests (*.toml) for agent state detection",
+    )
+    serve.add_argument(
+        "--no-fake-agents",
+        action="store_true",
+        help="do not put the fake pi/claude/codex/opencode on the panes' PATH",
+    )
 
     install = sub.add_parser("install-cli", help="write the simulator's `herdr` into DIR")
     install.add_argument("dir", type=Path)
@@ -104,6 +115,8 @@ def serve(args: argparse.Namespace) -> int:
         config.protocol = args.protocol
     if args.herdr_version is not None:
         config.version = args.herdr_version
+    config.agent_manifests_dir = args.agent_manifests
+    config.fake_agents = not args.no_fake_agents
     sim = Simulator(config)
     done = threading.Event()
 

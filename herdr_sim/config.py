@@ -41,3 +41,30 @@ class SimulatorConfig:
     first_line_timeout: float = 5.0
     #: bytes a request line may have (Herdr: 1 MiB)
     max_request_bytes: int = 1024 * 1024
+    #: save the session (layout, cwds, labels, agent sessions, resume commands) beside the
+    #: socket on every change, and restore it when a simulator starts on the same socket
+    persist: bool = True
+    #: Herdr's ``[session] resume_agents_on_restore``: run resume commands after a restore
+    resume_agents_on_restore: bool = True
+    #: seconds ``agent.prompt`` waits between typing the text and pressing Enter (Herdr's
+    #: ``AGENT_PROMPT_SUBMIT_DELAY``: 300 ms)
+    agent_prompt_submit_delay: float = 0.3
+    #: seconds ``agent.prompt`` with ``wait`` gives a non-working agent to show that it took
+    #: the prompt before answering ``agent_prompt_stalled`` (Herdr: 5000 ms)
+    agent_prompt_stall_timeout: float = 5.0
+    # -- agent detection and fake agents (herdr_sim/detection.py) --------------------------------
+    #: run process and screen detection; False leaves a pane's detected agent to whoever
+    #: sets it (tests that drive the state engine directly)
+    agent_detection: bool = True
+    #: put the fake agents (`pi`, `claude`, `codex`, `opencode`) on every pane's PATH, right
+    #: after the simulator's `herdr`; False → panes find only the agents the user installed
+    fake_agents: bool = True
+    #: Herdr's screen-detection manifests (`*.toml`); None → no screen rules, so a detected
+    #: known agent is always `idle` (Herdr's known-agent fallback)
+    agent_manifests_dir: Path | None = None
+    #: seconds between foreground-process checks of every pane (Herdr: 500 ms)
+    detection_interval: float = 0.5
+    #: seconds after output before a pane is checked (coalesces bursts of output)
+    detection_debounce: float = 0.05
+    #: seconds a working → plain idle screen must persist (Herdr's pending-idle hold)
+    detection_idle_hold: float = 0.3

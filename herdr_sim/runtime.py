@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import errors, places
+from . import errors, persist, places
 from .config import SimulatorConfig
 from .events import EventHub, Signal
 from .faults import FaultPlan
@@ -33,6 +35,9 @@ from .views import (
     tab_info,
     workspace_info,
 )
+
+if TYPE_CHECKING:
+    from .detection import DetectionLoop
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +83,11 @@ class Runtime:
         self._shell = ShellConfig(shell=config.shell, user_shell=config.user_shell)
         self.area = Rect(0, 0, config.cols, config.rows)
         self.meta: dict[tuple[str, int], MetaStore] = {}
+        # agent detection and the fake agents' PATH dir (see start_detection)
+        self.fake_bin: Path | None = runtime_dir / "fake-bin" if config.fake_agents else None
+        self.detection: DetectionLoop | None = None
+        self.session_path = persist.session_file(socket_path) if config.persist else None
+        self._save_scheduled = False
 
     # -- wire views ---------------------------------------------------------------------------
 
@@ -212,6 +222,7 @@ class Runtime:
             cli_dir=self.cli_dir,
             deterministic=self.config.shell is None and not self.config.user_shell,
         )
+        full_env["PATH"] = self.with_fake_agents(full_env.get("PATH", ""))
         argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)
         pty = PtyProcess.spawn(
             argv,
@@ -230,6 +241,8 @@ class Runtime:
         def on_output(data: bytes) -> None:
             terminal.feed(data)
             proc.output.fire()
+            if self.detection is not None:
+                self.detection.poke(key)
 
         def on_exit(_code: int | None) -> None:
             asyncio.get_running_loop().create_task(self._pane_died(key))
@@ -304,6 +317,53 @@ class Runtime:
             self.hub.publish("pane_focused", {"pane_id": pane_id, "workspace_id": ws_id})
         self._focus_pair = pair
         self.state_changed.fire()
+        self.schedule_save()
+
+    # -- persistence ---------------------------------------------------------------------------
+
+    def schedule_save(self) -> None:
+        """Save the session soon; requests in the same loop turn share one write."""
+        if self.session_path is None or self._save_scheduled or self.stopping:
+            return
+        self._save_scheduled = True
+        asyncio.get_running_loop().call_soon(self._save)
+
+    def _save(self) -> None:
+        self._save_scheduled = False
+        if self.session_path is None:
+            return
+        cwd_of = {ref.pane.key: self.live_cwd(ref) for ref in self.session.all_panes()}
+        try:
+            persist.write_atomic(self.session_path, persist.snapshot(self.session, cwd_of))
+        except OSError:
+            log.exception("could not save the session to %s", self.session_path)
+
+    def restore(self) -> int:
+        """Restore a saved session (if any): same ids, new terminals, resume commands run.
+
+        Returns the number of panes restored.
+        """
+        if self.session_path is None:
+            return 0
+        data = persist.load(self.session_path)
+        if data is None:
+            return 0
+        resumes = persist.restore(self.session, data)
+        for key, resume in resumes:
+            ref = self.session.locate(key)
+            ref.pane.cwd = self.launch_dir(ref.pane.cwd, {})
+            self.spawn(ref, {})
+            if resume is not None and self.config.resume_agents_on_restore:
+                # Typed into the new shell like a user would; the shell runs it at its prompt.
+                self.processes[key].pty.write(shlex.join(resume).encode() + b"\r")
+        for ws in self.session.workspaces:
+            for tab in ws.tabs:
+                self.resize_tab(ws, tab)
+        focused = self.session.focused_pane()
+        self._focus_pair = (
+            None if focused is None else (focused.workspace.public_id, focused.pane_id)
+        )
+        return len(resumes)
 
     def meta_for(self, key: tuple[str, int]) -> MetaStore:
         """The metadata store of a pane ``("pane", key)`` or workspace ``("ws", number)``."""
@@ -377,5 +437,26 @@ class Runtime:
         return public_status(ref.pane)
 
     async def shutdown(self) -> None:
-        """End every pane's process tree (server stop)."""
+        """Save the session one last time (live cwds included), then end every pane's
+        process tree (server stop). Herdr 0.9.2 also saves the layout before shutdown."""
+        if self.processes:
+            self._save()
         await self.reap(list(self.processes))
+
+    # -- agent detection and fake agents (herdr_sim/detection.py) ------------------------------
+
+    def start_detection(self) -> None:
+        """Start the agent-detection loop (at boot, before any pane is restored)."""
+        from .detection import DetectionLoop
+
+        self.detection = DetectionLoop.for_runtime(self)
+        self.detection.start()
+
+    def with_fake_agents(self, path: str) -> str:
+        """A pane's PATH with the fake agents' dir right after the simulator's ``herdr`` dir."""
+        if self.fake_bin is None:
+            return path
+        entries = [entry for entry in path.split(os.pathsep) if entry != str(self.fake_bin)]
+        at = entries.index(str(self.cli_dir)) + 1 if str(self.cli_dir) in entries else 0
+        entries.insert(at, str(self.fake_bin))
+        return os.pathsep.join(entries)

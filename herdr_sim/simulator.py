@@ -138,9 +138,21 @@ class Simulator:
 
     async def _boot(self) -> None:
         runtime = Runtime(self.config, self.socket_path, self.runtime_dir)
+        if runtime.fake_bin is not None:
+            from .fake_agent import install_fake_agents
+
+            install_fake_agents(runtime.fake_bin)
+        if self.config.agent_detection:
+            runtime.start_detection()
         runtime.hub.add_listener(self._record)
         server = Server(runtime)
         await server.start()
+        try:
+            runtime.restore()
+        except Exception:
+            await server.close()
+            await runtime.shutdown()
+            raise
         self._runtime, self._server = runtime, server
 
     def _record(self, envelope: Envelope) -> None:
@@ -168,6 +180,8 @@ class Simulator:
         if runtime is None or server is None:
             return
         runtime.stopping = True
+        if runtime.detection is not None:
+            await runtime.detection.stop()
         await server.close()
         await runtime.shutdown()
         runtime.stopped.set()

@@ -83,8 +83,13 @@ def short_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
-def sim(short_dir: Path) -> Iterator[Simulator]:
-    """A fresh simulator with its own socket, HOME and config dir; reaped after the test."""
+def sim(short_dir: Path, request: pytest.FixtureRequest) -> Iterator[Simulator]:
+    """A fresh simulator with its own socket, HOME and config dir; reaped after the test.
+
+    ``@pytest.mark.sim_settings(**settings)`` passes SimulatorConfig settings to it.
+    """
+    marker = request.node.get_closest_marker("sim_settings")
+    settings: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
     home = short_dir / "home"
     home.mkdir()
     env = {
@@ -93,7 +98,10 @@ def sim(short_dir: Path) -> Iterator[Simulator]:
         "HERDR_SIM_CONFIG_DIR": str(short_dir / "cfg"),
     }
     simulator = Simulator(
-        socket_path=short_dir / "herdr.sock", base_env=env, runtime_dir=short_dir / "rt"
+        socket_path=short_dir / "herdr.sock",
+        base_env=env,
+        runtime_dir=short_dir / "rt",
+        **settings,
     )
     simulator.start()
     try:

@@ -261,6 +261,14 @@ class Session:
         self.aliases.pop(ws.pane_id(key), None)
         return pane
 
+    def adopt_pane(self, ws: Workspace, number: int, cwd: str) -> Pane:
+        """A restored pane: its saved public number, a new key and a new terminal id."""
+        key = next(self._keys)
+        pane = Pane(key=key, terminal_id=new_terminal_id(), cwd=cwd)
+        self.panes[key] = pane
+        ws.pane_numbers[key] = number
+        return pane
+
     def _new_tab(self, ws: Workspace, cwd: str, label: str | None) -> tuple[Tab, Pane]:
         pane = self._new_pane(ws, cwd)
         tab = Tab(number=ws.next_tab_number, layout=Layout(pane.key), label=label)

@@ -26,6 +26,11 @@ from tests.contract.helpers import (
 Raw = Any
 
 
+# These tests drive detection through the seam; the live detection loop would see the
+# pane's shell in the foreground and drop a seam-set agent.
+pytestmark = pytest.mark.sim_settings(agent_detection=False)
+
+
 def get(api: Api, pane: str) -> dict[str, Any]:
     """PaneInfo."""
     info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]

@@ -1,0 +1,287 @@
+"""The live agent-detection loop: which agent runs in each pane, and what its screen shows.
+
+One :class:`DetectionLoop` per simulator feeds the agent state engine through its seam,
+:func:`herdr_sim.methods.agent_reports.set_detection`, the way Herdr's per-pane detection
+task does:
+
+* **Process detection** — the pane terminal's foreground process group
+  (``PtyProcess.foreground_pgid()``, one ``ioctl``) is compared with the last one seen on
+  every tick and shortly after output; only when it changed is the foreground job probed
+  through ``/proc`` (:func:`herdr_sim.detect.detect_agent_process`). A new foreground job
+  that is not yet an agent is re-probed for a short acquisition window (a shell forks
+  before it execs the agent), an identified agent every few seconds. When the pane's
+  shell is back in the foreground the agent has exited: the detected label is dropped and
+  the engine emits ``pane.agent_detected`` with ``released: true``. A foreground that is
+  neither the agent nor the shell clears it only after several misses, like Herdr.
+* **Screen detection** — while an agent is detected, its manifest
+  (:class:`herdr_sim.detect.ManifestSet`) is evaluated on the pane's detection snapshot
+  and OSC title whenever the terminal changed (``Terminal.changes``, debounced after
+  output). A full-lifecycle authority (``herdr:pi`` …) freezes the screen state, as in
+  Herdr; a working → plain-idle change is held for a short confirmation time (Herdr's
+  pending-idle rule) so a half-drawn frame does not flap the status.
+
+Idle panes cost one ``ioctl`` per tick and nothing else: the loop never reads a screen or
+``/proc`` unless something changed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .detect import ManifestSet, detect_agent_process, load_manifests
+from .model.agents import AgentState
+
+if TYPE_CHECKING:
+    from .model.session import PaneRef
+    from .runtime import PaneProcess, Runtime
+
+__all__ = ["DetectionLoop", "DetectionTiming"]
+
+log = logging.getLogger(__name__)
+
+#: How long after a foreground change a non-agent job is still re-probed (Herdr: 8 s).
+ACQUISITION_WINDOW = 8.0
+#: Least time between two probes of a job that is not an agent yet (while acquiring).
+ACQUIRE_REPROBE = 0.02
+#: Re-probe interval of an identified agent (Herdr: 5 s).
+RECHECK_IDENTIFIED = 5.0
+#: Every this many ticks, panes sitting at their shell prompt are checked too.
+FULL_SCAN_EVERY = 10
+#: Misses before an agent replaced by a non-shell foreground job is dropped (Herdr: 6).
+MISS_CONFIRMATIONS = 6
+
+
+@dataclass(frozen=True)
+class DetectionTiming:
+    """The loop's intervals in seconds (Herdr's defaults; tests shorten them)."""
+
+    #: the periodic foreground check of every pane (Herdr ticks at 500 ms)
+    interval: float = 0.5
+    #: how long after output the pane is checked (coalesces a burst of output)
+    debounce: float = 0.05
+    #: how long a working → plain idle screen must persist (Herdr: 3 × 100 ms, ≤ 700 ms)
+    idle_hold: float = 0.3
+
+
+@dataclass
+class _Watch:
+    """What the loop last saw in one pane."""
+
+    shell_pid: int
+    pgid: int | None = None
+    probed: bool = False
+    agent: str | None = None
+    last_probe: float = 0.0
+    acquiring_until: float = 0.0
+    misses: int = 0
+    changes: int = -1
+    title: str | None = None
+    #: when a working → plain idle screen was first seen (the pending-idle hold)
+    idle_since: float | None = None
+    scheduled: bool = False
+    #: an agent label was fed to the engine for this pane (so a later "none" must be too)
+    fed: bool = False
+
+
+class DetectionLoop:
+    """Process and screen detection for every pane of one runtime."""
+
+    def __init__(
+        self, rt: Runtime, manifests: ManifestSet, timing: DetectionTiming | None = None
+    ) -> None:
+        self.rt = rt
+        self.manifests = manifests
+        self.timing = timing or DetectionTiming()
+        self._watches: dict[int, _Watch] = {}
+        self._task: asyncio.Task[None] | None = None
+        #: called with the pane when its shell is back in the foreground after another job
+        #: (the signal for the guide's "exited without releasing" safety net)
+        self.shell_returned: list[Callable[[PaneRef], None]] = []
+
+    @classmethod
+    def for_runtime(cls, rt: Runtime) -> DetectionLoop:
+        """A loop configured from the runtime's :class:`~herdr_sim.config.SimulatorConfig`."""
+        config = rt.config
+        manifests = load_manifests(config.agent_manifests_dir)
+        timing = DetectionTiming(
+            interval=config.detection_interval,
+            debounce=config.detection_debounce,
+            idle_hold=config.detection_idle_hold,
+        )
+        return cls(rt, manifests, timing)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the periodic tick on the running event loop."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="detection")
+
+    async def stop(self) -> None:
+        """Stop the tick (idempotent)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _run(self) -> None:
+        ticks = 0
+        while True:
+            await asyncio.sleep(self.timing.interval)
+            ticks += 1
+            try:
+                self.scan(everything=ticks % FULL_SCAN_EVERY == 0)
+            except Exception:  # a detection bug must not stop detection for every pane
+                log.exception("agent detection tick failed")
+
+    # -- triggers -------------------------------------------------------------------------------
+
+    def poke(self, key: int) -> None:
+        """Pane ``key`` produced output: check it after the debounce delay.
+
+        A pane whose foreground job is new (or still being identified) is also checked at
+        once, so an agent is known before its integration's first report arrives.
+        """
+        watch = self._watches.get(key)
+        if watch is None:
+            proc = self.rt.processes.get(key)
+            if proc is None:
+                return
+            watch = self._watches[key] = _Watch(shell_pid=proc.pty.pid)
+        proc = self.rt.processes.get(key)
+        acquiring = watch.agent is None and time.monotonic() < watch.acquiring_until
+        if proc is not None and (acquiring or proc.pty.foreground_pgid() != watch.pgid):
+            # a new foreground job printed: identify it before it can report (an agent's
+            # integration reports right after its first screen)
+            asyncio.get_running_loop().call_soon(self._checked, key)
+        if watch.scheduled:
+            return
+        watch.scheduled = True
+        asyncio.get_running_loop().call_later(self.timing.debounce, self._poked, key)
+
+    def _poked(self, key: int) -> None:
+        watch = self._watches.get(key)
+        if watch is not None:
+            watch.scheduled = False
+        self._checked(key)
+
+    def _checked(self, key: int) -> None:
+        try:
+            self.check(key)
+        except Exception:
+            log.exception("agent detection of pane %s failed", key)
+
+    def scan(self, *, everything: bool = True) -> None:
+        """Check live panes once: all of them, or only those not sitting at their shell.
+
+        A pane whose shell is in the foreground changes that only through input the shell
+        echoes (or a program that prints), so its output already schedules a check.
+        """
+        processes = self.rt.processes
+        for key in [key for key in self._watches if key not in processes]:
+            del self._watches[key]
+        for key in list(processes):
+            watch = self._watches.get(key)
+            if everything or watch is None or watch.fed or watch.pgid != watch.shell_pid:
+                self.check(key)
+
+    def reset(self) -> None:
+        """Forget what was seen (after a manifest reload): every pane is re-evaluated."""
+        for watch in self._watches.values():
+            watch.changes = -1
+            watch.probed = False
+        self.scan()
+
+    # -- one pane ---------------------------------------------------------------------------------
+
+    def check(self, key: int) -> None:
+        """Probe pane ``key`` if its foreground changed, re-read its screen if that changed."""
+        rt = self.rt
+        proc = rt.processes.get(key)
+        if rt.stopping or proc is None or key not in rt.session.panes:
+            return
+        watch = self._watches.get(key)
+        if watch is None or watch.shell_pid != proc.pty.pid:
+            watch = self._watches[key] = _Watch(shell_pid=proc.pty.pid)
+        now = time.monotonic()
+        previous = watch.pgid
+        agent = self._process_agent(proc, watch, now)
+        back_at_shell = watch.pgid == watch.shell_pid and previous not in (None, watch.shell_pid)
+        if back_at_shell and self.shell_returned:
+            for listener in list(self.shell_returned):
+                listener(rt.session.locate(key))
+        if agent is None and not watch.fed:
+            return  # no agent now or before: the common idle case stops here
+        ref = rt.session.locate(key)
+        rec = ref.pane.agent_rec
+        screen: AgentState = rec.screen_state if agent == rec.detected else "unknown"
+        if agent is not None and not rec.screen_detection_skipped():
+            screen = self._screen_state(key, proc, watch, agent, screen, now)
+        if agent != rec.detected or (agent is not None and screen != rec.screen_state):
+            from .methods.agent_reports import set_detection
+
+            set_detection(rt, ref, agent=agent, screen_state=screen)
+        watch.fed = agent is not None
+
+    def _process_agent(self, proc: PaneProcess, watch: _Watch, now: float) -> str | None:
+        """The pane's foreground agent, probing ``/proc`` only when it may have changed."""
+        pgid = proc.pty.foreground_pgid()
+        shell = watch.shell_pid
+        changed = pgid != watch.pgid or not watch.probed
+        if changed:
+            watch.pgid = pgid
+            watch.acquiring_until = now + ACQUISITION_WINDOW if pgid not in (None, shell) else 0.0
+        elif watch.agent is None:
+            acquiring = now < watch.acquiring_until
+            if not acquiring or now - watch.last_probe < ACQUIRE_REPROBE:
+                return None
+        elif now - watch.last_probe < RECHECK_IDENTIFIED:
+            return watch.agent
+        watch.last_probe, watch.probed = now, True
+        found = detect_agent_process(pgid, shell) if pgid is not None else None
+        if found is not None:
+            watch.agent, watch.misses = found.agent, 0
+        elif watch.agent is not None:
+            watch.misses += 1
+            if pgid in (None, shell) or watch.misses >= MISS_CONFIRMATIONS:
+                watch.agent, watch.misses = None, 0
+        return watch.agent
+
+    def _screen_state(
+        self,
+        key: int,
+        proc: PaneProcess,
+        watch: _Watch,
+        agent: str,
+        current: AgentState,
+        now: float,
+    ) -> AgentState:
+        """The state the agent's screen shows (``current`` while nothing new is visible)."""
+        terminal = proc.terminal
+        title = terminal.title
+        fresh = terminal.changes != watch.changes or title != watch.title
+        if not fresh and watch.idle_since is None and current != "unknown":
+            return current
+        watch.changes, watch.title = terminal.changes, title
+        text, _ = terminal.read("detection")
+        detection = self.manifests.detect(agent, text, osc_title=title or "")
+        if detection.skip_state_update:
+            return current
+        state: AgentState = detection.state  # type: ignore[assignment]
+        plain_idle = state == "idle" and not (detection.visible_idle or detection.visible_blocker)
+        if current == "working" and plain_idle:
+            if watch.idle_since is None:
+                watch.idle_since = now
+            left = watch.idle_since + self.timing.idle_hold - now
+            if left > 0:
+                asyncio.get_running_loop().call_later(left, self._poked, key)
+                return current
+        watch.idle_since = None
+        return state

@@ -1,0 +1,270 @@
+"""Session persistence: the layout and agents of a simulator, saved on every change.
+
+Like Herdr's ``session.json`` (reference §10), the file keeps what a restart needs:
+workspaces with their ids and counters, tabs with their stable numbers and layouts, and per
+pane its cwd, manual label, official agent session and reported resume command. It does not
+keep agent state, metadata, terminal ids or scrollback. A restarted simulator restores it:
+ids and numbers come back, every pane gets a new terminal id and a fresh shell in its cwd,
+and — unless ``resume_agents_on_restore`` is off — the shell runs the pane's resume command:
+Herdr's built-in plan for official agents, or the command a third-party agent reported.
+
+The format is our own (``"format": "herdr-sim-session"``), versioned, and written atomically
+(temporary file, fsync, rename) with mode 0600.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .model.agents import AgentRecord, SessionRef
+from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
+from .model.session import Pane, Session, Tab, Workspace
+
+FORMAT = "herdr-sim-session"
+VERSION = 1
+
+#: Herdr's built-in resume plans for official agents (``agent_resume::plan``): the command
+#: words before the session value, and whether the value is glued on with ``=``.
+RESUME_PLANS: dict[str, tuple[tuple[str, ...], bool]] = {
+    "claude": (("claude", "--resume"), False),
+    "codex": (("codex", "resume"), False),
+    "copilot": (("copilot", "--resume"), True),
+    "devin": (("devin", "--resume"), False),
+    "droid": (("droid", "--resume"), False),
+    "kimi": (("kimi", "--session"), False),
+    "mastracode": (("mastracode", "--thread"), False),
+    "pi": (("pi", "--session"), False),
+    "omp": (("omp", "--resume"), True),
+    "hermes": (("hermes", "--resume"), False),
+    "opencode": (("opencode", "--session"), False),
+    "qodercli": (("qodercli", "--resume"), False),
+    "qwen": (("qwen", "--resume"), False),
+    "kilo": (("kilo", "--session"), False),
+    "cursor": (("cursor-agent", "--resume"), False),
+    "agy": (("agy", "--conversation"), False),
+    "grok": (("grok", "--resume"), False),
+}
+
+
+def session_file(socket_path: Path) -> Path:
+    """``session.json`` beside a ``herdr.sock`` (Herdr's name), else ``<stem>.session.json``.
+
+    Two simulators whose sockets share a directory then never share a session file.
+    """
+    name = "session.json" if socket_path.stem == "herdr" else f"{socket_path.stem}.session.json"
+    return socket_path.with_name(name)
+
+
+def builtin_resume(ref: SessionRef) -> list[str] | None:
+    """Herdr's resume command for an official session reference, if it has one."""
+    plan = RESUME_PLANS.get(ref.agent)
+    if plan is None or not ref.source.startswith("herdr:"):
+        return None
+    words, glued = plan
+    if glued:
+        return [*words[:-1], f"{words[-1]}={ref.value}"]
+    return [*words, ref.value]
+
+
+def restored_resume(rec: AgentRecord) -> list[str] | None:
+    """What a restored pane runs: Herdr's built-in plan for its official session, else the
+    resume command its third-party agent reported before the restart."""
+    if rec.session is not None:
+        planned = builtin_resume(rec.session)
+        if planned is not None:
+            return planned
+    return None if rec.resume_argv is None else list(rec.resume_argv)
+
+
+# -- saving -------------------------------------------------------------------------------------
+
+
+def _tree(tree: LayoutTree, number_of: dict[int, int]) -> dict[str, Any]:
+    if isinstance(tree, PaneNode):
+        return {"pane": number_of[tree.pane]}
+    return {
+        "direction": tree.direction,
+        "ratio": tree.ratio,
+        "first": _tree(tree.first, number_of),
+        "second": _tree(tree.second, number_of),
+    }
+
+
+def _pane(pane: Pane, cwd: str) -> dict[str, Any]:
+    rec = pane.agent_rec
+    out: dict[str, Any] = {"cwd": cwd}
+    if pane.label is not None:
+        out["label"] = pane.label
+    if rec.session is not None:
+        out["agent_session"] = rec.session.view()
+    resume = rec.resume()
+    if resume is not None and rec.authority is not None:
+        out["resume"] = {
+            "source": rec.authority.source,
+            "agent": rec.authority.agent,
+            "argv": list(resume),
+        }
+    if pane.launch_argv is not None:
+        out["launch_argv"] = list(pane.launch_argv)
+    return out
+
+
+def snapshot(session: Session, cwd_of: dict[int, str]) -> dict[str, Any]:
+    """The saveable state; ``cwd_of`` maps pane keys to their current cwd."""
+    workspaces = []
+    for ws in session.workspaces:
+        tabs = []
+        for tab in ws.tabs:
+            keys = tab.layout.panes()
+            tabs.append(
+                {
+                    "number": tab.number,
+                    "label": tab.label,
+                    "layout": _tree(tab.layout.to_tree(), ws.pane_numbers),
+                    "focused": ws.pane_numbers[tab.layout.focused],
+                    "zoomed": tab.layout.zoomed,
+                    "panes": {
+                        str(ws.pane_numbers[key]): _pane(session.panes[key], cwd_of[key])
+                        for key in keys
+                    },
+                }
+            )
+        workspaces.append(
+            {
+                "number": ws.number,
+                "label": ws.label,
+                "identity_cwd": ws.identity_cwd,
+                "auto_label": ws.auto_label,
+                "next_tab_number": ws.next_tab_number,
+                "next_pane_number": ws.next_pane_number,
+                "active_tab": ws.active_tab,
+                "tokens": dict(ws.tokens),
+                "tabs": tabs,
+            }
+        )
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "next_workspace_number": session.next_workspace_number,
+        "active": session.active,
+        "workspaces": workspaces,
+    }
+
+
+def write_atomic(path: Path, data: dict[str, Any]) -> None:
+    """Replace ``path`` with ``data`` as JSON, never leaving a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(prefix=".session-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(temp).chmod(0o600)
+        Path(temp).replace(path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+# -- restoring ----------------------------------------------------------------------------------
+
+
+class RestoreError(ValueError):
+    """The session file exists but cannot be restored (it is left in place untouched)."""
+
+
+def load(path: Path) -> dict[str, Any] | None:
+    """The saved state, None when there is none; :class:`RestoreError` when unusable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RestoreError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise RestoreError(f"{path}: not a herdr-sim session file")
+    if data.get("version") != VERSION:
+        raise RestoreError(f"{path}: unsupported session file version {data.get('version')}")
+    return data
+
+
+def _build_tree(node: dict[str, Any], key_of: dict[int, int]) -> LayoutTree:
+    if "pane" in node:
+        return PaneNode(key_of[int(node["pane"])])
+    return SplitNode(
+        node["direction"],
+        float(node["ratio"]),
+        _build_tree(node["first"], key_of),
+        _build_tree(node["second"], key_of),
+    )
+
+
+def restore(session: Session, data: dict[str, Any]) -> list[tuple[int, list[str] | None]]:
+    """Rebuild ``session`` (which must be empty) from ``data``.
+
+    Returns, in layout order, each restored pane's key and the resume command its shell
+    should run (None for a plain shell). New terminal ids are allocated by the model.
+    """
+    if session.workspaces:
+        raise RestoreError("can only restore into an empty session")
+    resumes: list[tuple[int, list[str] | None]] = []
+    try:
+        for saved in data["workspaces"]:
+            ws = Workspace(
+                number=int(saved["number"]),
+                identity_cwd=saved["identity_cwd"],
+                label=saved.get("label"),
+                auto_label=saved.get("auto_label", "workspace"),
+                next_tab_number=int(saved["next_tab_number"]),
+                next_pane_number=int(saved["next_pane_number"]),
+                tokens=dict(saved.get("tokens", {})),
+            )
+            for saved_tab in saved["tabs"]:
+                key_of: dict[int, int] = {}
+                for number_text, saved_pane in saved_tab["panes"].items():
+                    pane = session.adopt_pane(ws, int(number_text), saved_pane["cwd"])
+                    pane.label = saved_pane.get("label")
+                    pane.launch_argv = saved_pane.get("launch_argv")
+                    ref = saved_pane.get("agent_session")
+                    if ref is not None:
+                        pane.agent_rec.session = SessionRef(
+                            ref["source"], ref["agent"], ref["kind"], ref["value"]
+                        )
+                    resume = saved_pane.get("resume")
+                    if resume is not None:
+                        pane.agent_rec.resume_argv = list(resume["argv"])
+                        pane.agent_rec.resume_source = resume["source"]
+                    key_of[int(number_text)] = pane.key
+                layout = Layout.from_tree(
+                    _build_tree(saved_tab["layout"], key_of),
+                    focused=key_of[int(saved_tab["focused"])],
+                )
+                ws.tabs.append(
+                    Tab(
+                        number=int(saved_tab["number"]), layout=layout, label=saved_tab.get("label")
+                    )
+                )
+                resumes.extend(
+                    (key, restored_resume(session.panes[key].agent_rec)) for key in layout.panes()
+                )
+            ws.active_tab = min(int(saved.get("active_tab", 0)), len(ws.tabs) - 1)
+            session.workspaces.append(ws)
+        session.next_workspace_number = max(
+            int(data["next_workspace_number"]),
+            max((ws.number for ws in session.workspaces), default=0) + 1,
+        )
+        active = data.get("active")
+        if session.workspaces:
+            session.focus_workspace(
+                session.workspaces[min(int(active or 0), len(session.workspaces) - 1)]
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RestoreError(f"malformed session file: {exc!r}") from None
+    return resumes
