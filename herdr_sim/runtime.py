@@ -23,7 +23,7 @@ from .metadata import MetaStore, sync_pane
 from .model.agents import AgentBook, Snapshot, Update, is_agent
 from .model.layout import Rect
 from .model.session import PaneRef, Session, Tab, Workspace
-from .procfs import cwd_of
+from .procfs import cwd_of, proc_info
 from .pty import PtyProcess
 from .shell import ShellConfig, pane_command, pane_env
 from .terminal import Terminal
@@ -445,11 +445,27 @@ class Runtime:
 
     # -- agent detection and fake agents (herdr_sim/detection.py) ------------------------------
 
+    def agent_job(self, ref: PaneRef) -> int | None:
+        """The pane's foreground job when an agent reports from it, or None when the report
+        came from the prompt itself (the shell, or a ``herdr`` command typed at it)."""
+        proc = self.processes.get(ref.pane.key)
+        if proc is None:
+            return None
+        pgid = proc.pty.foreground_pgid()
+        if pgid is None or pgid == proc.pty.pid:
+            return None
+        leader = proc_info(pgid)
+        if leader is None or leader.name == "herdr":
+            return None
+        return pgid
+
     def start_detection(self) -> None:
         """Start the agent-detection loop (at boot, before any pane is restored)."""
         from .detection import DetectionLoop
+        from .methods.agent_reports import shell_returned
 
         self.detection = DetectionLoop.for_runtime(self)
+        self.detection.shell_returned.append(lambda ref: shell_returned(self, ref))
         self.detection.start()
 
     def with_fake_agents(self, path: str) -> str:

@@ -113,6 +113,10 @@ async def report_agent(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     apply(rec)
     if argv is not None:
         rec.resume_argv, rec.resume_source = list(argv), source
+    if agents.holds(rec, source) and agents.classify(source, label) == "custom":
+        job = rt.agent_job(ref)
+        if job is not None:
+            rec.exit_job = job
     rt.agent_commit(ref, before)
     return {"type": "ok"}
 
@@ -173,6 +177,17 @@ async def clear_agent_authority(rt: Runtime, p: dict[str, Any]) -> dict[str, Any
     agents.clear_authority(ref.pane.agent_rec, source=p["source"], seq=p["seq"])
     rt.agent_commit(ref, before)
     return {"type": "ok"}
+
+
+def shell_returned(rt: Runtime, ref: PaneRef) -> None:
+    """The pane's shell is back in the foreground: a third-party agent that reported from
+    the job that just ended and never released is cleared (the guide's safety net)."""
+    rec = ref.pane.agent_rec
+    if rec.exit_job is None:
+        return
+    before = rt.agent_before(ref)
+    released = agents.abandoned(rec)
+    rt.agent_commit(ref, before, released=released)
 
 
 def set_detection(

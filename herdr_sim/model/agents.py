@@ -233,6 +233,9 @@ class AgentRecord:
     screen_state: AgentState = "unknown"
     #: global ``state_change_seq`` of this terminal's last effective state change
     state_change_seq: int = 0
+    #: the foreground job (process group) a third-party authority reported from; when the
+    #: pane's shell is back in the foreground after it, the agent exited without releasing
+    exit_job: int | None = None
 
     def accept_seq(self, source: str, seq: int | None) -> bool:
         """§5.4: sequenced reports must grow; unsequenced ones only before any sequenced."""
@@ -485,6 +488,25 @@ def clear_authority(rec: AgentRecord, *, source: str | None, seq: int | None) ->
     rec.authority = None
     rec.session = None
     rec.resume_argv, rec.resume_source = None, None
+    return True
+
+
+def abandoned(rec: AgentRecord) -> bool:
+    """The 0.9.2 guide's safety net: a third-party agent whose job ended without releasing.
+
+    Clears its authority, name, detected label and resume command at once, like a release;
+    True when there was such an agent. Official sources are left to process detection.
+    """
+    auth, job = rec.authority, rec.exit_job
+    rec.exit_job = None
+    if job is None or auth is None or classify(auth.source, auth.agent) != "custom":
+        return False
+    rec.authority = None
+    rec.resume_argv, rec.resume_source = None, None
+    if rec.detected == auth.agent:
+        rec.detected = None
+        rec.screen_state = "unknown"
+    rec.name = None
     return True
 
 
