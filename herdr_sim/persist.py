@@ -7,6 +7,8 @@ keep agent state, metadata, terminal ids or scrollback. A restarted simulator re
 ids and numbers come back, every pane gets a new terminal id and a fresh shell in its cwd,
 and — unless ``resume_agents_on_restore`` is off — the shell runs the pane's resume command:
 Herdr's built-in plan for official agents, or the command a third-party agent reported.
+As in Herdr, saved references are re-validated on restore, and an official session saved in
+several panes is resumed only in the first of them.
 
 The format is our own (``"format": "herdr-sim-session"``), versioned, and written atomically
 (temporary file, fsync, rename) with mode 0600.
@@ -20,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .model.agents import AgentRecord, SessionRef
+from .model.agents import AgentRecord, SessionRef, is_official, session_ref_error
 from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
 from .model.session import Pane, Session, Tab, Workspace
 
@@ -59,10 +61,24 @@ def session_file(socket_path: Path) -> Path:
     return socket_path.with_name(name)
 
 
+#: agents whose official session reference may be a file path (all others: an id only)
+PATH_AGENTS = ("pi", "omp")
+
+
+def restorable(ref: SessionRef) -> bool:
+    """Whether a saved session reference survives a restore (Herdr re-validates it: an
+    official pair, a valid id, or for pi and omp a valid absolute path)."""
+    if not is_official(ref.source, ref.agent):
+        return False
+    if ref.kind == "path":
+        return ref.agent in PATH_AGENTS and not session_ref_error(None, ref.value)
+    return ref.kind == "id" and not session_ref_error(ref.value, None)
+
+
 def builtin_resume(ref: SessionRef) -> list[str] | None:
     """Herdr's resume command for an official session reference, if it has one."""
     plan = RESUME_PLANS.get(ref.agent)
-    if plan is None or not ref.source.startswith("herdr:"):
+    if plan is None or not restorable(ref):
         return None
     words, glued = plan
     if glued:
@@ -108,6 +124,10 @@ def _pane(pane: Pane, cwd: str) -> dict[str, Any]:
             "agent": rec.authority.agent,
             "argv": list(resume),
         }
+    elif rec.authority is None and rec.resume_argv is not None and rec.resume_source is not None:
+        # restored and not (yet) reported again, e.g. with resume turned off: kept, like
+        # Herdr keeps a restored official session reference
+        out["resume"] = {"source": rec.resume_source, "argv": list(rec.resume_argv)}
     if pane.launch_argv is not None:
         out["launch_argv"] = list(pane.launch_argv)
     return out
@@ -206,15 +226,39 @@ def _build_tree(node: dict[str, Any], key_of: dict[int, int]) -> LayoutTree:
     )
 
 
-def restore(session: Session, data: dict[str, Any]) -> list[tuple[int, list[str] | None]]:
+def _resume_for(
+    rec: AgentRecord, resume: bool, started: set[tuple[str, str, str, str]]
+) -> list[str] | None:
+    """The command a restored pane runs (None: a plain shell), reserving its official
+    session: like Herdr, a session already resumed in an earlier pane (layout order, across
+    workspaces) is not resumed twice; the later pane gets a plain shell and loses the
+    reference."""
+    if not resume:
+        return None
+    ref = rec.session
+    if ref is not None and builtin_resume(ref) is not None:
+        key = (ref.source, ref.agent, ref.kind, ref.value)
+        if key in started:
+            rec.session = None
+            return None
+        started.add(key)
+    return restored_resume(rec)
+
+
+def restore(
+    session: Session, data: dict[str, Any], *, resume_agents: bool = True
+) -> list[tuple[int, list[str] | None]]:
     """Rebuild ``session`` (which must be empty) from ``data``.
 
     Returns, in layout order, each restored pane's key and the resume command its shell
-    should run (None for a plain shell). New terminal ids are allocated by the model.
+    should run (None for a plain shell; always None when ``resume_agents`` is off). New terminal
+    ids are allocated by the model. Saved session references that Herdr would not accept
+    are dropped.
     """
     if session.workspaces:
         raise RestoreError("can only restore into an empty session")
     resumes: list[tuple[int, list[str] | None]] = []
+    started: set[tuple[str, str, str, str]] = set()
     try:
         for saved in data["workspaces"]:
             ws = Workspace(
@@ -234,9 +278,10 @@ def restore(session: Session, data: dict[str, Any]) -> list[tuple[int, list[str]
                     pane.launch_argv = saved_pane.get("launch_argv")
                     ref = saved_pane.get("agent_session")
                     if ref is not None:
-                        pane.agent_rec.session = SessionRef(
-                            ref["source"], ref["agent"], ref["kind"], ref["value"]
+                        restored = SessionRef(
+                            str(ref["source"]), str(ref["agent"]), ref["kind"], str(ref["value"])
                         )
+                        pane.agent_rec.session = restored if restorable(restored) else None
                     resume = saved_pane.get("resume")
                     if resume is not None:
                         pane.agent_rec.resume_argv = list(resume["argv"])
@@ -252,7 +297,8 @@ def restore(session: Session, data: dict[str, Any]) -> list[tuple[int, list[str]
                     )
                 )
                 resumes.extend(
-                    (key, restored_resume(session.panes[key].agent_rec)) for key in layout.panes()
+                    (key, _resume_for(session.panes[key].agent_rec, resume_agents, started))
+                    for key in layout.panes()
                 )
             ws.active_tab = min(int(saved.get("active_tab", 0)), len(ws.tabs) - 1)
             session.workspaces.append(ws)

@@ -348,12 +348,14 @@ class Runtime:
         data = persist.load(self.session_path)
         if data is None:
             return 0
-        resumes = persist.restore(self.session, data)
+        resumes = persist.restore(
+            self.session, data, resume_agents=self.config.resume_agents_on_restore
+        )
         for key, resume in resumes:
             ref = self.session.locate(key)
             ref.pane.cwd = self.launch_dir(ref.pane.cwd, {})
             self.spawn(ref, {})
-            if resume is not None and self.config.resume_agents_on_restore:
+            if resume is not None:
                 # Typed into the new shell like a user would; the shell runs it at its prompt.
                 self.processes[key].pty.write(shlex.join(resume).encode() + b"\r")
         for ws in self.session.workspaces:
