@@ -19,7 +19,14 @@ from typing import Any
 from benchkit import JSON_MARKER
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ["cli_startup", "ping_latency", "split_vs_tmux", "pane_read", "idle_cpu"]
+BENCHMARKS = [
+    "cli_startup",
+    "ping_latency",
+    "split_vs_tmux",
+    "pane_read",
+    "idle_cpu",
+    "agent_start",
+]
 #: a benchmark is meant to finish well within a minute; this only bounds a hung one
 TIMEOUT = 180.0
 

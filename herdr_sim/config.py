@@ -68,3 +68,8 @@ class SimulatorConfig:
     detection_debounce: float = 0.05
     #: seconds a working → plain idle screen must persist (Herdr's pending-idle hold)
     detection_idle_hold: float = 0.3
+    # -- agent.start (herdr_sim/methods/agent_start.py) -----------------------------------------
+    #: seconds a managed launch waits before its agent may become ``interactive_ready``
+    #: (Herdr's ``AGENT_START_SETTLE_DELAY``: 3 s); test suites shorten it. The
+    #: ``timeout_ms`` bounds stay Herdr's (3000 < timeout_ms ≤ 300000) whatever this is.
+    agent_start_settle: float = 3.0

@@ -80,7 +80,6 @@ PROTOCOL_22_METHODS: tuple[str, ...] = (
     "plugin.pane.open", "plugin.pane.focus", "plugin.pane.close",
 )  # fmt: skip
 
-_AGENTS = "agents arrive with the agent layer (issue 3)"
 _UI = "needs an attached TUI client, which the simulator does not have"
 _PLUGINS = "the plugin system is out of scope for agent orchestration"
 _WORKTREES = "git worktree management is out of scope for the simulator core"
@@ -103,7 +102,6 @@ UNSUPPORTED: dict[str, str] = {
     "worktree.remove": _WORKTREES,
     "agent.view.set": _UI,
     "agent.view.clear": _UI,
-    "agent.start": _AGENTS,
     "pane.scroll": _UI,
     "pane.edit_scrollback": _UI,
     "pane.selection.read": _UI,
@@ -136,6 +134,7 @@ def load_all() -> dict[str, MethodEntry]:
     """Import every handler module so the registry is complete, and return it."""
     from .methods import (  # noqa: F401  (imported for their registrations)
         agent_reports,
+        agent_start,
         agents,
         detection,
         events,

@@ -5,17 +5,17 @@ Targets resolve like Herdr's ``resolve_agent_target``: the exact canonical id of
 hosts an agent, else the one live agent with that name. Readiness for input (``prompt``,
 ``send_keys``) needs a known agent label that is also the pane's detected foreground agent
 (the detection seam of :mod:`herdr_sim.methods.agent_reports` stands in for process
-detection). ``agent.wait`` and ``agent.prompt`` with ``wait`` listen to the event hub from
-before their first probe, so a status that comes and goes between two looks still counts
-where Herdr counts it. ``agent.start`` and ``agent.explain`` stay unsupported until process
-and screen detection exist; nothing here models a pending managed launch yet.
+detection); ``agent.prompt`` also refuses an agent whose ``agent.start`` launch is still
+pending, and ``agent.rename`` answers ``agent_launch_pending`` then. ``agent.wait`` and
+``agent.prompt`` with ``wait`` listen to the event hub from before their first probe, so a
+status that comes and goes between two looks still counts where Herdr counts it.
+``agent.start`` and its managed phases live in :mod:`herdr_sim.methods.agent_start`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Self
@@ -28,6 +28,14 @@ from ..model.session import PaneRef
 from ..params import Bool, F, ListOf, Nullable, Obj, Str
 from ..registry import method
 from ..runtime import Runtime
+from .agent_start import (
+    agent_view,
+    book,
+    check_name,
+    check_name_free,
+    launch_of,
+)
+from .agent_start import candidates as _candidates
 from .pane_io import _encode_keys, read_pane
 from .specs import AGENT_STATUS, EMPTY, OPT_STR, OPT_U32, OPT_U64, READ_FORMAT, READ_SOURCE, REQ_STR
 
@@ -39,15 +47,8 @@ AGENT_NOT_RUNNING = "agent_not_running"
 AGENT_PROMPT_STALLED = "agent_prompt_stalled"
 AGENT_PROMPT_FAILED = "agent_prompt_failed"
 AGENT_SEND_KEYS_FAILED = "agent_send_keys_failed"
-AGENT_NAME_TAKEN = "agent_name_taken"
-INVALID_AGENT_NAME = "invalid_agent_name"
+AGENT_LAUNCH_PENDING = "agent_launch_pending"
 EMPTY_AGENT_PROMPT = "empty_agent_prompt"
-
-INVALID_AGENT_NAME_MESSAGE = (
-    "agent name must start with a lowercase letter and contain only lowercase letters, "
-    "digits, '-' or '_' (1-32 characters)"
-)
-_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 #: ``until`` when the caller gives none (or an empty list)
 DEFAULT_UNTIL: tuple[str, ...] = ("idle", "done", "blocked")
 #: 0.9 (§17.2): a prompted non-working agent must be seen working or blocked
@@ -61,16 +62,6 @@ _UNTIL = F(ListOf(AGENT_STATUS), default=list)
 
 
 # -- target resolution ------------------------------------------------------------------------
-
-
-def _candidates(rt: Runtime, refs: list[PaneRef]) -> str:
-    """Herdr's candidate list (statuses in Rust ``Debug`` form: ``Idle``, ``Working`` …)."""
-    return "; ".join(
-        f"terminal_id={ref.pane.terminal_id} pane_id={ref.pane_id} "
-        f"workspace_id={ref.workspace.public_id} tab_id={ref.tab_id} "
-        f"cwd={rt.live_cwd(ref) or 'unknown'} status={rt.status_of(ref).capitalize()}"
-        for ref in refs
-    )
 
 
 def not_found(target: str) -> HerdrError:
@@ -115,13 +106,16 @@ def _ready_agent(ref: PaneRef, target: str) -> str:
 @method("agent.list", EMPTY, result="agent_list", mutates=False)
 async def list_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Every pane hosting an agent, in workspace, tab and layout order."""
-    return {"type": "agent_list", "agents": [rt.agent_view(ref) for ref in rt.agent_panes()]}
+    return {"type": "agent_list", "agents": [agent_view(rt, ref) for ref in rt.agent_panes()]}
 
 
 @method("agent.get", _TARGET, result="agent_info", mutates=False)
 async def get(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """One agent by pane id or name."""
-    return {"type": "agent_info", "agent": rt.agent_view(resolve(rt, p["target"]))}
+    """One agent by pane id or name; a managed launch is re-evaluated first, like Herdr."""
+    target = p["target"]
+    with contextlib.suppress(HerdrError):
+        book(rt).reconcile(resolve(rt, target), announce=True)
+    return {"type": "agent_info", "agent": agent_view(rt, resolve(rt, target))}
 
 
 @method(
@@ -152,34 +146,36 @@ async def focus(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     rt.session.focus_pane(ref)
     for key in unseen:
         rt.publish_status(rt.session.locate(key))
-    return {"type": "agent_info", "agent": rt.agent_view(ref)}
+    return {"type": "agent_info", "agent": agent_view(rt, ref)}
 
 
 @method("agent.rename", Obj(fields={"target": REQ_STR, "name": OPT_STR}), result="agent_info")
 async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Name an agent, or clear its name when ``name`` is absent or null."""
+    """Name an agent, or clear its name when ``name`` is absent or null.
+
+    Not while its ``agent.start`` launch is pending (``agent_launch_pending``). A name
+    cleared ends the managed launch with it; a new name carries an active launch over.
+    """
     target, name = p["target"], p["name"]
     ref = resolve(rt, target)
     if name is not None:
-        if _NAME.fullmatch(name) is None:
-            raise HerdrError(INVALID_AGENT_NAME, INVALID_AGENT_NAME_MESSAGE)
-        taken = [
-            other
-            for other in rt.session.all_panes()
-            if other.pane.agent_rec.name == name and other.pane.key != ref.pane.key
-        ]
-        if taken:
-            raise HerdrError(
-                AGENT_NAME_TAKEN,
-                f"agent name {name} is already used; candidates: {_candidates(rt, taken)}",
-            )
+        check_name(name)
+        check_name_free(rt, name, ref.pane.key)
     rec = ref.pane.agent_rec
+    launch = launch_of(rt, ref)
+    if launch is not None and launch.launch_pending:
+        raise HerdrError(AGENT_LAUNCH_PENDING, "agent name cannot change while startup is pending")
     if effective(rec)[0] is None:
         raise HerdrError(AGENT_NOT_FOUND, "agent target does not currently host an agent")
     before = rt.agent_before(ref)
+    if launch is not None:
+        if name is None:
+            book(rt).drop(ref.pane.key)
+        else:
+            launch.name = name
     rec.name = name
     rt.agent_commit(ref, before)
-    return {"type": "agent_info", "agent": rt.agent_view(ref)}
+    return {"type": "agent_info", "agent": agent_view(rt, ref)}
 
 
 @method(
@@ -213,6 +209,9 @@ def _submit(rt: Runtime, target: str, text: str) -> PaneRef:
     if ref.pane.state == "blocked":
         raise HerdrError(AGENT_BLOCKED, f"agent {target} is blocked and requires interactive input")
     kind = _ready_agent(ref, target)
+    launch = launch_of(rt, ref)
+    if launch is not None and launch.launch_pending:
+        raise _not_ready(target)
     if ref.pane.agent_rec.detected != kind:
         raise HerdrError(
             AGENT_NOT_READY, f"agent {target} is no longer the pane foreground process"
@@ -258,10 +257,10 @@ async def prompt(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     target, options = p["target"], p["wait"]
     if options is None:
         ref = _submit(rt, target, p["text"])
-        return {"type": "agent_prompted", "agent": rt.agent_view(ref)}
+        return {"type": "agent_prompted", "agent": agent_view(rt, ref)}
     with _Watch(rt) as watch:
         before = _probe(rt, target, translate=False)
-        prompted = rt.agent_view(_submit(rt, target, p["text"]))
+        prompted = agent_view(rt, _submit(rt, target, p["text"]))
         name = before.get("name") if before.get("name") == target else None
         if not _same_agent(prompted, before["terminal_id"], name, before.get("agent")):
             raise _not_running()
@@ -319,7 +318,7 @@ def _not_running() -> HerdrError:
 def _probe(rt: Runtime, target: str, *, translate: bool = True) -> dict[str, Any]:
     """``agent.get``; once waiting, a vanished agent is ``agent_not_running``."""
     try:
-        return rt.agent_view(resolve(rt, target))
+        return agent_view(rt, resolve(rt, target))
     except HerdrError as exc:
         if translate and exc.code == AGENT_NOT_FOUND:
             raise _not_running() from None

@@ -160,8 +160,15 @@ def test_running_pi_makes_the_pane_a_pi_agent(sim: Simulator, api: Api, pane: st
 
 
 def test_fake_pi_startup_reports_anchor_its_full_lifecycle_authority(api: Api, pane: str) -> None:
-    info = start_agent(api, pane, "pi", "pi")
-    assert info["agent_session"]["source"] == "herdr:pi"
+    start_agent(api, pane, "pi", "pi")
+
+    def session() -> dict[str, Any] | None:
+        # pi's session report may land just after its screen reads idle
+        info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]
+        ref: dict[str, Any] | None = info.get("agent_session")
+        return ref
+
+    assert wait_until(session, 5, what="pi's session report")["source"] == "herdr:pi"
 
     def skipped() -> bool:
         explain: dict[str, Any] = api("agent.explain", target=pane)["explain"]
