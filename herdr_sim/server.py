@@ -126,6 +126,8 @@ class Server:
         #: reached its first await (tests use it to act while a wait is in progress)
         self.in_flight = 0
         self._closing = False
+        #: every client transport from accept to connection_lost
+        self._transports: set[asyncio.BaseTransport] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -145,12 +147,14 @@ class Server:
             os.umask(old_umask)
         path.chmod(0o600)
         sock.listen(1024)
-        self._server = await asyncio.start_unix_server(
-            self._on_connection,
-            sock=sock,
-            limit=self.runtime.config.max_request_bytes + 1,
-            backlog=4096,
-        )
+        loop = asyncio.get_running_loop()
+        limit = self.runtime.config.max_request_bytes + 1
+
+        def protocol() -> asyncio.StreamReaderProtocol:
+            reader = asyncio.StreamReader(limit=limit, loop=loop)
+            return _TrackedProtocol(self._transports, reader, self._on_connection, loop=loop)
+
+        self._server = await loop.create_unix_server(protocol, sock=sock, backlog=4096)
 
     async def close(self) -> None:
         """Stop accepting, end open connections and remove the socket file."""
@@ -162,8 +166,15 @@ class Server:
             task.cancel()
         if self._connections:
             await asyncio.gather(*self._connections, return_exceptions=True)
+        self.close_transports()
         with contextlib.suppress(FileNotFoundError):
             self.runtime.socket_path.unlink()
+
+    def close_transports(self) -> None:
+        """Close every client transport still open (one accepted while the server closed
+        may never have reached its handler)."""
+        for transport in list(self._transports):
+            transport.close()
 
     # -- connections --------------------------------------------------------------------------
 
@@ -297,6 +308,26 @@ class Server:
         tap(kind, line)
         writer.write(encode(line))
         await asyncio.wait_for(writer.drain(), _WRITE_TIMEOUT)
+
+
+class _TrackedProtocol(asyncio.StreamReaderProtocol):
+    """The stream protocol ``asyncio.start_unix_server`` uses, recording its transport from
+    the moment it exists, so shutdown can close connections that never reached a handler."""
+
+    def __init__(self, registry: set[asyncio.BaseTransport], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._registry = registry
+        self._tracked: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._tracked = transport
+        self._registry.add(transport)
+        super().connection_made(transport)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._tracked is not None:
+            self._registry.discard(self._tracked)
+        super().connection_lost(exc)
 
 
 def error_line(request_id: str, error: HerdrError) -> Line:

@@ -121,6 +121,8 @@ class Simulator:
             try:
                 loop.run_forever()
             finally:
+                if self._server is not None:
+                    self._server.close_transports()
                 _finish_tasks(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
@@ -184,6 +186,7 @@ class Simulator:
             await runtime.detection.stop()
         await server.close()
         await runtime.shutdown()
+        server.close_transports()  # anything accepted while the panes were being reaped
         runtime.stopped.set()
 
     def _cleanup_runtime_dir(self) -> None:
