@@ -279,7 +279,12 @@ def test_foreground_pgid_follows_the_running_command(runtime_dir: Path) -> None:
             await wait_until(lambda: pane.proc.foreground_pgid() not in (None, shell))
             pgid = pane.proc.foreground_pgid()
             assert pgid is not None
-            assert [p.name for p in procfs.foreground_processes(pgid)] == ["sleep"]
+            # The job's group takes the terminal between fork and exec, while the child is
+            # still a copy of bash; wait for the exec.
+            await wait_until(
+                lambda: [p.name for p in procfs.foreground_processes(pgid)] == ["sleep"]
+            )
+            assert pane.proc.foreground_pgid() == pgid
             pane.proc.write(b"\x03")  # Ctrl-C through the line discipline
             await wait_until(lambda: pane.proc.foreground_pgid() == shell)
         finally:
