@@ -30,27 +30,32 @@ T = TypeVar("T")
 logging.getLogger("herdr_sim").addHandler(logging.NullHandler())
 
 
-def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
-    """Finish every task left on a stopped loop so each connection closes its transport.
+def _finish_tasks(loop: asyncio.AbstractEventLoop, server: Server | None) -> None:
+    """Finish everything left on a stopped loop so each connection closes its transport.
 
-    Tasks get a moment to run first: a connection accepted during shutdown has a task that
-    has not started yet, and cancelling it before its first step would skip the ``finally``
-    that closes its transport (the server is closing, so it closes at once). What still
-    runs after that is cancelled; extra loop turns let closed transports run their queued
-    ``connection_lost``.
+    Queued callbacks run first: a connection accepted during shutdown may still be waiting
+    for its ``connection_made``, which creates its handler task. Tasks then get a moment
+    to run (a handler that has not started would skip the ``finally`` that closes its
+    transport if it were cancelled first; the server is closing, so it closes at once).
+    What still runs after that is cancelled, the server closes any transport left, and
+    extra turns let closed transports run their queued ``connection_lost``.
     """
     for _ in range(5):
+        for _turn in range(3):
+            loop.run_until_complete(asyncio.sleep(0))
+        if server is not None:
+            server.close_transports()
         pending = asyncio.all_tasks(loop)
         if not pending:
-            return
+            break
         loop.run_until_complete(asyncio.wait(pending, timeout=0.05))
         still = [task for task in pending if not task.done()]
         for task in still:
             task.cancel()
         if still:
             loop.run_until_complete(asyncio.gather(*still, return_exceptions=True))
-        for _turn in range(3):
-            loop.run_until_complete(asyncio.sleep(0))
+    for _turn in range(3):
+        loop.run_until_complete(asyncio.sleep(0))
 
 
 class SimulatorError(RuntimeError):
@@ -121,9 +126,7 @@ class Simulator:
             try:
                 loop.run_forever()
             finally:
-                if self._server is not None:
-                    self._server.close_transports()
-                _finish_tasks(loop)
+                _finish_tasks(loop, self._server)
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.close()
 

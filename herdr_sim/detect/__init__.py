@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from herdr_sim.detect.agents import (
+from herdr_sim.agent_kinds import (
     AGENT_LABELS,
     SCREEN_MANIFEST_AGENTS,
     interactive_executable,

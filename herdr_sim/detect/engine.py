@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.detect.agents import SCREEN_MANIFEST_AGENTS, parse_agent_label
+from herdr_sim.agent_kinds import SCREEN_MANIFEST_AGENTS, parse_agent_label
 from herdr_sim.detect.manifest import (
     Gate,
     Manifest,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.detect.agents import RUST_WHITESPACE, parse_agent_label
+from herdr_sim.agent_kinds import RUST_WHITESPACE, parse_agent_label
 from herdr_sim.detect.rust_regex import RustRegexError, compile_rust_regex
 
 __all__ = [

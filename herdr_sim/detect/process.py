@@ -34,7 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from herdr_sim import procfs
-from herdr_sim.detect.agents import RUST_WHITESPACE, normalized_lookup_name, parse_agent_label
+from herdr_sim.agent_kinds import (
+    RUST_WHITESPACE,
+    normalized_lookup_name,
+    parse_agent_label,
+)
 
 __all__ = [
     "ForegroundJob",

@@ -26,7 +26,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..detect.agents import interactive_executable, parse_agent_label
+from ..agent_kinds import interactive_executable, parse_agent_label
 from ..detect.process import foreground_job
 from ..errors import HerdrError
 from ..events import Envelope

@@ -19,42 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..agent_kinds import parse_agent_label
+
 AgentState = Literal["idle", "working", "blocked", "unknown"]
 SourceClass = Literal["custom", "native", "session_only", "full"]
 
-#: Canonical agent labels and the aliases Herdr maps to them (``parse_agent_label``).
-_ALIASES: dict[str, str] = {
-    "claude-code": "claude",
-    "cursor-agent": "cursor",
-    "devin-cli": "devin",
-    "devin cli": "devin",
-    "antigravity": "agy",
-    "antigravity-cli": "agy",
-    "mastra-code": "mastracode",
-    "mastra code": "mastracode",
-    "opencode2": "opencode",
-    "open-code": "opencode",
-    "github-copilot": "copilot",
-    "ghcs": "copilot",
-    "kimi-code": "kimi",
-    "kimi code": "kimi",
-    "kiro-cli": "kiro",
-    "amp-local": "amp",
-    "grok-build": "grok",
-    "hermes-agent": "hermes",
-    "kilo-code": "kilo",
-    "kilo code": "kilo",
-    "qoderclicn": "qodercli",
-    "qoder": "qodercli",
-    "qodercn": "qodercli",
-    "qwen-code": "qwen",
-    "qwen code": "qwen",
-}
-CANONICAL: tuple[str, ...] = (
-    "pi", "claude", "codex", "gemini", "cursor", "devin", "agy", "cline", "omp", "mastracode",
-    "opencode", "copilot", "kimi", "kiro", "droid", "amp", "grok", "hermes", "kilo", "qodercli",
-    "qwen", "maki",
-)  # fmt: skip
 _NATIVE = ("claude", "codex", "copilot", "devin", "droid", "qodercli", "qwen", "cursor", "grok")
 _SESSION_ONLY = (("herdr:hermes", "hermes"), ("herdr:antigravity_cli", "agy"))
 _FULL = ("pi", "omp", "mastracode", "opencode", "kilo", "kimi")
@@ -83,14 +52,7 @@ RESUME_MAX_BYTES = 8 * 1024
 
 def known_agent(label: str) -> str | None:
     """The canonical label of a known agent name or alias (case-insensitive), else None."""
-    name = label.strip().lower()
-    for suffix in (".exe", ".cmd", ".bat", ".ps1", ".js"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    if name in CANONICAL:
-        return name
-    return _ALIASES.get(name)
+    return parse_agent_label(label)
 
 
 def normalize_label(label: str) -> str | None:

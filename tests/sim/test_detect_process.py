@@ -185,7 +185,15 @@ def test_executable_names_map_to_agent_kinds(shell: PtyProcess) -> None:
     }
     found = {}
     for executable, kind in expected.items():
-        agent = run(shell, f"{executable} 30")
+        run(shell, f"{executable} 30")
+
+        def execed(name: str = executable) -> ProcessAgent | None:
+            # The job can be probed between fork and exec (comm still "bash" while the
+            # command line already reads the new program): wait for the exec to finish.
+            probe = detect_agent_process(shell.foreground_pgid(), shell.pid)
+            return probe if probe is not None and probe.process_name == name else None
+
+        agent = wait_until(execed, what=f"{executable} exec'd")
         found[executable] = agent.agent
         assert agent.process_name == executable
         assert agent.process_group_id == shell.foreground_pgid() != shell.pid

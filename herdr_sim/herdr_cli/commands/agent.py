@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from ...agent_kinds import AGENT_LABELS, parse_agent_label
 from ..client import Context
 from ..errors import FatalError, ProtocolMismatchReported, ServerNotRunningError, UsageError
 from ..options import (
@@ -44,41 +45,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["AGENT_KINDS", "parse_agent_kind", "run"]
+__all__ = ["run"]
 
 #: Canonical agent labels, in Herdr's order (also the accepted ``--kind`` values).
-AGENT_KINDS = (
-    "pi", "claude", "codex", "gemini", "cursor", "devin", "agy", "cline", "omp",
-    "mastracode", "opencode", "copilot", "kimi", "kiro", "droid", "amp", "grok", "hermes",
-    "kilo", "qodercli", "qwen", "maki",
-)  # fmt: skip
-_ALIASES = {
-    "claude-code": "claude",
-    "cursor-agent": "cursor",
-    "devin-cli": "devin",
-    "devin cli": "devin",
-    "antigravity": "agy",
-    "antigravity-cli": "agy",
-    "mastra-code": "mastracode",
-    "mastra code": "mastracode",
-    "opencode2": "opencode",
-    "open-code": "opencode",
-    "github-copilot": "copilot",
-    "ghcs": "copilot",
-    "kimi-code": "kimi",
-    "kimi code": "kimi",
-    "kiro-cli": "kiro",
-    "amp-local": "amp",
-    "grok-build": "grok",
-    "hermes-agent": "hermes",
-    "kilo-code": "kilo",
-    "kilo code": "kilo",
-    "qoderclicn": "qodercli",
-    "qoder": "qodercli",
-    "qodercn": "qodercli",
-    "qwen-code": "qwen",
-    "qwen code": "qwen",
-}
 _SHELL_NAMES = frozenset(
     [
         "sh",
@@ -174,18 +143,6 @@ _EXPLAIN = Spec(
 )
 
 
-def parse_agent_kind(kind: str) -> str | None:
-    """Herdr's ``parse_agent_label``: the canonical label for a kind or alias, else None."""
-    name = kind.strip().lower()
-    for suffix in (".exe", ".cmd", ".bat", ".ps1", ".js"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    if name in AGENT_KINDS:
-        return name
-    return _ALIASES.get(name)
-
-
 _HELP = (
     "herdr agent commands:",
     "  herdr agent list",
@@ -204,7 +161,7 @@ _HELP = (
     "  herdr agent explain <target> [--json|--format text|json] [--verbose]",
     "  herdr agent explain --file PATH --agent LABEL [--json|--format text|json] [--verbose]",
     "  targets accept unique agent names and pane ids that currently host agents",
-    "  kinds: " + "|".join(AGENT_KINDS),
+    "  kinds: " + "|".join(AGENT_LABELS),
 )
 
 
@@ -341,7 +298,7 @@ def _shell_is_initializing(ctx: Context, pane_id: str) -> bool:
 
 def _start(ctx: Context, args: list[str]) -> int:
     values = _START.parse(args)
-    expected_kind = parse_agent_kind(values["kind"])
+    expected_kind = parse_agent_label(values["kind"])
     if expected_kind is None:
         raise UsageError(f"unsupported interactive agent kind: {values['kind']}")
     name, pane_id, timeout_ms = values["name"], values["pane_id"], values["timeout_ms"]

@@ -1,4 +1,6 @@
-"""Herdr's agent kinds: canonical labels, aliases and interactive executables.
+"""Herdr's agent kinds: canonical labels, aliases and interactive executables (one table).
+
+Kept import-free: the `herdr` CLI, the state engine and detection all read it.
 
 Herdr knows a fixed set of agents.  Each has one canonical label (what the API
 reports, e.g. ``agy`` for Antigravity, ``copilot`` for GitHub Copilot), a set
