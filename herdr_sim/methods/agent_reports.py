@@ -149,6 +149,7 @@ async def report_agent_session(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]
     stale = _stale(rec, source, seq)
     before = rt.agent_before(ref)
     agents.report_session(rec, source=source, ref=ref_, start=start, seq=seq)
+    agents.replay_parked(rec)  # a report parked for want of this anchor may apply now
     if argv is not None and not stale:
         rec.resume_argv, rec.resume_source = list(argv), source
     rt.agent_commit(ref, before)
@@ -207,4 +208,5 @@ def set_detection(
         released = agents.process_exited(rec)
     rec.detected = label
     rec.screen_state = screen_state if label is not None else "unknown"
+    agents.replay_parked(rec)  # a report that came before its process may apply now
     return rt.agent_commit(ref, before, released=released)

@@ -176,6 +176,18 @@ class Authority:
     message: str | None = None
 
 
+@dataclass(frozen=True)
+class ParkedReport:
+    """A full-lifecycle ``pane.report_agent`` waiting for its process or session anchor."""
+
+    source: str
+    agent: str
+    state: AgentState
+    message: str | None
+    ref: SessionRef | None
+    seq: int | None
+
+
 @dataclass
 class AgentRecord:
     """The agent side of one terminal."""
@@ -195,6 +207,9 @@ class AgentRecord:
     screen_state: AgentState = "unknown"
     #: global ``state_change_seq`` of this terminal's last effective state change
     state_change_seq: int = 0
+    #: a full-lifecycle report that arrived before its process was detected or its session
+    #: anchored; Herdr keeps the latest one and applies it once it can
+    parked: ParkedReport | None = None
     #: the foreground job (process group) a third-party authority reported from; when the
     #: pane's shell is back in the foreground after it, the agent exited without releasing
     exit_job: int | None = None
@@ -360,8 +375,13 @@ def report_agent(
     message: str | None,
     ref: SessionRef | None,
     seq: int | None,
+    replayed: bool = False,
 ) -> bool:
-    """``pane.report_agent``; True when the report became the hook authority."""
+    """``pane.report_agent``; True when the report became the hook authority.
+
+    ``replayed`` marks a parked report being applied: its ``seq`` was accepted when it
+    was parked.
+    """
     kind = classify(source, agent)
     if kind == "session_only":
         return False
@@ -374,17 +394,45 @@ def report_agent(
         if ref is not None and anchored:
             assert rec.session is not None
             anchored = rec.session.value == ref.value
-        if rec.detected != agent or not anchored or (ref is None and seq is None):
+        if ref is None and seq is None:
+            return False  # nothing to anchor it by: dropped, as in Herdr
+        if rec.detected != agent or not anchored:
+            # Parked, not dropped: an integration may report before Herdr has seen its
+            # process or stored its session (Herdr replays such reports). Its seq counts
+            # now, so later reports of the same source stay in order.
+            if replayed or rec.accept_seq(source, seq):
+                rec.parked = ParkedReport(source, agent, state, message, ref, seq)
             return False
     elif known_agent(agent) is not None and rec.detected not in (None, agent):
         return False
-    if not rec.accept_seq(source, seq):
+    if not replayed and not rec.accept_seq(source, seq):
         return False
     previous = rec.authority
     if previous is not None and previous.source != source and rec.resume_source != source:
         rec.resume_argv, rec.resume_source = None, None
     rec.authority = Authority(source, agent, state, message)
+    if rec.parked is not None and rec.parked.source == source:
+        rec.parked = None  # an older parked report must never override this one
     return True
+
+
+def replay_parked(rec: AgentRecord) -> bool:
+    """Apply a parked full-lifecycle report if it is acceptable now; True when applied."""
+    parked = rec.parked
+    if parked is None:
+        return False
+    rec.parked = None
+    applied = report_agent(
+        rec,
+        source=parked.source,
+        agent=parked.agent,
+        state=parked.state,
+        message=parked.message,
+        ref=parked.ref,
+        seq=parked.seq,
+        replayed=True,
+    )
+    return applied  # report_agent parks it again if it still cannot apply
 
 
 def report_session(
@@ -475,6 +523,7 @@ def abandoned(rec: AgentRecord) -> bool:
 def process_exited(rec: AgentRecord) -> bool:
     """The detected agent process ended: clear its authority, name and session (§5.4)."""
     agent = rec.detected
+    rec.parked = None
     if agent is None:
         return False
     rec.detected = None

@@ -350,6 +350,40 @@ def test_full_lifecycle_report_without_the_process_is_ignored(api: Api, root: st
     assert ("agent" in info, info["agent_status"]) == (False, "unknown")
 
 
+def test_full_lifecycle_report_before_the_process_is_applied_once_it_appears(
+    sim: Simulator, api: Api, root: str
+) -> None:
+    # Herdr parks such a report and replays it when the process is detected.
+    pi_session(api, root)
+    api("pane.report_agent", pane_id=root, source="herdr:pi", agent="pi", state="working",
+        agent_session_path=SESSION, seq=2)  # fmt: skip
+    assert get(api, root)["agent_status"] == "unknown"
+    detect(sim, root, "pi", "idle")
+    info = get(api, root)
+    assert (info["agent"], info["agent_status"]) == ("pi", "working")
+
+
+def test_full_lifecycle_report_before_its_session_is_applied_once_anchored(
+    sim: Simulator, api: Api, root: str
+) -> None:
+    detect(sim, root, "pi", "idle")
+    api("pane.report_agent", pane_id=root, source="herdr:pi", agent="pi", state="working",
+        agent_session_path=SESSION, seq=2)  # fmt: skip
+    assert get(api, root)["agent_status"] == "idle"  # not anchored yet: parked
+    pi_session(api, root, seq=3)
+    assert get(api, root)["agent_status"] == "working"
+
+
+def test_a_parked_report_goes_with_the_process(sim: Simulator, api: Api, root: str) -> None:
+    detect(sim, root, "pi", "idle")
+    api("pane.report_agent", pane_id=root, source="herdr:pi", agent="pi", state="working",
+        agent_session_path=SESSION, seq=2)  # fmt: skip
+    detect(sim, root, None)  # pi exits before its session report
+    detect(sim, root, "pi", "idle")
+    pi_session(api, root, seq=3)
+    assert get(api, root)["agent_status"] == "idle"
+
+
 def test_clear_authority_restores_the_screen_status(sim: Simulator, api: Api, root: str) -> None:
     detect(sim, root, "pi", "idle")
     pi_session(api, root)
