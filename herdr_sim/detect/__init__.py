@@ -4,8 +4,7 @@
   directory (never bundled here) into a :class:`ManifestSet`, whose
   :meth:`~ManifestSet.detect` and :meth:`~ManifestSet.explain` classify a
   detection snapshot (screen text plus OSC title/progress) for an agent.
-* :func:`explain_to_json` / :func:`render_explain_text` give ``agent.explain``'s
-  object and ``herdr agent explain``'s text.
+* :func:`explain_to_json` gives ``agent.explain``'s object (the CLI renders its text).
 * :func:`detect_agent_process` names the agent running in a pane from its
   foreground process group (process names, interpreter scripts, the
   ``HERDR_AGENT`` environment hint).
@@ -32,7 +31,6 @@ from herdr_sim.detect.engine import (
 from herdr_sim.detect.explain import (
     explain_to_json,
     hook_authority_explain,
-    render_explain_text,
 )
 from herdr_sim.detect.manifest import Manifest, ManifestError, parse_manifest, read_manifest
 from herdr_sim.detect.process import (
@@ -70,6 +68,5 @@ __all__ = [
     "parse_manifest",
     "probe_foreground_process",
     "read_manifest",
-    "render_explain_text",
     "translate",
 ]

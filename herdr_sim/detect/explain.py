@@ -4,15 +4,13 @@
 ``agent.explain`` and prints with ``herdr agent explain --json`` (also for
 ``--file PATH --agent LABEL``, evaluated locally).  When a full-lifecycle
 integration holds the pane, Herdr skips screen detection and answers with
-:func:`hook_authority_explain` instead.  :func:`render_explain_text` produces
-the plain-text form (``--verbose`` adds visibility flags, remote-manifest
-fields and every evaluated rule with its evidence), quoting strings the way
-Rust's ``{:?}`` does.
+:func:`hook_authority_explain` instead.  The plain-text form of ``herdr agent
+explain`` is rendered by the CLI from this object
+(:func:`herdr_sim.herdr_cli.commands.agent.explain_text`), the one place it lives.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from herdr_sim.detect.engine import DetectionExplain
@@ -21,13 +19,9 @@ __all__ = [
     "HOOK_AUTHORITY_SKIP_REASON",
     "explain_to_json",
     "hook_authority_explain",
-    "render_explain_text",
-    "rust_debug_str",
 ]
 
 HOOK_AUTHORITY_SKIP_REASON = "full_lifecycle_hook_authority"
-
-_NON_PRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Co", "Zl", "Zp"})
 
 
 def explain_to_json(explain: DetectionExplain) -> dict[str, Any]:
@@ -106,138 +100,3 @@ def hook_authority_explain(agent_label: str | None, state: str) -> dict[str, Any
         "warning": None,
         "evaluated_rules": [],
     }
-
-
-def rust_debug_str(text: str) -> str:
-    """Quote a string like Rust's ``{:?}`` (approximating Rust's printable table)."""
-    out = ['"']
-    for index, char in enumerate(text):
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\r":
-            out.append("\\r")
-        elif char == "\t":
-            out.append("\\t")
-        elif char == "\0":
-            out.append("\\0")
-        elif unicodedata.category(char) in _NON_PRINTABLE_CATEGORIES or (
-            index == 0 and unicodedata.category(char) in ("Mn", "Me")
-        ):
-            out.append(f"\\u{{{ord(char):x}}}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
-
-
-def _debug_json(value: Any) -> str:
-    """``serde_json::Value``'s ``{:?}`` form (``Array [String("x")]``)."""
-    if value is None:
-        return "Null"
-    if isinstance(value, bool):
-        return f"Bool({'true' if value else 'false'})"
-    if isinstance(value, (int, float)):
-        return f"Number({value})"
-    if isinstance(value, str):
-        return f"String({rust_debug_str(value)})"
-    if isinstance(value, list):
-        return "Array [" + ", ".join(_debug_json(item) for item in value) + "]"
-    if isinstance(value, dict):
-        inner = ", ".join(f"{rust_debug_str(k)}: {_debug_json(v)}" for k, v in value.items())
-        return "Object {" + inner + "}"
-    return repr(value)
-
-
-def _str(value: Any, default: str) -> str:
-    return value if isinstance(value, str) else default
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _flag(value: Any) -> str:
-    return "true" if value is True else "false"
-
-
-def render_explain_text(explain: dict[str, Any], *, verbose: bool = False) -> str:
-    """The text ``herdr agent explain`` prints (each line ends with a newline)."""
-    lines = [
-        f"agent: {_str(explain.get('agent'), 'unknown')}",
-        f"state: {_str(explain.get('state'), 'unknown')}",
-        (
-            "manifest: "
-            f"{_str(explain.get('manifest_source'), 'none')} "
-            f"{_str(explain.get('manifest_version'), 'unknown')}"
-        ),
-    ]
-    rule = explain.get("matched_rule")
-    evaluated = explain.get("evaluated_rules")
-    evaluated_rules = evaluated if isinstance(evaluated, list) else []
-    if isinstance(rule, dict):
-        rule_id = _str(rule.get("id"), "-")
-        lines.append(
-            f"rule: {rule_id} (region={_str(rule.get('region'), '-')} "
-            f"priority={_int(rule.get('priority'))})"
-        )
-        for candidate in evaluated_rules:
-            if isinstance(candidate, dict) and candidate.get("id") == rule_id:
-                preview = candidate.get("evidence", {}).get("region_preview")
-                if isinstance(preview, str) and preview:
-                    lines.append(f"evidence: {rust_debug_str(preview)}")
-                break
-    else:
-        lines.append("rule: none")
-    for key in (
-        "fallback_reason",
-        "screen_detection_skip_reason",
-        "skipped_update_reason",
-        "warning",
-    ):
-        value = explain.get(key)
-        if isinstance(value, str):
-            lines.append(f"{key}: {value}")
-    if verbose:
-        lines.append(
-            f"visible: idle={_flag(explain.get('visible_idle'))} "
-            f"blocker={_flag(explain.get('visible_blocker'))} "
-            f"working={_flag(explain.get('visible_working'))}"
-        )
-        lines.append(f"cached_remote_version: {_str(explain.get('cached_remote_version'), 'none')}")
-        lines.append(
-            "local_override_shadowing_remote: "
-            f"{_flag(explain.get('local_override_shadowing_remote'))}"
-        )
-        for key in ("remote_update_status", "remote_update_error"):
-            value = explain.get(key)
-            if isinstance(value, str):
-                lines.append(f"{key}: {value}")
-        if evaluated_rules:
-            lines.append("evaluated_rules:")
-            for item in evaluated_rules:
-                if not isinstance(item, dict):
-                    continue
-                evidence = item.get("evidence", {})
-                lines.append(
-                    f"  {'✓' if item.get('matched') is True else '✗'} "
-                    f"{_str(item.get('id'), '-')} priority={_int(item.get('priority'))} "
-                    f"region={_str(item.get('region'), '-')} "
-                    f"state={_str(item.get('state'), 'unknown')}"
-                )
-                lines.append(
-                    f"    matchers: contains={_debug_json(evidence.get('contains'))} "
-                    f"regex={_debug_json(evidence.get('regex'))} "
-                    f"line_regex={_debug_json(evidence.get('line_regex'))} "
-                    f"all={_int(evidence.get('all_count'))} "
-                    f"any={_int(evidence.get('any_count'))} "
-                    f"not={_int(evidence.get('not_count'))}"
-                )
-                lines.append(
-                    f"    region: bytes={_int(evidence.get('region_bytes'))} "
-                    f"preview={rust_debug_str(_str(evidence.get('region_preview'), ''))}"
-                )
-    return "".join(line + "\n" for line in lines)

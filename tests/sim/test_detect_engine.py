@@ -21,9 +21,9 @@ from herdr_sim.detect import (
     explain_to_json,
     hook_authority_explain,
     load_manifests,
-    render_explain_text,
 )
 from herdr_sim.detect.regions import region_text
+from herdr_sim.herdr_cli.commands.agent import explain_text
 from tests.contract_check import contracts_dir
 
 
@@ -518,12 +518,12 @@ def test_explain_json_has_herdr_shape_and_evidence() -> None:
 
 def test_explain_text_matches_herdr_cli() -> None:
     value = explain_to_json(shared().explain("pi", "⠋ Working...\n"))
-    assert render_explain_text(value) == (
+    assert explain_text(value) == (
         "agent: pi\nstate: working\nmanifest: bundled 2026.06.10.1\n"
         "rule: working_literal (region=whole_recent priority=100)\n"
         'evidence: "⠋ Working...\\n"\n'
     )
-    verbose = render_explain_text(value, verbose=True).splitlines()
+    verbose = explain_text(value, verbose=True).splitlines()
     assert verbose[5:] == [
         "visible: idle=false blocker=false working=true",
         "cached_remote_version: none",
@@ -539,7 +539,7 @@ def test_explain_text_matches_herdr_cli() -> None:
 
 
 def test_explain_text_for_fallback_and_hook_authority() -> None:
-    fallback = render_explain_text(explain_to_json(shared().explain("omp", "")))
+    fallback = explain_text(explain_to_json(shared().explain("omp", "")))
     assert fallback == (
         "agent: omp\nstate: idle\nmanifest: none unknown\nrule: none\n"
         "fallback_reason: default_known_agent_idle_fallback\n"
@@ -547,6 +547,6 @@ def test_explain_text_for_fallback_and_hook_authority() -> None:
     hook = hook_authority_explain("pi", "working")
     assert hook["screen_detection_skipped"] is True
     assert hook["evaluated_rules"] == []
-    assert render_explain_text(hook).endswith(
+    assert explain_text(hook).endswith(
         "rule: none\nscreen_detection_skip_reason: full_lifecycle_hook_authority\n"
     )

@@ -442,7 +442,7 @@ def _explain(ctx: Context, args: list[str]) -> int:
     if values["json"]:
         write_out(dumps(explain) + "\n")
     else:
-        write_out(_explain_text(explain, values["verbose"] is True))
+        write_out(explain_text(explain, values["verbose"] is True))
     return 0
 
 
@@ -460,7 +460,7 @@ def _flag(value: Any) -> str:
     return "true" if value is True else "false"
 
 
-def _explain_text(explain: Any, verbose: bool) -> str:
+def explain_text(explain: Any, verbose: bool = False) -> str:
     """The human rendering of an ``agent.explain`` result, line for line as Herdr's."""
     lines = [
         f"agent: {_text(_get(explain, 'agent'), 'unknown')}",
