@@ -91,37 +91,30 @@ class Runtime:
 
     # -- wire views ---------------------------------------------------------------------------
 
-    def pane_view(self, ref: PaneRef) -> dict[str, Any]:
-        """PaneInfo with the live cwd (from /proc) and terminal title."""
+    def _live(self, ref: PaneRef) -> dict[str, str | None]:
+        """What only the running process knows: the shell's cwd (from /proc), the foreground
+        job's cwd when a job other than the shell runs, and the terminal title."""
         proc = self.processes.get(ref.pane.key)
-        cwd: str | None = ref.pane.cwd
-        foreground_cwd: str | None = None
-        title: str | None = None
+        live: dict[str, str | None] = {
+            "cwd": ref.pane.cwd,
+            "foreground_cwd": None,
+            "terminal_title": None,
+        }
         if proc is not None:
-            cwd = cwd_of(proc.pty.pid) or cwd
+            live["cwd"] = cwd_of(proc.pty.pid) or ref.pane.cwd
             pgid = proc.pty.foreground_pgid()
             if pgid is not None and pgid != proc.pty.pid:
-                foreground_cwd = cwd_of(pgid)
-            title = proc.terminal.title
-        return pane_info(
-            self.session, ref, cwd=cwd, foreground_cwd=foreground_cwd, terminal_title=title
-        )
+                live["foreground_cwd"] = cwd_of(pgid)
+            live["terminal_title"] = proc.terminal.title
+        return live
+
+    def pane_view(self, ref: PaneRef) -> dict[str, Any]:
+        """PaneInfo with the live cwd and terminal title."""
+        return pane_info(self.session, ref, **self._live(ref))
 
     def agent_view(self, ref: PaneRef) -> dict[str, Any]:
         """AgentInfo with the live cwd and terminal title (only for agent panes, §5.2)."""
-        proc = self.processes.get(ref.pane.key)
-        cwd: str | None = ref.pane.cwd
-        foreground_cwd: str | None = None
-        title: str | None = None
-        if proc is not None:
-            cwd = cwd_of(proc.pty.pid) or cwd
-            pgid = proc.pty.foreground_pgid()
-            if pgid is not None and pgid != proc.pty.pid:
-                foreground_cwd = cwd_of(pgid)
-            title = proc.terminal.title
-        return agent_info(
-            self.session, ref, cwd=cwd, foreground_cwd=foreground_cwd, terminal_title=title
-        )
+        return agent_info(self.session, ref, **self._live(ref))
 
     def agent_panes(self) -> list[PaneRef]:
         """Every pane hosting an agent (a name or an effective agent label), in order."""
