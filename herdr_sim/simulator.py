@@ -54,6 +54,12 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop, server: Server | None) -> Non
             task.cancel()
         if still:
             loop.run_until_complete(asyncio.gather(*still, return_exceptions=True))
+    # Last, every transport the loop still knows (CPython's selector loops keep them by fd):
+    # whatever path created one that nothing closed, the loop closes with it.
+    leftovers = list(getattr(loop, "_transports", {}).values())
+    for transport in leftovers:
+        if not transport.is_closing():
+            transport.close()
     for _turn in range(3):
         loop.run_until_complete(asyncio.sleep(0))
 
