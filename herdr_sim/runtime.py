@@ -389,8 +389,12 @@ class Runtime:
 
     def agent_before(self, ref: PaneRef) -> Snapshot:
         """Snapshot a pane before changing its agent record (pair with :meth:`agent_commit`)."""
+        from .methods.agent_start import launch_of
+
         pane = ref.pane
-        return AgentBook.snapshot(pane.agent_rec, pane.state, pane.seen)
+        launch = launch_of(self, ref)
+        pending = launch is not None and launch.launch_pending
+        return AgentBook.snapshot(pane.agent_rec, pane.state, pane.seen, launch_pending=pending)
 
     def agent_commit(self, ref: PaneRef, before: Snapshot, *, released: bool = False) -> Update:
         """Apply the engine's rules to a changed record and emit Herdr's events (§6.2).

@@ -206,6 +206,9 @@ def set_detection(
     released = False
     if rec.detected is not None and label != rec.detected:
         released = agents.process_exited(rec)
+    if label != rec.detected:
+        # a new agent process: its first idle is readiness (unless another agent just exited)
+        rec.acquiring = label is not None and not released
     rec.detected = label
     rec.screen_state = screen_state if label is not None else "unknown"
     agents.replay_parked(rec)  # a report that came before its process may apply now

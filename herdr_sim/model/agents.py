@@ -213,6 +213,9 @@ class AgentRecord:
     #: the foreground job (process group) a third-party authority reported from; when the
     #: pane's shell is back in the foreground after it, the agent exited without releasing
     exit_job: int | None = None
+    #: a newly detected agent process has not reached idle yet; its first idle is not a
+    #: completion (Herdr's ``agent_process_acquisition_pending``)
+    acquiring: bool = False
 
     def accept_seq(self, source: str, seq: int | None) -> bool:
         """§5.4: sequenced reports must grow; unsequenced ones only before any sequenced."""
@@ -278,6 +281,8 @@ class Snapshot:
     state: AgentState
     seen: bool
     name: str | None
+    #: an ``agent.start`` launch was pending: its first idle is not a completion
+    launch_pending: bool = False
 
 
 @dataclass(frozen=True)
@@ -320,19 +325,30 @@ class AgentBook:
     state_change_seq: int = 0
 
     @staticmethod
-    def snapshot(rec: AgentRecord, state: AgentState, seen: bool) -> Snapshot:
+    def snapshot(
+        rec: AgentRecord, state: AgentState, seen: bool, *, launch_pending: bool = False
+    ) -> Snapshot:
         """The pane as it is (``state`` and ``seen`` live on the pane)."""
-        return Snapshot(effective(rec)[0], state, seen, rec.name)
+        return Snapshot(effective(rec)[0], state, seen, rec.name, launch_pending)
 
     def commit(
         self, rec: AgentRecord, before: Snapshot, *, active_tab: bool, released: bool = False
     ) -> Update:
-        """Apply §5.5 to a record changed since ``before``: seen, state_change_seq, events."""
+        """Apply §5.5 to a record changed since ``before``: seen, state_change_seq, events.
+
+        The first idle after an ``agent.start`` launch or after a new agent process was
+        detected is the agent becoming ready, not finishing work: it stays seen, so an
+        orchestrator does not read a freshly started agent in a background tab as ``done``.
+        """
         label, state = effective(rec)
+        acquired = rec.acquiring and state == "idle"
+        if acquired:
+            rec.acquiring = False
+        suppressed = state == "idle" and (before.launch_pending or acquired)
         seen = before.seen
         if state != "idle":
             seen = True
-        elif is_completion(before.state, state, before.label, label):
+        elif not suppressed and is_completion(before.state, state, before.label, label):
             seen = active_tab
         changed = state != before.state
         if changed:

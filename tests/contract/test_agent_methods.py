@@ -218,6 +218,7 @@ def test_rename_of_a_named_pane_without_agent(sim: Simulator, api: Api, root: st
 
 def test_focus_switches_to_the_agent_and_marks_it_seen(sim: Simulator, api: Api, root: str) -> None:
     background = api("tab.create")["root_pane"]["pane_id"]
+    detect(sim, background, "pi", "idle")  # the process's first idle is readiness
     detect(sim, background, "pi", "working")
     detect(sim, background, "pi", "idle")
     assert agent(api, background)["agent_status"] == "done"

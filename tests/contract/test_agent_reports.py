@@ -239,6 +239,28 @@ def test_focusing_the_tab_turns_done_into_idle(api: Api, background: str) -> Non
     assert get(api, background)["agent_status"] == "idle"
 
 
+def test_a_new_agent_process_becoming_ready_is_not_done(
+    sim: Simulator, api: Api, background: str
+) -> None:
+    # Herdr's process acquisition: detected with a blank screen, then idle — readiness
+    detect(sim, background, "claude", "unknown")
+    detect(sim, background, "claude", "idle")
+    assert get(api, background)["agent_status"] == "idle"
+    # only the first idle is exempt: the next completion in the background tab is done
+    detect(sim, background, "claude", "working")
+    detect(sim, background, "claude", "idle")
+    assert get(api, background)["agent_status"] == "done"
+
+
+def test_an_agent_replacing_one_that_exited_is_not_exempt(
+    sim: Simulator, api: Api, background: str
+) -> None:
+    detect(sim, background, "codex", "working")
+    detect(sim, background, "claude", "unknown")  # codex exits, claude appears at once
+    detect(sim, background, "claude", "idle")
+    assert get(api, background)["agent_status"] == "done"
+
+
 def test_rollups_pick_the_highest_priority(api: Api, root: str, background: str) -> None:
     report(api, root, "working")
     report(api, background, "working")

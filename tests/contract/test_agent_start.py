@@ -322,6 +322,20 @@ def test_blocked_during_startup_stays_pending_then_becomes_ready(
 
 
 @SEAM
+def test_idle_while_the_launch_is_pending_is_not_done(sim: Simulator, api: Api, pane: str) -> None:
+    # a launch in a background tab: its turns before readiness are startup, not work done
+    slow_settle(sim)
+    workspace = api("pane.get", pane_id=pane)["pane"]["workspace_id"]
+    background = api("tab.create", workspace_id=workspace, focus=False)["root_pane"]["pane_id"]
+    start(api, background, kind="gemini")
+    detect(sim, background, "gemini", "idle")
+    detect(sim, background, "gemini", "working")
+    detect(sim, background, "gemini", "idle")
+    info = agent(api, "worker")
+    assert (info["launch_pending"], info["agent_status"]) == (True, "idle")
+
+
+@SEAM
 def test_cli_blocked_during_startup_is_not_ready(
     sim: Simulator, api: Api, herdr: Herdr, pane: str
 ) -> None:
