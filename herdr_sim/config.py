@@ -73,3 +73,11 @@ class SimulatorConfig:
     #: (Herdr's ``AGENT_START_SETTLE_DELAY``: 3 s); test suites shorten it. The
     #: ``timeout_ms`` bounds stay Herdr's (3000 < timeout_ms ≤ 300000) whatever this is.
     agent_start_settle: float = 3.0
+
+    def coerce_paths(self) -> None:
+        """Accept any path-like (a ``str`` too) for the path settings, as callers write
+        ``Simulator(socket_path="/tmp/x/herdr.sock")``; the simulator works with ``Path``."""
+        for name in ("socket_path", "runtime_dir", "agent_manifests_dir"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                setattr(self, name, Path(value))

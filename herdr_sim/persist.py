@@ -2,13 +2,21 @@
 
 Like Herdr's ``session.json`` (reference §10), the file keeps what a restart needs:
 workspaces with their ids and counters, tabs with their stable numbers and layouts, and per
-pane its cwd, manual label, official agent session and reported resume command. It does not
-keep agent state, metadata, terminal ids or scrollback. A restarted simulator restores it:
-ids and numbers come back, every pane gets a new terminal id and a fresh shell in its cwd,
-and — unless ``resume_agents_on_restore`` is off — the shell runs the pane's resume command:
-Herdr's built-in plan for official agents, or the command a third-party agent reported.
+pane its cwd, manual label, agent name (with the kind of a managed ``agent.start`` agent),
+official agent session and reported resume command. It does not keep agent state, metadata,
+terminal ids or scrollback. A restarted simulator restores it: ids and numbers come back,
+every pane gets a new terminal id and a fresh shell in its cwd, and — unless
+``resume_agents_on_restore`` is off — the shell runs the pane's resume command: Herdr's
+built-in plan for official agents, or the command a third-party agent reported.
 As in Herdr, saved references are re-validated on restore, and an official session saved in
 several panes is resumed only in the first of them.
+
+Agent names follow Herdr's cold restore (``persist/snapshot.rs``, ``persist/restore.rs``):
+a name is saved unless its ``agent.start`` launch is still pending or blocked, with
+``managed_agent_kind`` when it belongs to a managed launch. On restore only a managed name
+on a pane that Herdr's built-in plan resumes comes back, as an *active* managed agent
+(``interactive_ready``); an unmanaged name, or a managed one on a pane that is not resumed
+(resume off, no plan, a duplicate session), is dropped.
 
 The format is our own (``"format": "herdr-sim-session"``), versioned, and written atomically
 (temporary file, fsync, rename) with mode 0600.
@@ -19,9 +27,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .agent_kinds import parse_canonical_agent_label
 from .model.agents import AgentRecord, SessionRef, is_official, session_ref_error
 from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
 from .model.session import Pane, Session, Tab, Workspace
@@ -96,6 +107,44 @@ def restored_resume(rec: AgentRecord) -> list[str] | None:
     return None if rec.resume_argv is None else list(rec.resume_argv)
 
 
+# -- managed agents (the ``agent.start`` launch book lives in the methods layer) ------------------
+
+#: How a session's managed launches are read at save time: pane key → (kind, launch
+#: pending), None for a pane without a managed launch. The launch book registers itself.
+ManagedOf = Callable[[int], "tuple[str, bool] | None"]
+_MANAGED_OF: weakref.WeakKeyDictionary[Session, ManagedOf] = weakref.WeakKeyDictionary()
+#: Managed agents a restore brought back that no launch book has taken over yet:
+#: pane key → (name, kind)
+_RESTORED: weakref.WeakKeyDictionary[Session, dict[int, tuple[str, str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def track_managed(session: Session, managed_of: ManagedOf) -> None:
+    """Register where ``session``'s managed launches are read when it is saved."""
+    _MANAGED_OF[session] = managed_of
+
+
+def has_restored_managed(session: Session) -> bool:
+    """Whether a restore brought back managed agents not yet taken over."""
+    return bool(_RESTORED.get(session))
+
+
+def take_restored_managed(session: Session) -> dict[int, tuple[str, str]]:
+    """The restored managed agents (pane key → (name, kind)), handed over once."""
+    return _RESTORED.pop(session, {})
+
+
+def _managed(session: Session, pane: Pane) -> tuple[str, bool] | None:
+    managed_of = _MANAGED_OF.get(session)
+    if managed_of is not None:
+        return managed_of(pane.key)
+    restored = _RESTORED.get(session, {}).get(pane.key)
+    if restored is not None and restored[0] == pane.agent_rec.name:
+        return restored[1], False
+    return None
+
+
 # -- saving -------------------------------------------------------------------------------------
 
 
@@ -110,11 +159,16 @@ def _tree(tree: LayoutTree, number_of: dict[int, int]) -> dict[str, Any]:
     }
 
 
-def _pane(pane: Pane, cwd: str) -> dict[str, Any]:
+def _pane(pane: Pane, cwd: str, managed: tuple[str, bool] | None) -> dict[str, Any]:
     rec = pane.agent_rec
     out: dict[str, Any] = {"cwd": cwd}
     if pane.label is not None:
         out["label"] = pane.label
+    # like Herdr, nothing of a launch still pending (or blocked during startup) is saved
+    if rec.name is not None and (managed is None or not managed[1]):
+        out["agent_name"] = rec.name
+        if managed is not None:
+            out["managed_agent_kind"] = managed[0]
     if rec.session is not None:
         out["agent_session"] = rec.session.view()
     resume = rec.resume()
@@ -148,7 +202,11 @@ def snapshot(session: Session, cwd_of: dict[int, str]) -> dict[str, Any]:
                     "focused": ws.pane_numbers[tab.layout.focused],
                     "zoomed": tab.layout.zoomed,
                     "panes": {
-                        str(ws.pane_numbers[key]): _pane(session.panes[key], cwd_of[key])
+                        str(ws.pane_numbers[key]): _pane(
+                            session.panes[key],
+                            cwd_of[key],
+                            _managed(session, session.panes[key]),
+                        )
                         for key in keys
                     },
                 }
@@ -228,21 +286,31 @@ def _build_tree(node: dict[str, Any], key_of: dict[int, int]) -> LayoutTree:
 
 def _resume_for(
     rec: AgentRecord, resume: bool, started: set[tuple[str, str, str, str]]
-) -> list[str] | None:
-    """The command a restored pane runs (None: a plain shell), reserving its official
-    session: like Herdr, a session already resumed in an earlier pane (layout order, across
-    workspaces) is not resumed twice; the later pane gets a plain shell and loses the
-    reference."""
+) -> tuple[list[str] | None, bool]:
+    """The command a restored pane runs (None: a plain shell), and whether it is Herdr's
+    built-in plan for the pane's official session. Reserves that session: like Herdr, a
+    session already resumed in an earlier pane (layout order, across workspaces) is not
+    resumed twice; the later pane gets a plain shell and loses the reference."""
     if not resume:
-        return None
+        return None, False
     ref = rec.session
-    if ref is not None and builtin_resume(ref) is not None:
+    planned = ref is not None and builtin_resume(ref) is not None
+    if ref is not None and planned:
         key = (ref.source, ref.agent, ref.kind, ref.value)
         if key in started:
             rec.session = None
-            return None
+            return None, False
         started.add(key)
-    return restored_resume(rec)
+    return restored_resume(rec), planned
+
+
+def _saved_managed(saved_pane: dict[str, Any]) -> tuple[str, str] | None:
+    """A saved managed agent: its name and canonical kind (Herdr ignores an unknown kind)."""
+    name, kind = saved_pane.get("agent_name"), saved_pane.get("managed_agent_kind")
+    if not isinstance(name, str) or not name or not isinstance(kind, str):
+        return None
+    canonical = parse_canonical_agent_label(kind)
+    return None if canonical is None else (name, canonical)
 
 
 def restore(
@@ -253,12 +321,14 @@ def restore(
     Returns, in layout order, each restored pane's key and the resume command its shell
     should run (None for a plain shell; always None when ``resume_agents`` is off). New terminal
     ids are allocated by the model. Saved session references that Herdr would not accept
-    are dropped.
+    are dropped. A managed agent name comes back (named, active, kept for the launch book:
+    :func:`take_restored_managed`) only on a pane resumed by a built-in plan; other names go.
     """
     if session.workspaces:
         raise RestoreError("can only restore into an empty session")
     resumes: list[tuple[int, list[str] | None]] = []
     started: set[tuple[str, str, str, str]] = set()
+    managed: dict[int, tuple[str, str]] = {}
     try:
         for saved in data["workspaces"]:
             ws = Workspace(
@@ -272,6 +342,7 @@ def restore(
             )
             for saved_tab in saved["tabs"]:
                 key_of: dict[int, int] = {}
+                saved_managed: dict[int, tuple[str, str] | None] = {}
                 for number_text, saved_pane in saved_tab["panes"].items():
                     pane = session.adopt_pane(ws, int(number_text), saved_pane["cwd"])
                     pane.label = saved_pane.get("label")
@@ -287,6 +358,7 @@ def restore(
                         pane.agent_rec.resume_argv = list(resume["argv"])
                         pane.agent_rec.resume_source = resume["source"]
                     key_of[int(number_text)] = pane.key
+                    saved_managed[pane.key] = _saved_managed(saved_pane)
                 layout = Layout.from_tree(
                     _build_tree(saved_tab["layout"], key_of),
                     focused=key_of[int(saved_tab["focused"])],
@@ -296,10 +368,14 @@ def restore(
                         number=int(saved_tab["number"]), layout=layout, label=saved_tab.get("label")
                     )
                 )
-                resumes.extend(
-                    (key, _resume_for(session.panes[key].agent_rec, resume_agents, started))
-                    for key in layout.panes()
-                )
+                for key in layout.panes():
+                    rec = session.panes[key].agent_rec
+                    command, planned = _resume_for(rec, resume_agents, started)
+                    restored_managed = saved_managed.get(key)
+                    if planned and restored_managed is not None:
+                        rec.name = restored_managed[0]
+                        managed[key] = restored_managed
+                    resumes.append((key, command))
             ws.active_tab = min(int(saved.get("active_tab", 0)), len(ws.tabs) - 1)
             session.workspaces.append(ws)
         session.next_workspace_number = max(
@@ -313,4 +389,6 @@ def restore(
             )
     except (KeyError, TypeError, ValueError) as exc:
         raise RestoreError(f"malformed session file: {exc!r}") from None
+    if managed:
+        _RESTORED[session] = managed
     return resumes

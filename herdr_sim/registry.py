@@ -43,8 +43,12 @@ def method(
     """Register ``handler`` as the implementation of wire method ``name``."""
 
     def register(handler: Handler) -> Handler:
-        if name in METHODS:
+        found = METHODS.get(name)
+        where = (handler.__module__, handler.__qualname__)
+        if found is not None and (found.handler.__module__, found.handler.__qualname__) != where:
             raise RuntimeError(f"method {name} registered twice")
+        # the same handler again is its module re-imported (pytester's inline runs drop
+        # modules from sys.modules between runs): the new function replaces the old one
         doc = (handler.__doc__ or "").strip().splitlines()
         METHODS[name] = MethodEntry(name, params, handler, result, doc[0] if doc else "", mutates)
         return handler

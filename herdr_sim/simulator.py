@@ -94,6 +94,7 @@ class Simulator:
             if not hasattr(self.config, key):
                 raise TypeError(f"unknown simulator setting {key!r}")
             setattr(self.config, key, value)
+        self.config.coerce_paths()
         self.socket_path = resolve_socket_path(self.config)
         self._own_runtime_dir = self.config.runtime_dir is None
         self.runtime_dir = self.config.runtime_dir or Path(tempfile.mkdtemp(prefix="herdr-sim-rt-"))

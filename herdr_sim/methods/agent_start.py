@@ -16,6 +16,10 @@ pane, at the settle delay and deadline, and on ``agent.get``:
 
 The settle delay is ``SimulatorConfig.agent_start_settle`` (Herdr: 3 s) so test suites can
 run fast; the timeout bounds stay Herdr's (3000 < ``timeout_ms`` ≤ 300000).
+
+Session persistence reads the book (:func:`herdr_sim.persist.track_managed`): the name and
+kind of a launch that is no longer pending are saved, and a managed agent a restore brought
+back is taken over as an *active* launch (Herdr's ``restore_managed_agent``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .. import persist
 from ..agent_kinds import interactive_executable, parse_agent_label
 from ..detect.process import foreground_job
 from ..errors import HerdrError
@@ -185,6 +190,21 @@ class LaunchBook:
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._queued = False
         rt.hub.add_listener(self._on_event)
+        for key, (name, kind) in persist.take_restored_managed(rt.session).items():
+            # restored as Herdr restores a managed agent: named, active, no startup times
+            self.launches[key] = ManagedLaunch(
+                name=name, kind=kind, deadline=0.0, ready_after=None, phase="active"
+            )
+        persist.track_managed(rt.session, self._saved)
+
+    def _saved(self, key: int) -> tuple[str, bool] | None:
+        """What the session file records of a pane's launch: its kind and whether it is
+        still pending (None: no live launch)."""
+        launch = self.launches.get(key)
+        pane = self.rt.session.panes.get(key)
+        if launch is None or pane is None or pane.agent_rec.name != launch.name:
+            return None
+        return launch.kind, launch.launch_pending
 
     def get(self, ref: PaneRef) -> ManagedLaunch | None:
         """The pane's launch; one whose name was cleared since (exit, release) is gone."""
@@ -293,8 +313,10 @@ def book(rt: Runtime) -> LaunchBook:
 
 
 def launch_of(rt: Runtime, ref: PaneRef) -> ManagedLaunch | None:
-    """The pane's live managed launch, if any."""
+    """The pane's live managed launch, if any (restored managed agents included)."""
     found = _BOOKS.get(rt)
+    if found is None and persist.has_restored_managed(rt.session):
+        found = book(rt)
     return None if found is None else found.get(ref)
 
 

@@ -12,6 +12,15 @@ Report routing follows §5.3: custom sources become the authority at once; reser
 pairs (``herdr:claude``/``claude`` …) only record a session reference; session-identity-only
 pairs are ignored by ``report_agent``; full-lifecycle pairs (``herdr:pi``/``pi`` …) count
 only while their process is detected and the report is anchored to the stored session.
+
+OpenCode (§5.4, §11.4) has two rules of its own. Its server plugin may report events of
+other sessions of the same server (an attached client): while the opencode process is
+detected and the pane is anchored to a session, a report carrying another session id is
+*cross-talk* and ignored outright (not parked, its ``seq`` not counted). Its TUI plugin
+reports the session the user selects (``session_start_source: "select"``, unsequenced):
+that re-anchors the pane — even after sequenced reports — and drops an OpenCode authority
+anchored to the previous session; a selection made before the opencode process is detected
+waits for it (:attr:`AgentRecord.selection`).
 """
 
 from __future__ import annotations
@@ -216,6 +225,9 @@ class AgentRecord:
     #: a newly detected agent process has not reached idle yet; its first idle is not a
     #: completion (Herdr's ``agent_process_acquisition_pending``)
     acquiring: bool = False
+    #: an OpenCode session selection reported before the opencode process was detected;
+    #: it anchors the pane once the process is (Herdr's suppressed replacement session)
+    selection: SessionRef | None = None
 
     def accept_seq(self, source: str, seq: int | None) -> bool:
         """§5.4: sequenced reports must grow; unsequenced ones only before any sequenced."""
@@ -406,6 +418,8 @@ def report_agent(
             _store_session(rec, ref, None)
         return False
     if kind == "full":
+        if _opencode_cross_talk(rec, source, agent, ref):
+            return False
         anchored = rec.session is not None and rec.session.source == source
         if ref is not None and anchored:
             assert rec.session is not None
@@ -433,7 +447,15 @@ def report_agent(
 
 
 def replay_parked(rec: AgentRecord) -> bool:
-    """Apply a parked full-lifecycle report if it is acceptable now; True when applied."""
+    """Apply a parked full-lifecycle report if it is acceptable now; True when applied.
+
+    A waiting OpenCode selection is applied first once its process is detected, so a
+    report parked for want of that anchor applies with it.
+    """
+    selection = rec.selection
+    if selection is not None and rec.detected == selection.agent:
+        rec.selection = None
+        _select(rec, selection)
     parked = rec.parked
     if parked is None:
         return False
@@ -460,11 +482,64 @@ def report_session(
     seq: int | None,
 ) -> bool:
     """``pane.report_agent_session``; True if the stored session changed."""
+    if ref is not None and (ref.source, ref.agent) == _OPENCODE and start == "select":
+        return _report_selection(rec, ref, seq)
     if not rec.accept_seq(source, seq):
         return False
     before = rec.session
     _store_session(rec, ref, start)
     return rec.session != before
+
+
+# -- OpenCode ------------------------------------------------------------------------------------
+
+_OPENCODE = ("herdr:opencode", "opencode")
+
+
+def _opencode_cross_talk(rec: AgentRecord, source: str, agent: str, ref: SessionRef | None) -> bool:
+    """An OpenCode report for another session than the one the pane is anchored to, while
+    the opencode process is detected: another client's event, ignored (Herdr's
+    ``opencode_cross_talk``)."""
+    anchored = rec.session
+    return (
+        (source, agent) == _OPENCODE
+        and rec.detected == agent
+        and anchored is not None
+        and (anchored.source, anchored.agent) == _OPENCODE
+        and ref is not None
+        and ref != anchored
+    )
+
+
+def _report_selection(rec: AgentRecord, ref: SessionRef, seq: int | None) -> bool:
+    """OpenCode's ``select`` session report; True if the stored session changed.
+
+    Unsequenced (the TUI plugin) it ignores the seq rule. While the opencode process is not
+    detected it waits (a sequenced one counts its ``seq``), dropping a report parked for
+    the previous session.
+    """
+    if seq is not None and not rec.accept_seq(ref.source, seq):
+        return False
+    if rec.detected != ref.agent:
+        rec.selection = ref
+        if rec.parked is not None and rec.parked.source == ref.source:
+            rec.parked = None
+        return False
+    rec.selection = None
+    return _select(rec, ref)
+
+
+def _select(rec: AgentRecord, ref: SessionRef) -> bool:
+    """Anchor the pane to a selected OpenCode session; an OpenCode authority anchored to the
+    previous one is dropped until the selected session reports (screen detection applies
+    meanwhile). True if the stored session changed."""
+    before = rec.session
+    if not _store_session(rec, ref, "select") or before == ref:
+        return False
+    auth = rec.authority
+    if before is not None and auth is not None and (auth.source, auth.agent) == _OPENCODE:
+        rec.authority = None
+    return True
 
 
 def holds(rec: AgentRecord, source: str) -> bool:

@@ -45,6 +45,13 @@ def test_protocol_and_version_are_configurable(short_dir: Path) -> None:
     assert (pong["protocol"], pong["version"]) == (14, "0.1.0")
 
 
+def test_path_settings_accept_strings(short_dir: Path) -> None:
+    with Simulator(socket_path=str(short_dir / "s.sock"), runtime_dir=str(short_dir / "r")) as other:
+        assert other.socket_path == short_dir / "s.sock"
+        assert request(str(other.socket_path), "ping")["result"]["type"] == "pong"
+        assert other.cli_path == short_dir / "r" / "bin" / "herdr"
+
+
 def test_one_response_line_then_close(sim: Simulator) -> None:
     reply = raw_exchange(sim.socket_path, b'{"id":"a","method":"ping","params":{}}\n')
     assert reply.count(b"\n") == 1 and reply.endswith(b"\n")
