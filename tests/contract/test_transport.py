@@ -46,7 +46,8 @@ def test_protocol_and_version_are_configurable(short_dir: Path) -> None:
 
 
 def test_path_settings_accept_strings(short_dir: Path) -> None:
-    with Simulator(socket_path=str(short_dir / "s.sock"), runtime_dir=str(short_dir / "r")) as other:
+    paths = {"socket_path": str(short_dir / "s.sock"), "runtime_dir": str(short_dir / "r")}
+    with Simulator(**paths) as other:
         assert other.socket_path == short_dir / "s.sock"
         assert request(str(other.socket_path), "ping")["result"]["type"] == "pong"
         assert other.cli_path == short_dir / "r" / "bin" / "herdr"
