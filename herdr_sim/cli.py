@@ -32,9 +32,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--herdr-version", help="version string ping reports")
     serve.add_argument(
         "--agent-manifests",
-        type=Path,
         metavar="DIR",
-        help="Herdr's screen-detection manifests (*.toml) for agent state detection",
+        help="screen-detection manifests (*.toml) for agent state detection: a directory "
+        "(Herdr's), or `builtin` for the simulator's own rules for its fake agents "
+        "(./builtin names a directory)",
     )
     serve.add_argument(
         "--no-fake-agents",
@@ -61,6 +62,33 @@ def _parser() -> argparse.ArgumentParser:
         description="[--scenario FILE] [--kind K] [--resume SESSION] [--model M] [--session-dir D]",
     )
     fake.add_argument("args", nargs=argparse.REMAINDER)
+
+    check = sub.add_parser(
+        "check-integration",
+        help="check an agent's Herdr integration against the guide (exit 1 if a rule fails)",
+        usage="herdr-sim check-integration [options] -- AGENT_COMMAND...",
+    )
+    check.add_argument("--json", action="store_true", help="print the JSON report")
+    check.add_argument("--verbose", "-v", action="store_true", help="evidence of every rule")
+    check.add_argument("--rule", action="append", metavar="ID", help="check only this rule")
+    check.add_argument("--cwd", type=Path, help="where the agent runs (default: a temp dir)")
+    check.add_argument("--prompt", help="an ordinary prompt")
+    check.add_argument("--question-prompt", help="a prompt that makes the agent ask the user")
+    check.add_argument("--no-question", action="store_true", help="skip the blocked rule")
+    check.add_argument("--answer", help="what to answer the agent's question (yes)")
+    check.add_argument("--new-session-prompt", help="input that switches to a new session")
+    check.add_argument("--no-new-session", action="store_true", help="no in-process switch")
+    check.add_argument(
+        "--exit-key",
+        action="append",
+        metavar="KEY",
+        help="what exits the agent, repeatable: a key name (Enter, ctrl+d) or text",
+    )
+    check.add_argument(
+        "--agent-env", action="append", metavar="NAME=VALUE", help="extra agent environment"
+    )
+    check.add_argument("--timeout", type=float, default=10.0, help="bound of every wait (10)")
+    check.add_argument("agent", nargs=argparse.REMAINDER, help="-- then the agent command")
     return parser
 
 
@@ -88,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             sys.stdout.write(text)
         return 0
+    if args.command == "check-integration":
+        return check_integration(args)
     if args.command == "docs":
         from .schema import supported_methods_markdown
 
@@ -96,6 +126,17 @@ def main(argv: list[str] | None = None) -> int:
     from .demo import run_demo
 
     return run_demo()
+
+
+def _manifests_dir(value: str | None) -> Path | None:
+    """``--agent-manifests``: ``builtin`` is the simulator's own rules, anything else a path."""
+    if value is None:
+        return None
+    if value == "builtin":
+        from .detect import BUILTIN_MANIFESTS_DIR
+
+        return BUILTIN_MANIFESTS_DIR
+    return Path(value)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -115,7 +156,7 @@ def serve(args: argparse.Namespace) -> int:
         config.protocol = args.protocol
     if args.herdr_version is not None:
         config.version = args.herdr_version
-    config.agent_manifests_dir = args.agent_manifests
+    config.agent_manifests_dir = _manifests_dir(args.agent_manifests)
     config.fake_agents = not args.no_fake_agents
     sim = Simulator(config)
     done = threading.Event()
@@ -140,3 +181,54 @@ def serve(args: argparse.Namespace) -> int:
     done.wait()
     sim.stop()
     return 0
+
+
+def check_integration(args: argparse.Namespace) -> int:
+    """``check-integration``: 0 when no rule failed, 1 when one did, 2 on usage errors."""
+    from .conformance import RULE_IDS
+    from .conformance import check_integration as run_check
+
+    agent = list(args.agent)
+    if agent[:1] == ["--"]:
+        agent = agent[1:]
+    problems = []
+    if not agent:
+        problems.append("no agent command (give it after --)")
+    unknown = sorted(set(args.rule or ()) - set(RULE_IDS))
+    if unknown:
+        problems.append(f"unknown rule(s) {', '.join(unknown)}; rules: {', '.join(RULE_IDS)}")
+    env: dict[str, str] = {}
+    for item in args.agent_env or ():
+        name, eq, value = item.partition("=")
+        if not eq or not name:
+            problems.append(f"--agent-env wants NAME=VALUE, not {item!r}")
+        env[name] = value
+    if args.question_prompt is not None and args.no_question:
+        problems.append("--question-prompt and --no-question exclude each other")
+    if args.new_session_prompt is not None and args.no_new_session:
+        problems.append("--new-session-prompt and --no-new-session exclude each other")
+    if problems:
+        for problem in problems:
+            print(f"herdr-sim check-integration: {problem}", file=sys.stderr)
+        return 2
+    options: dict[str, object] = {}
+    if args.prompt is not None:
+        options["prompt"] = args.prompt
+    if args.no_question or args.question_prompt is not None:
+        options["question_prompt"] = None if args.no_question else args.question_prompt
+    if args.answer is not None:
+        options["answer"] = args.answer
+    if args.no_new_session or args.new_session_prompt is not None:
+        options["new_session_prompt"] = None if args.no_new_session else args.new_session_prompt
+    if args.exit_key:
+        options["exit_keys"] = args.exit_key
+    report = run_check(
+        agent,
+        cwd=args.cwd,
+        agent_env=env,
+        timeout=args.timeout,
+        rules=args.rule,
+        **options,  # type: ignore[arg-type]
+    )
+    sys.stdout.write(report.dumps() + "\n" if args.json else report.render(verbose=args.verbose))
+    return 0 if report.passed else 1

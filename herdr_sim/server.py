@@ -29,9 +29,14 @@ from .runtime import Runtime
 log = logging.getLogger(__name__)
 
 Line = dict[str, Any]
-#: Callables that see every line the simulator writes: ``tap(kind, line)`` with kind
-#: "response" or "event". The test suite hangs its schema validation here.
+#: Callables that see every line on the wire: ``tap(kind, line)`` with kind "request" (a
+#: request object as received, before dispatch; a line that does not parse is no request),
+#: "response" or "event" (lines the simulator writes). The test suite hangs its schema
+#: validation here.
 WIRE_TAPS: list[Callable[[str, Line], None]] = []
+#: ``exchange_tap(first_line, answer)``: one call per request connection (see
+#: :attr:`Server.exchange_taps`)
+ExchangeTap = Callable[[bytes, Line | None], None]
 
 _WRITE_TIMEOUT = 5.0
 
@@ -46,17 +51,21 @@ def _reject_constant(name: str) -> Any:
 
 
 def _wire_log(kind: str, line: Line) -> None:
-    """Append emitted lines to ``$HERDR_SIM_WIRE_LOG`` (contract checks of subprocess servers)."""
+    """Append wire lines to ``$HERDR_SIM_WIRE_LOG`` (contract checks of subprocess servers);
+    ``pid`` says which process served them (a reader that taps its own in-process servers
+    skips those)."""
     path = os.environ.get("HERDR_SIM_WIRE_LOG")
     if path:
         with Path(path).open("a", encoding="utf-8") as log_file:
-            log_file.write(json.dumps({"kind": kind, "line": line}) + "\n")
+            entry = {"kind": kind, "line": line, "pid": os.getpid()}
+            log_file.write(json.dumps(entry) + "\n")
 
 
-def tap(kind: str, line: Line) -> None:
-    """Show a line to every wire tap; a failing tap never breaks the server."""
+def tap(kind: str, line: Line, own: list[Callable[[str, Line], None]] | None = None) -> None:
+    """Show a line to every wire tap — the global ones and ``own``, the taps of the one
+    server that carried it; a failing tap never breaks the server."""
     _wire_log(kind, line)
-    for callback in WIRE_TAPS:
+    for callback in [*WIRE_TAPS, *(own or ())]:
         try:
             callback(kind, line)
         except Exception:
@@ -128,6 +137,17 @@ class Server:
         self._closing = False
         #: every client transport from accept to connection_lost
         self._transports: set[asyncio.BaseTransport] = set()
+        #: wire taps of this server only (``Simulator.wire_taps``), beside the global ones
+        self.taps: list[Callable[[str, Line], None]] = []
+        #: ``tap(first_line, answer)`` once per connection that sent anything: the first line
+        #: exactly as read (bytes, before decoding, so malformed lines are seen too) and the
+        #: answer written for it — for a subscription its ack (or error), not the events —
+        #: or None when none was written (a dropped reply fault, the client gone, a line
+        #: that gets no answer). Called just before the answer is written, so it has run
+        #: by the time the client reads it; a failing tap never breaks the server.
+        self.exchange_taps: list[ExchangeTap] = []
+        #: first lines read whose answer is not written yet, by connection
+        self._unanswered: dict[asyncio.StreamWriter, bytes] = {}
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -194,6 +214,9 @@ class Server:
             self.handler_errors.append(exc)
         finally:
             self._connections.discard(task)
+            unanswered = self._unanswered.pop(writer, None)
+            if unanswered is not None:
+                self._exchanged(unanswered, None)
             writer.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.wait_closed(), 1.0)
@@ -214,8 +237,9 @@ class Server:
 
     async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         raw = await self._read_first_line(reader)
-        if raw is None:
+        if not raw:  # nothing read: a timeout, an oversized line, a bare connect
             return
+        self._unanswered[writer] = raw
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -227,6 +251,7 @@ class Server:
         except RequestError as exc:
             await self._write(writer, error_line("", errors.invalid_request(str(exc))))
             return
+        tap("request", json.loads(text), self.taps)  # parsed once already: the object as received
         if self.runtime.stopping:
             await self._write(writer, error_line(request_id, errors.server_shutting_down()))
             return
@@ -305,9 +330,21 @@ class Server:
     async def _write(
         self, writer: asyncio.StreamWriter, line: Line, kind: str = "response"
     ) -> None:
-        tap(kind, line)
+        tap(kind, line, self.taps)
+        if kind == "response":
+            first = self._unanswered.pop(writer, None)
+            if first is not None:
+                self._exchanged(first, line)
         writer.write(encode(line))
         await asyncio.wait_for(writer.drain(), _WRITE_TIMEOUT)
+
+    def _exchanged(self, first: bytes, answer: Line | None) -> None:
+        """Show one connection's first line and its answer to the exchange taps."""
+        for callback in list(self.exchange_taps):
+            try:
+                callback(first, answer)
+            except Exception:
+                log.exception("exchange tap failed")
 
 
 class _TrackedProtocol(asyncio.StreamReaderProtocol):

@@ -104,6 +104,13 @@ class Simulator:
         self._server: Server | None = None
         self._events: list[Envelope] = []
         self._events_lock = threading.Lock()
+        #: ``tap(kind, line)`` callables that see this simulator's wire lines only (requests,
+        #: responses, events); append before or after :meth:`start`
+        self.wire_taps: list[Callable[[str, dict[str, Any]], None]] = []
+        #: ``tap(first_line, answer)`` callables that see each request connection of this
+        #: simulator once: the first line as read (bytes) and the answer written for it, or
+        #: None (:attr:`Server.exchange_taps`); append before or after :meth:`start`
+        self.exchange_taps: list[Callable[[bytes, dict[str, Any] | None], None]] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -158,6 +165,8 @@ class Simulator:
             runtime.start_detection()
         runtime.hub.add_listener(self._record)
         server = Server(runtime)
+        server.taps = self.wire_taps
+        server.exchange_taps = self.exchange_taps
         await server.start()
         try:
             runtime.restore()

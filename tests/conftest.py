@@ -1,4 +1,4 @@
-"""Shared fixtures: isolated simulators, the contract check on every emitted line, helpers."""
+"""Shared fixtures: isolated simulators, the contract check on every wire line, helpers."""
 
 from __future__ import annotations
 
@@ -17,20 +17,19 @@ import pytest
 from herdr_sim import Simulator
 from herdr_sim.client import call, request
 from herdr_sim.server import WIRE_TAPS
-from tests.contract_check import violations
+from pytest_herdr.contracts import ContractChecker
+from tests.contract_check import new_checker
 
 # Plain helper modules get pytest's assertion messages too.
 pytest.register_assert_rewrite("tests.contract.helpers")
 
-_VIOLATIONS: list[str] = []
-_SEEN: dict[str, int] = {"response": 0, "event": 0}
+#: the running test's checker (lines on the wire outside any test go to a spare one)
+_CHECKERS: list[ContractChecker] = []
+_SPARE = new_checker()
 
 
 def _check_line(kind: str, line: dict[str, Any]) -> None:
-    _SEEN[kind] += 1
-    _VIOLATIONS.extend(
-        f"{problem}\n  line: {json.dumps(line)[:400]}" for problem in violations(kind, line)
-    )
+    (_CHECKERS[-1] if _CHECKERS else _SPARE).observe(kind, line)
 
 
 WIRE_TAPS.append(_check_line)
@@ -38,29 +37,31 @@ WIRE_TAPS.append(_check_line)
 
 @pytest.fixture(autouse=True)
 def contract_checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Fail the test when anything the simulator emitted broke the protocol-22 schema.
+    """Fail the test when a request the simulator accepted, or a line it emitted, broke the
+    protocol-22 schema (responses are also checked against their request's result type).
 
     In-process servers are checked through the wire tap; subprocess servers
     (``herdr-sim serve``) write their lines to ``$HERDR_SIM_WIRE_LOG``, checked here too.
     """
-    start = len(_VIOLATIONS)
+    checker = new_checker()
+    _CHECKERS.append(checker)
     log = tmp_path_factory.mktemp("wire") / "wire.jsonl"
     old = os.environ.get("HERDR_SIM_WIRE_LOG")
     os.environ["HERDR_SIM_WIRE_LOG"] = str(log)
     try:
         yield log
     finally:
+        _CHECKERS.remove(checker)
         if old is None:
             os.environ.pop("HERDR_SIM_WIRE_LOG", None)
         else:
             os.environ["HERDR_SIM_WIRE_LOG"] = old
-    found = _VIOLATIONS[start:]
-    if log.exists():
-        for raw in log.read_text().splitlines():
-            entry = json.loads(raw)
-            found.extend(violations(entry["kind"], entry["line"]))
+    checker.follow_wire_log(log, skip_pids={os.getpid()})  # own servers: tapped already
+    # A request the schema forbids counts when the simulator accepted it (or never answered);
+    # one it rejected is a test of an error path (checker.rejected).
+    found = [str(problem) for problem in [*checker.violations, *checker.unanswered][:20]]
     if found:
-        pytest.fail("protocol-22 schema violations:\n" + "\n".join(found[:20]), pytrace=False)
+        pytest.fail("protocol-22 schema violations:\n" + "\n".join(found), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,8 @@
-"""Validate every line the simulator emits against Herdr's published protocol-22 schema.
+"""The test suite's contract check: every wire line against Herdr's published protocol-22 schema.
 
-The schema stays in ``../shared/contracts`` (it is Herdr's, not ours); this module loads it
-from there, or from ``$HERDR_CONTRACTS_DIR``.
+The checking itself is :mod:`pytest_herdr.contracts` (one place); this module only knows
+where the suite finds Herdr's schema: ``../shared/contracts`` (it is Herdr's, not ours, and is
+never copied into the package), or ``$HERDR_CONTRACTS_DIR``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from pytest_herdr.contracts import ContractChecker, SchemaBundle
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,31 +24,32 @@ def contracts_dir() -> Path:
     return Path(env) if env else REPO.parent / "shared" / "contracts"
 
 
+def schema_path() -> Path:
+    """Herdr's published protocol-22 bundle."""
+    return contracts_dir() / "herdr-api.protocol22.schema.json"
+
+
 @cache
 def schema_bundle() -> dict[str, Any]:
-    """The protocol-22 bundle."""
-    path = contracts_dir() / "herdr-api.protocol22.schema.json"
-    bundle: dict[str, Any] = json.loads(path.read_text())
+    """The protocol-22 bundle as JSON."""
+    bundle: dict[str, Any] = json.loads(schema_path().read_text())
     return bundle
 
 
 @cache
-def validator(part: str) -> Draft202012Validator:
-    """A validator for one top-level schema of the bundle (refs resolve in the bundle)."""
-    schema = dict(schema_bundle())
-    schema["$ref"] = f"#/schemas/{part}"
-    return Draft202012Validator(schema)
+def published_bundle() -> SchemaBundle:
+    """The protocol-22 bundle, loaded once (its validators are cached in it)."""
+    return SchemaBundle(schema_bundle(), str(schema_path()))
 
 
-def violations(kind: str, line: dict[str, Any]) -> list[str]:
-    """Schema errors of one emitted line ("response" or "event")."""
-    if kind == "response":
-        part = "error_response" if "error" in line else "success_response"
-    elif "." in str(line.get("event", "")):
-        part = "subscription_event"
-    else:
-        part = "event"
+def new_checker() -> ContractChecker:
+    """A fresh checker (own coverage and violations) against the published bundle."""
+    return ContractChecker(published_bundle())
+
+
+def violations(kind: str, line: dict[str, Any], method: str | None = None) -> list[str]:
+    """Schema errors of one wire line ("request", "response" or "event"), as text."""
     return [
-        f"{part}: {error.message} at {list(error.absolute_path)}"
-        for error in validator(part).iter_errors(line)
+        f"{problem.kind}: {problem.part}: {problem.message} at {list(problem.location)}"
+        for problem in new_checker().check(kind, line, method)
     ]

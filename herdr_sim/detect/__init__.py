@@ -4,6 +4,9 @@
   directory (never bundled here) into a :class:`ManifestSet`, whose
   :meth:`~ManifestSet.detect` and :meth:`~ManifestSet.explain` classify a
   detection snapshot (screen text plus OSC title/progress) for an agent.
+* :data:`BUILTIN_MANIFESTS_DIR` holds the simulator's own manifests for its fake
+  ``pi``, ``claude``, ``codex`` and ``opencode`` screens (not Herdr's; pass it as
+  ``agent_manifests_dir`` when Herdr's manifests are not at hand).
 * :func:`explain_to_json` gives ``agent.explain``'s object (the CLI renders its text).
 * :func:`detect_agent_process` names the agent running in a pane from its
   foreground process group (process names, interpreter scripts, the
@@ -11,6 +14,8 @@
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from herdr_sim.agent_kinds import (
     AGENT_LABELS,
@@ -42,8 +47,13 @@ from herdr_sim.detect.process import (
 )
 from herdr_sim.detect.rust_regex import RustRegexError, compile_rust_regex, translate
 
+#: The simulator's own detection manifests, one per fake kind: they recognise the fake
+#: agents' screens only (a real agent's screen needs Herdr's manifests).
+BUILTIN_MANIFESTS_DIR: Path = Path(__file__).resolve().parent / "builtin"
+
 __all__ = [
     "AGENT_LABELS",
+    "BUILTIN_MANIFESTS_DIR",
     "DEFAULT_KNOWN_AGENT_IDLE_FALLBACK",
     "SCREEN_MANIFEST_AGENTS",
     "Detection",

@@ -8,7 +8,10 @@ the reply ``ok``.
 
 Keys: text then Enter submits a prompt (or answers a question); Escape interrupts a running
 turn (or cancels a question); Ctrl+C interrupts, or exits when idle; Ctrl+D on an empty
-line, ``/exit`` or ``/quit`` exit.
+line, ``/exit`` or ``/quit`` exit. ``/ask QUESTION`` runs a turn that asks ``QUESTION`` (then
+replies the scenario's default reply) without consuming a scenario turn; the third-party
+persona's ``/new`` replaces its session with a new one in the same process and reports it
+(the integration checks drive these two).
 """
 
 from __future__ import annotations
@@ -145,7 +148,7 @@ class FakeAgent:
         self.frame = 0
         self.turn_started = 0.0
         self.turn_index = 0
-        self.pending: list[str] = []
+        self.pending: list[tuple[str, Turn | None]] = []
         self.interrupt = threading.Event()
         self.wake = threading.Event()
         self.lock = threading.RLock()
@@ -479,17 +482,20 @@ class FakeAgent:
     def _worker(self) -> None:
         while True:
             with self.lock:
-                prompt = self.pending.pop(0) if self.pending else None
-            if prompt is None:
+                item = self.pending.pop(0) if self.pending else None
+            if item is None:
                 return
-            turn = self.scenario.turn(self.turn_index)
-            self.turn_index += 1
+            prompt, turn = item
+            if turn is None:
+                turn = self.scenario.turn(self.turn_index)
+                self.turn_index += 1
             self.run_turn(prompt, turn)
 
-    def submit(self, text: str) -> None:
-        """Queue a prompt; it runs after the current turn, if any."""
+    def submit(self, text: str, turn: Turn | None = None) -> None:
+        """Queue a prompt (``turn``: run these steps instead of the scenario's next turn);
+        it runs after the current turn, if any."""
         with self.lock:
-            self.pending.append(text)
+            self.pending.append((text, turn))
             if self.worker is None or not self.worker.is_alive():
                 self.worker = threading.Thread(target=self._worker, name="turn", daemon=True)
                 self.worker.start()
@@ -529,7 +535,26 @@ class FakeAgent:
         if text in ("/exit", "/quit"):
             self.exiting = True
             return
+        if text.startswith("/ask ") and text[5:].strip():
+            steps = [
+                Step("ask", text=text[5:].strip()),
+                Step("reply", text=self.scenario.default_reply),
+            ]
+            self.submit(text, Turn(steps=steps))
+            return
+        if text == "/new" and self.kind == "fake-agent" and self.state == "idle":
+            self.new_session()
+            return
         self.submit(text)
+
+    def new_session(self) -> None:
+        """``/new``: a fresh session in the same process, reported (never a release)."""
+        self.options.resume = None
+        self.options.session_id = None
+        with self.lock:
+            self.session_id, self.session = self._open_session(os.environ)
+        self.say(f"New session {self.session_id}")
+        self.report_startup()
 
     def on_escape(self) -> None:
         """Escape: interrupt the running turn (a question counts as part of it)."""

@@ -67,7 +67,18 @@ def _stale(rec: agents.AgentRecord, source: str, seq: int | None) -> bool:
 
 def _resolve(rt: Runtime, p: dict[str, Any]) -> tuple[PaneRef, str]:
     ref = rt.pane(p["pane_id"])
-    return ref, _label(p["agent"])
+    label = _label(p["agent"])
+    _sync_managed(rt, ref)
+    return ref, label
+
+
+def _sync_managed(rt: Runtime, ref: PaneRef) -> None:
+    """Tell the engine which agent kind an ``agent.start`` launch manages in the pane: its
+    name survives that kind's session changes (Herdr's managed agent)."""
+    from .agent_start import launch_of
+
+    launch = launch_of(rt, ref)
+    ref.pane.agent_rec.managed_kind = None if launch is None else launch.kind
 
 
 @method(
@@ -174,6 +185,7 @@ async def release_agent(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 async def clear_agent_authority(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Drop the hook authority; the state falls back to screen detection (socket only)."""
     ref = rt.pane(p["pane_id"])
+    _sync_managed(rt, ref)
     before = rt.agent_before(ref)
     agents.clear_authority(ref.pane.agent_rec, source=p["source"], seq=p["seq"])
     rt.agent_commit(ref, before)
@@ -198,9 +210,13 @@ def set_detection(
 
     ``agent`` is the foreground agent's label (None: a plain shell). Dropping a detected
     agent is its process exiting: its authority, name and session are cleared and
-    ``pane.agent_detected`` reports ``released``.
+    ``pane.agent_detected`` reports ``released``. A detected agent other than the one the
+    agent name was given to clears the name (unless a full-lifecycle authority of that
+    agent owns the pane, when Herdr ignores detection). A session report held for the
+    detected agent is stored, with the report parked for it.
     """
     rec = ref.pane.agent_rec
+    _sync_managed(rt, ref)
     before = rt.agent_before(ref)
     label = None if agent is None else (agents.known_agent(agent) or agent)
     released = False
@@ -209,7 +225,11 @@ def set_detection(
     if label != rec.detected:
         # a new agent process: its first idle is readiness (unless another agent just exited)
         rec.acquiring = label is not None and not released
+    auth = rec.authority
+    ignored = auth is not None and label == auth.agent and rec.screen_detection_skipped()
     rec.detected = label
     rec.screen_state = screen_state if label is not None else "unknown"
+    if label is not None and not ignored:
+        agents.reconcile_name_owner(rec, label, None)
     agents.replay_parked(rec)  # a report that came before its process may apply now
     return rt.agent_commit(ref, before, released=released)

@@ -20,7 +20,22 @@ detected and the pane is anchored to a session, a report carrying another sessio
 reports the session the user selects (``session_start_source: "select"``, unsequenced):
 that re-anchors the pane — even after sequenced reports — and drops an OpenCode authority
 anchored to the previous session; a selection made before the opencode process is detected
-waits for it (:attr:`AgentRecord.selection`).
+waits for it (:attr:`AgentRecord.held`).
+
+The other full-lifecycle sources (``herdr:pi``, ``herdr:omp``, ``herdr:mastracode``,
+``herdr:kilo``, ``herdr:kimi``) follow Herdr's session rules too (``src/terminal/state.rs``):
+
+* a session report that is not anchored to a live process — the process is not detected yet,
+  or the pane holds no session of that source — is *held* (it needs a recognised
+  ``session_start_source`` and a ``seq``) and stored once the process is detected, together
+  with a lifecycle report parked for that same session;
+* when the owner replaces its session (``session_start_source`` allowing it, e.g. pi's
+  ``new``/``resume``/``fork``), the authority tied to the previous session goes (the state
+  falls back to detection until the new session reports) and the previous session becomes
+  *stale*: its late reports are ignored outright, until the owner resumes it;
+* an agent name belongs to the agent (and session) that held the pane when it was given
+  (:class:`NameOwner`); a different agent or session taking the pane clears it, except the
+  kind an ``agent.start`` launch is managing (Herdr's ``reconcile_agent_name_owner``).
 """
 
 from __future__ import annotations
@@ -40,6 +55,9 @@ _FULL = ("pi", "omp", "mastracode", "opencode", "kilo", "kimi")
 _PATH_AGENTS = ("pi", "omp")
 #: ``session_start_source`` values Herdr keeps (others are dropped).
 START_SOURCES = ("startup", "resume", "clear", "compact", "branch", "new", "fork", "select")
+#: ``session_start_source`` values that let a full-lifecycle source's held session report count
+#: (Herdr's ``session_start_source_is_recognized``: no ``branch``).
+_RECOGNIZED = ("startup", "resume", "clear", "compact", "new", "fork", "select")
 #: Start sources that let an official owner replace its stored session id (§5.4).
 _REPLACES: dict[str, tuple[str, ...]] = {
     "herdr:claude": ("clear", "resume", "compact"),
@@ -197,9 +215,22 @@ class ParkedReport:
     seq: int | None
 
 
+@dataclass(frozen=True)
+class NameOwner:
+    """Who an agent name belongs to: the agent label and, once known, its session."""
+
+    agent: str
+    ref: SessionRef | None
+
+
 @dataclass
 class AgentRecord:
-    """The agent side of one terminal."""
+    """The agent side of one terminal.
+
+    Setting :attr:`name` records its :attr:`name_owner` from what holds the pane at that
+    moment (Herdr's ``set_agent_name``): the authority, else the stored session, else the
+    effective agent.
+    """
 
     authority: Authority | None = None
     #: last accepted ``seq`` per source
@@ -225,9 +256,28 @@ class AgentRecord:
     #: a newly detected agent process has not reached idle yet; its first idle is not a
     #: completion (Herdr's ``agent_process_acquisition_pending``)
     acquiring: bool = False
-    #: an OpenCode session selection reported before the opencode process was detected;
-    #: it anchors the pane once the process is (Herdr's suppressed replacement session)
-    selection: SessionRef | None = None
+    #: a full-lifecycle session report held until its process is detected (an OpenCode
+    #: selection, or another source's session start); it anchors the pane once the process
+    #: is (Herdr's suppressed replacement session)
+    held: SessionRef | None = None
+    #: sessions a full-lifecycle source replaced, per source: their reports are ignored
+    stale: dict[str, list[SessionRef]] = field(default_factory=dict)
+    #: the agent (and session) the agent name belongs to
+    name_owner: NameOwner | None = None
+    #: seam set by the report handlers: the kind an ``agent.start`` launch manages here
+    managed_kind: str | None = None
+
+    def __setattr__(self, key: str, value: object) -> None:
+        object.__setattr__(self, key, value)
+        if key == "name":
+            owner = None if value is None else _owner_now(self)
+            object.__setattr__(self, "name_owner", owner)
+
+    @property
+    def selection(self) -> SessionRef | None:
+        """A held OpenCode selection (the name the OpenCode rules use)."""
+        held = self.held
+        return held if held is not None and (held.source, held.agent) == _OPENCODE else None
 
     def accept_seq(self, source: str, seq: int | None) -> bool:
         """§5.4: sequenced reports must grow; unsequenced ones only before any sequenced."""
@@ -283,6 +333,45 @@ def effective(rec: AgentRecord) -> tuple[str | None, AgentState]:
 def is_agent(rec: AgentRecord) -> bool:
     """§5.2: a named pane or one with an effective agent label."""
     return rec.name is not None or effective(rec)[0] is not None
+
+
+def _authority_ref(rec: AgentRecord) -> SessionRef | None:
+    """The session a full-lifecycle authority is anchored to (its reports carry it)."""
+    auth, session = rec.authority, rec.session
+    if auth is None or session is None or classify(auth.source, auth.agent) != "full":
+        return None
+    return session if (session.source, session.agent) == (auth.source, auth.agent) else None
+
+
+def _owner_now(rec: AgentRecord) -> NameOwner | None:
+    """Who a name given now belongs to (Herdr's ``set_agent_name``)."""
+    if "managed_kind" not in rec.__dict__:
+        return None  # still being constructed
+    if rec.authority is not None:
+        return NameOwner(rec.authority.agent, _authority_ref(rec))
+    if rec.session is not None:
+        return NameOwner(rec.session.agent, rec.session)
+    label = effective(rec)[0]
+    return None if label is None else NameOwner(label, None)
+
+
+def reconcile_name_owner(rec: AgentRecord, agent: str, ref: SessionRef | None) -> None:
+    """``agent`` (with session ``ref``) now holds the pane: a name given to a different agent
+    or session goes; an unowned name is adopted. The managed launch's kind keeps its name."""
+    if rec.name is None:
+        return
+    managed = rec.managed_kind
+    if managed is not None and known_agent(agent) == managed:
+        return
+    owner = rec.name_owner
+    if owner is None and managed is not None:
+        owner = NameOwner(managed, None)
+    if owner is None:
+        rec.name_owner = NameOwner(agent, ref)
+    elif owner.agent != agent or (owner.ref is not None and ref is not None and owner.ref != ref):
+        rec.name = None
+    elif owner.ref is None and ref is not None:
+        rec.name_owner = NameOwner(owner.agent, ref)
 
 
 @dataclass(frozen=True)
@@ -373,25 +462,50 @@ class AgentBook:
 
 
 def _store_session(rec: AgentRecord, ref: SessionRef | None, start: str | None) -> bool:
-    """Record an official session ref by §5.4's replacement rules; True if stored."""
+    """Record an official session ref by §5.4's replacement rules; True if stored.
+
+    The agent taking the pane with that session is reconciled with the agent name's owner.
+    """
     if ref is None:
         return False
     current = rec.session
+    stored = False
     if current is None or current == ref:
+        stored = True
+    elif current.source == ref.source:
+        allowed = start is not None and start in _REPLACES.get(ref.source, ())
+        stored = allowed or ref.source == "herdr:antigravity_cli"
+    elif rec.detected == ref.agent and start is not None and start != "branch":
+        stored = True
+    if stored:
+        reconcile_name_owner(rec, ref.agent, ref)
         rec.session = ref
-        return True
-    if current.source == ref.source:
-        if start is not None and start in _REPLACES.get(ref.source, ()):
-            rec.session = ref
-            return True
-        if ref.source == "herdr:antigravity_cli":
-            rec.session = ref
-            return True
-        return False
-    if rec.detected == ref.agent and start is not None and start != "branch":
-        rec.session = ref
-        return True
-    return False
+    return stored
+
+
+def _is_stale(rec: AgentRecord, source: str, ref: SessionRef | None) -> bool:
+    """A report for a session its owner replaced (Herdr ignores it outright)."""
+    return ref is not None and ref in rec.stale.get(source, ())
+
+
+def _remember_stale(rec: AgentRecord, ref: SessionRef) -> None:
+    sessions = rec.stale.setdefault(ref.source, [])
+    if ref not in sessions:
+        sessions.append(ref)
+
+
+def _forget_stale(rec: AgentRecord, ref: SessionRef) -> None:
+    sessions = rec.stale.get(ref.source)
+    if sessions is not None and ref in sessions:
+        sessions.remove(ref)
+        if not sessions:
+            del rec.stale[ref.source]
+
+
+def _fresh_after_stale(rec: AgentRecord, source: str, ref: SessionRef | None) -> bool:
+    """A report for a session that is not one of the source's stale ones, while it has
+    some: Herdr re-anchors the source's ``seq`` on it (the new session's numbering)."""
+    return bool(rec.stale.get(source)) and ref is not None and not _is_stale(rec, source, ref)
 
 
 def report_agent(
@@ -407,8 +521,8 @@ def report_agent(
 ) -> bool:
     """``pane.report_agent``; True when the report became the hook authority.
 
-    ``replayed`` marks a parked report being applied: its ``seq`` was accepted when it
-    was parked.
+    ``replayed`` marks a parked report being applied: its ``seq`` was checked when it was
+    parked and becomes the source's high-water mark now.
     """
     kind = classify(source, agent)
     if kind == "session_only":
@@ -418,25 +532,36 @@ def report_agent(
             _store_session(rec, ref, None)
         return False
     if kind == "full":
-        if _opencode_cross_talk(rec, source, agent, ref):
+        if _is_stale(rec, source, ref) or _opencode_cross_talk(rec, source, agent, ref):
             return False
         anchored = rec.session is not None and rec.session.source == source
         if ref is not None and anchored:
             assert rec.session is not None
             anchored = rec.session.value == ref.value
-        if ref is None and seq is None:
-            return False  # nothing to anchor it by: dropped, as in Herdr
         if rec.detected != agent or not anchored:
             # Parked, not dropped: an integration may report before Herdr has seen its
-            # process or stored its session (Herdr replays such reports). Its seq counts
-            # now, so later reports of the same source stay in order.
-            if replayed or rec.accept_seq(source, seq):
+            # process or stored its session; the report applies with that session. Only
+            # a report carrying its session and a seq can wait; the newest one waits.
+            parked = rec.parked
+            newer = (
+                seq is not None
+                and seq > rec.seqs.get(source, -1)
+                and (parked is None or parked.source != source or parked.seq is None
+                     or seq > parked.seq)
+            )  # fmt: skip
+            if replayed or (ref is not None and newer):
                 rec.parked = ParkedReport(source, agent, state, message, ref, seq)
             return False
+        if not replayed and _fresh_after_stale(rec, source, ref):
+            rec.seqs.pop(source, None)
     elif known_agent(agent) is not None and rec.detected not in (None, agent):
         return False
-    if not replayed and not rec.accept_seq(source, seq):
+    if replayed:
+        if seq is not None:
+            rec.seqs[source] = max(seq, rec.seqs.get(source, seq))
+    elif not rec.accept_seq(source, seq):
         return False
+    reconcile_name_owner(rec, agent, ref if kind == "full" else None)
     previous = rec.authority
     if previous is not None and previous.source != source and rec.resume_source != source:
         rec.resume_argv, rec.resume_source = None, None
@@ -447,20 +572,29 @@ def report_agent(
 
 
 def replay_parked(rec: AgentRecord) -> bool:
-    """Apply a parked full-lifecycle report if it is acceptable now; True when applied.
+    """Store a held session report once its process is detected; True when a parked
+    report applied with it.
 
-    A waiting OpenCode selection is applied first once its process is detected, so a
-    report parked for want of that anchor applies with it.
+    Herdr keeps a parked report waiting until a held session of its source is stored: it
+    applies then if it is for that session, else it is dropped.
     """
-    selection = rec.selection
-    if selection is not None and rec.detected == selection.agent:
-        rec.selection = None
-        _select(rec, selection)
+    held = rec.held
+    if held is None or rec.detected != held.agent:
+        return False
+    rec.held = None
+    if (held.source, held.agent) == _OPENCODE:
+        _select(rec, held)
+    else:
+        _forget_stale(rec, held)
+        reconcile_name_owner(rec, held.agent, held)
+        rec.session = held
     parked = rec.parked
-    if parked is None:
+    if parked is None or parked.source != held.source:
         return False
     rec.parked = None
-    applied = report_agent(
+    if parked.ref != held:
+        return False
+    return report_agent(
         rec,
         source=parked.source,
         agent=parked.agent,
@@ -470,7 +604,6 @@ def replay_parked(rec: AgentRecord) -> bool:
         seq=parked.seq,
         replayed=True,
     )
-    return applied  # report_agent parks it again if it still cannot apply
 
 
 def report_session(
@@ -484,11 +617,59 @@ def report_session(
     """``pane.report_agent_session``; True if the stored session changed."""
     if ref is not None and (ref.source, ref.agent) == _OPENCODE and start == "select":
         return _report_selection(rec, ref, seq)
+    if ref is not None and classify(ref.source, ref.agent) == "full":
+        return _report_full_session(rec, ref, start, seq)
     if not rec.accept_seq(source, seq):
         return False
     before = rec.session
     _store_session(rec, ref, start)
     return rec.session != before
+
+
+def _report_full_session(
+    rec: AgentRecord, ref: SessionRef, start: str | None, seq: int | None
+) -> bool:
+    """A full-lifecycle source's session report (Herdr's ``set_agent_session_ref``).
+
+    Unless its process is detected and the pane already holds a session of that source, the
+    report is held (a recognised start source and a ``seq`` are required) and stored when
+    the process is detected — at once if it already is. Otherwise it is the owner changing
+    its session: allowed by the start source, the authority tied to the previous session
+    goes and that session turns stale; not allowed, a different session is ignored.
+    """
+    source = ref.source
+    current = rec.session
+    present = rec.detected == ref.agent
+    anchored = current is not None and (current.source, current.agent) == (source, ref.agent)
+    if not present or not anchored:
+        if start not in _RECOGNIZED or seq is None or seq <= rec.seqs.get(source, -1):
+            return False
+        if rec.held != ref:
+            parked = rec.parked
+            if parked is not None and parked.source == source and parked.ref != ref:
+                rec.parked = None
+            rec.held = ref
+        rec.seqs[source] = seq
+        before = rec.session
+        replay_parked(rec)
+        return rec.session != before
+    assert current is not None
+    if not rec.accept_seq(source, seq):
+        return False
+    allowed = start is not None and start in _REPLACES.get(source, ())
+    if current != ref and current.kind == ref.kind == "id" and not allowed:
+        return False
+    replaced = _authority_ref(rec) not in (None, ref)
+    if replaced and not allowed:
+        return False
+    if allowed:
+        _forget_stale(rec, ref)
+    if replaced:
+        _remember_stale(rec, current)
+        rec.authority = None
+    reconcile_name_owner(rec, ref.agent, ref)
+    rec.session = ref
+    return current != ref
 
 
 # -- OpenCode ------------------------------------------------------------------------------------
@@ -515,30 +696,34 @@ def _report_selection(rec: AgentRecord, ref: SessionRef, seq: int | None) -> boo
     """OpenCode's ``select`` session report; True if the stored session changed.
 
     Unsequenced (the TUI plugin) it ignores the seq rule. While the opencode process is not
-    detected it waits (a sequenced one counts its ``seq``), dropping a report parked for
+    detected it is held (a sequenced one counts its ``seq``), dropping a report parked for
     the previous session.
     """
     if seq is not None and not rec.accept_seq(ref.source, seq):
         return False
     if rec.detected != ref.agent:
-        rec.selection = ref
+        rec.held = ref
         if rec.parked is not None and rec.parked.source == ref.source:
             rec.parked = None
         return False
-    rec.selection = None
+    rec.held = None
     return _select(rec, ref)
 
 
 def _select(rec: AgentRecord, ref: SessionRef) -> bool:
     """Anchor the pane to a selected OpenCode session; an OpenCode authority anchored to the
     previous one is dropped until the selected session reports (screen detection applies
-    meanwhile). True if the stored session changed."""
+    meanwhile) and that session turns stale. True if the stored session changed."""
     before = rec.session
+    anchored = _authority_ref(rec)
     if not _store_session(rec, ref, "select") or before == ref:
         return False
+    _forget_stale(rec, ref)
     auth = rec.authority
     if before is not None and auth is not None and (auth.source, auth.agent) == _OPENCODE:
         rec.authority = None
+        if anchored is not None:
+            _remember_stale(rec, anchored)
     return True
 
 

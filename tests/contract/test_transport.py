@@ -8,6 +8,7 @@ import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,7 +47,10 @@ def test_protocol_and_version_are_configurable(short_dir: Path) -> None:
 
 
 def test_path_settings_accept_strings(short_dir: Path) -> None:
-    paths = {"socket_path": str(short_dir / "s.sock"), "runtime_dir": str(short_dir / "r")}
+    paths: dict[str, Any] = {
+        "socket_path": str(short_dir / "s.sock"),
+        "runtime_dir": str(short_dir / "r"),
+    }
     with Simulator(**paths) as other:
         assert other.socket_path == short_dir / "s.sock"
         assert request(str(other.socket_path), "ping")["result"]["type"] == "pong"
@@ -258,3 +262,34 @@ def test_client_hanging_up_abandons_a_wait(sim: Simulator, root: str) -> None:
     sock.connect(str(sim.socket_path))
     sock.sendall(line.encode() + b"\n")
     hang_up(sim, sock)
+
+
+def test_a_simulators_own_wire_taps_see_only_its_lines(sim: Simulator, short_dir: Path) -> None:
+    mine: list[tuple[str, str]] = []
+    sim.wire_taps.append(lambda kind, line: mine.append((kind, str(line.get("id")))))
+    with Simulator(socket_path=short_dir / "other.sock") as other:
+        request(other.socket_path, "ping", request_id="elsewhere")
+    request(sim.socket_path, "ping", request_id="here")
+    assert mine == [("request", "here"), ("response", "here")]
+
+
+def test_exchange_taps_see_each_first_line_as_read_with_its_answer(sim: Simulator) -> None:
+    seen: list[tuple[bytes, dict[str, object] | None]] = []
+    sim.exchange_taps.append(lambda first, answer: seen.append((first, answer)))
+    raw_exchange(sim.socket_path, b"{not json\n")
+    ping = b'{"id":"p","method":"ping","params":{}}\n'
+    answer = json.loads(raw_exchange(sim.socket_path, ping))
+    assert len(seen) == 2  # a tap has run before the client can read the answer
+    (bad, refusal), (good, reply) = seen
+    assert bad == b"{not json\n"
+    assert refusal is not None and "json" in invalid_request(refusal).lower()
+    assert (good, reply) == (ping, answer)
+
+
+def test_exchange_taps_see_no_answer_for_a_dropped_reply(sim: Simulator) -> None:
+    seen: list[tuple[bytes, dict[str, object] | None]] = []
+    sim.exchange_taps.append(lambda first, answer: seen.append((first, answer)))
+    sim.faults.add("ping", drop="after")
+    line = b'{"id":"d","method":"ping","params":{}}\n'
+    assert raw_exchange(sim.socket_path, line) == b""
+    assert seen == [(line, None)]  # shown before the connection closes

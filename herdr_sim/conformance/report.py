@@ -1,0 +1,152 @@
+"""The result of an integration check: one verdict per rule, with its evidence.
+
+:class:`IntegrationReport` is what :func:`herdr_sim.conformance.check_integration` returns.
+``to_json()`` has a stable, versioned shape for CI (documented in
+``docs/pytest-plugin/integration-checks.md``); ``render()`` is the readable text the
+``herdr-sim check-integration`` command prints.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["JSON_VERSION", "Evidence", "IntegrationReport", "RuleResult", "Status"]
+
+#: bumped when the JSON shape changes incompatibly
+JSON_VERSION = 1
+
+Status = Literal["passed", "failed", "skipped"]
+_MARK = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One line of evidence: ``t`` seconds since the check started (None: not timed), the
+    text (a report as received, or what the checker did or saw) and optionally a screen."""
+
+    text: str
+    t: float | None = None
+    screen: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"t", "text", "screen"}``."""
+        return {
+            "t": None if self.t is None else round(self.t, 3),
+            "text": self.text,
+            "screen": self.screen,
+        }
+
+    def line(self) -> str:
+        """``+1.234s text``."""
+        return self.text if self.t is None else f"+{self.t:.3f}s {self.text}"
+
+
+@dataclass
+class RuleResult:
+    """The verdict on one rule: ``summary`` says why in one line."""
+
+    id: str
+    title: str
+    status: Status
+    summary: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """The rule held."""
+        return self.status == "passed"
+
+    @property
+    def failed(self) -> bool:
+        """The rule was broken."""
+        return self.status == "failed"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"id", "title", "status", "summary", "evidence": [...]}``."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "summary": self.summary,
+            "evidence": [item.to_json() for item in self.evidence],
+        }
+
+
+@dataclass
+class IntegrationReport:
+    """Every rule's verdict, the command checked and every report the agent made."""
+
+    command: list[str]
+    cwd: str
+    rules: list[RuleResult]
+    reports: list[dict[str, Any]] = field(default_factory=list)
+    timeline: list[Evidence] = field(default_factory=list)
+    duration: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """No rule failed (skipped rules do not count as passed, nor as failed)."""
+        return not any(rule.failed for rule in self.rules)
+
+    def rule(self, rule_id: str) -> RuleResult:
+        """The verdict on one rule (KeyError if it was not checked)."""
+        for result in self.rules:
+            if result.id == rule_id:
+                return result
+        raise KeyError(rule_id)
+
+    @property
+    def failed_rules(self) -> list[str]:
+        """The ids of the rules that failed."""
+        return [rule.id for rule in self.rules if rule.failed]
+
+    def counts(self) -> dict[str, int]:
+        """How many rules passed, failed and were skipped."""
+        counts = {"passed": 0, "failed": 0, "skipped": 0}
+        for rule in self.rules:
+            counts[rule.status] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON shape (``version`` 1)."""
+        return {
+            "version": JSON_VERSION,
+            "passed": self.passed,
+            "command": list(self.command),
+            "cwd": self.cwd,
+            "duration_s": round(self.duration, 3),
+            "counts": self.counts(),
+            "rules": [rule.to_json() for rule in self.rules],
+            "reports": list(self.reports),
+            "timeline": [item.to_json() for item in self.timeline],
+        }
+
+    def dumps(self) -> str:
+        """:meth:`to_json` as indented JSON text."""
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=False)
+
+    def render(self, *, verbose: bool = False) -> str:
+        """One line per rule (PASS/FAIL/SKIP), the evidence of failed rules under it (of
+        every rule with ``verbose``), and a summary line."""
+        lines = [f"herdr integration check: {' '.join(self.command)}", f"  cwd: {self.cwd}", ""]
+        for rule in self.rules:
+            lines.append(f"{_MARK[rule.status]}  {rule.id:<14} {rule.title}")
+            if rule.status != "passed" or verbose:
+                lines.append(f"      {rule.summary}")
+            if rule.failed or verbose:
+                for item in rule.evidence:
+                    lines.append(f"      | {item.line()}")
+                    if item.screen is not None:
+                        lines.extend(f"      |   {row}" for row in item.screen.splitlines())
+        counts = self.counts()
+        verdict = "PASSED" if self.passed else "FAILED"
+        lines += [
+            "",
+            (
+                f"{verdict}: {counts['passed']} passed, {counts['failed']} failed, "
+                f"{counts['skipped']} skipped in {self.duration:.1f}s"
+            ),
+        ]
+        return "\n".join(lines) + "\n"

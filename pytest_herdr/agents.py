@@ -1,0 +1,127 @@
+"""Fake agents for tests (the ``herdr_fake_agent`` fixture): scenarios in, running agents out.
+
+``start`` launches a fake agent the way an orchestrator would — ``agent.start`` with the
+kind's executable, a scenario file as its argument — and waits, like ``herdr agent start``
+does, until Herdr calls it ``interactive_ready``. The returned :class:`Agent` prompts and
+waits through Herdr's own ``agent.prompt`` and ``agent.wait``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from herdr_sim.client import RequestFailed
+from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario
+
+from .client import HerdrClient
+from .handles import Pane
+from .waits import SCALE, HerdrWait, WaitTimeout, wait_until
+
+#: the kinds the simulator ships a fake for
+FAKE_KINDS: tuple[str, ...] = tuple(LAUNCHER_KINDS)
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One named agent, by name."""
+
+    client: HerdrClient
+    name: str
+    pane: Pane
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """AgentInfo, read now (``agent.get``)."""
+        info: dict[str, Any] = self.client.call("agent.get", target=self.name)["agent"]
+        return info
+
+    @property
+    def status(self) -> str:
+        """The agent's public status now (idle, working, blocked, done, unknown)."""
+        return str(self.info["agent_status"])
+
+    def prompt(
+        self, text: str, *, wait: bool = True, until: tuple[str, ...] = (), timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """``agent.prompt``; with ``wait`` (the default) return after the agent's turn, the
+        AgentInfo of the end of the turn."""
+        params: dict[str, Any] = {"target": self.name, "text": text}
+        if wait:
+            options: dict[str, Any] = {"timeout_ms": int(timeout * SCALE * 1000)}
+            if until:
+                options["until"] = list(until)
+            params["wait"] = options
+        info: dict[str, Any] = self.client.call("agent.prompt", **params)["agent"]
+        return info
+
+    def wait(self, *statuses: str, timeout: float = 30.0) -> dict[str, Any]:
+        """``agent.wait`` for one of ``statuses`` (default: idle or done)."""
+        return HerdrWait(self.client).for_agent(self.name, *statuses, timeout=timeout)
+
+    def send_keys(self, *keys: str) -> None:
+        """``agent.send_keys`` (``"Escape"``, ``"Enter"``, ``"C-c"`` …)."""
+        self.client.call("agent.send_keys", target=self.name, keys=list(keys))
+
+    def read(self, source: str = "recent") -> str:
+        """The agent pane's text (``agent.read``)."""
+        text: str = self.client.call("agent.read", target=self.name, source=source)["read"]["text"]
+        return text
+
+
+class FakeAgents:
+    """Builds scenarios and starts fake agents on one server."""
+
+    def __init__(self, client: HerdrClient, directory: Path, default_pane: Pane | None) -> None:
+        self.client = client
+        self.directory = directory
+        self.default_pane = default_pane
+        self._numbers = itertools.count(1)
+
+    @staticmethod
+    def scenario() -> Scenario:
+        """A new scenario builder: ``.reply("hi").then().ask("Proceed?")``."""
+        return Scenario()
+
+    def write(self, scenario: Scenario) -> Path:
+        """Save ``scenario`` as a file the fake agent reads (``--scenario PATH``)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return scenario.dump(self.directory / f"scenario-{next(self._numbers)}.json")
+
+    def start(
+        self,
+        kind: str = "pi",
+        scenario: Scenario | None = None,
+        *,
+        pane: Pane | None = None,
+        name: str | None = None,
+        args: tuple[str, ...] = (),
+        ready_timeout: float = 30.0,
+    ) -> Agent:
+        """Start a fake agent of ``kind`` with ``scenario`` in ``pane`` (default: the test's
+        ``herdr_pane``) and wait until it is ``interactive_ready``."""
+        target = pane or self.default_pane
+        if target is None:
+            raise ValueError("no pane: pass pane=… (or use the herdr_pane fixture)")
+        argv = list(args)
+        if scenario is not None:
+            argv = ["--scenario", str(self.write(scenario)), *argv]
+        agent_name = name or f"{kind}-{next(self._numbers)}"
+        self.client.call("agent.start", name=agent_name, kind=kind, pane_id=target.pane_id,
+                         args=argv)  # fmt: skip
+        agent = Agent(self.client, agent_name, target)
+
+        def ready() -> bool:
+            try:
+                return bool(agent.info.get("interactive_ready"))
+            except RequestFailed as exc:
+                if exc.code == "agent_not_found":  # the launch failed and lost its name
+                    raise WaitTimeout(f"{kind} agent {agent_name} failed to start") from exc
+                raise
+
+        wait_until(
+            ready, ready_timeout, interval=0.05, what=f"{agent_name} to be interactive_ready"
+        )
+        return agent

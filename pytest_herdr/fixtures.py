@@ -1,0 +1,253 @@
+"""The ``herdr_*`` fixtures. Every one is function-scoped unless it says otherwise, and each
+is an override point: define a fixture of the same name in a conftest to replace it.
+
+The layering follows pytest-httpserver: configuration fixtures (``herdr_settings``,
+``herdr_sim_config``) feed a factory (``herdr_server_factory``) that tracks and reaps every
+server it starts; ``herdr_server`` is one server from it, and the clients, handles and
+recorders build on that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pytest
+
+from herdr_sim.config import SimulatorConfig
+
+from . import backends
+from .agents import FakeAgents
+from .backends import HerdrServer
+from .cli_runner import HerdrCli
+from .client import AsyncHerdrClient, HerdrClient, Observer
+from .differences import skip_for
+from .events import OWN_ID, EventRecorder
+from .forensics import ID_PREFIX
+from .handles import Pane, Workspace
+from .settings import Backend, Settings, settings_of
+from .waits import HerdrWait
+
+if TYPE_CHECKING:  # jsonschema is imported only when --herdr-schema asks for checks
+    from herdr_sim.faults import FaultPlan
+
+    from .contracts import ContractChecker
+
+#: the servers a test started, in order (read by the failure report)
+SERVERS_KEY = pytest.StashKey[list[HerdrServer]]()
+#: cleanup problems of a test's servers, reported in its teardown section
+CLEANUP_KEY = pytest.StashKey[list[str]]()
+#: the session's contract checker, when ``--herdr-schema`` asked for one (set by the plugin)
+CONTRACTS_KEY: pytest.StashKey[ContractChecker] = pytest.StashKey()
+
+
+class ServerFactory(Protocol):
+    """``herdr_server_factory(**settings)`` → a new running server."""
+
+    def __call__(self, **settings: Any) -> HerdrServer: ...
+
+
+@pytest.fixture(scope="session")
+def herdr_settings(pytestconfig: pytest.Config) -> Settings:
+    """Session: the plugin's resolved options (backend, binary, artifacts, settle delay)."""
+    return settings_of(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def herdr_backend_name(herdr_settings: Settings) -> Backend:
+    """Session: ``"sim"`` or ``"real"`` — which Herdr the fixtures start."""
+    return herdr_settings.backend
+
+
+@pytest.fixture
+def herdr_sim_config(request: pytest.FixtureRequest, herdr_settings: Settings) -> SimulatorConfig:
+    """The settings of the simulators this test starts: Herdr's defaults, the settle delay
+    of ``--herdr-settle-ms``, then the test's ``@pytest.mark.herdr(**settings)``, then the
+    ``pytest_herdr_sim_config`` hook. Override it to change every test of a directory."""
+    config = SimulatorConfig(agent_start_settle=herdr_settings.settle_ms / 1000)
+    for marker in reversed(list(request.node.iter_markers("herdr"))):
+        _apply(config, marker.kwargs, where=f"@pytest.mark.herdr on {request.node.nodeid}")
+    request.config.hook.pytest_herdr_sim_config(
+        config=request.config, sim_config=config, node=request.node
+    )
+    return config
+
+
+def _apply(config: SimulatorConfig, settings: dict[str, Any], where: str) -> None:
+    names = {f.name for f in dataclasses.fields(SimulatorConfig)}
+    for key, value in settings.items():
+        if key not in names:
+            raise pytest.UsageError(f"{where}: unknown simulator setting {key!r}")
+        setattr(config, key, value)
+    config.coerce_paths()
+
+
+@pytest.fixture
+def herdr_server_factory(
+    request: pytest.FixtureRequest, herdr_settings: Settings, herdr_sim_config: SimulatorConfig
+) -> Iterator[ServerFactory]:
+    """A factory of servers for tests that need several; reaps them all after the test.
+
+    ``herdr_server_factory(cols=80, persist=False)`` starts a simulator with
+    ``herdr_sim_config`` plus those settings (ignored by a real Herdr, which starts on its own
+    named session). Each server records its events for the failure report.
+    """
+    started: list[HerdrServer] = []
+    request.node.stash[SERVERS_KEY] = started
+
+    def start(**settings: Any) -> HerdrServer:
+        if herdr_settings.backend == "real":
+            binary = backends.require_real_bin(herdr_settings.herdr_bin)
+            server = backends.start_real(binary, f"pytest-{secrets.token_hex(4)}")
+        else:
+            config = dataclasses.replace(herdr_sim_config)
+            _apply(config, settings, where="herdr_server_factory")
+            server = backends.start_sim(config)
+        started.append(server)
+        checker = request.config.stash.get(CONTRACTS_KEY, None)
+        if checker is not None:
+            # a simulator shows the checker every line, the CLI's and the agents' too; the
+            # plugin's own recorder is left out of what the suite exercised
+            server.tap(without_own_lines(checker))
+        try:
+            server.events = EventRecorder(server.socket_path).start()
+        except OSError as exc:
+            server.events = None
+            request.node.stash.setdefault(CLEANUP_KEY, []).append(f"event recorder: {exc!r}")
+        request.config.hook.pytest_herdr_server_started(config=request.config, server=server)
+        return server
+
+    yield start
+    _reap(request, started)
+
+
+def without_own_lines(observer: Observer) -> Observer:
+    """``observer``, shown every line but the plugin's own requests and their answers."""
+    own = (OWN_ID, ID_PREFIX)
+
+    def observe(kind: str, line: dict[str, Any]) -> None:
+        if not str(line.get("id", "")).startswith(own):
+            observer(kind, line)
+
+    return observe
+
+
+def _reap(request: pytest.FixtureRequest, servers: list[HerdrServer]) -> None:
+    """Stop every server (each one, whatever the others do); then surface what went wrong
+    inside a simulator — unless the test already failed, whose own error must stay the
+    headline: then the problems go into a report section instead."""
+    problems = request.node.stash.setdefault(CLEANUP_KEY, [])
+    errors: list[BaseException] = []
+    for server in reversed(servers):
+        if server.events is not None:
+            server.events.stop()
+        try:
+            server.stop()
+            server.check()
+        except Exception as exc:
+            errors.append(exc)
+            problems.append(f"{server.backend} server at {server.socket_path}: {exc!r}")
+    if problems:
+        request.node.add_report_section("teardown", "herdr cleanup", "\n".join(problems))
+    failed = getattr(request.node, "herdr_call_failed", False)
+    if errors and not failed:
+        raise errors[0]
+
+
+@pytest.fixture
+def herdr_server(herdr_server_factory: ServerFactory) -> HerdrServer:
+    """A fresh server for this test: a simulator (default) or a real Herdr
+    (``--herdr-backend real``), on its own short socket path under /tmp with its own HOME
+    and config directory; stopped with every process it started after the test."""
+    return herdr_server_factory()
+
+
+def _observers(request: pytest.FixtureRequest, server: HerdrServer) -> list[Any]:
+    """The observers of a client of ``server``: the protocol tail (real Herdr) and the
+    session's contract checker, unless the simulator's tap already shows it every line."""
+    observers: list[Any] = server.client_observers()
+    checker = request.config.stash.get(CONTRACTS_KEY, None)
+    if checker is not None and server.sim is None:
+        observers.append(checker)
+    return observers
+
+
+@pytest.fixture
+def herdr_client(request: pytest.FixtureRequest, herdr_server: HerdrServer) -> HerdrClient:
+    """A synchronous client for ``herdr_server``: ``herdr_client.call("pane.list")``."""
+    return HerdrClient(herdr_server.socket_path, observers=_observers(request, herdr_server))
+
+
+@pytest.fixture
+def herdr_async_client(
+    request: pytest.FixtureRequest, herdr_server: HerdrServer
+) -> AsyncHerdrClient:
+    """The asyncio client for ``herdr_server``: ``await herdr_async_client.call("ping")``."""
+    return AsyncHerdrClient(herdr_server.socket_path, observers=_observers(request, herdr_server))
+
+
+@pytest.fixture
+def herdr_cli(herdr_server: HerdrServer) -> HerdrCli:
+    """Runs the ``herdr`` CLI against ``herdr_server``: ``herdr_cli("pane", "list")`` →
+    exit code, stdout, stderr and the parsed JSON."""
+    return HerdrCli(herdr_server)
+
+
+@pytest.fixture
+def herdr_workspace(herdr_client: HerdrClient, tmp_path: Path) -> Workspace:
+    """A new workspace named ``test_<8 hex>`` in the test's ``tmp_path``; its root pane is
+    ``herdr_workspace.root``."""
+    label = f"test_{secrets.token_hex(4)}"
+    return Workspace.create(herdr_client, str(tmp_path), label=label)
+
+
+@pytest.fixture
+def herdr_pane(herdr_workspace: Workspace) -> Pane:
+    """The root pane of ``herdr_workspace``: a real shell in a pty."""
+    return herdr_workspace.root
+
+
+@pytest.fixture
+def herdr_fake_agent(
+    herdr_client: HerdrClient, herdr_server: HerdrServer, herdr_pane: Pane
+) -> FakeAgents:
+    """Builds fake-agent scenarios and starts fake agents (``pi``, ``claude``, ``codex``,
+    ``opencode``) in ``herdr_pane`` or any pane:
+    ``herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("done"))``."""
+    return FakeAgents(herdr_client, herdr_server.directory / "scenarios", herdr_pane)
+
+
+@pytest.fixture
+def herdr_events(herdr_server: HerdrServer) -> EventRecorder:
+    """Every event of ``herdr_server`` since it started, lifecycle and agent status:
+    ``herdr_events.wait_for("pane_agent_detected")``, ``herdr_events.timeline()``."""
+    if herdr_server.events is None:
+        pytest.fail("the event recorder could not subscribe to the server")
+    return herdr_server.events
+
+
+@pytest.fixture
+def herdr_faults(herdr_server: HerdrServer, herdr_backend_name: Backend) -> FaultPlan:
+    """Fault injection into ``herdr_server`` (simulator only; skipped on a real Herdr):
+    slow or refused connections, dropped or delayed replies."""
+    skip_for("fault-injection", herdr_backend_name)
+    assert herdr_server.sim is not None
+    return herdr_server.sim.faults
+
+
+@pytest.fixture
+def herdr_wait(herdr_client: HerdrClient) -> HerdrWait:
+    """Bounded waits through Herdr's server-side waits: ``herdr_wait.for_output(pane, "$")``,
+    ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``."""
+    return HerdrWait(herdr_client)
+
+
+@pytest.fixture
+def herdr_agent_kind(request: pytest.FixtureRequest) -> str:
+    """Parametrised over the fake agent kinds (and what ``pytest_herdr_agent_kinds`` adds):
+    a test taking it runs once per kind."""
+    kind: str = request.param
+    return kind

@@ -1,0 +1,147 @@
+"""The pytest11 entry point: options, markers, hooks and the ``herdr_*`` fixtures.
+
+Importing this module starts nothing: pytest loads it for everyone who installs the
+package, so servers start only when a test asks for a ``herdr_*`` fixture.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from . import differences, hookspecs
+from .agents import FAKE_KINDS
+from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin module)
+    CONTRACTS_KEY,
+    SERVERS_KEY,
+    herdr_agent_kind,
+    herdr_async_client,
+    herdr_backend_name,
+    herdr_cli,
+    herdr_client,
+    herdr_events,
+    herdr_fake_agent,
+    herdr_faults,
+    herdr_pane,
+    herdr_server,
+    herdr_server_factory,
+    herdr_settings,
+    herdr_sim_config,
+    herdr_wait,
+    herdr_workspace,
+)
+from .settings import SETTINGS_KEY, Settings, add_options
+
+MARKERS = (
+    (
+        "herdr(**settings): simulator settings for this test's herdr_* servers "
+        "(SimulatorConfig fields, e.g. cols=80, agent_start_settle=0.1)"
+    ),
+    "herdr_sim_only: run only against the simulator (skipped with --herdr-backend real)",
+    "herdr_real_only: run only against a real Herdr (skipped on the simulator)",
+    (
+        "herdr_difference(*ids): the test meets known simulator/Herdr differences "
+        "(pytest_herdr.differences); skipped or xfailed on the backends where they show"
+    ),
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--herdr-backend``, ``--herdr-bin``, ``--herdr-artifacts``, ``--herdr-settle-ms``,
+    ``--herdr-schema`` and their ini keys."""
+    add_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register the ``pytest_herdr_*`` hook specifications."""
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers and resolve the options once for the session."""
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    settings = Settings.from_config(config)
+    config.stash[SETTINGS_KEY] = settings
+    if settings.schema is not None:
+        from .contracts_session import start_contract_checks
+
+        config.stash[CONTRACTS_KEY] = start_contract_checks(config, settings)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrise ``herdr_agent_kind`` over the fake kinds and the hook's additions."""
+    if "herdr_agent_kind" not in metafunc.fixturenames:
+        return
+    kinds = list(FAKE_KINDS)
+    metafunc.config.hook.pytest_herdr_agent_kinds(config=metafunc.config, kinds=kinds)
+    metafunc.parametrize("herdr_agent_kind", kinds, indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip what the backend cannot run: ``herdr_sim_only``/``herdr_real_only`` and the known
+    differences a test declares."""
+    backend = config.stash[SETTINGS_KEY].backend
+    for item in items:
+        if backend == "real" and item.get_closest_marker("herdr_sim_only"):
+            item.add_marker(pytest.mark.skip(reason="herdr_sim_only: needs the simulator"))
+        if backend == "sim" and item.get_closest_marker("herdr_real_only"):
+            item.add_marker(
+                pytest.mark.skip(reason="herdr_real_only: run with --herdr-backend real")
+            )
+        differences.mark_item(item, backend)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """On a failure, add what every server showed: panes, the protocol tail and the agent
+    timeline (and an HTML page with ``--herdr-artifacts``), while the servers still run."""
+    report = yield
+    if report.when == "call" and report.failed:
+        item.herdr_call_failed = True  # type: ignore[attr-defined]  # read by the teardown
+    if report.failed and report.when in ("setup", "call"):
+        servers = item.stash.get(SERVERS_KEY, [])
+        if servers:
+            from .report import failure_sections
+
+            for title, text in failure_sections(item, servers):
+                report.sections.append((title, text))
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """With ``--herdr-schema``: an xdist worker hands its checks to the controller; a
+    contract violation fails the session."""
+    checker = session.config.stash.get(CONTRACTS_KEY, None)
+    if checker is None:
+        return
+    from .contracts_session import violations_text, worker_output
+
+    worker_output(session.config, checker)
+    if violations_text(checker) and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """(pytest-xdist, controller) merge a finished worker's contract checks."""
+    checker = node.config.stash.get(CONTRACTS_KEY, None)
+    output = getattr(node, "workeroutput", None)
+    if checker is not None and output:
+        from .contracts_session import merge_worker
+
+        merge_worker(checker, output)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """With ``--herdr-schema``: which methods, result types and events the suite exercised,
+    and every violation."""
+    checker = config.stash.get(CONTRACTS_KEY, None)
+    if checker is not None:
+        from .contracts_session import summarize
+
+        summarize(terminalreporter, checker)

@@ -1,0 +1,101 @@
+"""Bounded waits: poll a predicate until it holds, or fail with what was last seen.
+
+Server-side waits (``pane.wait_for_output``, ``agent.wait``, ``events.wait``) are better
+when they exist — :class:`HerdrWait` uses them — and this poller is for everything else.
+Every wait has a bound; ``HERDR_WAIT_SCALE`` stretches all of them on slow machines.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .client import HerdrClient
+
+T = TypeVar("T")
+
+#: multiply every timeout (a slow CI runner sets HERDR_WAIT_SCALE=3)
+SCALE = float(os.environ.get("HERDR_WAIT_SCALE", "1") or "1")
+
+
+class WaitTimeout(AssertionError):
+    """A bounded wait ran out; the message says what was awaited and what was last seen."""
+
+
+def wait_until(
+    predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02, what: str = ""
+) -> T:
+    """Call ``predicate`` until it returns something truthy; return that value.
+
+    Raises :class:`WaitTimeout` after ``timeout`` seconds (times ``HERDR_WAIT_SCALE``).
+    """
+    deadline = time.monotonic() + timeout * SCALE
+    last: T = predicate()
+    while not last:
+        if time.monotonic() >= deadline:
+            label = what or getattr(predicate, "__name__", "condition")
+            raise WaitTimeout(f"timed out after {timeout * SCALE:.1f} s waiting for {label}; "
+                              f"last value: {last!r}")  # fmt: skip
+        time.sleep(interval)  # polling interval of a bounded poll, not a fixed delay
+        last = predicate()
+    return last
+
+
+class HerdrWait:
+    """Waits bound to one server, through Herdr's own server-side waits."""
+
+    def __init__(self, client: HerdrClient, timeout: float = 10.0) -> None:
+        self.client = client
+        self.timeout = timeout
+
+    def _ms(self, timeout: float | None) -> int:
+        return int((self.timeout if timeout is None else timeout) * SCALE * 1000)
+
+    def for_output(
+        self,
+        pane_id: str,
+        text: str | None = None,
+        *,
+        regex: str | None = None,
+        source: str = "recent",
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """``pane.wait_for_output`` for a substring or a regex; its ``output_matched`` result."""
+        if (text is None) == (regex is None):
+            raise ValueError("give exactly one of text or regex")
+        match = {"type": "substring", "value": text} if text is not None else {
+            "type": "regex", "value": regex}  # fmt: skip
+        return self.client.call(
+            "pane.wait_for_output",
+            pane_id=pane_id,
+            source=source,
+            match=match,
+            timeout_ms=self._ms(timeout),
+        )
+
+    def for_agent(
+        self, target: str, *statuses: str, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """``agent.wait`` until the agent's status is one of ``statuses`` (default: idle or
+        done, Herdr's default); its AgentInfo."""
+        params: dict[str, Any] = {"target": target, "timeout_ms": self._ms(timeout)}
+        if statuses:
+            params["until"] = list(statuses)
+        info: dict[str, Any] = self.client.call("agent.wait", **params)["agent"]
+        return info
+
+    def for_pane_status(
+        self, pane_id: str, status: str, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """``events.wait`` for a pane's agent status; the matched event."""
+        match = {"event": "pane_agent_status_changed", "pane_id": pane_id, "agent_status": status}
+        event: dict[str, Any] = self.client.call(
+            "events.wait", match_event=match, timeout_ms=self._ms(timeout)
+        )["event"]
+        return event
+
+    def until(self, predicate: Callable[[], T], timeout: float | None = None, what: str = "") -> T:
+        """:func:`wait_until` with this helper's default timeout."""
+        return wait_until(predicate, self.timeout if timeout is None else timeout, what=what)

@@ -1,0 +1,165 @@
+"""The integration checker (issue 4, deliverable 4): Herdr's integration guide for agent
+authors as an executable checklist.
+
+The third-party fake-agent persona passes every rule through the CLI, a correct small
+integration (``agents/broken_agent.py`` without a fault) passes through the Python API, and
+each deliberately broken integration fails with exactly the rule it breaks named.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from herdr_sim.conformance import RULE_IDS, IntegrationReport, check_integration
+from tests.waits import SCALE
+
+AGENT = Path(__file__).parent / "agents" / "broken_agent.py"
+VENV_BIN = Path(sys.executable).parent
+#: the checker's bound on every wait for the small agent (it starts and answers at once)
+TIMEOUT = 4.0 * SCALE
+
+
+@pytest.fixture(scope="module")
+def agent_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """``broken-agent`` on PATH (a bare name, as resume commands need) and its own HOME."""
+    root = tmp_path_factory.mktemp("broken")
+    bin_dir, home = root / "bin", root / "home"
+    bin_dir.mkdir()
+    home.mkdir()
+    launcher = bin_dir / "broken-agent"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENT}" "$@"\n')
+    launcher.chmod(0o755)
+    path = os.pathsep.join([str(bin_dir), str(VENV_BIN), "/usr/bin", "/bin"])
+    return {"PATH": path, "HOME": str(home)}
+
+
+def broken(agent_env: dict[str, str], fault: str | None, rules: list[str]) -> IntegrationReport:
+    """Check ``broken-agent [--fault FAULT]`` on ``rules``."""
+    argv = ["broken-agent"] + (["--fault", fault] if fault else [])
+    return check_integration(argv, agent_env=agent_env, rules=rules, timeout=TIMEOUT)
+
+
+def test_fake_agent_persona_passes_every_rule_through_the_cli(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env["PATH"] = os.pathsep.join([str(VENV_BIN), env.get("PATH", "/usr/bin:/bin")])
+    env = {k: v for k, v in env.items() if not k.startswith("HERDR_")}
+    done = subprocess.run(
+        [
+            str(VENV_BIN / "herdr-sim"),
+            "check-integration",
+            "--json",
+            "--",
+            "herdr-sim",
+            "fake-agent",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    statuses = {rule["id"]: rule["status"] for rule in report["rules"]}
+    assert statuses == dict.fromkeys(RULE_IDS, "passed"), done.stdout
+    assert (done.returncode, report["passed"], report["version"]) == (0, True, 1)
+    assert report["command"] == ["herdr-sim", "fake-agent"]
+
+
+def test_a_correct_integration_passes_every_rule(agent_env: dict[str, str]) -> None:
+    report = broken(agent_env, None, list(RULE_IDS))
+    assert [rule.status for rule in report.rules] == ["passed"] * len(RULE_IDS), report.render(
+        verbose=True
+    )
+    assert report.passed
+    methods = {item["method"] for item in report.reports}
+    assert methods == {"pane.report_agent", "pane.release_agent"}
+
+
+@pytest.mark.parametrize(
+    ("fault", "rule", "summary"),
+    [
+        ("outside", "outside-herdr", "report(s) sent outside Herdr"),
+        ("seq", "seq", "seq does not grow with every report of the source"),
+        ("herdr-source", "source", "a source starts with herdr:"),
+        ("bad-resume", "resume", "invalid or refused resume command"),
+        ("no-release", "release", "no release when the agent exited"),
+        ("blocking", "non-blocking", "prompts slowed down"),
+        ("no-restore", "restore", "the agent did not report after the restore"),
+    ],
+)
+def test_a_broken_integration_fails_the_rule_it_breaks(
+    agent_env: dict[str, str], fault: str, rule: str, summary: str
+) -> None:
+    report = broken(agent_env, fault, [rule])
+    assert report.failed_rules == [rule], report.render(verbose=True)
+    assert summary in report.rule(rule).summary
+    assert report.rule(rule).evidence
+    assert f"FAIL  {rule}" in report.render()
+
+
+def test_the_seq_evidence_shows_the_restart_that_went_back(agent_env: dict[str, str]) -> None:
+    evidence = [item.text for item in broken(agent_env, "seq", ["seq"]).rule("seq").evidence]
+    assert any(text.startswith("not greater: [run2]") for text in evidence), evidence
+
+
+def test_an_invalid_resume_command_shows_the_servers_refusal(agent_env: dict[str, str]) -> None:
+    evidence = broken(agent_env, "bad-resume", ["resume"]).rule("resume").evidence
+    assert any("error invalid_resume_argv" in item.text for item in evidence)
+
+
+def test_the_cli_exits_1_when_a_rule_fails(agent_env: dict[str, str]) -> None:
+    env = {**os.environ, **agent_env}
+    done = subprocess.run(
+        [
+            str(VENV_BIN / "herdr-sim"),
+            "check-integration",
+            "--rule",
+            "release",
+            "--",
+            "broken-agent",
+            "--fault",
+            "no-release",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "FAIL  release" in done.stdout
+    assert "FAILED: 0 passed, 1 failed, 0 skipped" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check-integration"],
+        ["check-integration", "--rule", "nope", "--", "x"],
+        ["check-integration", "--agent-env", "NOEQUALS", "--", "x"],
+    ],
+)
+def test_the_cli_exits_2_on_usage_errors(argv: list[str]) -> None:
+    done = subprocess.run(
+        [str(VENV_BIN / "herdr-sim"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "check-integration" in done.stderr
+
+
+def test_without_a_question_prompt_the_blocked_rule_is_skipped(agent_env: dict[str, str]) -> None:
+    report = check_integration(
+        ["broken-agent"], agent_env=agent_env, rules=["blocked"], question_prompt=None
+    )
+    assert report.rule("blocked").status == "skipped"
+    assert report.passed
