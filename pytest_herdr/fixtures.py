@@ -32,6 +32,7 @@ from .settings import Backend, Settings, settings_of
 from .waits import HerdrWait
 
 if TYPE_CHECKING:  # jsonschema is imported only when --herdr-schema asks for checks
+    from herdr_sim.conformance.report import IntegrationReport
     from herdr_sim.faults import FaultPlan
 
     from .contracts import ContractChecker
@@ -65,9 +66,16 @@ def herdr_backend_name(herdr_settings: Settings) -> Backend:
 @pytest.fixture
 def herdr_sim_config(request: pytest.FixtureRequest, herdr_settings: Settings) -> SimulatorConfig:
     """The settings of the simulators this test starts: Herdr's defaults, the settle delay
-    of ``--herdr-settle-ms``, then the test's ``@pytest.mark.herdr(**settings)``, then the
+    of ``--herdr-settle-ms`` and the simulator's built-in detection rules for its fake agents
+    (point ``agent_manifests_dir`` at Herdr's own manifests to classify real agents'
+    screens), then the test's ``@pytest.mark.herdr(**settings)``, then the
     ``pytest_herdr_sim_config`` hook. Override it to change every test of a directory."""
-    config = SimulatorConfig(agent_start_settle=herdr_settings.settle_ms / 1000)
+    from herdr_sim.detect import BUILTIN_MANIFESTS_DIR  # only once a test starts a server
+
+    config = SimulatorConfig(
+        agent_start_settle=herdr_settings.settle_ms / 1000,
+        agent_manifests_dir=BUILTIN_MANIFESTS_DIR,  # so the fake agents' screens are read
+    )
     for marker in reversed(list(request.node.iter_markers("herdr"))):
         _apply(config, marker.kwargs, where=f"@pytest.mark.herdr on {request.node.nodeid}")
     request.config.hook.pytest_herdr_sim_config(
@@ -243,6 +251,38 @@ def herdr_wait(herdr_client: HerdrClient) -> HerdrWait:
     """Bounded waits through Herdr's server-side waits: ``herdr_wait.for_output(pane, "$")``,
     ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``."""
     return HerdrWait(herdr_client)
+
+
+class IntegrationCheck(Protocol):
+    """``herdr_integration_check(argv, **options)`` → an ``IntegrationReport``."""
+
+    def __call__(self, argv: list[str], **options: Any) -> IntegrationReport: ...
+
+
+@pytest.fixture
+def herdr_integration_check(
+    request: pytest.FixtureRequest, herdr_backend_name: Backend, herdr_sim_config: SimulatorConfig
+) -> IntegrationCheck:
+    """Checks an agent's Herdr integration against the integration guide, rule by rule
+    (``herdr_sim.conformance``; docs/pytest-plugin/integration-checks.md):
+    ``report = herdr_integration_check(["my-agent", "--flag"]); assert report.passed``.
+
+    The check runs the agent in simulators of its own (it stops and restarts them, and makes
+    their socket slow), so it needs the simulator backend. Each report is added to the
+    test's report, readable, so a failing assertion shows which rule failed and why.
+    """
+    skip_for("fault-injection", herdr_backend_name)
+
+    def check(argv: list[str], **options: Any) -> IntegrationReport:
+        from herdr_sim.conformance import check_integration
+
+        settings = {"agent_manifests_dir": herdr_sim_config.agent_manifests_dir}
+        settings.update(options.pop("settings", {}))
+        report = check_integration(argv, settings=settings, **options)
+        request.node.add_report_section("call", "herdr integration check", report.render())
+        return report
+
+    return check
 
 
 @pytest.fixture

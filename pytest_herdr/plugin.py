@@ -24,6 +24,7 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_events,
     herdr_fake_agent,
     herdr_faults,
+    herdr_integration_check,
     herdr_pane,
     herdr_server,
     herdr_server_factory,

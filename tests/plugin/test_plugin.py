@@ -263,12 +263,18 @@ def test_every_fixture_against_the_simulator(pytester: pytest.Pytester) -> None:
             assert created.data["tab"]["workspace_id"] == herdr_workspace.workspace_id
             assert [e.kind for e in herdr_events.of("workspace.created")] == ["workspace_created"]
 
-        def test_faults(herdr_faults):
-            assert herdr_faults is not None
+        def test_faults(herdr_faults, herdr_client):
+            herdr_faults.add("pane.list", error=("server_busy", "try later"), times=1)
+            try:
+                herdr_client.call("pane.list")
+            except Exception as exc:
+                assert exc.code == "server_busy"
+            else:
+                raise AssertionError("the fault was not injected")
 
         def test_fake_agent(herdr_fake_agent, herdr_events):
-            scenario = herdr_fake_agent.scenario().reply("fixture-reply")
-            agent = herdr_fake_agent.start("pi", scenario)
+            scenario = herdr_fake_agent.scenario().wait(300).reply("fixture-reply")
+            agent = herdr_fake_agent.start("claude", scenario)  # screen detection only
             assert agent.info["interactive_ready"] is True
             agent.prompt("hello")
             assert "fixture-reply" in agent.read()
@@ -531,3 +537,31 @@ def test_schema_checks_under_xdist_are_merged(pytester: pytest.Pytester) -> None
     result = pytester.runpytest_subprocess("-n", "2", "--herdr-schema=builtin")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*methods exercised: *ping ×4*"])
+
+
+def test_integration_check_fixture_passes_the_reference_persona(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        source("""
+        import sys
+
+        def test_persona(herdr_integration_check):
+            report = herdr_integration_check(
+                [sys.executable, "-m", "herdr_sim", "fake-agent"], rules=["source", "states"]
+            )
+            assert report.passed
+
+        def test_broken(herdr_integration_check, tmp_path):
+            agent = tmp_path / "agent.sh"
+            agent.write_text(
+                '"$HERDR_BIN_PATH" pane report-agent "$HERDR_PANE_ID" --source herdr:mine '
+                '--agent mine --state working\\nexec cat\\n'
+            )
+            report = herdr_integration_check(["sh", str(agent)], rules=["source"])
+            assert report.passed
+        """)
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*- Captured herdr integration check call -*", "*FAIL*source*"])
