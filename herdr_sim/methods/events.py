@@ -20,7 +20,7 @@ from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
 from ..registry import method
 from ..runtime import Runtime
 from .pane_io import compile_match, first_matching_line, output_match_source, read_pane
-from .specs import AGENT_STATUS, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
+from .specs import AGENT_STATUS, OPT_STR, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
 
 if TYPE_CHECKING:
     from ..server import Server
@@ -58,7 +58,29 @@ EVENT_KINDS = (
     "tab_moved", "tab_focused", "pane_created", "pane_closed", "pane_focused", "pane_moved",
     "pane_output_changed", "pane_exited", "pane_agent_detected",
 )  # fmt: skip
-_wait_variants: dict[str, Obj] = {name: Obj(fields={}) for name in EVENT_KINDS}
+#: ``events.wait`` match fields per event kind (Herdr's ``EventMatch``): a required id names
+#: what to watch; optional ones narrow it
+_WAIT_FIELDS: dict[str, dict[str, F]] = {
+    "workspace_created": {"workspace_id": OPT_STR},
+    "workspace_updated": {"workspace_id": REQ_STR},
+    "workspace_closed": {"workspace_id": REQ_STR},
+    "workspace_renamed": {"workspace_id": REQ_STR, "label": OPT_STR},
+    "workspace_moved": {"workspace_id": REQ_STR},
+    "workspace_focused": {"workspace_id": REQ_STR},
+    "tab_created": {"tab_id": OPT_STR, "workspace_id": OPT_STR},
+    "tab_closed": {"tab_id": REQ_STR},
+    "tab_renamed": {"tab_id": REQ_STR, "label": OPT_STR},
+    "tab_moved": {"tab_id": REQ_STR},
+    "tab_focused": {"tab_id": REQ_STR},
+    "pane_created": {"pane_id": OPT_STR, "workspace_id": OPT_STR},
+    "pane_closed": {"pane_id": REQ_STR},
+    "pane_focused": {"pane_id": REQ_STR},
+    "pane_moved": {"pane_id": REQ_STR},
+    "pane_output_changed": {"pane_id": REQ_STR, "min_revision": OPT_U64},
+    "pane_exited": {"pane_id": REQ_STR},
+    "pane_agent_detected": {"pane_id": REQ_STR, "agent": OPT_STR},
+}
+_wait_variants: dict[str, Obj] = {name: Obj(fields=_WAIT_FIELDS[name]) for name in EVENT_KINDS}
 _wait_variants["pane_agent_status_changed"] = Obj(
     fields={"pane_id": REQ_STR, "agent_status": F(AGENT_STATUS, required=True)}
 )

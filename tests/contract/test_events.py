@@ -391,8 +391,9 @@ def test_wait_unmatched_times_out(raw: Raw, pane: str) -> None:
     [
         {"event": "pane_created"},
         {"event": "workspace_created"},
-        {"event": "pane_output_changed"},
-        {"event": "pane_exited"},
+        {"event": "pane_output_changed", "pane_id": "w1-1"},
+        {"event": "pane_exited", "pane_id": "w1-1"},
+        {"event": "tab_renamed", "tab_id": "w1:t1", "label": "x"},
     ],
 )
 def test_wait_on_anything_but_agent_status_is_unsupported(
@@ -409,6 +410,23 @@ def test_wait_on_anything_but_agent_status_is_unsupported(
 
 def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -> None:
     invalid_request(raw("events.wait", match_event={"event": "pane.agent_status_changed"}))
+
+
+@pytest.mark.parametrize(
+    "match_event",
+    [
+        {"event": "pane_exited"},
+        {"event": "pane_output_changed"},
+        {"event": "workspace_closed"},
+        {"event": "tab_focused"},
+        {"event": "pane_agent_detected", "agent": "pi"},
+    ],
+)
+def test_wait_match_without_its_required_id_is_invalid_request(
+    raw: Raw, sim: Simulator, match_event: dict[str, Any]
+) -> None:
+    # Herdr's EventMatch requires the id naming what to watch for these kinds
+    invalid_request(raw("events.wait", match_event=match_event, timeout_ms=30))
 
 
 def test_wait_pane_closing_mid_wait_is_pane_not_found(
