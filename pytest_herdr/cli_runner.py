@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
-
-from .backends import HerdrServer
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,11 @@ class CliResult:
 
     @cached_property
     def error(self) -> Any:
-        """The error envelope Herdr prints on stderr, parsed (``{"id":…,"error":{…}}``)."""
-        return json.loads(self.stderr.strip().splitlines()[-1])
+        """The error envelope Herdr prints on stderr, parsed (``{"id":…,"error":{…}}``).
+
+        Strict: Herdr prints exactly one JSON line there, so anything else is a ValueError.
+        """
+        return json.loads(self.stderr)
 
     @property
     def ok(self) -> bool:
@@ -42,20 +45,21 @@ class CliResult:
 
 
 class HerdrCli:
-    """``herdr_cli(*argv)``: run the server's ``herdr`` with its environment."""
+    """``herdr_cli(*argv)``: run a ``herdr`` executable with a server's environment."""
 
-    def __init__(self, server: HerdrServer, timeout: float = 60.0) -> None:
-        self.server = server
+    def __init__(self, cli_path: Path, env: Mapping[str, str], timeout: float = 60.0) -> None:
+        self.cli_path = cli_path
+        self.env = dict(env)
         self.timeout = timeout
 
     def __call__(
-        self, *argv: str, env: dict[str, str] | None = None, timeout: float | None = None
+        self, *argv: str, env: Mapping[str, str] | None = None, timeout: float | None = None
     ) -> CliResult:
         """Run ``herdr ARGV…``; ``env`` adds to (or overrides) the server's environment."""
-        full_env = dict(self.server.env)
+        full_env = dict(self.env)
         full_env.update(env or {})
         proc = subprocess.run(
-            [str(self.server.cli_path), *argv],
+            [str(self.cli_path), *argv],
             env=full_env,
             capture_output=True,
             text=True,

@@ -201,7 +201,7 @@ def herdr_async_client(
 def herdr_cli(herdr_server: HerdrServer) -> HerdrCli:
     """Runs the ``herdr`` CLI against ``herdr_server``: ``herdr_cli("pane", "list")`` →
     exit code, stdout, stderr and the parsed JSON."""
-    return HerdrCli(herdr_server)
+    return HerdrCli(herdr_server.cli_path, herdr_server.env)
 
 
 @pytest.fixture

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import pytest
 from herdr_sim import Simulator
 from herdr_sim.client import call, request
 from herdr_sim.server import WIRE_TAPS
+from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.contracts import ContractChecker
 from tests.contract_check import new_checker
 
@@ -132,45 +130,14 @@ def raw(sim: Simulator) -> Callable[..., dict[str, Any]]:
     return invoke
 
 
-@dataclass
-class CliResult:
-    """What one `herdr` CLI run did."""
-
-    code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def json(self) -> Any:
-        """stdout parsed as JSON."""
-        return json.loads(self.stdout)
-
-    @property
-    def error(self) -> Any:
-        """stderr parsed as one JSON line."""
-        return json.loads(self.stderr)
-
-
 @pytest.fixture
-def herdr(sim: Simulator, short_dir: Path) -> Callable[..., CliResult]:
-    """Run the simulator's installed `herdr` CLI against it, as a subprocess."""
-
-    def run(*args: str, env: dict[str, str] | None = None, timeout: float = 30) -> CliResult:
-        full_env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(short_dir / "home"),
-            "HERDR_SIM_CONFIG_DIR": str(short_dir / "cfg"),
-            "HERDR_SOCKET_PATH": str(sim.socket_path),
-        }
-        full_env.update(env or {})
-        proc = subprocess.run(
-            [str(sim.cli_path), *args],
-            env=full_env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        return CliResult(proc.returncode, proc.stdout, proc.stderr)
-
-    return run
+def herdr(sim: Simulator, short_dir: Path) -> HerdrCli:
+    """Run the simulator's installed `herdr` CLI against it, as a subprocess
+    (``herdr(*argv, env=None, timeout=None)`` → CliResult)."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(short_dir / "home"),
+        "HERDR_SIM_CONFIG_DIR": str(short_dir / "cfg"),
+        "HERDR_SOCKET_PATH": str(sim.socket_path),
+    }
+    return HerdrCli(sim.cli_path, env, timeout=30)

@@ -12,7 +12,9 @@ from typing import Any, Protocol
 
 from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed, Subscription
-from tests.conftest import CliResult
+from herdr_sim.methods.agent_reports import set_detection
+from herdr_sim.model.agents import AgentRecord, AgentState
+from pytest_herdr.cli_runner import CliResult
 from tests.waits import SCALE, wait_until
 
 #: ``api(method, **params)`` → the result; raises ``RequestFailed`` (the ``api`` fixture)
@@ -244,3 +246,23 @@ def cli_error(result: CliResult) -> dict[str, Any]:
     assert result.stdout == ""
     error: dict[str, Any] = result.error
     return error
+
+
+# -- the agent engine, driven through its detection seam ------------------------------------------
+
+
+def get(api: Api, pane: str) -> dict[str, Any]:
+    """PaneInfo."""
+    info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]
+    return info
+
+
+def record(sim: Simulator, pane: str) -> AgentRecord:
+    """The engine's record of a pane (read on the simulator's thread)."""
+    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
+    return rec
+
+
+def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
+    """What process and screen detection would set (the seam the live loop drives)."""
+    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent=agent, screen_state=screen))

@@ -19,12 +19,12 @@ from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed
 from herdr_sim.config import SimulatorConfig
 from herdr_sim.methods.agent_reports import set_detection
-from herdr_sim.model.agents import AgentState
 from tests.contract.helpers import (
     Api,
     Herdr,
     cli_error,
     cli_json,
+    detect,
     failure,
     kinds_since,
     reply_after,
@@ -48,11 +48,6 @@ def fast_prompts(sim: Simulator) -> None:
 # Detection comes from the seam alone: the live detection loop would see the pane's shell
 # (not ``pi``) in the foreground and drop the seam's agent.
 pytestmark = pytest.mark.sim_settings(agent_detection=False)
-
-
-def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
-    """What process and screen detection would set."""
-    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent=agent, screen_state=screen))
 
 
 def name_raw(sim: Simulator, pane: str, value: str) -> None:

@@ -8,18 +8,19 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.methods.agent_reports import set_detection
-from herdr_sim.model.agents import AgentRecord, AgentState
-from tests.conftest import CliResult
+from pytest_herdr.cli_runner import CliResult
 from tests.contract.helpers import (
     Api,
     Herdr,
     Subscribe,
     cli_error,
     cli_quiet,
+    detect,
     events_since,
     failure,
+    get,
     invalid_request,
+    record,
     take,
 )
 
@@ -31,28 +32,11 @@ Raw = Any
 pytestmark = pytest.mark.sim_settings(agent_detection=False)
 
 
-def get(api: Api, pane: str) -> dict[str, Any]:
-    """PaneInfo."""
-    info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]
-    return info
-
-
 def report(api: Api, pane: str, state: str = "working", **params: Any) -> None:
     """A custom ``pane.report_agent`` (source ``my-agent``, agent ``my-agent``)."""
     params.setdefault("source", "my-agent")
     params.setdefault("agent", "my-agent")
     api("pane.report_agent", pane_id=pane, state=state, **params)
-
-
-def record(sim: Simulator, pane: str) -> AgentRecord:
-    """The engine's record of a pane (read on the simulator's thread)."""
-    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
-    return rec
-
-
-def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
-    """What process and screen detection would set (the seam their modules will drive)."""
-    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent=agent, screen_state=screen))
 
 
 def name(sim: Simulator, pane: str, value: str) -> None:

@@ -26,33 +26,15 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.methods.agent_reports import set_detection
 from herdr_sim.model import agents
-from herdr_sim.model.agents import AgentRecord, AgentState, SessionRef
-from tests.contract.helpers import Api, events_since
+from herdr_sim.model.agents import AgentRecord, SessionRef
+from tests.contract.helpers import Api, detect, events_since, get, record
 
 pytestmark = pytest.mark.sim_settings(agent_detection=False)
 
 PI = {"source": "herdr:pi", "agent": "pi"}
 OLD = "/s/pi-old.jsonl"
 NEW = "/s/pi-new.jsonl"
-
-
-def get(api: Api, pane: str) -> dict[str, Any]:
-    """PaneInfo."""
-    info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]
-    return info
-
-
-def record(sim: Simulator, pane: str) -> AgentRecord:
-    """The engine's record of a pane (read on the simulator's thread)."""
-    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
-    return rec
-
-
-def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
-    """What process and screen detection would set."""
-    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent=agent, screen_state=screen))
 
 
 def ref_params(agent: str, session: str) -> dict[str, str]:

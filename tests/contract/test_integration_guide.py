@@ -25,17 +25,12 @@ from tests.contract.helpers import (
     cli_quiet,
     enter,
     failure,
+    get,
     wait_line,
 )
 from tests.waits import SCALE, wait_until
 
 SOURCE = "my-agent"
-
-
-def get(api: Api, pane: str) -> dict[str, Any]:
-    """PaneInfo."""
-    info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]
-    return info
 
 
 def report(api: Api, pane: str, state: str = "working", **params: Any) -> None:

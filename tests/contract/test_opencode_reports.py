@@ -18,30 +18,11 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.methods.agent_reports import set_detection
-from herdr_sim.model.agents import AgentRecord, AgentState
-from tests.contract.helpers import Api
+from tests.contract.helpers import Api, detect, get, record
 
 pytestmark = pytest.mark.sim_settings(agent_detection=False)
 
 SOURCE = {"source": "herdr:opencode", "agent": "opencode"}
-
-
-def get(api: Api, pane: str) -> dict[str, Any]:
-    """PaneInfo."""
-    info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]
-    return info
-
-
-def record(sim: Simulator, pane: str) -> AgentRecord:
-    """The engine's record of a pane (read on the simulator's thread)."""
-    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
-    return rec
-
-
-def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
-    """What process and screen detection would set."""
-    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent=agent, screen_state=screen))
 
 
 def select(api: Api, pane: str, session: str, **params: Any) -> None:

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from herdr_sim import Simulator
-from tests.conftest import CliResult
+from pytest_herdr.cli_runner import CliResult, HerdrCli
 
 Herdr = Callable[..., CliResult]
 
 
 def run_cli(cli: Path, *args: str, env: dict[str, str]) -> CliResult:
     """Run an installed `herdr` script with exactly ``env``."""
-    proc = subprocess.run(
-        [str(cli), *args], env=env, capture_output=True, text=True, timeout=30, check=False
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+    return HerdrCli(cli, env, timeout=30)(*args)
 
 
 def base_env(short_dir: Path) -> dict[str, str]:
