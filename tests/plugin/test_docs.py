@@ -1,4 +1,4 @@
-"""Every Python example in docs/pytest-plugin/ runs as written.
+"""Every Python example in docs/pytest-plugin/ and the README runs as written.
 
 A block that defines tests runs as a test module under pytester (the plugin autoloaded, no
 conftest); a block headed ``# conftest.py`` runs as a conftest under a probe test; any other
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 def blocks() -> list[pytest.ParameterSet]:
     """(doc, index, code) for every Python block of the plugin docs."""
     found = []
-    for doc in sorted(DOCS.glob("*.md")):
+    for doc in [*sorted(DOCS.glob("*.md")), DOCS.parents[1] / "README.md"]:
         for index, match in enumerate(BLOCK.finditer(doc.read_text()), start=1):
             marks = [pytest.mark.skip(reason=match["skip"])] if match["skip"] else []
             found.append(pytest.param(match["code"], id=f"{doc.name}-{index}", marks=marks))
