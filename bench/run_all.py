@@ -27,6 +27,7 @@ BENCHMARKS = [
     "idle_cpu",
     "agent_start",
     "plugin_fixtures",
+    "tool_calls",
 ]
 #: a benchmark is meant to finish well within a minute; this only bounds a hung one
 TIMEOUT = 180.0

@@ -62,6 +62,13 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop, server: Server | None) -> Non
             transport.close()
     for _turn in range(3):
         loop.run_until_complete(asyncio.sleep(0))
+    # A transport with unsent data (a client that stopped reading) stays open after close()
+    # until its buffer drains, which never happens once the loop is gone: drop the data.
+    for transport in list(getattr(loop, "_transports", {}).values()):
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.abort()
+    for _turn in range(3):
+        loop.run_until_complete(asyncio.sleep(0))
 
 
 class SimulatorError(RuntimeError):

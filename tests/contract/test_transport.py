@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import stat
@@ -292,3 +293,24 @@ def test_exchange_taps_see_no_answer_for_a_dropped_reply(sim: Simulator) -> None
     line = b'{"id":"d","method":"ping","params":{}}\n'
     assert raw_exchange(sim.socket_path, line) == b""
     assert seen == [(line, None)]  # shown before the connection closes
+
+
+def test_stopping_with_a_client_that_stopped_reading_leaks_no_transport(
+    short_dir: Path,
+) -> None:
+    # A subscriber that never reads: the server's writes back up in its transport's
+    # buffer, which close() alone would keep open (and leak) once the loop is gone.
+    with Simulator(socket_path=short_dir / "s.sock", persist=False) as other:
+        workspace = request(other.socket_path, "workspace.create", {})["result"]["workspace"]
+        stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(str(other.socket_path))
+        line = {"id": "s", "method": "events.subscribe",
+                "params": {"subscriptions": [{"type": "workspace.renamed"}]}}  # fmt: skip
+        stuck.sendall(json.dumps(line).encode() + b"\n")
+        label = "x" * 4000
+        for n in range(300):  # ~1.2 MB of events the client never reads
+            other.call("workspace.rename", {"workspace_id": workspace["workspace_id"],
+                                            "label": f"{n}{label}"})  # fmt: skip
+    stuck.close()
+    gc.collect()  # an unclosed transport would be reported here, failing this test

@@ -13,6 +13,7 @@ if [ "$HERDR_ENV" = 1 ]; then
   "$HERDR_BIN_PATH" pane report-agent "$HERDR_PANE_ID" --source my-agent \
     --agent my-agent --state idle --seq 2
 fi
+read -r _  # like a real agent, wait for the user (an agent that exits is cleared by Herdr)
 """
 
 

@@ -1,0 +1,372 @@
+"""Configuration of the agent tools: one TOML file, environment overrides, strict validation.
+
+Why strict: a misspelt key (``allowCWD``) silently ignored would turn a safety gate off, so
+every unknown key, in the file or in a ``HERDR_ORCHESTRATOR_*`` variable, is an error that
+names it. Why resolve symlinks in :func:`check_cwd`: ``allowCwd`` is a containment rule, and a
+link inside an allowed root pointing outside it must not smuggle an agent out of the root.
+
+Precedence, lowest first: built-in defaults, the file (``HERDR_ORCHESTRATOR_CONFIG`` or
+``$XDG_CONFIG_HOME/herdr-orchestrator/config.toml``; a missing default file is fine, a missing
+named file is an error), then one environment variable per key. The format is documented in
+docs/orchestrator/configuration.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+CONFIG_ENV = "HERDR_ORCHESTRATOR_CONFIG"
+ENV_PREFIX = "HERDR_ORCHESTRATOR_"
+#: ``machine`` values meaning "this machine" (Herdr's default target, no ``--machine``).
+LOCAL_MACHINES = ("", "local")
+
+Transport = Literal["auto", "socket", "cli"]
+TRANSPORTS: tuple[Transport, ...] = ("auto", "socket", "cli")
+
+DEFAULT_MAX_CONCURRENT = 4
+DEFAULT_QUEUE_TIMEOUT_MS = 120_000
+DEFAULT_MAX_RESULT_CHARS = 40_000
+DEFAULT_MAX_DIFF_BYTES = 512 * 1024
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; ``key`` names the offending key."""
+
+    code = "CONFIG_INVALID"
+
+    def __init__(self, key: str, message: str, *, source: str = "") -> None:
+        self.key = key
+        self.detail = message
+        self.source = source
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}{key}: {message}")
+
+
+class GateError(ValueError):
+    """A request refused by a configuration gate (cwd, machine, enabled)."""
+
+    def __init__(self, code: str, message: str, *, field: str = "") -> None:
+        self.code = code
+        self.field = field
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration (see the module docstring for where values come from)."""
+
+    enabled: bool = True
+    allow_cwd: tuple[Path, ...] = ()
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT
+    queue_timeout_ms: int = DEFAULT_QUEUE_TIMEOUT_MS
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    max_diff_bytes: int = DEFAULT_MAX_DIFF_BYTES
+    transport: Transport = "auto"
+    machines: tuple[str, ...] = ()
+    machine_targets: Mapping[str, str] = field(default_factory=dict)
+    shared_filesystem: tuple[str, ...] = ()
+    state_dir: Path = Path("~/.local/state/herdr-orchestrator")
+    artifact_dir: Path = Path("~/.local/state/herdr-orchestrator/artifacts")
+    aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: Where the values came from: the file read (or None) and the variables applied.
+    file: Path | None = None
+    env_keys: tuple[str, ...] = ()
+
+    @property
+    def tasks_dir(self) -> Path:
+        """One JSON record per task (see :mod:`orchestrator.agent_tools.records`)."""
+        return self.state_dir / "tasks"
+
+    @property
+    def slots_dir(self) -> Path:
+        """Slot and queue files of the concurrency cap (:mod:`.slots`)."""
+        return self.state_dir / "slots"
+
+
+# key in the file -> (attribute, env suffix, parser of a TOML value, parser of an env string)
+_Parser = Callable[[str, Any, Path], Any]
+
+
+def _bool(key: str, value: Any, base: Path) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _int_in(low: int, high: int) -> _Parser:
+    def parse(key: str, value: Any, base: Path) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(key, f"expected an integer, got {value!r}")
+        if not low <= value <= high:
+            raise ConfigError(key, f"expected {low}..{high}, got {value}")
+        return value
+
+    return parse
+
+
+def _path(key: str, value: Any, base: Path) -> Path:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(key, f"expected a path, got {value!r}")
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _paths(key: str, value: Any, base: Path) -> tuple[Path, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(key, f"expected a list of paths, got {value!r}")
+    return tuple(_path(f"{key}[{i}]", item, base) for i, item in enumerate(value))
+
+
+def _labels(key: str, value: Any, base: Path) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(key, f"expected a list of machine labels, got {value!r}")
+    return tuple(value)
+
+
+def _transport(key: str, value: Any, base: Path) -> str:
+    if value not in TRANSPORTS:
+        raise ConfigError(key, f"expected one of auto, socket, cli, got {value!r}")
+    return str(value)
+
+
+def _targets(key: str, value: Any, base: Path) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in value.values()):
+        raise ConfigError(key, f'expected a table of label = "ssh target", got {value!r}')
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _aliases(key: str, value: Any, base: Path) -> dict[str, dict[str, str]]:
+    if not isinstance(value, dict):
+        raise ConfigError(key, f"expected a table of kinds, got {value!r}")
+    out: dict[str, dict[str, str]] = {}
+    for kind, table in value.items():
+        if not isinstance(table, dict) or not all(isinstance(v, str) and v for v in table.values()):
+            raise ConfigError(
+                f"{key}.{kind}", f'expected a table of alias = "model", got {table!r}'
+            )
+        out[str(kind)] = {str(k): str(v) for k, v in table.items()}
+    from orchestrator.agent_tools.aliases import AliasError, validate_aliases
+
+    try:
+        validate_aliases(out)
+    except AliasError as exc:
+        raise ConfigError(exc.field, str(exc).split(": ", 1)[1]) from None
+    return out
+
+
+_KEYS: dict[str, tuple[str, _Parser]] = {
+    "enabled": ("enabled", _bool),
+    "allowCwd": ("allow_cwd", _paths),
+    "maxConcurrent": ("max_concurrent", _int_in(1, 256)),
+    "queueTimeoutMs": ("queue_timeout_ms", _int_in(0, 24 * 3600 * 1000)),
+    "maxResultChars": ("max_result_chars", _int_in(1_000, 10_000_000)),
+    "maxDiffBytes": ("max_diff_bytes", _int_in(1_024, 256 * 1024 * 1024)),
+    "transport": ("transport", _transport),
+    "machines": ("machines", _labels),
+    "machineTargets": ("machine_targets", _targets),
+    "sharedFilesystem": ("shared_filesystem", _labels),
+    "stateDir": ("state_dir", _path),
+    "artifactDir": ("artifact_dir", _path),
+    "aliases": ("aliases", _aliases),
+}
+
+
+def env_name(key: str) -> str:
+    """``queueTimeoutMs`` → ``HERDR_ORCHESTRATOR_QUEUE_TIMEOUT_MS``."""
+    snake = "".join(f"_{c}" if c.isupper() else c for c in key).upper()
+    return ENV_PREFIX + snake
+
+
+_ENV_KEYS = {env_name(key): key for key in _KEYS}
+
+
+def _env_value(key: str, text: str) -> Any:
+    """The TOML-typed value of an environment string for ``key`` (documented per key)."""
+    if key == "enabled":
+        lowered = text.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        return text  # the parser's error names the key and the bad value
+    if key in ("maxConcurrent", "queueTimeoutMs", "maxResultChars", "maxDiffBytes"):
+        try:
+            return int(text.strip().replace("_", ""))
+        except ValueError:
+            return text
+    if key == "allowCwd":
+        return [p for p in text.split(os.pathsep) if p]
+    if key in ("machines", "sharedFilesystem"):
+        return [p.strip() for p in text.split(",") if p.strip()]
+    if key == "machineTargets":
+        pairs = [p.strip() for p in text.split(",") if p.strip()]
+        if not all("=" in p for p in pairs):
+            return text
+        return {k.strip(): v.strip() for k, _, v in (p.partition("=") for p in pairs)}
+    if key == "aliases":
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(key, f"expected a JSON object: {exc}", source=env_name(key)) from None
+    return text
+
+
+def _unknown(key: str, known: list[str], source: str) -> ConfigError:
+    close = difflib.get_close_matches(key, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return ConfigError(key, f"unknown key{hint}", source=source)
+
+
+def default_config_path(env: Mapping[str, str]) -> Path:
+    """``$XDG_CONFIG_HOME/herdr-orchestrator/config.toml`` (``~/.config`` when unset)."""
+    home = Path(env.get("HOME") or Path.home())
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+    return base / "herdr-orchestrator" / "config.toml"
+
+
+def _defaults(env: Mapping[str, str]) -> Config:
+    home = Path(env.get("HOME") or Path.home())
+    base = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
+    state = base / "herdr-orchestrator"
+    return Config(state_dir=state, artifact_dir=state / "artifacts")
+
+
+def parse_config(
+    data: Mapping[str, Any], *, base: Path, source: str = "", start: Config | None = None
+) -> Config:
+    """Apply a TOML table to ``start`` (defaults when None); unknown keys are errors."""
+    config = start or Config()
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in _KEYS:
+            raise _unknown(key, list(_KEYS), source)
+        attr, parser = _KEYS[key]
+        try:
+            changes[attr] = parser(key, value, base)
+        except ConfigError as exc:
+            raise ConfigError(exc.key, exc.detail, source=source) from None
+    # The artifact directory follows a moved state directory unless set itself.
+    if (
+        "state_dir" in changes
+        and "artifact_dir" not in changes
+        and config.artifact_dir == config.state_dir / "artifacts"
+    ):
+        changes["artifact_dir"] = changes["state_dir"] / "artifacts"
+    return replace(config, **changes)
+
+
+def _check_machines(config: Config, source: str) -> None:
+    for key, labels in (
+        ("machineTargets", tuple(config.machine_targets)),
+        ("sharedFilesystem", config.shared_filesystem),
+    ):
+        for label in labels:
+            if label not in config.machines:
+                raise ConfigError(
+                    key, f"machine {label!r} is not listed in machines", source=source
+                )
+
+
+def load_config(env: Mapping[str, str] | None = None, path: Path | str | None = None) -> Config:
+    """The effective configuration: defaults, then the file, then the environment."""
+    environ = dict(os.environ if env is None else env)
+    config = _defaults(environ)
+    named = path if path is not None else environ.get(CONFIG_ENV) or None
+    file = Path(named).expanduser() if named is not None else default_config_path(environ)
+    if file.exists():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError("(file)", f"not valid TOML: {exc}", source=str(file)) from None
+        config = parse_config(data, base=file.parent, source=str(file), start=config)
+        config = replace(config, file=file)
+    elif named is not None:
+        raise ConfigError(CONFIG_ENV, f"no such file: {file}")
+    overrides: dict[str, Any] = {}
+    for name, text in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
+            continue
+        if name not in _ENV_KEYS:
+            raise _unknown(name, [*_ENV_KEYS, CONFIG_ENV], "environment")
+        key = _ENV_KEYS[name]
+        overrides[key] = _env_value(key, text)
+    if overrides:
+        config = parse_config(overrides, base=Path.cwd(), source="environment", start=config)
+        config = replace(config, env_keys=tuple(sorted(env_name(k) for k in overrides)))
+    _check_machines(config, str(config.file or "environment"))
+    return config
+
+
+# -- gates ------------------------------------------------------------------------------------
+
+
+def check_enabled(config: Config) -> None:
+    """Refuse every spawn when ``enabled = false`` (the kill switch)."""
+    if not config.enabled:
+        raise GateError(
+            "DISABLED",
+            "agent tools are disabled by configuration (enabled = false"
+            f"{' in ' + str(config.file) if config.file else ''})",
+        )
+
+
+def check_cwd(config: Config, cwd: str | Path) -> Path:
+    """The resolved ``cwd`` if it exists, is a directory and lies inside ``allowCwd``.
+
+    Both sides are resolved (symlinks followed) before comparing, so a link inside an allowed
+    root that points outside it is refused, and a root given through a link still matches.
+    An empty ``allowCwd`` allows every directory.
+    """
+    given = Path(cwd).expanduser()
+    try:
+        resolved = given.resolve(strict=True)
+    except (FileNotFoundError, RuntimeError):
+        raise GateError(
+            "CWD_NOT_FOUND", f"cwd {str(given)!r} does not exist", field="cwd"
+        ) from None
+    if not resolved.is_dir():
+        raise GateError("CWD_NOT_FOUND", f"cwd {str(given)!r} is not a directory", field="cwd")
+    if not config.allow_cwd:
+        return resolved
+    roots = [root.expanduser().resolve() for root in config.allow_cwd]
+    if any(resolved == root or resolved.is_relative_to(root) for root in roots):
+        return resolved
+    via = f" (resolves to {str(resolved)!r})" if resolved != given.absolute() else ""
+    allowed = ", ".join(str(root) for root in roots)
+    raise GateError(
+        "CWD_NOT_ALLOWED",
+        f"cwd {str(given)!r}{via} is outside allowCwd ({allowed})",
+        field="cwd",
+    )
+
+
+def check_machine(config: Config, machine: str | None) -> str:
+    """``"local"`` for the local machine; any other machine is refused for now.
+
+    Remote machines (Herdr's ``--machine``) come in a later release; until then a label
+    enabled in ``machines`` is refused as not supported yet, and any other label as unknown,
+    so a caller can tell a typo from a missing feature.
+    """
+    if machine is None or machine in LOCAL_MACHINES:
+        return "local"
+    if machine in config.machines:
+        raise GateError(
+            "MACHINE_NOT_SUPPORTED",
+            f"machine {machine!r} is enabled in machines, but remote machines are not "
+            "supported yet: only the local machine can be used",
+            field="machine",
+        )
+    enabled = ", ".join(config.machines) or "none"
+    raise GateError(
+        "MACHINE_NOT_ENABLED",
+        f"machine {machine!r} is not enabled in machines (enabled: {enabled}); "
+        "only the local machine can be used",
+        field="machine",
+    )

@@ -1,0 +1,413 @@
+"""Git side of a task: isolated worktrees, the baseline at spawn time, and the task's diff.
+
+* **Isolated tasks** (``isolated: true``) get ``git worktree add -b dsh/<taskId> <path>
+  <base>`` from the repository that contains the caller's cwd; the base commit is resolved
+  and recorded, so the diff later is against exactly what the agent started from.
+* **Non-isolated tasks** work in a plain cwd that may already be dirty. :func:`snapshot`
+  records the HEAD commit AND a tree of the working directory as it was at spawn time
+  (tracked changes and untracked files, written to the object store through a temporary
+  index, no ref and no change to the user's index). The diff is taken against that tree,
+  so edits the user had made before the task started are not blamed on the agent. Without a
+  snapshot tree the diff falls back to the commit.
+* **The diff includes untracked files** (new files are most of an agent's work): the working
+  directory is staged into a TEMPORARY index (a copy of the real one, so unchanged files are
+  not re-hashed) and diffed against the base. Files matched by ``.gitignore`` are left out,
+  as git would. Binary files show as "Binary files … differ". The patch is cut at
+  ``max_bytes`` on a line boundary and ``truncated`` says so; ``bytes`` is the full size.
+* **Removing a worktree** refuses a dirty one unless ``force``. The branch ``dsh/<taskId>``
+  is deleted only if it still points at the base commit (the agent committed nothing), so
+  committed work is never lost by a cleanup; a branch with commits is kept and reported.
+
+Every git call runs with a fixed environment (no pager, no prompts, C locale, no external
+diff or textconv drivers) so user configuration cannot change what the tools see.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BRANCH_PREFIX",
+    "DEFAULT_MAX_DIFF_BYTES",
+    "Baseline",
+    "Diff",
+    "Removal",
+    "Worktree",
+    "WorktreeError",
+    "branch_for",
+    "create_worktree",
+    "diff",
+    "dirty_files",
+    "remove_worktree",
+    "repo_root",
+    "snapshot",
+]
+
+BRANCH_PREFIX = "dsh/"
+DEFAULT_MAX_DIFF_BYTES = 512 * 1024
+GIT_TIMEOUT = 60.0
+_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class WorktreeError(Exception):
+    """A git operation for a task failed; ``code`` is stable, ``message`` is for humans."""
+
+    def __init__(self, code: str, message: str, *, stderr: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.stderr = stderr
+
+    def to_json(self) -> dict[str, Any]:
+        """The error as a tool returns it."""
+        return {"code": self.code, "message": self.message}
+
+
+def _git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_PAGER": "cat",
+            "PAGER": "cat",
+            "LC_ALL": "C",
+            "GIT_OPTIONAL_LOCKS": "0",
+        }
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _git(
+    cwd: str | Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    code: str = "GIT_FAILED",
+) -> subprocess.CompletedProcess[str]:
+    argv = ["git", "-c", "core.quotepath=false", "-C", str(cwd), *args]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env=_git_env(env),
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise WorktreeError("GIT_MISSING", "git is not installed (not on PATH)") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise WorktreeError(
+            "GIT_FAILED", f"git {args[0]} timed out after {GIT_TIMEOUT:g}s"
+        ) from exc
+    if check and done.returncode != 0:
+        detail = done.stderr.strip().splitlines()
+        reason = detail[-1] if detail else f"exit code {done.returncode}"
+        raise WorktreeError(code, f"git {args[0]} failed: {reason}", stderr=done.stderr)
+    return done
+
+
+def repo_root(cwd: str | Path) -> Path:
+    """The top of the working tree that contains ``cwd``; a clear error when there is none."""
+    path = Path(cwd)
+    if not path.is_dir():
+        raise WorktreeError("CWD_NOT_FOUND", f"cwd {path} does not exist or is not a directory")
+    done = _git(path, "rev-parse", "--show-toplevel", check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        raise WorktreeError(
+            "NOT_A_GIT_REPO",
+            f"cwd {path} is not inside a git repository; an isolated task needs one "
+            "(run `git init` and commit, or spawn without isolated)",
+            stderr=done.stderr,
+        )
+    return Path(done.stdout.strip())
+
+
+def _commit(cwd: str | Path, rev: str) -> str:
+    done = _git(cwd, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    if done.returncode != 0:
+        if rev == "HEAD":
+            raise WorktreeError(
+                "NO_COMMITS", f"the repository at {cwd} has no commits yet; commit something first"
+            )
+        raise WorktreeError("BAD_BASE", f"{rev!r} is not a commit in the repository at {cwd}")
+    return done.stdout.strip()
+
+
+def branch_for(task_id: str) -> str:
+    """``dsh/<taskId>``, refusing ids that would make an unsafe or invalid branch name."""
+    if not _TASK_ID.match(task_id) or ".." in task_id or task_id.endswith((".lock", ".")):
+        raise WorktreeError("INVALID_TASK_ID", f"task id {task_id!r} cannot name a git branch")
+    return BRANCH_PREFIX + task_id
+
+
+# -- baselines and worktrees -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a task's diff is measured against (store it in the task record)."""
+
+    repo: str
+    cwd: str
+    commit: str
+    tree: str | None = None
+    """The working directory's tree at spawn time (dirty and untracked files included)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """For the task record."""
+        return {"repo": self.repo, "cwd": self.cwd, "commit": self.commit, "tree": self.tree}
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """An isolated task's worktree."""
+
+    repo: str
+    path: str
+    branch: str
+    base_commit: str
+
+    def to_json(self) -> dict[str, Any]:
+        """For the task record."""
+        return {
+            "repo": self.repo,
+            "path": self.path,
+            "branch": self.branch,
+            "baseCommit": self.base_commit,
+        }
+
+
+def _temporary_index(top: Path) -> tuple[str, Path]:
+    """A copy of the working tree's index in a private temporary directory."""
+    real = _git(top, "rev-parse", "--path-format=absolute", "--git-path", "index").stdout.strip()
+    scratch = Path(tempfile.mkdtemp(prefix="dsh-index-"))
+    index = scratch / "index"
+    if Path(real).exists():
+        shutil.copyfile(real, index)
+    return str(index), scratch
+
+
+def _stage_all(top: Path, index: str) -> None:
+    _git(top, "add", "-A", "--", ".", env={"GIT_INDEX_FILE": index})
+
+
+def _working_tree(top: Path) -> str:
+    """The tree object of the working directory right now (tracked + untracked)."""
+    index, scratch = _temporary_index(top)
+    try:
+        _stage_all(top, index)
+        return _git(top, "write-tree", env={"GIT_INDEX_FILE": index}).stdout.strip()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def snapshot(cwd: str | Path, *, tree: bool = True) -> Baseline:
+    """Record the baseline of a non-isolated task in ``cwd`` at spawn time."""
+    top = repo_root(cwd)
+    commit = _commit(top, "HEAD")
+    return Baseline(
+        repo=str(top),
+        cwd=str(Path(cwd).resolve()),
+        commit=commit,
+        tree=_working_tree(top) if tree else None,
+    )
+
+
+def create_worktree(
+    cwd: str | Path, task_id: str, path: str | Path, base: str = "HEAD"
+) -> Worktree:
+    """``git worktree add -b dsh/<taskId> <path> <base>`` in the repository containing ``cwd``.
+
+    ``base`` is resolved to a commit first (relative to ``cwd``'s repository), so the record
+    holds the exact starting point even if ``base`` was a moving name like ``HEAD`` or
+    ``main``. Refuses an existing branch and a non-empty target path.
+    """
+    branch = branch_for(task_id)
+    top = repo_root(cwd)
+    commit = _commit(top, base)
+    target = Path(path)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise WorktreeError(
+            "PATH_EXISTS", f"worktree path {target} already exists and is not empty"
+        )
+    exists = _git(top, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", check=False)
+    if exists.returncode == 0:
+        raise WorktreeError("BRANCH_EXISTS", f"branch {branch} already exists in {top}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _git(top, "worktree", "add", "--quiet", "-b", branch, str(target), commit)
+    return Worktree(repo=str(top), path=str(target.resolve()), branch=branch, base_commit=commit)
+
+
+# -- the diff -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Diff:
+    """The task's changes as a unified patch, possibly truncated."""
+
+    patch: str
+    truncated: bool
+    bytes: int
+    """Size of the whole patch in bytes (before truncation)."""
+    files: tuple[tuple[str, str], ...]
+    """``(status, path)`` per changed file: ``A`` added, ``M`` modified, ``D`` deleted, …"""
+    base: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``diff`` part of an ``AgentResult``."""
+        return {
+            "patch": self.patch,
+            "truncated": self.truncated,
+            "bytes": self.bytes,
+            "files": [{"status": s, "path": p} for s, p in self.files],
+            "base": self.base,
+        }
+
+
+def _cut(data: bytes, max_bytes: int) -> tuple[str, bool]:
+    if len(data) <= max_bytes:
+        return data.decode("utf-8", "replace"), False
+    head = data[:max_bytes]
+    newline = head.rfind(b"\n")
+    if newline >= 0:
+        head = head[: newline + 1]
+    return head.decode("utf-8", "ignore"), True
+
+
+_DIFF_FLAGS = ("--no-color", "--no-ext-diff", "--no-textconv", "--no-renames")
+
+
+def diff(
+    cwd: str | Path,
+    base: str | Baseline | Worktree,
+    *,
+    max_bytes: int = DEFAULT_MAX_DIFF_BYTES,
+    paths: Sequence[str] = (),
+) -> Diff:
+    """Everything that differs between ``base`` and the working directory of ``cwd`` now.
+
+    ``base`` is a commit-ish, a :class:`Baseline` (its snapshot tree when it has one) or a
+    :class:`Worktree` (its base commit). Committed, staged, unstaged and untracked changes
+    all count; the user's own index is never touched.
+    """
+    if isinstance(base, Baseline):
+        against = base.tree or base.commit
+    elif isinstance(base, Worktree):
+        against = base.base_commit
+    else:
+        against = base
+    top = repo_root(cwd)
+    index, scratch = _temporary_index(top)
+    env = {"GIT_INDEX_FILE": index}
+    try:
+        _stage_all(top, index)
+        limit = ["--", *paths] if paths else []
+        names = _git(
+            top, "diff", "--cached", "--name-status", "-z", "--no-renames", against, *limit, env=env
+        ).stdout
+        patch = subprocess.run(
+            [
+                "git",
+                "-c",
+                "core.quotepath=false",
+                "-C",
+                str(top),
+                "diff",
+                "--cached",
+                *_DIFF_FLAGS,
+                against,
+                *limit,
+            ],
+            capture_output=True,
+            env=_git_env(env),
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if patch.returncode != 0:
+        reason = patch.stderr.decode("utf-8", "replace").strip() or f"exit {patch.returncode}"
+        raise WorktreeError("GIT_FAILED", f"git diff failed: {reason}")
+    fields = names.split("\0")
+    files = tuple((fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i])
+    text, truncated = _cut(patch.stdout, max(0, int(max_bytes)))
+    return Diff(patch=text, truncated=truncated, bytes=len(patch.stdout), files=files, base=against)
+
+
+# -- removal ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What :func:`remove_worktree` did."""
+
+    removed: bool
+    branch: str
+    branch_deleted: bool
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """For the tool result."""
+        return {
+            "removed": self.removed,
+            "branch": self.branch,
+            "branchDeleted": self.branch_deleted,
+            "reason": self.reason,
+        }
+
+
+def dirty_files(path: str | Path) -> list[str]:
+    """``git status --porcelain`` lines of the worktree (untracked files included)."""
+    out = _git(path, "status", "--porcelain", "--untracked-files=all").stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def remove_worktree(worktree: Worktree, *, force: bool = False) -> Removal:
+    """Remove an isolated task's worktree; refuse a dirty one unless ``force``.
+
+    The branch is deleted only when it still points at the base commit; otherwise it is kept
+    (it holds the agent's commits) and ``reason`` says so. A worktree directory that is
+    already gone is pruned from git's bookkeeping and reported as removed.
+    """
+    repo = Path(worktree.repo)
+    target = Path(worktree.path)
+    if target.exists():
+        if not force:
+            dirty = dirty_files(target)
+            if dirty:
+                shown = ", ".join(line[3:] for line in dirty[:5])
+                more = f" and {len(dirty) - 5} more" if len(dirty) > 5 else ""
+                raise WorktreeError(
+                    "WORKTREE_DIRTY",
+                    f"worktree {target} has uncommitted changes ({shown}{more}); "
+                    "pass force to discard them",
+                )
+        args = ["worktree", "remove", *(["--force", "--force"] if force else []), str(target)]
+        _git(repo, *args)
+    else:
+        _git(repo, "worktree", "prune")
+    tip = _git(
+        repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{worktree.branch}", check=False
+    )
+    if tip.returncode != 0:
+        return Removal(True, worktree.branch, False, "worktree removed; branch already gone")
+    if tip.stdout.strip() != worktree.base_commit:
+        return Removal(
+            True,
+            worktree.branch,
+            False,
+            f"worktree removed; branch {worktree.branch} kept: it has commits beyond the base",
+        )
+    _git(repo, "branch", "-D", "--quiet", worktree.branch)
+    return Removal(True, worktree.branch, True, "worktree and its unchanged branch removed")

@@ -1,0 +1,115 @@
+"""The ``herdr-orchestrator`` command: serve the tools over MCP, list them, or call one.
+
+``mcp`` serves every tool on stdio for an MCP client. ``tools`` prints the tool list as JSON (name,
+risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
+JSON`` runs one tool from a shell or a script and prints its result object; the exit status says
+how it went without parsing: 0 ``ok: true``, 1 ``ok: false`` (a result to read: Herdr's error,
+a timeout, arguments the schema rejects), 2 a usage error that never reached a tool (unknown
+command or tool, arguments that are not a JSON object).
+
+The MCP SDK is imported only by the ``mcp`` subcommand, so ``tools`` and ``call`` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn, TextIO
+
+EXIT_OK = 0
+EXIT_NOT_OK = 1
+EXIT_USAGE = 2
+
+
+def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The command's parser and its ``call`` subparser (which reports bad arguments)."""
+    parser = argparse.ArgumentParser(
+        prog="herdr-orchestrator",
+        description="Herdr orchestrator tools: an MCP server, the tool list, one-off calls.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("mcp", help="serve the tools over MCP on stdin/stdout")
+    sub.add_parser("tools", help="print every tool (name, risk, description, schema) as JSON")
+    sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
+    call = sub.add_parser(
+        "call",
+        help="run one tool and print its result as JSON (exit 0 ok, 1 not ok, 2 usage)",
+    )
+    call.add_argument("tool", help="the tool's name, e.g. _dsh_herdr_workspace_list")
+    call.add_argument(
+        "arguments",
+        nargs="?",
+        default="{}",
+        help="the arguments as one JSON object ('-' reads it from stdin; default {})",
+    )
+    return parser, call
+
+
+def tool_listing() -> dict[str, Any]:
+    """Every registered tool as ``tools`` prints it, in the registry's order."""
+    from orchestrator.tools.registry import TOOLS
+
+    return {
+        "tools": [
+            {
+                "name": tool.name,
+                "risk": tool.risk,
+                "description": tool.description,
+                "inputSchema": _jsonable(tool.input_schema),
+            }
+            for tool in TOOLS.values()
+        ]
+    }
+
+
+def _jsonable(value: object) -> Any:
+    """A plain JSON copy of ``value`` (registry schemas may hold read-only mappings)."""
+    return json.loads(json.dumps(value, default=dict))
+
+
+def _usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    parser.error(message)  # prints usage and the message on stderr, exits 2
+
+
+def _call(
+    parser: argparse.ArgumentParser, name: str, raw: str, stdin: TextIO, stdout: TextIO
+) -> int:
+    from orchestrator.tools.registry import TOOLS, run_tool
+
+    if name not in TOOLS:
+        _usage_error(parser, f"unknown tool {name!r} (see: herdr-orchestrator tools)")
+    text = stdin.read() if raw == "-" else raw
+    try:
+        arguments = json.loads(text)
+    except json.JSONDecodeError as exc:
+        _usage_error(parser, f"arguments are not valid JSON: {exc}")
+    if not isinstance(arguments, Mapping):
+        _usage_error(parser, 'arguments must be one JSON object, e.g. \'{"pane": "p_1"}\'')
+    result = run_tool(name, arguments)
+    stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    return EXIT_OK if result.get("ok") is True else EXIT_NOT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status."""
+    parser, call_parser = _parsers()
+    args = parser.parse_args(argv)
+    if args.command == "mcp":
+        from orchestrator.mcp_server import run_stdio
+
+        run_stdio()
+        return EXIT_OK
+    if args.command == "demo":
+        from orchestrator.demo import run_demo
+
+        return run_demo()
+    if args.command == "tools":
+        sys.stdout.write(json.dumps(tool_listing(), ensure_ascii=False, indent=2) + "\n")
+        return EXIT_OK
+    return _call(call_parser, args.tool, args.arguments, sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,339 @@
+"""How requests reach Herdr: the Unix socket, the ``herdr`` CLI, or socket-then-CLI.
+
+Every transport runs an :class:`~orchestrator.client.cli_map.Operation` and returns an
+:class:`Exchange` shaped as Herdr's CLI would have answered (argv, exit code, stdout, stderr),
+whichever way the request travelled, so the tool layer reports one format. Server error
+envelopes are part of an exchange; failures of the exchange itself raise
+:class:`~orchestrator.client.errors.TransportError`.
+
+Retry policy, the reason this module exists: a request is re-sent another way only when it
+certainly was not sent (the socket connection could not be made), or when it is a read. A
+mutation whose connection broke after it was written may have been applied, so it is
+reported, never repeated.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from orchestrator.client import cli_map
+from orchestrator.client.cli_map import Operation, Params
+from orchestrator.client.errors import ConnectFailed, TransportError
+
+TransportName = Literal["socket", "cli"]
+
+#: Extra seconds our own deadline allows beyond a server-side wait's ``timeout_ms``.
+WAIT_MARGIN = 5.0
+_MAX_LINE = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One operation's outcome, CLI-shaped whichever transport ran it.
+
+    ``argv`` is the CLI form of the request (``herdr …``) even over the socket; ``result`` is
+    the socket result (or what the CLI's stdout says of it); ``error`` is Herdr's error
+    object ``{"code", "message"}`` when it refused.
+    """
+
+    argv: tuple[str, ...]
+    exit_code: int
+    stdout: str
+    stderr: str
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    transport: TransportName
+
+    @property
+    def ok(self) -> bool:
+        """Whether Herdr accepted the request."""
+        return self.exit_code == 0 and self.error is None
+
+
+class Transport(Protocol):
+    """Anything that can run an operation."""
+
+    name: str
+
+    def run(self, op: Operation, params: Params, timeout: float | None = None) -> Exchange:
+        """Run ``op``; raise TransportError when the exchange itself failed."""
+        ...
+
+
+def operation_deadline(op: Operation, params: Params, timeout: float) -> float:
+    """Our deadline for one exchange: ``timeout``, or a server-side wait plus a margin."""
+    wait_ms = params.get("timeout_ms")
+    nested = params.get("wait")
+    if isinstance(nested, Mapping):
+        wait_ms = nested.get("timeout_ms", wait_ms)
+    if isinstance(wait_ms, int | float) and not isinstance(wait_ms, bool):
+        return max(timeout, wait_ms / 1000.0 + WAIT_MARGIN)
+    return timeout
+
+
+def default_socket_path(env: Mapping[str, str]) -> Path:
+    """Herdr's own socket resolution: ``HERDR_SOCKET_PATH``, ``HERDR_SESSION``, default."""
+    explicit = env.get("HERDR_SOCKET_PATH", "")
+    if explicit:
+        return Path(explicit)
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")) / ".config")
+    config = Path(base).expanduser() / "herdr"
+    session = env.get("HERDR_SESSION", "")
+    if session and session != "default":
+        return config / "sessions" / session / "herdr.sock"
+    return config / "herdr.sock"
+
+
+def not_running_message(path: Path | str) -> str:
+    """Herdr's ``server_not_running`` message for a default-session or override socket."""
+    return f"no herdr server is running at {path}; run `herdr` to start or attach it"
+
+
+class SocketTransport:
+    """One request per connection on Herdr's Unix socket, with deadlines on every step."""
+
+    name = "socket"
+
+    def __init__(
+        self, socket_path: Path | str, *, connect_timeout: float = 5.0, timeout: float = 30.0
+    ) -> None:
+        self.socket_path = Path(socket_path)
+        self.connect_timeout = connect_timeout
+        self.timeout = timeout
+
+    def request(
+        self, method: str, params: Mapping[str, Any], request_id: str, timeout: float
+    ) -> dict[str, Any]:
+        """Send one request and return the response envelope.
+
+        Raises ConnectFailed when no connection could be made (nothing was sent) and
+        TransportError(maybe_applied=True) when the connection failed after sending.
+        """
+        line = json.dumps({"id": request_id, "method": method, "params": dict(params)}) + "\n"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(self.connect_timeout)
+            try:
+                sock.connect(str(self.socket_path))
+            except OSError as exc:
+                missing = exc.errno in {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR}
+                raise ConnectFailed(
+                    f"cannot connect to {self.socket_path}: {exc.strerror or exc}",
+                    missing=missing,
+                ) from exc
+            sock.settimeout(timeout)
+            try:
+                sock.sendall(line.encode())
+                data = _read_line(sock, time.monotonic() + timeout)
+            except TimeoutError as exc:
+                raise TransportError(
+                    f"{method}: no answer within {timeout:g} s", maybe_applied=True
+                ) from exc
+            except OSError as exc:
+                raise TransportError(f"{method}: {exc}", maybe_applied=True) from exc
+        finally:
+            sock.close()
+        if data is None:
+            raise TransportError(
+                f"{method}: connection closed before a response line", maybe_applied=True
+            )
+        try:
+            envelope = json.loads(data)
+        except ValueError as exc:
+            raise TransportError(
+                f"{method}: unreadable response: {exc}", maybe_applied=True
+            ) from exc
+        if not isinstance(envelope, dict):
+            raise TransportError(f"{method}: response is not an object", maybe_applied=True)
+        return envelope
+
+    def run(self, op: Operation, params: Params, timeout: float | None = None) -> Exchange:
+        """Run ``op`` over the socket; a missing server answers ``server_not_running``."""
+        deadline = operation_deadline(op, params, self.timeout if timeout is None else timeout)
+        argv = ("herdr", *op.cli_argv(params))
+        try:
+            envelope = self.request(op.method, op.wire_params(params), op.request_id, deadline)
+        except ConnectFailed as exc:
+            if not exc.missing:
+                raise
+            error = {"code": "server_not_running", "message": not_running_message(self.socket_path)}
+            stderr = cli_map.render_error(op.request_id, error["code"], error["message"])
+            return Exchange(argv, 1, "", stderr, None, error, "socket")
+        return exchange_from_envelope(op, params, envelope, argv, "socket")
+
+
+def exchange_from_envelope(
+    op: Operation,
+    params: Params,
+    envelope: Mapping[str, Any],
+    argv: tuple[str, ...],
+    transport: TransportName,
+) -> Exchange:
+    """Render a socket response as the CLI would have printed it."""
+    error = envelope.get("error")
+    if isinstance(error, dict):
+        rid = envelope.get("id") or op.request_id
+        stderr = cli_map.render_error(
+            str(rid), str(error.get("code")), str(error.get("message", ""))
+        )
+        return Exchange(argv, 1, "", stderr, None, dict(error), transport)
+    result = envelope.get("result")
+    result = dict(result) if isinstance(result, dict) else {}
+    stdout = cli_map.render_stdout(op, params, result)
+    return Exchange(argv, 0, stdout, "", result, None, transport)
+
+
+def _read_line(sock: socket.socket, deadline: float) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        sock.settimeout(remaining)
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            chunks.append(chunk[:newline])
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > _MAX_LINE:
+            raise OSError("response line too long")
+
+
+def find_herdr(env: Mapping[str, str], configured: Path | str | None = None) -> Path | None:
+    """The ``herdr`` executable: configured path, ``$HERDR_BIN_PATH``, then PATH."""
+    if configured:
+        return Path(configured)
+    from_env = env.get("HERDR_BIN_PATH", "")
+    if from_env:
+        return Path(from_env)
+    found = shutil.which("herdr", path=env.get("PATH", os.defpath))
+    return Path(found) if found else None
+
+
+class CliTransport:
+    """Runs the ``herdr`` executable, one process per operation, as a shell script would."""
+
+    name = "cli"
+
+    def __init__(
+        self,
+        herdr: Path | str | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self.env = dict(os.environ if env is None else env)
+        self.herdr = find_herdr(self.env, herdr)
+        self.timeout = timeout
+
+    def run(self, op: Operation, params: Params, timeout: float | None = None) -> Exchange:
+        """Run ``herdr ARGV``; its exit code, stdout and stderr make the exchange."""
+        args = op.cli_argv(params)
+        argv = ("herdr", *args)
+        if self.herdr is None:
+            raise ConnectFailed("no herdr executable (HERDR_BIN_PATH or PATH)", missing=False)
+        deadline = operation_deadline(op, params, self.timeout if timeout is None else timeout)
+        try:
+            done = subprocess.run(
+                [str(self.herdr), *args],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=deadline,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise TransportError(
+                f"herdr {' '.join(args[:2])}: no answer within {deadline:g} s",
+                maybe_applied=True,
+            ) from exc
+        except OSError as exc:
+            raise ConnectFailed(f"cannot run {self.herdr}: {exc}", missing=False) from exc
+        return exchange_from_cli(op, params, argv, done.returncode, done.stdout, done.stderr)
+
+
+def exchange_from_cli(
+    op: Operation, params: Params, argv: tuple[str, ...], code: int, stdout: str, stderr: str
+) -> Exchange:
+    """Read a finished CLI run back into an exchange (result or Herdr's error object)."""
+    if code == 0:
+        if op.name == "ping":
+            return Exchange(argv, 0, stdout, stderr, _pong_from_status(stdout), None, "cli")
+        result = cli_map.parse_stdout(op, params, stdout)
+        return Exchange(argv, 0, stdout, stderr, result, None, "cli")
+    envelope = cli_map.parse_stderr(stderr)
+    if envelope is not None:
+        error = dict(envelope["error"])
+    elif code == 2:
+        error = {"code": "usage_error", "message": stderr.strip()}
+    elif stderr.startswith("Error: "):
+        # Rust's `Error: <Debug>`: the CLI's own I/O with the server failed (a dropped
+        # connection, an empty response); like a socket I/O failure, the request may have run
+        error = {"code": "transport_error", "message": stderr.strip(), "maybeApplied": True}
+    else:
+        error = {"code": "cli_error", "message": stderr.strip() or f"herdr exited {code}"}
+    return Exchange(argv, code, stdout, stderr, None, error, "cli")
+
+
+def _pong_from_status(stdout: str) -> dict[str, Any] | None:
+    try:
+        status = json.loads(stdout)
+    except ValueError:
+        return None
+    if not isinstance(status, dict):
+        return None
+    return {
+        "type": "pong",
+        "version": status.get("version"),
+        "protocol": status.get("protocol"),
+        "running": status.get("running"),
+    }
+
+
+class AutoTransport:
+    """The socket first; the CLI when a socket connection cannot be MADE.
+
+    A connection that could not be made sent nothing, so running the operation through the
+    CLI cannot duplicate it. Once a request may have been written, a read is safe to repeat
+    through the CLI; a mutation is reported as a TransportError (``maybe_applied``) instead.
+    """
+
+    name = "auto"
+
+    def __init__(self, socket_transport: SocketTransport, cli_transport: CliTransport) -> None:
+        self.socket = socket_transport
+        self.cli = cli_transport
+
+    def run(self, op: Operation, params: Params, timeout: float | None = None) -> Exchange:
+        """Run ``op``: socket, else CLI under the rules above."""
+        deadline = operation_deadline(
+            op, params, self.socket.timeout if timeout is None else timeout
+        )
+        argv = ("herdr", *op.cli_argv(params))
+        try:
+            envelope = self.socket.request(
+                op.method, op.wire_params(params), op.request_id, deadline
+            )
+        except ConnectFailed:
+            return self.cli.run(op, params, timeout)
+        except TransportError:
+            if op.mutation:
+                raise
+            return self.cli.run(op, params, timeout)
+        return exchange_from_envelope(op, params, envelope, argv, "socket")

@@ -1,0 +1,110 @@
+"""The README's main job (``herdr-orchestrator demo``): the tools driving a Herdr, end to end.
+
+It starts the embedded simulator (the same protocol and CLI as Herdr 0.9.2), then calls
+the low-level tools exactly as a model would through MCP — create a workspace, split a
+pane, start a fake pi with a scripted task, prompt it and wait for its turn, read what it
+did, check its work from the other pane — and prints one readable line per step, then the
+agent's screen.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: seconds Herdr waits after an agent is ready before `agent start` returns (Herdr: 3 s)
+SETTLE = 0.5
+
+
+def _summary(name: str, result: dict[str, Any]) -> str:
+    """One line: what the step did, from the tool's own result."""
+    data = result.get("data") or {}
+    payload = data.get("result", data) if isinstance(data, dict) else {}
+    if name.endswith("workspace_create"):
+        workspace, root = payload["workspace"], payload["root_pane"]
+        return f"workspace {workspace['workspace_id']}, root pane {root['pane_id']}"
+    if name.endswith("pane_split"):
+        return f"new pane {payload['pane']['pane_id']} (focus stays put)"
+    if "agent" in payload and isinstance(payload["agent"], dict):
+        agent = payload["agent"]
+        extra = " interactive_ready" if agent.get("interactive_ready") else ""
+        where = f"agent {agent.get('name')} in {agent.get('pane_id')}"
+        return f"{where}: {agent.get('agent_status')}{extra}"
+    if name.endswith("pane_wait_output"):
+        return f"matched {payload.get('matched_line')!r}"
+    stdout = str(result.get("stdout") or "").strip().splitlines()
+    return stdout[-1] if stdout else "done"
+
+
+def run_demo() -> int:
+    """Run the tour; a process exit code (1 when a step failed)."""
+    from herdr_sim import Simulator
+    from herdr_sim.fake_agent import Scenario
+
+    from .tools.registry import run_tool
+    from .tools.tool import ToolContext
+
+    with tempfile.TemporaryDirectory(prefix="herdr-orch-demo-", dir="/tmp") as tmp:
+        root = Path(tmp)
+        work = root / "work"
+        work.mkdir()
+        # the fake pi's task: it writes a file with a tool call, checks it, then replies
+        scenario = (
+            Scenario()
+            .write_file("hello.txt", "hello from a fake pi\n")
+            .run_tool("bash", "wc -c hello.txt")
+            .reply("Wrote hello.txt (21 bytes) and checked it.")
+            .dump(root / "task.json")
+        )
+        with Simulator(
+            socket_path=root / "herdr.sock", persist=False, cols=100, rows=24,
+            agent_start_settle=SETTLE,
+        ) as sim:  # fmt: skip
+            env = {
+                "HERDR_SOCKET_PATH": str(sim.socket_path),
+                "HERDR_BIN_PATH": str(sim.cli_path),
+                "PATH": "/usr/bin:/bin",
+            }
+            ctx = ToolContext.from_env(env)
+            print(f"simulated Herdr on {sim.socket_path} (settle delay {SETTLE} s)\n")
+            steps = 0
+
+            def step(tool: str, **arguments: Any) -> dict[str, Any]:
+                nonlocal steps
+                steps += 1
+                name = f"_dsh_herdr_{tool}"
+                result = run_tool(name, arguments, ctx)
+                mark = "ok " if result["ok"] else "FAIL"
+                print(f"{steps}. [{mark}] {name}")
+                print(f"      $ {result.get('command')}")
+                detail = _summary(name, result) if result["ok"] else result.get("errorCode")
+                print(f"      → {detail}")
+                if not result["ok"]:
+                    raise SystemExit(1)
+                data: dict[str, Any] = result.get("data") or {}
+                payload: dict[str, Any] = data.get("result", data)
+                return payload
+
+            created = step("workspace_create", cwd=str(work), label="demo")
+            left = created["root_pane"]["pane_id"]
+            right = step("pane_split", pane=left, direction="right")["pane"]["pane_id"]
+            step("agent_start", name="worker", kind="pi", pane=right,
+                 args=["--scenario", str(scenario)])  # fmt: skip
+            step("agent_prompt", agent="worker", prompt="Write hello.txt and check it.")
+            step("agent_wait", agent="worker", until=["idle", "done"])
+            step("pane_run", pane=left, command="cat hello.txt")
+            step("pane_wait_output", pane=left, pattern="^hello from a fake pi$", regex=True)
+            screen = run_tool("_dsh_herdr_agent_read", {"agent": "worker", "lines": 40}, ctx)
+            print("\nthe agent's pane, as `agent read` shows it (blank runs folded):")
+            previous = ""
+            for line in str(screen.get("stdout", "")).rstrip().splitlines():
+                if line.strip() or previous.strip():
+                    print(f"    │ {line}")
+                previous = line
+        print("\nsimulator stopped; every pane process was reaped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(run_demo())

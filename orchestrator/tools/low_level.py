@@ -1,0 +1,584 @@
+"""The 24 low-level tools of the dsh-herdr contract (seed 001), with its names and risks.
+
+Each tool turns its arguments into one client operation (:mod:`orchestrator.client.cli_map`
+owns the argv), runs it, and reports the exchange in the result contract
+(:mod:`.result`). The rules the contract sets for every tool live here:
+
+* ids are the caller's, never guessed (the schemas require them);
+* creates and splits always pass ``--no-focus`` (``focus: false`` on the wire);
+* timeouts are milliseconds; waits get a bounded default so no call hangs forever;
+* R2 tools (``pane_run``, ``agent_start``, ``agent_prompt``) accept ``preview: true``,
+  which runs nothing and returns ``data.preview``, ``data.action`` and a redacted
+  ``data.target``; with ``DSH_HERDR_PREVIEW_REQUIRED=1`` a call without it is refused
+  (``preview_required``);
+* ``server_not_running`` is reported once, never retried; a mutation whose exchange broke
+  is reported (``transport_error`` with ``data.maybeApplied``), never sent again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from orchestrator.client import cli_map
+from orchestrator.client.errors import TransportError
+from orchestrator.tools.result import (
+    command_text,
+    failure,
+    from_exchange,
+    from_transport_error,
+    redacted,
+)
+from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
+
+Args = Mapping[str, Any]
+
+#: Agent kinds as seed 001 lists them (Herdr's CLI has the last word on which it accepts).
+AGENT_KINDS: tuple[str, ...] = (
+    "pi",
+    "claude",
+    "codex",
+    "gemini",
+    "cursor",
+    "devin",
+    "agy",
+    "cline",
+    "omp",
+    "mastracode",
+    "opencode",
+    "copilot",
+    "kimi",
+    "kiro",
+    "droid",
+    "amp",
+    "grok",
+    "hermes",
+    "kilo",
+    "qodercli",
+    "maki",
+    "wen",
+    "ocr",
+)
+READ_SOURCES = ("visible", "recent", "recent-unwrapped", "detection")
+AGENT_STATUSES = ("idle", "working", "blocked", "done", "unknown")
+#: Default server-side wait bounds (ms) when the caller gives none: Herdr's own waits have
+#: no default and would block forever.
+DEFAULT_OUTPUT_WAIT_MS = 30_000
+DEFAULT_AGENT_WAIT_MS = 120_000
+
+# -- schema helpers ----------------------------------------------------------------------------
+
+
+def _str(description: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "string", "minLength": 1, "description": description, **extra}
+
+
+def _ms(description: str, minimum: int = 1) -> dict[str, Any]:
+    return {
+        "type": "integer",
+        "minimum": minimum,
+        "maximum": 3_600_000,
+        "description": f"{description} (milliseconds)",
+    }
+
+
+_WORKSPACE = _str("Workspace id from the latest workspace_list/create result, e.g. w1.")
+_TAB = _str("Tab id from the latest tab_list/create result, e.g. w1:t1.")
+_PANE = _str("Pane id from the latest pane_list/get/create/split result, e.g. w1:p1.")
+_AGENT = _str("Agent name (from agent_start) or the pane id hosting the agent.")
+_CWD = _str("Absolute working directory for the new shell.")
+_LABEL = _str("Optional display label.")
+_ENV = {
+    "type": "object",
+    "description": "Extra environment variables for the new shell (NAME: value).",
+    "propertyNames": {"pattern": "^[^=\\u0000]+$"},
+    "additionalProperties": {"type": "string"},
+}
+_LINES = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": 1000,
+    "description": "How many of the last lines to read.",
+}
+_PREVIEW = {
+    "type": "boolean",
+    "description": "true: run nothing; return what would be done (action and a redacted "
+    "target) so a human can approve it.",
+}
+_UNTIL = {
+    "type": "array",
+    "items": {"enum": list(AGENT_STATUSES)},
+    "uniqueItems": True,
+    "minItems": 1,
+    "description": "Statuses that end the wait (default: idle, done, blocked).",
+}
+
+
+def _schema(required: Sequence[str] = (), **properties: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+# -- running -----------------------------------------------------------------------------------
+
+
+def _run(
+    ctx: ToolContext,
+    operation: str,
+    params: Mapping[str, Any],
+    *,
+    secrets: Sequence[str] = (),
+) -> dict[str, Any]:
+    op = cli_map.operation(operation)
+    clean = {k: v for k, v in params.items() if v is not None}
+    argv = ["herdr", *op.cli_argv(clean)]
+    try:
+        exchange = ctx.client.execute(operation, clean)
+    except TransportError as exc:
+        return from_transport_error(argv, exc, secrets)
+    return from_exchange(exchange, secrets, text_output=op.output == "text")
+
+
+def _env(args: Args) -> dict[str, str] | None:
+    env = args.get("env")
+    return dict(env) if env else None
+
+
+def _guard_r2(
+    ctx: ToolContext,
+    args: Args,
+    operation: str,
+    params: Mapping[str, Any],
+    action: str,
+    target: Mapping[str, Any],
+    secrets: Sequence[str],
+) -> dict[str, Any] | None:
+    """The preview answer, the preview-required refusal, or None to go ahead."""
+    op = cli_map.operation(operation)
+    clean = {k: v for k, v in params.items() if v is not None}
+    command = command_text(["herdr", *op.cli_argv(clean)], secrets)
+    if args.get("preview") is True:
+        return {
+            "ok": True,
+            "command": command,
+            "exitCode": None,
+            "data": {"preview": True, "action": action, "target": dict(target)},
+        }
+    if ctx.preview_required:
+        return failure(
+            command,
+            "preview_required",
+            f"{PREVIEW_REQUIRED_ENV}=1: call again with preview: true and get approval first",
+            data={"action": action, "target": dict(target)},
+        )
+    return None
+
+
+# -- handlers ----------------------------------------------------------------------------------
+
+
+def _workspace_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "workspace.list", {})
+
+
+def _workspace_get(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "workspace.get", {"workspace_id": args["workspace"]})
+
+
+def _workspace_create(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    params = {"cwd": args["cwd"], "label": args.get("label"), "env": _env(args), "focus": False}
+    return _run(ctx, "workspace.create", params)
+
+
+def _tab_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "tab.list", {"workspace_id": args.get("workspace")})
+
+
+def _tab_get(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "tab.get", {"tab_id": args["tab"]})
+
+
+def _tab_create(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    params = {
+        "workspace_id": args["workspace"],
+        "cwd": args["cwd"],
+        "label": args.get("label"),
+        "env": _env(args),
+        "focus": False,
+    }
+    return _run(ctx, "tab.create", params)
+
+
+def _pane_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "pane.list", {"workspace_id": args.get("workspace")})
+
+
+def _by_pane(operation: str) -> Callable[[Args, ToolContext], dict[str, Any]]:
+    def handler(args: Args, ctx: ToolContext) -> dict[str, Any]:
+        return _run(ctx, operation, {"pane_id": args["pane"]})
+
+    return handler
+
+
+def _pane_read(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    params = {
+        "pane_id": args["pane"],
+        "source": args.get("source", "recent"),
+        "lines": args.get("lines"),
+    }
+    return _run(ctx, "pane.read", params)
+
+
+def _pane_split(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    params = {
+        "target_pane_id": args["pane"],
+        "direction": args["direction"],
+        "ratio": args.get("ratio"),
+        "cwd": args.get("cwd"),
+        "env": _env(args),
+        "focus": False,
+    }
+    return _run(ctx, "pane.split", params)
+
+
+def _pane_run(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    command = str(args["command"])
+    params = {"pane_id": args["pane"], "command": command}
+    target = {"pane": args["pane"], "command": redacted(command)}
+    guard = _guard_r2(ctx, args, "pane.run", params, "pane.run", target, [command])
+    return guard or _run(ctx, "pane.run", params, secrets=[command])
+
+
+def _pane_wait_output(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    kind = "regex" if args.get("regex") else "substring"
+    params = {
+        "pane_id": args["pane"],
+        "source": args.get("source", "recent"),
+        "lines": args.get("lines"),
+        "match": {"type": kind, "value": args["pattern"]},
+        "timeout_ms": args.get("timeout", DEFAULT_OUTPUT_WAIT_MS),
+    }
+    return _run(ctx, "pane.wait_for_output", params)
+
+
+def _pane_send_text(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    text = str(args["text"])
+    return _run(ctx, "pane.send_text", {"pane_id": args["pane"], "text": text}, secrets=[text])
+
+
+def _agent_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "agent.list", {})
+
+
+def _agent_get(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "agent.get", {"target": args["agent"]})
+
+
+def _agent_read(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    params = {"target": args["agent"], "source": "recent-unwrapped", "lines": args.get("lines")}
+    return _run(ctx, "agent.read", params)
+
+
+def _agent_start(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    native = [str(a) for a in args.get("args", [])]
+    params = {
+        "name": args["name"],
+        "kind": args["kind"],
+        "pane_id": args["pane"],
+        "args": native or None,
+        "timeout_ms": args.get("timeout"),
+    }
+    target = {
+        "name": args["name"],
+        "kind": args["kind"],
+        "pane": args["pane"],
+        "args": f"<redacted: {len(native)} args>",
+    }
+    guard = _guard_r2(ctx, args, "agent.start", params, "agent.start", target, native)
+    return guard or _run(ctx, "agent.start", params, secrets=native)
+
+
+def _agent_wait(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    params = {
+        "target": args["agent"],
+        "until": args.get("until"),
+        "timeout_ms": args.get("timeout", DEFAULT_AGENT_WAIT_MS),
+    }
+    return _run(ctx, "agent.wait", params)
+
+
+def _agent_prompt(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    prompt = str(args["prompt"])
+    params: dict[str, Any] = {"target": args["agent"], "text": prompt}
+    if args.get("wait", True):
+        wait: dict[str, Any] = {"timeout_ms": args.get("timeout", DEFAULT_AGENT_WAIT_MS)}
+        if args.get("until"):
+            wait["until"] = list(args["until"])
+        params["wait"] = wait
+    target = {"agent": args["agent"], "prompt": redacted(prompt)}
+    guard = _guard_r2(ctx, args, "agent.prompt", params, "agent.prompt", target, [prompt])
+    return guard or _run(ctx, "agent.prompt", params, secrets=[prompt])
+
+
+def _agent_explain(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    return _run(ctx, "agent.explain", {"target": args["agent"]})
+
+
+def _doctor(args: Args, ctx: ToolContext) -> dict[str, Any]:
+    from orchestrator.tools.doctor import doctor
+
+    return doctor(ctx, _run)
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+def _tool(name: str, risk: Risk, description: str, schema: dict[str, Any], handler: Any) -> Tool:
+    return Tool(f"_dsh_herdr_{name}", risk, description, schema, handler)
+
+
+LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
+    _tool(
+        "workspace_list",
+        "R0",
+        "List Herdr workspaces (`herdr workspace list`). Start here: use only ids returned "
+        "by Herdr, never guess them.",
+        _schema(),
+        _workspace_list,
+    ),
+    _tool(
+        "workspace_get",
+        "R0",
+        "Get one workspace (`herdr workspace get`) to confirm it exists and see its tabs "
+        "and panes counts.",
+        _schema(["workspace"], workspace=_WORKSPACE),
+        _workspace_get,
+    ),
+    _tool(
+        "workspace_create",
+        "R1",
+        "Create an isolated workspace for a task in `cwd` without taking the user's focus "
+        "(`herdr workspace create --no-focus`). Save the returned workspace, tab and "
+        "root_pane ids.",
+        _schema(["cwd"], cwd=_CWD, label=_LABEL, env=_ENV),
+        _workspace_create,
+    ),
+    _tool(
+        "tab_list",
+        "R0",
+        "List tabs (`herdr tab list`), optionally of one workspace.",
+        _schema(workspace=_WORKSPACE),
+        _tab_list,
+    ),
+    _tool(
+        "tab_get",
+        "R0",
+        "Get one tab (`herdr tab get`).",
+        _schema(["tab"], tab=_TAB),
+        _tab_get,
+    ),
+    _tool(
+        "tab_create",
+        "R1",
+        "Create a tab in an existing workspace (confirm it with workspace_get first) without "
+        "taking focus (`herdr tab create --no-focus`). Returns the tab and its root pane.",
+        _schema(["workspace", "cwd"], workspace=_WORKSPACE, cwd=_CWD, label=_LABEL, env=_ENV),
+        _tab_create,
+    ),
+    _tool(
+        "pane_list",
+        "R0",
+        "List panes (`herdr pane list`), optionally of one workspace.",
+        _schema(workspace=_WORKSPACE),
+        _pane_list,
+    ),
+    _tool(
+        "pane_get",
+        "R0",
+        "Get one pane (`herdr pane get`): ids, cwd, agent and agent_status.",
+        _schema(["pane"], pane=_PANE),
+        _by_pane("pane.get"),
+    ),
+    _tool(
+        "pane_layout",
+        "R0",
+        "Layout geometry of the pane's tab (`herdr pane layout`): rects and splits.",
+        _schema(["pane"], pane=_PANE),
+        _by_pane("pane.layout"),
+    ),
+    _tool(
+        "pane_process_info",
+        "R0",
+        "Processes of a pane (`herdr pane process-info`): check the shell is idle (alone in "
+        "the foreground) before pane_run or agent_start.",
+        _schema(["pane"], pane=_PANE),
+        _by_pane("pane.process_info"),
+    ),
+    _tool(
+        "pane_edges",
+        "R0",
+        "Which edges of the tab area a pane touches (`herdr pane edges`).",
+        _schema(["pane"], pane=_PANE),
+        _by_pane("pane.edges"),
+    ),
+    _tool(
+        "pane_read",
+        "R0",
+        "Read a pane's text (`herdr pane read`). source: visible (the screen), recent "
+        "(recent output, soft-wrapped), recent-unwrapped (best for logs and agent results), "
+        "detection (agent-detection buffer). The text is in `stdout`.",
+        _schema(["pane"], pane=_PANE, source={"enum": list(READ_SOURCES)}, lines=_LINES),
+        _pane_read,
+    ),
+    _tool(
+        "pane_split",
+        "R1",
+        "Split a pane right or down (`herdr pane split --no-focus`); focus stays where it "
+        "was. Returns the NEW pane; use its id.",
+        _schema(
+            ["pane", "direction"],
+            pane=_PANE,
+            direction={"enum": ["right", "down"]},
+            ratio={
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "exclusiveMaximum": 1,
+                "description": "Share of the space kept by the original pane (0.1-0.9).",
+            },
+            cwd=_CWD,
+            env=_ENV,
+        ),
+        _pane_split,
+    ),
+    _tool(
+        "pane_run",
+        "R2",
+        "Run a shell command in a pane and press Enter (`herdr pane run`); it runs in that "
+        "terminal, not locally. Only for commands the user asked for, in a pane that is an "
+        "idle shell; one command at a time; then use pane_wait_output or pane_read. "
+        "preview: true shows what would run without running it.",
+        _schema(
+            ["pane", "command"],
+            pane=_PANE,
+            command=_str("The shell command line to type."),
+            preview=_PREVIEW,
+        ),
+        _pane_run,
+    ),
+    _tool(
+        "pane_wait_output",
+        "R0",
+        "Wait until a line of the pane's output contains `pattern` (or matches it as a "
+        "regex with regex: true) (`herdr pane wait-output`). Times out after `timeout` ms "
+        f"(default {DEFAULT_OUTPUT_WAIT_MS}); on timeout read the pane before waiting again.",
+        _schema(
+            ["pane", "pattern"],
+            pane=_PANE,
+            pattern=_str("Text to find (or a regex, one line at a time)."),
+            regex={"type": "boolean", "description": "Treat pattern as a regex."},
+            source={"enum": list(READ_SOURCES)},
+            lines=_LINES,
+            timeout=_ms("How long to wait"),
+        ),
+        _pane_wait_output,
+    ),
+    _tool(
+        "pane_send_text",
+        "R1",
+        "Type raw text into a pane WITHOUT pressing Enter (`herdr pane send-text`); use "
+        "pane_run when Enter is needed.",
+        _schema(["pane", "text"], pane=_PANE, text=_str("The text to type.")),
+        _pane_send_text,
+    ),
+    _tool(
+        "agent_list",
+        "R0",
+        "List the agents Herdr recognises (`herdr agent list`), with their status.",
+        _schema(),
+        _agent_list,
+    ),
+    _tool(
+        "agent_get",
+        "R0",
+        "Get one agent by its unique name or pane id (`herdr agent get`).",
+        _schema(["agent"], agent=_AGENT),
+        _agent_get,
+    ),
+    _tool(
+        "agent_read",
+        "R0",
+        "Read an agent's recent output, unwrapped (`herdr agent read --source "
+        "recent-unwrapped`). The text is in `stdout`.",
+        _schema(["agent"], agent=_AGENT, lines=_LINES),
+        _agent_read,
+    ),
+    _tool(
+        "agent_start",
+        "R2",
+        "Start a coding agent of `kind` named `name` in an idle shell pane (`herdr agent "
+        "start`) and wait until it is ready for prompts. Only when the user asked for it. "
+        "`args` are passed to the agent's executable. preview: true shows what would start.",
+        _schema(
+            ["name", "kind", "pane"],
+            name=_str(
+                "New unique agent name: a lowercase letter, then lowercase letters, digits, "
+                "'-' or '_' (at most 32).",
+                pattern="^[a-z][a-z0-9_-]{0,31}$",
+            ),
+            kind={"enum": list(AGENT_KINDS), "description": "Which agent to start."},
+            pane=_PANE,
+            args={
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Native arguments for the agent executable.",
+            },
+            timeout=_ms("How long to wait for readiness (more than 3000)", minimum=3001),
+            preview=_PREVIEW,
+        ),
+        _agent_start,
+    ),
+    _tool(
+        "agent_wait",
+        "R0",
+        "Wait until an agent reaches a status (`herdr agent wait`; default idle, done or "
+        f"blocked). Times out after `timeout` ms (default {DEFAULT_AGENT_WAIT_MS}).",
+        _schema(["agent"], agent=_AGENT, until=_UNTIL, timeout=_ms("How long to wait")),
+        _agent_wait,
+    ),
+    _tool(
+        "agent_prompt",
+        "R2",
+        "Send a task to an agent and wait until it settles (`herdr agent prompt --wait`). "
+        "Only for tasks the user asked for; afterwards read the result with agent_read. "
+        "preview: true shows what would be sent without sending it.",
+        _schema(
+            ["agent", "prompt"],
+            agent=_AGENT,
+            prompt=_str("The task text."),
+            wait={"type": "boolean", "description": "Wait for the agent to settle (default)."},
+            until=_UNTIL,
+            timeout=_ms("How long to wait for the agent to settle"),
+            preview=_PREVIEW,
+        ),
+        _agent_prompt,
+    ),
+    _tool(
+        "agent_explain",
+        "R0",
+        "Explain how Herdr detected an agent's state (`herdr agent explain --json`).",
+        _schema(["agent"], agent=_AGENT),
+        _agent_explain,
+    ),
+    _tool(
+        "doctor",
+        "R0",
+        "Health check: server version and protocol, sessions, workspaces and agents. Run it "
+        "first when anything fails with server_not_running or protocol_mismatch.",
+        _schema(),
+        _doctor,
+    ),
+)

@@ -1,0 +1,51 @@
+"""The tool registry: every tool by name, in the contract's order, and ``run_tool``.
+
+``run_tool`` is the one entry point servers (MCP, the ``herdr-orchestrator`` command) use: it
+validates the arguments against the tool's schema first and turns every failure into a result
+(``ok: false``), so a bad call from a model is a business result, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
+from orchestrator.tools.result import failure
+from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
+
+__all__ = ["PREVIEW_REQUIRED_ENV", "TOOLS", "Risk", "Tool", "ToolContext", "run_tool"]
+
+#: Every tool by name, in the order of the dsh-herdr contract (seed 001).
+TOOLS: Mapping[str, Tool] = MappingProxyType({tool.name: tool for tool in LOW_LEVEL_TOOLS})
+
+
+def _argument_error(tool: Tool, arguments: object) -> str | None:
+    if not isinstance(arguments, Mapping):
+        return "arguments must be a JSON object"
+    validator = Draft202012Validator(dict(tool.input_schema))
+    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    first = errors[0]
+    where = "/".join(str(part) for part in first.absolute_path)
+    return f"{where}: {first.message}" if where else first.message
+
+
+def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
+    """Run one tool; always returns a result dict (``ok`` false on any failure)."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        return failure(name, "unknown_tool", f"unknown tool {name!r}")
+    problem = _argument_error(tool, arguments)
+    if problem is not None:
+        return failure(name, "invalid_arguments", problem)
+    assert isinstance(arguments, Mapping)
+    context = ctx if ctx is not None else ToolContext.from_env()
+    try:
+        return tool.handler(arguments, context)
+    except Exception as exc:  # a handler bug must still answer as a result
+        return failure(name, "internal_error", f"{type(exc).__name__}: {exc}")

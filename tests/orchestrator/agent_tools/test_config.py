@@ -1,0 +1,201 @@
+"""Configuration: file format, defaults, environment overrides, strict keys and the gates."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from orchestrator.agent_tools.config import (
+    Config,
+    ConfigError,
+    GateError,
+    check_cwd,
+    check_enabled,
+    check_machine,
+    default_config_path,
+    env_name,
+    load_config,
+)
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"), **extra}
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cfg" / "herdr-orchestrator" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_defaults_without_a_file(tmp_path: Path) -> None:
+    config = load_config(_env(tmp_path))
+    assert config.enabled is True
+    assert config.max_result_chars == 40_000
+    assert config.max_diff_bytes == 512 * 1024
+    assert config.transport == "auto"
+    assert config.state_dir == tmp_path / "home" / ".local/state/herdr-orchestrator"
+    assert config.artifact_dir == config.state_dir / "artifacts"
+    assert config.file is None
+
+
+def test_default_location_is_under_xdg_config_home(tmp_path: Path) -> None:
+    path = default_config_path(_env(tmp_path))
+    assert path == tmp_path / "cfg" / "herdr-orchestrator" / "config.toml"
+
+
+def test_file_values_are_read(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        'enabled = false\nmaxConcurrent = 2\nqueueTimeoutMs = 500\ntransport = "cli"\n'
+        'allowCwd = ["repos"]\nstateDir = "state"\n[aliases.pi]\nfast = "x/y-1"\n',
+    )
+    config = load_config(_env(tmp_path))
+    assert (config.enabled, config.max_concurrent, config.queue_timeout_ms) == (False, 2, 500)
+    assert config.transport == "cli"
+    assert config.allow_cwd == (path.parent / "repos",)
+    assert config.state_dir == path.parent / "state"
+    assert config.artifact_dir == path.parent / "state" / "artifacts"
+    assert config.aliases == {"pi": {"fast": "x/y-1"}}
+    assert config.file == path
+
+
+def test_named_file_overrides_the_default_location(tmp_path: Path) -> None:
+    other = tmp_path / "other.toml"
+    other.write_text("maxResultChars = 5000\n")
+    config = load_config(_env(tmp_path, HERDR_ORCHESTRATOR_CONFIG=str(other)))
+    assert config.max_result_chars == 5000
+
+
+def test_a_missing_named_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="HERDR_ORCHESTRATOR_CONFIG: no such file"):
+        load_config(_env(tmp_path, HERDR_ORCHESTRATOR_CONFIG=str(tmp_path / "nope.toml")))
+
+
+def test_unknown_key_in_the_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    _write(tmp_path, "allowCWD = []\n")
+    with pytest.raises(ConfigError, match=r"allowCWD: unknown key \(did you mean allowCwd\?\)"):
+        load_config(_env(tmp_path))
+
+
+def test_wrong_type_is_an_error_naming_the_key(tmp_path: Path) -> None:
+    _write(tmp_path, 'maxConcurrent = "two"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(_env(tmp_path))
+    assert info.value.key == "maxConcurrent"
+
+
+def test_invalid_toml_is_an_error(tmp_path: Path) -> None:
+    _write(tmp_path, "enabled = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(_env(tmp_path))
+
+
+def test_environment_overrides_the_file(tmp_path: Path) -> None:
+    _write(tmp_path, "maxConcurrent = 2\nenabled = true\n")
+    env = _env(
+        tmp_path,
+        HERDR_ORCHESTRATOR_MAX_CONCURRENT="7",
+        HERDR_ORCHESTRATOR_ENABLED="0",
+        HERDR_ORCHESTRATOR_ALLOW_CWD=f"/a{os.pathsep}/b",
+        HERDR_ORCHESTRATOR_TRANSPORT="socket",
+        HERDR_ORCHESTRATOR_MACHINES="gpu,ci",
+        HERDR_ORCHESTRATOR_MACHINE_TARGETS="gpu=me@gpu",
+        HERDR_ORCHESTRATOR_ALIASES='{"pi": {"fast": "a/b"}}',
+    )
+    config = load_config(env)
+    assert config.max_concurrent == 7 and config.enabled is False
+    assert config.allow_cwd == (Path("/a"), Path("/b"))
+    assert config.transport == "socket"
+    assert config.machines == ("gpu", "ci") and config.machine_targets == {"gpu": "me@gpu"}
+    assert config.aliases == {"pi": {"fast": "a/b"}}
+    assert "HERDR_ORCHESTRATOR_MAX_CONCURRENT" in config.env_keys
+
+
+def test_every_key_has_an_environment_variable() -> None:
+    assert env_name("queueTimeoutMs") == "HERDR_ORCHESTRATOR_QUEUE_TIMEOUT_MS"
+    assert env_name("sharedFilesystem") == "HERDR_ORCHESTRATOR_SHARED_FILESYSTEM"
+
+
+def test_unknown_environment_variable_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="HERDR_ORCHESTRATOR_MAX_CONCURENT: unknown key"):
+        load_config(_env(tmp_path, HERDR_ORCHESTRATOR_MAX_CONCURENT="3"))
+
+
+def test_bad_environment_value_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="environment: transport: expected one of"):
+        load_config(_env(tmp_path, HERDR_ORCHESTRATOR_TRANSPORT="pigeon"))
+
+
+def test_machine_targets_must_name_enabled_machines(tmp_path: Path) -> None:
+    _write(tmp_path, '[machineTargets]\ngpu = "me@gpu"\n')
+    with pytest.raises(ConfigError, match="machineTargets: machine 'gpu' is not listed"):
+        load_config(_env(tmp_path))
+
+
+def test_alias_for_a_kind_without_model_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path, '[aliases.agy]\nfast = "a/b"\n')
+    with pytest.raises(ConfigError, match=r"aliases\.agy"):
+        load_config(_env(tmp_path))
+
+
+def test_disabled_refuses() -> None:
+    with pytest.raises(GateError) as info:
+        check_enabled(Config(enabled=False))
+    assert info.value.code == "DISABLED"
+
+
+def test_cwd_inside_allowed_root_is_resolved(tmp_path: Path) -> None:
+    (tmp_path / "root" / "sub").mkdir(parents=True)
+    config = Config(allow_cwd=(tmp_path / "root",))
+    assert check_cwd(config, tmp_path / "root" / "sub") == (tmp_path / "root" / "sub").resolve()
+
+
+def test_cwd_outside_allowed_roots_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    (tmp_path / "rootless").mkdir()
+    with pytest.raises(GateError) as info:
+        check_cwd(Config(allow_cwd=(tmp_path / "root",)), tmp_path / "rootless")
+    assert info.value.code == "CWD_NOT_ALLOWED" and info.value.field == "cwd"
+
+
+def test_symlink_escaping_the_root_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "root" / "link").symlink_to(tmp_path / "secret")
+    with pytest.raises(GateError, match="resolves to") as info:
+        check_cwd(Config(allow_cwd=(tmp_path / "root",)), tmp_path / "root" / "link")
+    assert info.value.code == "CWD_NOT_ALLOWED"
+
+
+def test_root_given_through_a_symlink_still_matches(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    config = Config(allow_cwd=(tmp_path / "alias",))
+    assert check_cwd(config, tmp_path / "real") == (tmp_path / "real").resolve()
+
+
+def test_missing_cwd_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(GateError) as info:
+        check_cwd(Config(), tmp_path / "nope")
+    assert info.value.code == "CWD_NOT_FOUND"
+
+
+def test_local_machine_is_accepted() -> None:
+    assert check_machine(Config(), None) == "local"
+    assert check_machine(Config(), "local") == "local"
+
+
+def test_enabled_remote_machine_is_refused_as_not_supported() -> None:
+    with pytest.raises(GateError, match="remote machines are not supported yet") as info:
+        check_machine(Config(machines=("gpu",)), "gpu")
+    assert info.value.code == "MACHINE_NOT_SUPPORTED" and info.value.field == "machine"
+
+
+def test_unknown_machine_is_refused_as_not_enabled() -> None:
+    with pytest.raises(GateError, match="not enabled in machines") as info:
+        check_machine(Config(), "gpu")
+    assert info.value.code == "MACHINE_NOT_ENABLED"

@@ -1,0 +1,202 @@
+"""Worktrees, baselines and diffs against real git repositories in ``tmp_path``."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.agent_tools import worktree as wt
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.invalid",
+            "-c",
+            "commit.gpgsign=false",
+            "-C",
+            str(cwd),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    return done.stdout.rstrip("\n")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with one commit: ``a.txt`` and an ignored ``build/``."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    _git(path, "init", "-q", "-b", "main")
+    (path / "a.txt").write_text("one\n")
+    (path / ".gitignore").write_text("build/\n")
+    _git(path, "add", "-A")
+    _git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+def test_not_a_repository_is_refused_clearly(tmp_path: Path) -> None:
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.create_worktree(tmp_path, "t1", tmp_path / "wt")
+    assert caught.value.code == "NOT_A_GIT_REPO"
+    assert f"cwd {tmp_path} is not inside a git repository" in caught.value.message
+
+
+def test_missing_cwd_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.snapshot(tmp_path / "nowhere")
+    assert caught.value.code == "CWD_NOT_FOUND"
+
+
+def test_repository_without_commits_is_refused(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.create_worktree(tmp_path, "t1", tmp_path / "wt")
+    assert caught.value.code == "NO_COMMITS"
+
+
+def test_create_makes_branch_dsh_task_at_the_base_commit(repo: Path, tmp_path: Path) -> None:
+    sub = repo / "src"
+    sub.mkdir()
+    made = wt.create_worktree(sub, "t1", tmp_path / "wt")  # cwd deep inside the repo
+    head = _git(repo, "rev-parse", "HEAD")
+    assert (made.branch, made.base_commit, made.repo) == ("dsh/t1", head, str(repo))
+    assert _git(Path(made.path), "rev-parse", "--abbrev-ref", "HEAD") == "dsh/t1"
+    assert (Path(made.path) / "a.txt").read_text() == "one\n"
+    assert made.to_json()["baseCommit"] == head
+
+
+def test_base_is_resolved_to_a_commit(repo: Path, tmp_path: Path) -> None:
+    first = _git(repo, "rev-parse", "HEAD")
+    (repo / "a.txt").write_text("two\n")
+    _git(repo, "commit", "-qam", "two")
+    made = wt.create_worktree(repo, "t1", tmp_path / "wt", base="HEAD~1")
+    assert made.base_commit == first
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.create_worktree(repo, "t2", tmp_path / "wt2", base="no-such-ref")
+    assert caught.value.code == "BAD_BASE"
+
+
+def test_existing_branch_and_unsafe_ids_are_refused(repo: Path, tmp_path: Path) -> None:
+    wt.create_worktree(repo, "t1", tmp_path / "wt")
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.create_worktree(repo, "t1", tmp_path / "other")
+    assert caught.value.code == "BRANCH_EXISTS"
+    for bad in ("-x", "a..b", "a b", "x.lock", "", "a/b"):
+        with pytest.raises(wt.WorktreeError) as caught:
+            wt.branch_for(bad)
+        assert caught.value.code == "INVALID_TASK_ID"
+
+
+def test_non_empty_target_path_is_refused(repo: Path, tmp_path: Path) -> None:
+    target = tmp_path / "busy"
+    target.mkdir()
+    (target / "x").write_text("x")
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.create_worktree(repo, "t1", target)
+    assert caught.value.code == "PATH_EXISTS"
+
+
+def test_diff_includes_commits_edits_and_untracked_files(repo: Path, tmp_path: Path) -> None:
+    made = wt.create_worktree(repo, "t1", tmp_path / "wt")
+    path = Path(made.path)
+    (path / "a.txt").write_text("one\nmore\n")
+    _git(path, "commit", "-qam", "agent commit")
+    (path / "b.txt").write_text("new file\n")  # untracked
+    (path / ".gitignore").write_text("build/\n*.log\n")  # uncommitted edit
+    (path / "build").mkdir()
+    (path / "build" / "out.o").write_text("ignored")
+    result = wt.diff(path, made)
+    assert {p: s for s, p in result.files} == {"a.txt": "M", "b.txt": "A", ".gitignore": "M"}
+    assert "+more" in result.patch and "+new file" in result.patch and "+*.log" in result.patch
+    assert "out.o" not in result.patch
+    assert not result.truncated and result.bytes == len(result.patch.encode())
+    assert result.base == made.base_commit
+
+
+def test_diff_does_not_touch_the_real_index(repo: Path) -> None:
+    (repo / "new.txt").write_text("x\n")
+    wt.diff(repo, _git(repo, "rev-parse", "HEAD"))
+    assert _git(repo, "status", "--porcelain") == "?? new.txt"
+
+
+def test_diff_is_truncated_at_max_bytes_on_a_line_boundary(repo: Path) -> None:
+    (repo / "big.txt").write_text("".join(f"line {n}\n" for n in range(2000)))
+    result = wt.diff(repo, _git(repo, "rev-parse", "HEAD"), max_bytes=1000)
+    assert result.truncated and len(result.patch.encode()) <= 1000
+    assert result.patch.endswith("\n") and result.bytes > 1000
+    assert result.to_json()["truncated"] is True
+
+
+def test_diff_of_an_unchanged_tree_is_empty(repo: Path) -> None:
+    result = wt.diff(repo, _git(repo, "rev-parse", "HEAD"))
+    assert (result.patch, result.files, result.truncated) == ("", (), False)
+
+
+def test_snapshot_excludes_changes_made_before_the_task(repo: Path) -> None:
+    (repo / "a.txt").write_text("user edit\n")  # dirty before the task starts
+    (repo / "draft.txt").write_text("user draft\n")
+    base = wt.snapshot(repo)
+    assert base.commit == _git(repo, "rev-parse", "HEAD") and base.tree
+    (repo / "c.txt").write_text("agent work\n")
+    result = wt.diff(repo, base)
+    assert result.files == (("A", "c.txt"),)
+    assert _git(repo, "status", "--porcelain").splitlines() == [
+        " M a.txt",
+        "?? c.txt",
+        "?? draft.txt",
+    ]
+
+
+def test_snapshot_without_tree_diffs_against_the_spawn_commit(repo: Path) -> None:
+    (repo / "a.txt").write_text("user edit\n")
+    base = wt.snapshot(repo, tree=False)
+    assert base.tree is None
+    assert wt.diff(repo, base).files == (("M", "a.txt"),)
+    assert base.to_json()["commit"] == base.commit
+
+
+def test_remove_refuses_a_dirty_worktree_unless_forced(repo: Path, tmp_path: Path) -> None:
+    made = wt.create_worktree(repo, "t1", tmp_path / "wt")
+    (Path(made.path) / "scratch.txt").write_text("x")
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.remove_worktree(made)
+    assert caught.value.code == "WORKTREE_DIRTY" and "scratch.txt" in caught.value.message
+    assert Path(made.path).exists()
+    removal = wt.remove_worktree(made, force=True)
+    assert removal.removed and not Path(made.path).exists()
+
+
+def test_remove_deletes_an_unchanged_branch(repo: Path, tmp_path: Path) -> None:
+    made = wt.create_worktree(repo, "t1", tmp_path / "wt")
+    removal = wt.remove_worktree(made)
+    assert (removal.removed, removal.branch_deleted) == (True, True)
+    assert _git(repo, "branch", "--list", "dsh/t1") == ""
+
+
+def test_remove_keeps_a_branch_with_commits(repo: Path, tmp_path: Path) -> None:
+    made = wt.create_worktree(repo, "t1", tmp_path / "wt")
+    (Path(made.path) / "a.txt").write_text("work\n")
+    _git(Path(made.path), "commit", "-qam", "work")
+    removal = wt.remove_worktree(made)
+    assert removal.removed and not removal.branch_deleted
+    assert "kept" in removal.reason
+    assert _git(repo, "branch", "--list", "dsh/t1").strip() == "dsh/t1"
+
+
+def test_remove_of_a_vanished_directory_prunes_it(repo: Path, tmp_path: Path) -> None:
+    made = wt.create_worktree(repo, "t1", tmp_path / "wt")
+    subprocess.run(["rm", "-rf", made.path], check=True, timeout=10)
+    removal = wt.remove_worktree(made)
+    assert removal.removed and removal.branch_deleted
+    assert made.path not in _git(repo, "worktree", "list")

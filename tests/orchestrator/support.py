@@ -1,0 +1,66 @@
+"""Helpers for the orchestrator tests: clients and tool contexts on a test's Herdr server,
+and a recorder of what the simulator received (the proof of every argv mapping)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from orchestrator.client.sync import HerdrClient
+from orchestrator.tools.tool import ToolContext
+from pytest_herdr.backends import HerdrServer
+
+Kind = Literal["socket", "cli", "auto"]
+
+
+@dataclass
+class Received:
+    """Every request line a simulator received: ``(id, method, params)``."""
+
+    requests: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, kind: str, line: dict[str, Any]) -> None:
+        if kind == "request":
+            with self.lock:
+                self.requests.append(
+                    (str(line.get("id")), str(line.get("method")), dict(line.get("params") or {}))
+                )
+
+    def clear(self) -> None:
+        with self.lock:
+            self.requests.clear()
+
+    def methods(self, *, pings: bool = False) -> list[str]:
+        with self.lock:
+            return [m for _, m, _ in self.requests if pings or m != "ping"]
+
+    def calls(self, method: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [p for _, m, p in self.requests if m == method]
+
+    def ids(self, method: str) -> list[str]:
+        with self.lock:
+            return [i for i, m, _ in self.requests if m == method]
+
+
+def received(server: HerdrServer) -> Received:
+    """Start recording what ``server`` (a simulator) receives."""
+    assert server.sim is not None
+    recorder = Received()
+    server.sim.wire_taps.append(recorder)
+    return recorder
+
+
+def client(server: HerdrServer, kind: Kind, **kw: Any) -> HerdrClient:
+    """A client of ``kind`` on ``server`` (the CLI is the server's own ``herdr``)."""
+    return HerdrClient.build(
+        kind, socket_path=server.socket_path, herdr=server.cli_path, env=server.env, **kw
+    )
+
+
+def context(server: HerdrServer, kind: Kind, env: Mapping[str, str] | None = None) -> ToolContext:
+    """A tool context whose client is of ``kind`` on ``server``."""
+    return ToolContext.with_client(client(server, kind), {**server.env, **(env or {})})
