@@ -44,13 +44,14 @@ def classify(agent: Running, kind: str) -> str:
 @pytest.mark.parametrize("kind", ["pi", "claude", "codex", "opencode"])
 def test_screens_classify_as_the_intended_state(world: World, kind: str) -> None:
     idle, working, blocked = MARKERS[kind]
-    scenario = Scenario().wait(250).ask("Proceed?").reply("done")
+    scenario = Scenario().wait(1000).ask("Proceed?").reply("done")
     agent = world.start(kind, "--scenario", world.scenario(scenario), herdr=False)
     agent.wait_screen(idle)
     assert classify(agent, kind) == "idle"
     agent.prompt("go")
     agent.wait_screen(working)
-    assert classify(agent, kind) == "working"
+    # the marker can be on screen a moment before the rest of the working screen is drawn
+    wait_until(lambda: classify(agent, kind) == "working", 1, 0.02, f"{kind} working")
     agent.wait_screen(blocked)
     wait_until(lambda: classify(agent, kind) == BLOCKED[kind], 1, 0.02, f"{kind} blocked")
     agent.prompt("yes")
