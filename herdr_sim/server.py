@@ -176,12 +176,16 @@ class Server:
 
         self._server = await loop.create_unix_server(protocol, sock=sock, backlog=4096)
 
-    async def close(self) -> None:
-        """Stop accepting, end open connections and remove the socket file."""
+    def stop_listening(self) -> None:
+        """Stop accepting connections (idempotent; the socket file stays until close)."""
         self._closing = True
         if self._server is not None:
             self._server.close()
             self._server = None
+
+    async def close(self) -> None:
+        """Stop accepting, end open connections and remove the socket file."""
+        self.stop_listening()
         for task in list(self._connections):
             task.cancel()
         if self._connections:

@@ -40,6 +40,8 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop, server: Server | None) -> Non
     What still runs after that is cancelled, the server closes any transport left, and
     extra turns let closed transports run their queued ``connection_lost``.
     """
+    if server is not None:
+        server.stop_listening()  # a shutdown cut short may have left the socket accepting
     for _ in range(5):
         for _turn in range(3):
             loop.run_until_complete(asyncio.sleep(0))
@@ -56,19 +58,20 @@ def _finish_tasks(loop: asyncio.AbstractEventLoop, server: Server | None) -> Non
             loop.run_until_complete(asyncio.gather(*still, return_exceptions=True))
     # Last, every transport the loop still knows (CPython's selector loops keep them by fd):
     # whatever path created one that nothing closed, the loop closes with it.
-    leftovers = list(getattr(loop, "_transports", {}).values())
-    for transport in leftovers:
-        if not transport.is_closing():
-            transport.close()
-    for _turn in range(3):
-        loop.run_until_complete(asyncio.sleep(0))
     # A transport with unsent data (a client that stopped reading) stays open after close()
-    # until its buffer drains, which never happens once the loop is gone: drop the data.
-    for transport in list(getattr(loop, "_transports", {}).values()):
-        if isinstance(transport, asyncio.WriteTransport):
-            transport.abort()
-    for _turn in range(3):
-        loop.run_until_complete(asyncio.sleep(0))
+    # until its buffer drains, which never happens once the loop is gone: abort drops the
+    # data. Repeat until none is left, as the turns that finish one may start another.
+    for _ in range(5):
+        leftovers = list(getattr(loop, "_transports", {}).values())
+        if not leftovers:
+            break
+        for transport in leftovers:
+            if isinstance(transport, asyncio.WriteTransport):
+                transport.abort()
+            else:
+                transport.close()
+        for _turn in range(3):
+            loop.run_until_complete(asyncio.sleep(0))
 
 
 class SimulatorError(RuntimeError):
