@@ -10,6 +10,7 @@ which agent was detected, every status it went through.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import selectors
 import socket
@@ -24,7 +25,8 @@ from herdr_sim.client import call
 
 from .waits import SCALE, WaitTimeout
 
-#: the id of the recorder's own requests (contract coverage and protocol tails leave them out)
+#: the id prefix of the recorder's own requests (contract coverage and protocol tails leave
+#: them out); each request gets a number after it, as replies are paired with requests by id
 OWN_ID = "pytest-herdr:events"
 
 #: the lifecycle subscriptions Herdr accepts (protocol 22), dot-named
@@ -72,7 +74,11 @@ class EventRecorder:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started_at = time.monotonic()
+        self._ids = itertools.count(1)
         self.error: str | None = None
+
+    def _next_id(self) -> str:
+        return f"{OWN_ID}:{next(self._ids)}"
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -80,7 +86,9 @@ class EventRecorder:
         """Subscribe (lifecycle + every existing pane) and start recording."""
         self._started_at = time.monotonic()
         self._open([{"type": name} for name in LIFECYCLE])
-        panes = call(self.socket_path, "pane.list", {}, timeout=10, request_id=OWN_ID)["panes"]
+        panes = call(self.socket_path, "pane.list", {}, timeout=10, request_id=self._next_id())[
+            "panes"
+        ]
         for pane in panes:
             self._watch_pane(pane["pane_id"])
         self._thread = threading.Thread(target=self._run, name="herdr-events", daemon=True)
@@ -142,7 +150,7 @@ class EventRecorder:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(10)
         sock.connect(str(self.socket_path))
-        line = {"id": OWN_ID, "method": "events.subscribe",
+        line = {"id": self._next_id(), "method": "events.subscribe",
                 "params": {"subscriptions": subscriptions}}  # fmt: skip
         sock.sendall(json.dumps(line).encode() + b"\n")
         sock.setblocking(False)

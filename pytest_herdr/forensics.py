@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .events import OWN_ID as EVENTS_ID
+
 if TYPE_CHECKING:
     from .events import EventRecorder, RecordedEvent
 
@@ -138,7 +140,7 @@ class WireTail:
     def __call__(self, kind: str, line: Line) -> None:
         if kind not in self.kinds or not isinstance(line, dict):
             return
-        if str(line.get("id", "")).startswith((ID_PREFIX, "pytest-herdr:events")):
+        if str(line.get("id", "")).startswith((ID_PREFIX, EVENTS_ID)):
             return  # the forensics' and the event recorder's own requests
         entry = WireEntry(self._clock() - self.origin, kind, redact(line))
         with self._lock:

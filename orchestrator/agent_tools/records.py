@@ -57,8 +57,10 @@ class TaskNotFound(LookupError):
 
 
 def now_iso() -> str:
-    """UTC now as ``2026-10-20T09:00:00.123Z`` (sortable, what every record timestamp uses)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    """UTC now as ``2026-10-20T09:00:00.123456Z``: sortable, and fine enough that tasks
+    created one after the other list in creation order (milliseconds tied on fast
+    machines)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def new_task_id() -> str:
