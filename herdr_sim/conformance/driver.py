@@ -231,18 +231,34 @@ class _Driver:
         out = bytearray()
         state = {"changed": time.monotonic()}
         lock = threading.Lock()
+        #: guards the master fd's life: written by this thread, closed by the reader
+        fd_lock, closed = threading.Lock(), threading.Event()
 
         def pump() -> None:
-            while True:
-                try:
-                    data = os.read(master, 65536)
-                except OSError:
-                    return
-                if not data:
-                    return
-                with lock:
-                    out.extend(data)
-                    state["changed"] = time.monotonic()
+            # The reader owns the master from here: it closes it when the pty ends. Closed
+            # from the other thread, its number could be reused (by a socket the simulator
+            # accepts, say) before this loop reads again, and the read would steal from it.
+            try:
+                while True:
+                    try:
+                        data = os.read(master, 65536)
+                    except OSError:
+                        return
+                    if not data:
+                        return
+                    with lock:
+                        out.extend(data)
+                        state["changed"] = time.monotonic()
+            finally:
+                with fd_lock:
+                    closed.set()
+                    os.close(master)
+
+        def send(data: bytes) -> None:
+            """Write to the agent's pty unless it is already gone (and the fd with it)."""
+            with fd_lock:
+                if not closed.is_set():
+                    os.write(master, data)
 
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
@@ -253,10 +269,10 @@ class _Driver:
 
         try:
             _wait(quiet, self.o.timeout)
-            os.write(master, self.o.prompt.encode() + b"\r")
+            send(self.o.prompt.encode() + b"\r")
             state["changed"] = time.monotonic()
             _wait(quiet, 3.0)
-            os.write(master, _encode(self.o.exit_keys))
+            send(_encode(self.o.exit_keys))
             try:
                 proc.wait(5.0)
                 exited = True
@@ -269,8 +285,7 @@ class _Driver:
                 with contextlib.suppress(OSError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(5.0)
-            os.close(master)
-            reader.join(1.0)
+            reader.join(5.0)  # the agent's end hangs the pty up: the reader sees EOF
         with lock:
             return out.decode(errors="replace"), exited
 

@@ -91,9 +91,11 @@ class Running:
         return self.proc._popen.wait(timeout)
 
     def close(self) -> None:
+        # stop the reader before the pty's fd is closed: a closed fd number is soon reused
+        # (by a socket, say), and a reader still polling it would read someone else's data
         self._done.set()
-        self.proc.terminate_sync(timeout=1.0)
         self._thread.join(timeout=2)
+        self.proc.terminate_sync(timeout=1.0)
 
 
 class World:
