@@ -6,6 +6,7 @@ import gc
 import json
 import socket
 import stat
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -300,17 +301,25 @@ def test_stopping_with_a_client_that_stopped_reading_leaks_no_transport(
 ) -> None:
     # A subscriber that never reads: the server's writes back up in its transport's
     # buffer, which close() alone would keep open (and leak) once the loop is gone.
-    with Simulator(socket_path=short_dir / "s.sock", persist=False) as other:
-        workspace = request(other.socket_path, "workspace.create", {})["result"]["workspace"]
-        stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        stuck.connect(str(other.socket_path))
-        line = {"id": "s", "method": "events.subscribe",
-                "params": {"subscriptions": [{"type": "workspace.renamed"}]}}  # fmt: skip
-        stuck.sendall(json.dumps(line).encode() + b"\n")
-        label = "x" * 4000
-        for n in range(300):  # ~1.2 MB of events the client never reads
-            other.call("workspace.rename", {"workspace_id": workspace["workspace_id"],
-                                            "label": f"{n}{label}"})  # fmt: skip
-    stuck.close()
-    gc.collect()  # an unclosed transport would be reported here, failing this test
+    leaked: list[str] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: leaked.append(repr(unraisable.exc_value))
+    try:
+        with Simulator(socket_path=short_dir / "s.sock", persist=False) as other:
+            created = request(other.socket_path, "workspace.create", {})["result"]
+            workspace_id = created["workspace"]["workspace_id"]
+            stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            stuck.connect(str(other.socket_path))
+            line = {"id": "s", "method": "events.subscribe",
+                    "params": {"subscriptions": [{"type": "workspace.renamed"}]}}  # fmt: skip
+            stuck.sendall(json.dumps(line).encode() + b"\n")
+            label = "x" * 4000
+            for n in range(300):  # ~1.2 MB of events the client never reads
+                other.call("workspace.rename", {"workspace_id": workspace_id,
+                                                "label": f"{n}{label}"})  # fmt: skip
+        stuck.close()
+        gc.collect()  # an unclosed transport is reported when it is collected
+    finally:
+        sys.unraisablehook = hook
+    assert leaked == []
