@@ -40,9 +40,17 @@ def _result(response: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Observed:
-    """Observer bookkeeping shared by both clients."""
+    """What both clients share: the socket, the default timeout and the observers."""
 
-    def __init__(self, observers: list[Observer] | None) -> None:
+    def __init__(
+        self,
+        socket_path: Path | str,
+        *,
+        timeout: float = 30.0,
+        observers: list[Observer] | None = None,
+    ) -> None:
+        self.socket_path = Path(socket_path)
+        self.timeout = timeout
         self.observers: list[Observer] = list(observers or [])
 
     def _tell(self, kind: str, line: dict[str, Any]) -> None:
@@ -57,17 +65,6 @@ class HerdrClient(_Observed):
     >>> client.call("workspace.create", cwd="/tmp")["workspace"]["workspace_id"]  # doctest: +SKIP
     'w1'
     """
-
-    def __init__(
-        self,
-        socket_path: Path | str,
-        *,
-        timeout: float = 30.0,
-        observers: list[Observer] | None = None,
-    ) -> None:
-        super().__init__(observers)
-        self.socket_path = Path(socket_path)
-        self.timeout = timeout
 
     def request(
         self,
@@ -141,17 +138,6 @@ class ObservedSubscription(Subscription):
 
 class AsyncHerdrClient(_Observed):
     """The asyncio twin of :class:`HerdrClient`, for tests of asyncio orchestrators."""
-
-    def __init__(
-        self,
-        socket_path: Path | str,
-        *,
-        timeout: float = 30.0,
-        observers: list[Observer] | None = None,
-    ) -> None:
-        super().__init__(observers)
-        self.socket_path = Path(socket_path)
-        self.timeout = timeout
 
     async def request(
         self,
