@@ -1,0 +1,754 @@
+"""``herdr_interrupt_agent``, ``herdr_close_agent`` and ``herdr_message_agent``.
+
+Rules these tools share:
+
+* **Only our tasks are controlled.** A target resolves through the task records (task id,
+  agent name, pane id) and the record must still own the pane's agent (same pane, same name,
+  see :func:`.fleet.owns`). Interrupt and close refuse anything else (``NOT_OWNED`` when Herdr
+  knows the agent, ``TASK_NOT_FOUND`` otherwise). Message also reaches a foreign agent (the
+  seed's "external agent"), and then answers with an observation.
+* **Every result is an AgentResult** whose ``status`` describes the agent after the call,
+  while the record keeps the task's own state (``interrupted``, ``closed``).
+* Herdr operations the typed client does not cover yet (``agent.send_keys``, ``pane.close``)
+  run through :data:`SEND_KEYS` / :data:`PANE_CLOSE`, defined here in both forms (socket
+  method and ``herdr`` argv) exactly like the client's operation table.
+
+Interrupt sends Escape with ``agent.send_keys`` and waits briefly for the agent to settle: a
+pi turn that ended ``aborted`` is ``failed`` with ``INTERRUPTED``; a turn that still finished
+is ``completed``. The record becomes ``interrupted`` (the pane, the session file and the
+record all stay).
+
+Close refuses a ``working`` agent unless ``force``; with ``remove_worktree`` an isolated
+task's worktree is removed first (a dirty one needs ``force``); then the pane is closed and
+the record becomes ``closed``. The pi session file is never touched.
+
+Message wraps the text (:func:`.envelope.prepare_message`; a long or multi-line message is
+written to ``<artifactDir>/messages/<seq>-<kind>.md`` first) and sends it with
+``agent.prompt``. A **blocked** target gets the text typed bare as the answer to its question
+(``pane.send_input`` text + Enter), because Herdr refuses ``agent.prompt`` while an agent is
+blocked (``agent_blocked``). ``wait`` waits for the turn to settle.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from orchestrator.agent_tools.config import GateError, check_machine
+from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.contract import (
+    AgentResult,
+    Artifacts,
+    Evidence,
+    NextAction,
+    ResultError,
+    ResultStatus,
+    refusal,
+    task_summary,
+)
+from orchestrator.agent_tools.envelope import answer_text, prepare_message
+from orchestrator.agent_tools.fleet import (
+    artifact_dir_of,
+    config_refusal,
+    gate_refusal,
+    herdr_refusal,
+    owns,
+)
+from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
+from orchestrator.agent_tools.transcript import last_assistant_message
+from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
+from orchestrator.client.cli_map import Operation
+from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout, error_for
+from orchestrator.client.types import AgentInfo
+from orchestrator.tools.tool import ToolContext
+
+INTERRUPT = "herdr_interrupt_agent"
+CLOSE = "herdr_close_agent"
+MESSAGE = "herdr_message_agent"
+#: How long interrupt waits for the agent to settle after Escape.
+SETTLE_MS = 5_000
+DEFAULT_MESSAGE_TIMEOUT_MS = 600_000
+MAX_TIMEOUT_MS = 3_600_000
+MESSAGE_KINDS = ("NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER")
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+#: ``agent.send_keys`` (``herdr agent send-keys <target> <key>...``, JSON printed).
+SEND_KEYS = Operation(
+    name="agent.send_keys",
+    method="agent.send_keys",
+    request_id="cli:agent:send-keys",
+    output="json",
+    mutation=True,
+    argv=lambda p: ["agent", "send-keys", p["target"], *p["keys"]],
+    wire=dict,
+)
+#: ``pane.close`` (``herdr pane close <id>``, JSON printed).
+PANE_CLOSE = Operation(
+    name="pane.close",
+    method="pane.close",
+    request_id="cli:pane:close",
+    output="json",
+    mutation=True,
+    argv=lambda p: ["pane", "close", p["pane_id"]],
+    wire=dict,
+)
+
+_TARGET = {"type": "string", "minLength": 1, "description": "Task id, agent name or pane id."}
+INTERRUPT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["target"],
+    "properties": {"target": _TARGET},
+}
+INTERRUPT_DESCRIPTION = (
+    "Cancel an owned agent's current turn (Escape). The pane, session file and record stay; "
+    "the record becomes interrupted. Use herdr_message_agent to stop and redirect."
+)
+CLOSE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["target"],
+    "properties": {
+        "target": _TARGET,
+        "force": {
+            "type": "boolean",
+            "default": False,
+            "description": "Close a working agent; remove a dirty worktree.",
+        },
+        "remove_worktree": {
+            "type": "boolean",
+            "default": False,
+            "description": "Remove an isolated task's worktree first.",
+        },
+    },
+}
+CLOSE_DESCRIPTION = (
+    "Close an owned agent's pane. Refuses panes this orchestrator did not spawn, and working "
+    "agents unless force. The pi session file survives. remove_worktree removes an isolated "
+    "task's worktree first (a dirty one needs force)."
+)
+MESSAGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["target", "message"],
+    "properties": {
+        "target": {"type": "string", "minLength": 1, "description": "Name, pane or task id."},
+        "message": {"type": "string", "minLength": 1, "description": "The text."},
+        "machine": {"type": "string", "description": "Only the local machine for now."},
+        "kind": {"enum": list(MESSAGE_KINDS), "description": "Protocol header."},
+        "round": {"type": "integer", "minimum": 1, "default": 1, "description": "REVIEW_FINDINGS."},
+        "wait": {
+            "type": "boolean",
+            "default": False,
+            "description": "Wait for the turn to settle.",
+        },
+        "timeout_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "default": DEFAULT_MESSAGE_TIMEOUT_MS,
+            "description": "Wait budget.",
+        },
+    },
+}
+MESSAGE_DESCRIPTION = (
+    'Send a follow-up, review findings or an answer, wrapped in <agent-message from="dsh:'
+    'orchestrator" to="...">. kind: NOTE, REVIEW_FINDINGS (standard prologue with round), '
+    "ACCEPT, REJECT, ANSWER. A blocked agent gets the text as the answer to its question. "
+    "wait: wait for the turn to settle."
+)
+
+
+# -- Herdr calls the typed client does not have ---------------------------------------------
+
+
+def run_extra(ctx: AgentToolsContext, op: Operation, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Run ``op`` on the context's client transport; raise the error family of a refusal."""
+    exchange = ctx.client.transport.run(op, params)
+    if exchange.error is not None:
+        raise error_for(str(exchange.error.get("code")), str(exchange.error.get("message", "")))
+    return dict(exchange.result or {})
+
+
+def send_keys(ctx: AgentToolsContext, target: str, *keys: str) -> None:
+    """``agent.send_keys``."""
+    run_extra(ctx, SEND_KEYS, {"target": target, "keys": list(keys)})
+
+
+def close_pane(ctx: AgentToolsContext, pane_id: str) -> None:
+    """``pane.close``."""
+    run_extra(ctx, PANE_CLOSE, {"pane_id": pane_id})
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+def task_result(
+    ctx: AgentToolsContext,
+    tool: str,
+    record: TaskRecord,
+    status: ResultStatus,
+    *,
+    next_action: NextAction | None = None,
+    evidence: list[Evidence] | None = None,
+    error: ResultError | None = None,
+    final_message: str | None = None,
+    warnings: list[str] | None = None,
+    started: float | None = None,
+) -> dict[str, Any]:
+    """An AgentResult about one of our tasks (artifacts and the record summary included)."""
+    artifact_dir = artifact_dir_of(ctx, record)
+    elapsed = int((time.monotonic() - started) * 1000) if started is not None else None
+    return AgentResult(
+        status=status,
+        tool=tool,
+        next_action=next_action,
+        task_id=record.task_id,
+        name=record.name,
+        pane_id=record.pane_id,
+        kind=record.kind,
+        model=record.model,
+        machine=record.machine,
+        final_message=final_message,
+        artifacts=Artifacts(
+            artifact_dir=str(artifact_dir),
+            session_file=record.session_path,
+            worktree=record.worktree_path,
+            result_md_exists=(artifact_dir / "result.md").is_file(),
+        ),
+        task=task_summary(record.to_dict()),
+        evidence=list(evidence or []),
+        error=error,
+        warnings=list(warnings or []),
+        elapsed_ms=elapsed,
+    ).to_dict(
+        max_result_chars=ctx.config.max_result_chars, max_diff_bytes=ctx.config.max_diff_bytes
+    )
+
+
+def _herdr_evidence(detail: str) -> Evidence:
+    return Evidence("herdr", detail, at=now_iso())
+
+
+class Refused(Exception):
+    """A control request refused before anything was sent; ``result`` is the answer."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__(result.get("header", ""))
+        self.result = result
+
+
+def _live_agent(ctx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
+    """The agent in the record's pane if the record still owns it; None when it is gone."""
+    if record.pane_id is None:
+        return None
+    try:
+        agent = ctx.client.agent_get(record.pane_id)
+    except NotFound:
+        return None
+    return agent if owns(record, agent) else None
+
+
+def resolve_owned(ctx: AgentToolsContext, tool: str, target: str) -> TaskRecord:
+    """Our task for ``target``, or :class:`Refused` (``TASK_NOT_FOUND`` / ``NOT_OWNED``)."""
+    try:
+        return ctx.store.find(target)
+    except TaskNotFound as exc:
+        foreign: AgentInfo | None = None
+        try:
+            foreign = ctx.client.agent_get(target)
+        except ClientError:
+            foreign = None
+        if foreign is not None:
+            raise Refused(
+                refusal(
+                    tool,
+                    ResultError(
+                        "NOT_OWNED",
+                        f"{target!r} is an agent this orchestrator did not spawn "
+                        f"(pane {foreign.pane_id}); it is read-only",
+                        field="target",
+                    ),
+                    next_action="none",
+                )
+            ) from None
+        raise Refused(
+            refusal(tool, ResultError("TASK_NOT_FOUND", str(exc), field="target"))
+        ) from None
+
+
+def _gone(
+    ctx: AgentToolsContext, tool: str, record: TaskRecord, started: float, detail: str
+) -> dict[str, Any]:
+    if record.status not in ("closed", "gone"):
+        record = ctx.store.update(record.task_id, status="gone")
+    return task_result(
+        ctx,
+        tool,
+        record,
+        "gone",
+        evidence=[_herdr_evidence(detail)],
+        error=ResultError("PANE_GONE", detail),
+        started=started,
+    )
+
+
+# -- interrupt ------------------------------------------------------------------------------
+
+
+def _settled_status(
+    record: TaskRecord, agent: AgentInfo | None
+) -> tuple[ResultStatus, ResultError | None, str | None, Evidence | None]:
+    """What the agent is doing after Escape, read from Herdr and the pi session."""
+    if agent is None:
+        return "running", None, None, None
+    if agent.agent_status == "blocked":
+        return "blocked", None, None, None
+    if agent.agent_status == "working":
+        return "running", None, None, None
+    last = last_assistant_message(record.session_path) if record.session_path else None
+    if last is not None and last.stop_reason != "aborted":
+        evidence = Evidence(
+            "session",
+            f"last assistant message, stopReason {last.stop_reason}",
+            path=record.session_path,
+            at=last.timestamp,
+        )
+        return "completed", None, last.text, evidence
+    message = "the turn was interrupted (Escape)"
+    if last is not None:
+        message = f"the turn was aborted: {last.error or 'stopReason aborted'}"
+        evidence = Evidence(
+            "session",
+            "last assistant message, stopReason aborted",
+            path=record.session_path,
+            at=last.timestamp,
+        )
+        return "failed", ResultError("INTERRUPTED", message), last.text or None, evidence
+    return "failed", ResultError("INTERRUPTED", message), None, None
+
+
+def _session_path(record: TaskRecord, agent: AgentInfo | None) -> str | None:
+    if record.session_path or agent is None:
+        return record.session_path
+    session = agent.raw.get("agent_session")
+    if isinstance(session, Mapping) and session.get("kind") == "path":
+        value = session.get("value")
+        return value if isinstance(value, str) else None
+    return None
+
+
+def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
+    """Escape to an owned agent; the record becomes ``interrupted``."""
+    started = time.monotonic()
+    ctx = agent_context(tool_ctx)
+    refused_config = config_refusal(INTERRUPT, ctx)
+    if refused_config is not None:
+        return refused_config
+    try:
+        record = resolve_owned(ctx, INTERRUPT, str(params["target"]))
+        agent = _live_agent(ctx, record)
+    except Refused as refused:
+        return refused.result
+    except ClientError as exc:
+        return herdr_refusal(INTERRUPT, exc, field="target")
+    if record.status == "closed":
+        return task_result(
+            ctx,
+            INTERRUPT,
+            record,
+            "gone",
+            error=ResultError("PANE_GONE", "the task was closed; there is nothing to interrupt"),
+            started=started,
+        )
+    if agent is None:
+        return _gone(
+            ctx, INTERRUPT, record, started, f"no agent {record.name} in pane {record.pane_id}"
+        )
+    before = agent.agent_status
+    try:
+        send_keys(ctx, agent.pane_id, "Escape")
+    except NotFound:
+        return _gone(ctx, INTERRUPT, record, started, f"pane {agent.pane_id} disappeared")
+    except ClientError as exc:
+        code = exc.code if isinstance(exc, HerdrError) else None
+        return task_result(
+            ctx,
+            INTERRUPT,
+            record,
+            "failed",
+            error=ResultError("HERDR_ERROR", str(exc), herdr_code=code),
+            started=started,
+        )
+    session_path = _session_path(record, agent)
+    record = ctx.store.update(record.task_id, status="interrupted", session_path=session_path)
+    evidence = [_herdr_evidence(f"Escape sent to pane {agent.pane_id} (agent was {before})")]
+    settled: AgentInfo | None
+    try:
+        settled = ctx.client.agent_wait(
+            agent.pane_id, until=("idle", "done", "blocked"), timeout_ms=SETTLE_MS
+        )
+    except Timeout:
+        settled = None
+        evidence.append(_herdr_evidence(f"still working {SETTLE_MS} ms after Escape"))
+    except ClientError:
+        settled = None
+    status, error, final, session_evidence = _settled_status(record, settled)
+    if settled is not None:
+        evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after Escape"))
+    if session_evidence is not None:
+        evidence.append(session_evidence)
+    return task_result(
+        ctx,
+        INTERRUPT,
+        record,
+        status,
+        evidence=evidence,
+        error=error,
+        final_message=final,
+        started=started,
+    )
+
+
+# -- close ----------------------------------------------------------------------------------
+
+
+def _repo_of(worktree_path: str, fallback: str) -> str:
+    """The main repository of a linked worktree (``--git-common-dir``'s parent)."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", worktree_path, "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return fallback
+    if done.returncode != 0 or not done.stdout.strip():
+        return fallback
+    return str(Path(done.stdout.strip()).parent)
+
+
+def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
+    """Close an owned agent's pane (refusing a working one unless ``force``)."""
+    started = time.monotonic()
+    ctx = agent_context(tool_ctx)
+    refused_config = config_refusal(CLOSE, ctx)
+    if refused_config is not None:
+        return refused_config
+    force = bool(params.get("force", False))
+    try:
+        record = resolve_owned(ctx, CLOSE, str(params["target"]))
+        agent = _live_agent(ctx, record) if record.status != "closed" else None
+    except Refused as refused:
+        return refused.result
+    except ClientError as exc:
+        return herdr_refusal(CLOSE, exc, field="target")
+    if record.pane_id is not None and agent is None and record.status != "closed":
+        try:
+            occupant = ctx.client.agent_get(record.pane_id)
+        except ClientError:
+            occupant = None
+        if occupant is not None:
+            return refusal(
+                CLOSE,
+                ResultError(
+                    "NOT_OWNED",
+                    f"pane {record.pane_id} now runs agent {occupant.name!r}, not this task's "
+                    f"{record.name!r}; it is not closed",
+                    field="target",
+                ),
+                next_action="none",
+            )
+    if agent is not None and agent.agent_status == "working" and not force:
+        return task_result(
+            ctx,
+            CLOSE,
+            record,
+            "running",
+            next_action="wait",
+            evidence=[_herdr_evidence(f"agent {agent.name} is working")],
+            error=ResultError(
+                "AGENT_WORKING",
+                f"agent {agent.name} is working; interrupt it, wait for it, or pass force",
+                field="force",
+            ),
+            started=started,
+        )
+    evidence: list[Evidence] = []
+    warnings: list[str] = []
+    if params.get("remove_worktree") and record.worktree_path:
+        worktree = Worktree(
+            repo=_repo_of(record.worktree_path, record.cwd),
+            path=record.worktree_path,
+            branch=record.branch or f"dsh/{record.task_id}",
+            base_commit=record.base_commit or "",
+        )
+        try:
+            removal = remove_worktree(worktree, force=force)
+        except WorktreeError as exc:
+            return task_result(
+                ctx,
+                CLOSE,
+                record,
+                "failed",
+                next_action="retry",
+                error=ResultError(exc.code, exc.message, field="force"),
+                started=started,
+            )
+        evidence.append(Evidence("git", removal.reason, path=record.worktree_path))
+    elif params.get("remove_worktree"):
+        warnings.append("remove_worktree: this task has no worktree (it was not isolated)")
+    if record.status == "closed":
+        evidence.append(Evidence("record", "the task was already closed"))
+    elif agent is not None and record.pane_id is not None:
+        session_path = _session_path(record, agent)
+        try:
+            close_pane(ctx, record.pane_id)
+            evidence.append(_herdr_evidence(f"pane {record.pane_id} closed"))
+        except NotFound:
+            evidence.append(_herdr_evidence(f"pane {record.pane_id} was already gone"))
+        except ClientError as exc:
+            code = exc.code if isinstance(exc, HerdrError) else None
+            return task_result(
+                ctx,
+                CLOSE,
+                record,
+                "failed",
+                error=ResultError("HERDR_ERROR", str(exc), herdr_code=code),
+                started=started,
+            )
+        record = ctx.store.update(record.task_id, status="closed", session_path=session_path)
+    else:
+        evidence.append(_herdr_evidence(f"pane {record.pane_id} was already gone"))
+        record = ctx.store.update(record.task_id, status="closed")
+    if record.session_path:
+        evidence.append(Evidence("session", "session file kept", path=record.session_path))
+    return task_result(
+        ctx,
+        CLOSE,
+        record,
+        "gone",
+        next_action="none",
+        evidence=evidence,
+        warnings=warnings,
+        started=started,
+    )
+
+
+# -- message --------------------------------------------------------------------------------
+
+
+def _external_dir(ctx: AgentToolsContext, agent: AgentInfo) -> Path:
+    label = _SAFE.sub("-", agent.name or agent.pane_id)
+    return ctx.config.artifact_dir / "external" / label
+
+
+def _next_seq(directory: Path) -> int:
+    messages = directory / "messages"
+    if not messages.is_dir():
+        return 1
+    return len([p for p in messages.iterdir() if p.suffix == ".md"]) + 1
+
+
+def _observation(
+    agent: AgentInfo, started: float, evidence: list[Evidence], warnings: list[str]
+) -> dict[str, Any]:
+    return AgentResult(
+        status="idle",
+        tool=MESSAGE,
+        observation=True,
+        name=agent.name,
+        pane_id=agent.pane_id,
+        kind=agent.agent,
+        evidence=evidence,
+        warnings=warnings,
+        elapsed_ms=int((time.monotonic() - started) * 1000),
+    ).to_dict()
+
+
+def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
+    """Deliver a message (or the answer to a blocked agent's question); optionally wait."""
+    started = time.monotonic()
+    ctx = agent_context(tool_ctx)
+    refused_config = config_refusal(MESSAGE, ctx)
+    if refused_config is not None:
+        return refused_config
+    try:
+        check_machine(ctx.config, params.get("machine"))
+    except GateError as exc:
+        return gate_refusal(MESSAGE, exc)
+    target = str(params["target"])
+    text = str(params["message"])
+    kind = params.get("kind")
+    round_ = int(params.get("round", 1))
+    wait = bool(params.get("wait", False))
+    timeout_ms = max(
+        0, min(int(params.get("timeout_ms", DEFAULT_MESSAGE_TIMEOUT_MS)), MAX_TIMEOUT_MS)
+    )
+    record: TaskRecord | None
+    try:
+        record = ctx.store.find(target)
+    except TaskNotFound:
+        record = None
+    try:
+        if record is not None:
+            agent = _live_agent(ctx, record)
+            if agent is None:
+                return _gone(
+                    ctx,
+                    MESSAGE,
+                    record,
+                    started,
+                    f"no agent {record.name} in pane {record.pane_id}",
+                )
+        else:
+            agent = ctx.client.agent_get(target)
+    except NotFound:
+        return refusal(
+            MESSAGE,
+            ResultError("TASK_NOT_FOUND", f"no task or agent {target!r}", field="target"),
+        )
+    except ClientError as exc:
+        return herdr_refusal(MESSAGE, exc, field="target")
+    to = agent.name or agent.pane_id
+    evidence: list[Evidence] = []
+    warnings: list[str] = []
+    blocked = agent.agent_status == "blocked"
+    before = record
+    if record is not None:
+        record = ctx.store.update(
+            record.task_id, status="running", session_path=_session_path(record, agent)
+        )
+    settled: AgentInfo | None = None
+    deadline = time.monotonic() + timeout_ms / 1000
+    try:
+        if blocked:
+            if kind not in (None, "ANSWER"):
+                warnings.append(f"the agent was blocked: the {kind} text was typed as its answer")
+            ctx.client.pane_run(agent.pane_id, answer_text(text))
+            evidence.append(
+                _herdr_evidence("the agent was blocked: the text was typed as its answer")
+            )
+        else:
+            directory = artifact_dir_of(ctx, record) if record else _external_dir(ctx, agent)
+            prepared = prepare_message(
+                text,
+                to=to,
+                artifact_dir=directory,
+                seq=_next_seq(directory),
+                kind=kind,
+                round_=round_,
+            )
+            written = prepared.write()
+            if written is not None:
+                evidence.append(Evidence("record", "message written to a file", path=str(written)))
+            if wait:
+                # One request: Herdr waits for the turn to start, then to settle (a separate
+                # agent.wait could see the status from before the prompt and return at once).
+                settled = ctx.client.agent_prompt(
+                    agent.pane_id,
+                    prepared.prompt,
+                    wait=True,
+                    until=("idle", "done", "blocked"),
+                    timeout_ms=timeout_ms,
+                )
+            else:
+                ctx.client.agent_prompt(agent.pane_id, prepared.prompt)
+            evidence.append(_herdr_evidence(f"message sent to {to} with agent.prompt"))
+        if wait and blocked:
+            # First the answer must take the agent out of its question, then the turn settles.
+            budget = min(timeout_ms, SETTLE_MS)
+            ctx.client.agent_wait(
+                agent.pane_id, until=("working", "idle", "done"), timeout_ms=budget
+            )
+            left = max(0, int((deadline - time.monotonic()) * 1000))
+            settled = ctx.client.agent_wait(
+                agent.pane_id, until=("idle", "done", "blocked"), timeout_ms=left
+            )
+    except Timeout:
+        evidence.append(_herdr_evidence(f"not settled within {timeout_ms} ms"))
+    except NotFound:
+        if record is not None:
+            return _gone(ctx, MESSAGE, record, started, f"pane {agent.pane_id} disappeared")
+        return refusal(MESSAGE, ResultError("TASK_NOT_FOUND", f"agent {target!r} is gone"))
+    except ClientError as exc:
+        code = exc.code if isinstance(exc, HerdrError) else None
+        error = ResultError("HERDR_ERROR", str(exc), herdr_code=code)
+        if record is None or before is None:
+            return refusal(MESSAGE, error, next_action="inspect")
+        if not evidence:  # nothing was delivered: the task is as it was
+            record = ctx.store.update(record.task_id, status=before.status)
+        return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
+    if record is None:
+        if settled is not None:
+            evidence.append(_herdr_evidence(f"agent status {settled.agent_status}"))
+        return _observation(agent, started, evidence, warnings)
+    if settled is None:
+        return task_result(
+            ctx, MESSAGE, record, "running", evidence=evidence, warnings=warnings, started=started
+        )
+    evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after the turn"))
+    if settled.agent_status == "blocked":
+        record = ctx.store.update(record.task_id, status="blocked")
+        return task_result(
+            ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings, started=started
+        )
+    last = last_assistant_message(record.session_path) if record.session_path else None
+    if last is not None:
+        evidence.append(
+            Evidence(
+                "session",
+                f"last assistant message, stopReason {last.stop_reason}",
+                path=record.session_path,
+                at=last.timestamp,
+            )
+        )
+        if last.failed:
+            record = ctx.store.update(
+                record.task_id,
+                status="failed",
+                error={"code": "AGENT_ERROR", "message": last.error or "stopReason error"},
+            )
+            return task_result(
+                ctx,
+                MESSAGE,
+                record,
+                "failed",
+                evidence=evidence,
+                final_message=last.text,
+                error=ResultError("AGENT_ERROR", last.error or "the turn ended in error"),
+                warnings=warnings,
+                started=started,
+            )
+    record = ctx.store.update(record.task_id, status="completed")
+    return task_result(
+        ctx,
+        MESSAGE,
+        record,
+        "completed",
+        evidence=evidence,
+        final_message=last.text if last else None,
+        warnings=warnings,
+        started=started,
+    )
+
+
+__all__ = [
+    "CLOSE_DESCRIPTION",
+    "CLOSE_SCHEMA",
+    "INTERRUPT_DESCRIPTION",
+    "INTERRUPT_SCHEMA",
+    "MESSAGE_DESCRIPTION",
+    "MESSAGE_SCHEMA",
+    "PANE_CLOSE",
+    "SEND_KEYS",
+    "close_agent",
+    "interrupt_agent",
+    "message_agent",
+    "send_keys",
+]

@@ -1,0 +1,180 @@
+"""``herdr_list_agents``: the fleet view — every agent Herdr knows, ours marked ``owned``.
+
+Why Herdr's list joined with our records, not our records alone: the caller wants to see the
+whole fleet (including agents the user or another orchestrator started), and the records can
+be stale (a pane closed under a task). So the rows come from ``agent.list`` and a record only
+adds what we know about a row: ``owned``, ``taskId`` and ``taskStatus``. Foreign agents are
+listed read-only (the control tools refuse them, see :mod:`.control`).
+
+Ownership is decided by the pane AND the agent name: a record owns a row when its ``paneId``
+is the row's pane and its ``name`` (when recorded) is the row's agent name, and the record is
+not ``closed``. The name check matters because a pane outlives the agent we started in it (the
+user may start another agent there), and a closed task's pane id may come back later.
+
+This module also holds the small helpers the other K2 tools share (gate refusals, the
+artifact directory of a record, the text of a recorded error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from orchestrator.agent_tools.config import ConfigError, GateError, check_machine
+from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.contract import ResultError, refusal
+from orchestrator.agent_tools.records import TaskRecord
+from orchestrator.client.errors import ClientError, HerdrError
+from orchestrator.client.types import AgentInfo
+from orchestrator.tools.tool import ToolContext
+
+TOOL = "herdr_list_agents"
+AGENT_STATUSES = ("idle", "working", "blocked", "done", "unknown")
+#: Record statuses that no longer claim their pane.
+RELEASED_STATUSES = frozenset({"closed"})
+
+LIST_AGENTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "owned_only": {
+            "type": "boolean",
+            "default": False,
+            "description": "Only the agents this orchestrator spawned.",
+        },
+        "machine": {
+            "type": "string",
+            "description": "A configured machine label; only the local machine for now.",
+        },
+    },
+}
+LIST_AGENTS_DESCRIPTION = (
+    "Fleet view: every agent Herdr knows, as rows {paneId, name, kind, agentStatus, owned, "
+    "taskId, taskStatus, workspaceId, tabId, cwd, machine}. owned marks a task this "
+    "orchestrator spawned; foreign agents are listed read-only."
+)
+
+
+# -- helpers shared by the K2 tools ---------------------------------------------------------
+
+
+def gate_refusal(tool: str, exc: GateError) -> dict[str, Any]:
+    """A configuration gate's refusal as an AgentResult (``failed``, ``nextAction: retry``)."""
+    return refusal(tool, ResultError(exc.code, str(exc), field=exc.field or None))
+
+
+def config_refusal(tool: str, ctx: AgentToolsContext) -> dict[str, Any] | None:
+    """``CONFIG_INVALID`` when the configuration cannot be loaded, else None (loads it)."""
+    try:
+        ctx.config  # noqa: B018 - loading is the check
+    except ConfigError as exc:
+        return refusal(tool, ResultError(exc.code, str(exc), field=exc.key))
+    return None
+
+
+def herdr_refusal(tool: str, exc: ClientError, *, field: str | None = None) -> dict[str, Any]:
+    """A Herdr failure (refusal or transport) before any task was involved."""
+    code = getattr(exc, "code", None) if isinstance(exc, HerdrError) else None
+    return refusal(
+        tool,
+        ResultError(
+            "HERDR_ERROR",
+            str(exc) or type(exc).__name__,
+            field=field,
+            herdr_code=str(code) if code else None,
+        ),
+        next_action="inspect",
+    )
+
+
+def error_text(record: TaskRecord) -> str | None:
+    """The record's error as one human line (``CODE: message``), or None."""
+    error = record.error
+    if not error:
+        return None
+    code = error.get("code")
+    message = error.get("message")
+    if code and message:
+        return f"{code}: {message}"
+    return str(message or code or dict(error))
+
+
+def artifact_dir_of(ctx: AgentToolsContext, record: TaskRecord) -> Path:
+    """The task's artifact directory: as recorded, else ``<artifactDir>/<taskId>``."""
+    if record.artifact_dir:
+        return Path(record.artifact_dir)
+    return ctx.config.artifact_dir / record.task_id
+
+
+def owns(record: TaskRecord, agent: AgentInfo) -> bool:
+    """Whether ``record`` is the task running ``agent`` (same pane, same name, not closed)."""
+    if record.status in RELEASED_STATUSES or record.pane_id != agent.pane_id:
+        return False
+    return record.name is None or agent.name is None or record.name == agent.name
+
+
+def owner_of(records: list[TaskRecord], agent: AgentInfo) -> TaskRecord | None:
+    """The newest record owning ``agent`` (records are oldest first)."""
+    for record in reversed(records):
+        if owns(record, agent):
+            return record
+    return None
+
+
+# -- the tool -------------------------------------------------------------------------------
+
+
+def fleet_row(agent: AgentInfo, record: TaskRecord | None, machine: str) -> dict[str, Any]:
+    """One FleetRow (``contract.FLEET_ROW_SCHEMA``)."""
+    status = agent.agent_status if agent.agent_status in AGENT_STATUSES else "unknown"
+    cwd = agent.raw.get("cwd")
+    return {
+        "paneId": agent.pane_id,
+        "name": agent.name,
+        "kind": agent.agent,
+        "agentStatus": status,
+        "owned": record is not None,
+        "taskId": record.task_id if record else None,
+        "taskStatus": record.status if record else None,
+        "workspaceId": agent.workspace_id or None,
+        "tabId": agent.tab_id or None,
+        "cwd": cwd if isinstance(cwd, str) else None,
+        "machine": machine,
+    }
+
+
+def list_agents(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
+    """``{agents: FleetRow[]}``, or a refusal (an unsupported machine, Herdr unreachable)."""
+    ctx = agent_context(tool_ctx)
+    refused = config_refusal(TOOL, ctx)
+    if refused is not None:
+        return refused
+    try:
+        machine = check_machine(ctx.config, params.get("machine"))
+    except GateError as exc:
+        return gate_refusal(TOOL, exc)
+    try:
+        agents = ctx.client.agent_list()
+    except ClientError as exc:
+        return herdr_refusal(TOOL, exc)
+    records = ctx.store.list_records()
+    rows = [fleet_row(agent, owner_of(records, agent), machine) for agent in agents]
+    if params.get("owned_only"):
+        rows = [row for row in rows if row["owned"]]
+    return {"agents": rows}
+
+
+__all__ = [
+    "LIST_AGENTS_DESCRIPTION",
+    "LIST_AGENTS_SCHEMA",
+    "artifact_dir_of",
+    "config_refusal",
+    "error_text",
+    "fleet_row",
+    "gate_refusal",
+    "herdr_refusal",
+    "list_agents",
+    "owner_of",
+    "owns",
+]

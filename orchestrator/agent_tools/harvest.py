@@ -1,0 +1,567 @@
+"""Harvesting a task: what its agent did, as an AgentResult; and ``herdr_get_agent_result``.
+
+Harvest reads, it never types: it asks Herdr for the agent's status (optionally waiting,
+server side, for idle/done/blocked), then collects the evidence:
+
+* **pi** — the last assistant message of the session file Herdr reports in the agent's
+  ``agent_session`` (``stopReason: error`` → ``failed``, ``aborted`` → ``failed``
+  ``INTERRUPTED``);
+* **other kinds** — the pane tail (``lines`` lines of the recent buffer);
+* ``<artifactDir>/result.md`` when the child wrote it;
+* the diff: an isolated task's worktree against its base commit, a plain task's cwd against
+  the snapshot taken at spawn (so the user's earlier edits are not blamed on the agent).
+
+The record follows what was found (``running`` → ``completed`` …), except that ``closed`` and
+``interrupted`` are kept until something new happens (see result-contract.md). A task that
+settled frees its concurrency slot.
+
+``herdr_get_agent_result`` resolves its ``target`` in the task registry first (task id, agent
+name, pane id); a target we did not spawn gets an *observation* (``status: idle``,
+``nextAction: none``) with its last message as context. It never re-submits anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from orchestrator.agent_tools import contract, transcript, worktree
+from orchestrator.agent_tools.config import ConfigError
+from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, pid_alive
+from orchestrator.client.errors import ClientError, HerdrError, TransportError
+from orchestrator.client.types import AgentInfo
+from orchestrator.tools.tool import ToolContext
+
+TOOL = "herdr_get_agent_result"
+DEFAULT_TIMEOUT_MS = 600_000
+DEFAULT_LINES = 80
+MAX_LINES = 1000
+#: Statuses Herdr calls settled: the turn is over (or waits for a human).
+SETTLED = ("idle", "done", "blocked")
+#: Lines of the screen quoted as a blocked agent's question.
+QUESTION_LINES = 12
+#: A generous bound for the patch read from git; the contract cuts it to ``maxDiffBytes``.
+_DIFF_READ_BYTES = 64 * 1024 * 1024
+_NOT_FOUND = ("agent_not_found", "pane_not_found", "agent_pane_not_found", "agent_not_running")
+
+GET_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["target"],
+    "properties": {
+        "target": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Task id, agent name, or pane id.",
+        },
+        "wait": {
+            "type": "boolean",
+            "description": "Block until the agent is idle/done/blocked (default true).",
+        },
+        "timeout_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 3_600_000,
+            "description": "Wait budget in milliseconds (default 600000).",
+        },
+        "lines": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": MAX_LINES,
+            "description": "Pane tail lines for the fallback (default 80).",
+        },
+        "machine": {
+            "type": "string",
+            "description": "Machine of an external target; only the local machine for now.",
+        },
+    },
+}
+
+
+def elapsed_ms(started: float) -> int:
+    """Milliseconds since ``started`` (``time.monotonic()``)."""
+    return max(0, int((time.monotonic() - started) * 1000))
+
+
+# -- the diff ---------------------------------------------------------------------------------
+
+_FILE_STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "modified"}
+_DIFF_HEADER = re.compile(r"^diff --git a/(.*) b/(.*)$")
+
+
+def _numstat(patch: str) -> dict[str, tuple[int | None, int | None]]:
+    """Added/deleted line counts per path, read off the unified patch (None: binary)."""
+    counts: dict[str, list[int]] = {}
+    binary: set[str] = set()
+    current: str | None = None
+    in_hunk = False
+    for line in patch.splitlines():
+        header = _DIFF_HEADER.match(line)
+        if header:
+            current = header.group(2)
+            counts[current] = [0, 0]
+            in_hunk = False
+            continue
+        if current is None:
+            continue
+        if line.startswith("@@"):
+            in_hunk = True
+        elif line.startswith("Binary files "):
+            binary.add(current)
+        elif in_hunk and line.startswith("+"):
+            counts[current][0] += 1
+        elif in_hunk and line.startswith("-"):
+            counts[current][1] += 1
+    out: dict[str, tuple[int | None, int | None]] = {}
+    for path, (adds, dels) in counts.items():
+        out[path] = (None, None) if path in binary else (adds, dels)
+    return out
+
+
+def task_diff(record: TaskRecord) -> tuple[contract.Diff | None, str | None]:
+    """The task's diff (or None when there is nothing to diff against) and a warning."""
+    try:
+        if record.isolated and record.worktree_path and record.base_commit:
+            found = worktree.diff(
+                record.worktree_path, record.base_commit, max_bytes=_DIFF_READ_BYTES
+            )
+            base = record.base_commit
+        else:
+            data = record.extra.get("baseline")
+            if not isinstance(data, Mapping):
+                return None, None
+            baseline = worktree.Baseline(
+                repo=str(data["repo"]),
+                cwd=str(data["cwd"]),
+                commit=str(data["commit"]),
+                tree=data.get("tree") if isinstance(data.get("tree"), str) else None,
+            )
+            found = worktree.diff(baseline.cwd, baseline, max_bytes=_DIFF_READ_BYTES)
+            base = baseline.commit
+    except (worktree.WorktreeError, OSError, KeyError) as exc:
+        return None, f"no diff: {exc}"
+    stats = _numstat(found.patch)
+    files = []
+    for letter, path in found.files:
+        adds, dels = stats.get(path, (0, 0))
+        status = "binary" if adds is None else _FILE_STATUS.get(letter[:1], "modified")
+        files.append(contract.FileChange(path, status, adds, dels))
+    return contract.Diff(patch=found.patch, base=base, files=files, head=None), None
+
+
+# -- evidence helpers ------------------------------------------------------------------------
+
+
+def artifacts_of(record: TaskRecord, artifact_root: Path) -> contract.Artifacts:
+    """The artifact paths of a task (``<artifactDir>/<taskId>`` when the record names none:
+    a spawn that stopped before choosing it)."""
+    directory = record.artifact_dir or str(artifact_root / record.task_id)
+    result_md = Path(directory) / "result.md"
+    return contract.Artifacts(
+        artifact_dir=directory,
+        session_file=record.session_path,
+        worktree=record.worktree_path,
+        result_md_exists=result_md.is_file(),
+    )
+
+
+def session_path_of(info: AgentInfo) -> str | None:
+    """The session file Herdr reports for the agent (``agent_session`` of kind ``path``)."""
+    ref = info.raw.get("agent_session")
+    if isinstance(ref, Mapping) and ref.get("kind") == "path" and isinstance(ref.get("value"), str):
+        return str(ref["value"])
+    return None
+
+
+def pane_tail(actx: AgentToolsContext, pane_id: str, lines: int) -> str | None:
+    """The last ``lines`` lines of the pane's recent text, trailing blank lines dropped."""
+    try:
+        text = actx.client.pane_read(pane_id, "recent", lines).text
+    except ClientError:
+        return None
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _question(actx: AgentToolsContext, pane_id: str) -> str:
+    try:
+        text = actx.client.pane_read(pane_id, "visible").text
+    except ClientError:
+        return "(the agent is blocked; its screen could not be read)"
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return "\n".join(kept[-QUESTION_LINES:]) or "(the agent is blocked; its screen is empty)"
+
+
+def _code(exc: BaseException) -> str | None:
+    return exc.code if isinstance(exc, HerdrError) else None
+
+
+def error_of(
+    code: str, message: str, *, field: str | None = None, herdr: str | None = None
+) -> contract.ResultError:
+    """A result error (our code, Herdr's code when Herdr refused)."""
+    return contract.ResultError(code, message or code, field, herdr)
+
+
+# -- harvesting ------------------------------------------------------------------------------
+
+
+def _pane_exists(actx: AgentToolsContext, pane_id: str) -> bool | None:
+    """Whether the pane is still there (None: could not tell)."""
+    try:
+        actx.client.pane_get(pane_id)
+    except HerdrError as exc:
+        if exc.code in ("pane_not_found",):
+            return False
+        return None
+    except TransportError:
+        return None
+    return True
+
+
+def _agent(actx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
+    """The task's agent now (by pane id: a name is cleared when the agent exits)."""
+    assert record.pane_id is not None
+    try:
+        info = actx.client.agent_get(record.pane_id)
+    except HerdrError as exc:
+        if exc.code in _NOT_FOUND:
+            return None
+        raise
+    if record.name and info.name not in (None, record.name):
+        return None  # another agent took the pane over
+    return info
+
+
+def _wait(
+    actx: AgentToolsContext, record: TaskRecord, info: AgentInfo, timeout_ms: int
+) -> tuple[AgentInfo | None, bool]:
+    """Wait (server side) for a settled status; ``(info, timed_out)``; info None: gone."""
+    if info.agent_status in SETTLED:
+        return info, False
+    assert record.pane_id is not None
+    if timeout_ms <= 0:
+        return info, True
+    try:
+        return actx.client.agent_wait(record.pane_id, until=SETTLED, timeout_ms=timeout_ms), False
+    except HerdrError as exc:
+        if exc.code == "timeout":
+            return _agent(actx, record) or info, True
+        if exc.code in _NOT_FOUND:
+            return None, False
+        raise
+
+
+def harvest(
+    actx: AgentToolsContext,
+    record: TaskRecord,
+    *,
+    tool: str,
+    wait: bool = True,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    lines: int = DEFAULT_LINES,
+    started: float | None = None,
+    warnings: list[str] | None = None,
+    info: AgentInfo | None = None,
+    timed_out: bool = False,
+) -> dict[str, Any]:
+    """The AgentResult of ``record`` now (waiting first when ``wait``); updates the record."""
+    began = time.monotonic() if started is None else started
+    notes = list(warnings or [])
+    evidence: list[contract.Evidence] = []
+    status: contract.ResultStatus
+    error: contract.ResultError | None = None
+    final: str | None = None
+    question: str | None = None
+    session = record.session_path
+
+    if record.pane_id is None:
+        # The spawn never got a pane: whatever the record says is all there is.
+        if record.error:
+            status = "failed"
+            error = error_of(
+                str(record.error.get("code") or "AGENT_START_FAILED"),
+                str(record.error.get("message") or "the task failed before its pane existed"),
+                herdr=record.error.get("herdrCode"),
+            )
+        elif record.status == "starting" and pid_alive(record.owner_pid):
+            status = "running"
+            notes.append("the spawn is still preparing the task (queued or creating its pane)")
+        else:
+            status = "failed"
+            error = error_of(
+                "SPAWN_INTERRUPTED",
+                f"the process that spawned this task (pid {record.owner_pid}) ended before "
+                "the task's pane existed",
+            )
+        evidence.append(contract.Evidence("record", f"record status {record.status}"))
+    else:
+        try:
+            if info is None:
+                info = _agent(actx, record)
+            if info is not None and wait and not timed_out:
+                info, timed_out = _wait(actx, record, info, timeout_ms)
+        except (HerdrError, TransportError) as exc:
+            return _herdr_failure(actx, record, tool, exc, began, notes)
+        if info is None:
+            present = _pane_exists(actx, record.pane_id)
+            if present is False:
+                status = "gone"
+                error = error_of("PANE_GONE", f"pane {record.pane_id} no longer exists")
+                evidence.append(contract.Evidence("herdr", f"pane {record.pane_id} is closed"))
+            else:
+                status = "failed"
+                error = error_of(
+                    "AGENT_EXITED",
+                    f"the {record.kind} agent is no longer running in pane {record.pane_id}",
+                )
+                evidence.append(contract.Evidence("herdr", "no agent in the task's pane"))
+                final = pane_tail(actx, record.pane_id, lines)
+                if final is not None:
+                    evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+        else:
+            session = session_path_of(info) or session
+            evidence.append(
+                contract.Evidence("herdr", f"agent status {info.agent_status}", at=None)
+            )
+            if info.agent_status == "blocked":
+                status = "blocked"
+                question = _question(actx, record.pane_id)
+                evidence.append(contract.Evidence("pane", "the agent's question on screen"))
+            elif timed_out or info.agent_status not in SETTLED:
+                status = "running"
+                if timed_out:
+                    notes.append(f"still {info.agent_status} after waiting {timeout_ms} ms")
+            else:
+                status = "completed"
+            if status in ("completed", "running") and record.kind == "pi" and session:
+                last = transcript.last_assistant_message(session)
+                if last is not None:
+                    final = last.text
+                    evidence.append(
+                        contract.Evidence(
+                            "session",
+                            f"last assistant message, stopReason {last.stop_reason}",
+                            path=session,
+                            at=last.timestamp,
+                        )
+                    )
+                    if status == "completed" and last.failed:
+                        status = "failed"
+                        error = error_of(
+                            "AGENT_ERROR", last.error or "the agent's turn ended in an error"
+                        )
+                    elif status == "completed" and last.stop_reason == "aborted":
+                        status = "failed"
+                        error = error_of("INTERRUPTED", last.error or "the turn was aborted")
+            elif status == "completed" or (status == "running" and record.kind != "pi"):
+                final = pane_tail(actx, record.pane_id, lines)
+                if final is not None:
+                    evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+
+    artifacts = artifacts_of(record, actx.config.artifact_dir)
+    result_text: str | None = None
+    if artifacts.result_md_exists:
+        with contextlib.suppress(OSError):
+            result_text = Path(artifacts.result_md).read_text(encoding="utf-8", errors="replace")
+            evidence.append(
+                contract.Evidence(
+                    "result.md", f"{len(result_text)} characters", path=artifacts.result_md
+                )
+            )
+    diff, diff_note = task_diff(record) if record.pane_id is not None else (None, None)
+    if diff_note:
+        notes.append(diff_note)
+    if diff is not None:
+        evidence.append(
+            contract.Evidence("git", f"{len(diff.files)} file(s) changed against {diff.base}")
+        )
+
+    record = _settle_record(actx, record, status, session, error)
+    if artifacts is not None:
+        artifacts = artifacts_of(record, actx.config.artifact_dir)
+    result = contract.AgentResult(
+        status=status,
+        tool=tool,
+        task_id=record.task_id,
+        name=record.name,
+        pane_id=record.pane_id,
+        kind=record.kind,
+        model=record.model,
+        machine=record.machine,
+        final_message=final,
+        result_text=result_text,
+        question=question,
+        diff=diff,
+        artifacts=artifacts,
+        task=contract.task_summary(record.to_dict()),
+        evidence=evidence,
+        error=error,
+        warnings=notes,
+        elapsed_ms=elapsed_ms(began),
+    )
+    return to_dict(actx, result)
+
+
+def to_dict(actx: AgentToolsContext, result: contract.AgentResult) -> dict[str, Any]:
+    """The result with the configured truncation limits."""
+    return result.to_dict(
+        max_result_chars=actx.config.max_result_chars, max_diff_bytes=actx.config.max_diff_bytes
+    )
+
+
+def _settle_record(
+    actx: AgentToolsContext,
+    record: TaskRecord,
+    status: str,
+    session: str | None,
+    error: contract.ResultError | None,
+) -> TaskRecord:
+    """Write what the harvest found into the record; free the slot of a settled task."""
+    changes: dict[str, Any] = {}
+    if session and session != record.session_path:
+        changes["session_path"] = session
+    keep = record.status == "closed" or (record.status == "interrupted" and status != "running")
+    if not keep and record.pane_id is not None and status != record.status:
+        changes["status"] = status
+        if error is not None:
+            changes["error"] = error.to_dict()
+        elif status in ("completed", "running", "blocked"):
+            changes["error"] = None
+    if changes:
+        with contextlib.suppress(TaskNotFound):
+            record = actx.store.update(record.task_id, **changes)
+    if record.status not in ("starting", "running", "blocked"):
+        with contextlib.suppress(OSError):
+            actx.slots.release_task(record.task_id)
+    return record
+
+
+def _herdr_failure(
+    actx: AgentToolsContext,
+    record: TaskRecord,
+    tool: str,
+    exc: BaseException,
+    began: float,
+    notes: list[str],
+) -> dict[str, Any]:
+    """Herdr could not be asked: report it without changing the record."""
+    message = getattr(exc, "message", None) or str(exc)
+    result = contract.AgentResult(
+        status="failed",
+        tool=tool,
+        next_action="retry",
+        task_id=record.task_id,
+        name=record.name,
+        pane_id=record.pane_id,
+        kind=record.kind,
+        model=record.model,
+        machine=record.machine,
+        artifacts=artifacts_of(record, actx.config.artifact_dir),
+        task=contract.task_summary(record.to_dict()),
+        evidence=[contract.Evidence("record", f"record status {record.status}")],
+        error=error_of("HERDR_ERROR", str(message), herdr=_code(exc)),
+        warnings=notes,
+        elapsed_ms=elapsed_ms(began),
+    )
+    return to_dict(actx, result)
+
+
+# -- observations ----------------------------------------------------------------------------
+
+
+def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> dict[str, Any]:
+    """An observation of an agent we did not spawn, or a TASK_NOT_FOUND failure."""
+    began = time.monotonic()
+    try:
+        info = actx.client.agent_get(target)
+    except HerdrError as exc:
+        message = (
+            f"{target!r} is neither a task of this orchestrator nor a Herdr agent "
+            f"({exc.code}: {exc.message})"
+        )
+        return to_dict(
+            actx,
+            contract.AgentResult(
+                status="failed",
+                tool=tool,
+                next_action="retry",
+                error=error_of("TASK_NOT_FOUND", message, field="target", herdr=exc.code),
+                elapsed_ms=elapsed_ms(began),
+            ),
+        )
+    evidence = [contract.Evidence("herdr", f"agent status {info.agent_status} (not ours)")]
+    final: str | None = None
+    session = session_path_of(info)
+    if info.agent == "pi" and session:
+        last = transcript.last_assistant_message(session)
+        if last is not None:
+            final = last.text
+            evidence.append(contract.Evidence("session", "last assistant message", path=session))
+    if final is None:
+        final = pane_tail(actx, info.pane_id, lines)
+        if final is not None:
+            evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+    result = contract.AgentResult(
+        status="idle",
+        tool=tool,
+        observation=True,
+        name=info.name,
+        pane_id=info.pane_id,
+        kind=info.agent,
+        final_message=final,
+        evidence=evidence,
+        warnings=[
+            f"not a task of this orchestrator: observed only (Herdr status {info.agent_status})"
+        ],
+        elapsed_ms=elapsed_ms(began),
+    )
+    return to_dict(actx, result)
+
+
+# -- the tool --------------------------------------------------------------------------------
+
+
+def refusal(tool: str, code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """A refused request (no task touched)."""
+    return contract.refusal(tool, contract.ResultError(code, message, field))
+
+
+def handle_get_result(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """``herdr_get_agent_result``: harvest a task (waiting by default), or observe an agent."""
+    from orchestrator.agent_tools.config import GateError, check_machine
+
+    actx = agent_context(ctx)
+    began = time.monotonic()
+    target = str(args["target"])
+    try:
+        check_machine(actx.config, args.get("machine"))
+    except ConfigError as exc:
+        return refusal(TOOL, exc.code, str(exc), exc.key)
+    except GateError as exc:
+        return refusal(TOOL, exc.code, str(exc), exc.field or None)
+    wait = bool(args.get("wait", True))
+    timeout_ms = int(args.get("timeout_ms", DEFAULT_TIMEOUT_MS))
+    lines = int(args.get("lines", DEFAULT_LINES))
+    try:
+        record = actx.store.find(target)
+    except TaskNotFound:
+        return observe(actx, target, tool=TOOL, lines=lines)
+    return harvest(
+        actx, record, tool=TOOL, wait=wait, timeout_ms=timeout_ms, lines=lines, started=began
+    )
+
+
+__all__ = [
+    "GET_RESULT_SCHEMA",
+    "TOOL",
+    "artifacts_of",
+    "handle_get_result",
+    "harvest",
+    "observe",
+    "task_diff",
+]

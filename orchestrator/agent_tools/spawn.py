@@ -1,0 +1,450 @@
+"""``herdr_spawn_agent``: delegate a task to a new agent in its own Herdr pane.
+
+The order is the seed's, and each step exists for a reason:
+
+1. **Gates** (``enabled``, ``machine``, ``cwd`` inside ``allowCwd`` after resolving symlinks)
+   and argument checks (``name``, alias and kind capabilities, ``agent_args``) refuse a bad
+   request before anything exists: a refusal has no task id.
+2. **The record before the pane** (status ``starting``): a crash from here on leaves a record a
+   later process can inspect. A repeated ``client_task_id`` returns the existing task instead.
+3. **The slot**: over ``maxConcurrent`` the call queues up to ``queueTimeoutMs``; a queue
+   timeout removes the record again (nothing ran) and names the wait.
+4. **Workspace for the task**: an isolated task gets a git worktree on ``dsh/<taskId>``; a plain
+   one in a git repository gets a snapshot of its working tree, so the diff later shows only
+   what the agent changed. The envelope is written to ``<artifactDir>/task.md``.
+5. **Topology**: a sibling split of the caller's pane when the caller runs inside Herdr
+   (``HERDR_PANE_ID``), else one tab per task in a dedicated workspace.
+6. ``agent start`` (Herdr waits until the agent is interactive) → ``agent prompt`` with the one
+   line pointing at the envelope, waiting until idle/done/blocked, bounded by ``timeout_ms``
+   (clamped to 10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once.
+7. **Harvest** (:mod:`.harvest`). A blocked agent is reported to the caller, never answered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from orchestrator.agent_tools import aliases, envelope, worktree
+from orchestrator.agent_tools.config import (
+    ConfigError,
+    GateError,
+    check_cwd,
+    check_enabled,
+    check_machine,
+)
+from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.harvest import (
+    DEFAULT_LINES,
+    error_of,
+    harvest,
+    refusal,
+)
+from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir
+from orchestrator.agent_tools.slots import QueueTimeout, Slot
+from orchestrator.client.errors import ClientError, HerdrError
+from orchestrator.client.types import AgentInfo
+from orchestrator.tools.tool import ToolContext
+
+TOOL = "herdr_spawn_agent"
+DEFAULT_TIMEOUT_MS = 900_000
+MIN_TIMEOUT_MS = 10_000
+MAX_TIMEOUT_MS = 3_600_000
+#: Herdr's bounds for ``agent start --timeout`` (exclusive lower, inclusive upper).
+START_TIMEOUT_MS = 60_000
+NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
+_NAME = re.compile(NAME_PATTERN)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: Label of the workspace holding one tab per task.
+WORKSPACE_LABEL = "herdr-agents"
+SETTLED = ("idle", "done", "blocked")
+#: ``wait: false``: any status change after the prompt proves it was submitted.
+STARTED = ("working", "idle", "done", "blocked")
+#: Budget for that proof (over Herdr's 5 s, so a prompt never submitted is reported).
+SUBMIT_TIMEOUT_MS = 10_000
+
+SPAWN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["prompt"],
+    "properties": {
+        "prompt": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Self-contained task: goal, constraints, acceptance criteria, tests.",
+        },
+        "kind": {"type": "string", "minLength": 1, "description": "Agent kind (default pi)."},
+        "model": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Alias (model-aliases.md) or provider/model (pi default: flash).",
+        },
+        "thinking": {"enum": list(aliases.THINKING_LEVELS)},
+        "name": {
+            "type": "string",
+            "description": "Agent name, [a-z][a-z0-9_-]{0,31} (default generated).",
+        },
+        "cwd": {"type": "string", "minLength": 1, "description": "Working directory."},
+        "role": {"enum": ["worker", "reviewer"]},
+        "wait": {"type": "boolean", "description": "false returns a live handle (default true)."},
+        "timeout_ms": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Wait budget, clamped to 10000..3600000 (default 900000).",
+        },
+        "agent_args": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Raw flags for the agent's command line.",
+        },
+        "client_task_id": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 200,
+            "description": "Idempotency key: a repeat returns the existing task.",
+        },
+        "isolated": {
+            "type": "boolean",
+            "description": "Run in a fresh git worktree on branch dsh/<taskId>.",
+        },
+        "machine": {"type": "string", "description": "Only the local machine for now."},
+    },
+}
+
+
+def clamp_timeout(value: int | None) -> int:
+    """``timeout_ms`` within 10 s..1 h (default 15 min)."""
+    if value is None:
+        return DEFAULT_TIMEOUT_MS
+    return max(MIN_TIMEOUT_MS, min(MAX_TIMEOUT_MS, int(value)))
+
+
+def default_name(kind: str, task_id: str) -> str:
+    """``<kind>-<12 hex of the task id>``, cut to Herdr's 32 characters."""
+    return f"{kind}-{task_id[2:]}"[:32]
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+
+
+def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, aliases.ResolvedModel]:
+    """Gates and argument checks; raises :class:`_Refused`."""
+    try:
+        config = actx.config
+        check_enabled(config)
+        check_machine(config, args.get("machine"))
+        cwd = check_cwd(config, str(args.get("cwd") or Path.cwd()))
+    except ConfigError as exc:
+        raise _Refused(exc.code, str(exc), exc.key) from None
+    except GateError as exc:
+        raise _Refused(exc.code, str(exc), exc.field or None) from None
+    name = args.get("name")
+    if name is not None and not _NAME.match(str(name)):
+        raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
+    for arg in args.get("agent_args") or ():
+        if _CONTROL.search(str(arg)):
+            raise _Refused(
+                "FIELD_INVALID",
+                "agent_args must not contain control characters (Herdr refuses them)",
+                "agent_args",
+            )
+    kind = str(args.get("kind") or "pi")
+    try:
+        resolved = aliases.resolve(
+            kind, args.get("model"), args.get("thinking"), overrides=config.aliases
+        )
+    except aliases.AliasError as exc:
+        raise _Refused(exc.code, str(exc).split(": ", 1)[-1], exc.field) from None
+    if args.get("isolated"):
+        try:
+            worktree.repo_root(cwd)
+        except worktree.WorktreeError as exc:
+            raise _Refused(
+                "NOT_A_REPOSITORY", f"isolated needs a git repository: {exc}", "cwd"
+            ) from None
+    return cwd, resolved
+
+
+def _fail(
+    actx: AgentToolsContext,
+    record: TaskRecord,
+    code: str,
+    message: str,
+    *,
+    herdr: str | None = None,
+    slot: Slot | None = None,
+    began: float,
+) -> dict[str, Any]:
+    error = error_of(code, message, herdr=herdr)
+    record = actx.store.update(record.task_id, status="failed", error=error.to_dict())
+    if slot is not None:
+        slot.release()
+    return harvest(actx, record, tool=TOOL, wait=False, started=began)
+
+
+def _place(actx: AgentToolsContext, cwd: str, label: str) -> tuple[str, str, str, list[str]]:
+    """Create the task's pane: ``(pane_id, workspace_id, tab_id, warnings)``."""
+    client = actx.client
+    notes: list[str] = []
+    caller = actx.caller_pane
+    if caller is not None:
+        try:
+            pane = client.pane_split(caller, "right", cwd=cwd, focus=False)
+            return pane.pane_id, pane.workspace_id, pane.tab_id, notes
+        except HerdrError as exc:
+            notes.append(
+                f"could not split the caller's pane {caller} ({exc.code}); "
+                f"used the {WORKSPACE_LABEL} workspace instead"
+            )
+    for workspace in client.workspace_list():
+        if workspace.label == WORKSPACE_LABEL:
+            created = client.tab_create(workspace.workspace_id, cwd, label=label, focus=False)
+            root = created.root_pane
+            return root.pane_id, root.workspace_id, root.tab_id, notes
+    made = client.workspace_create(cwd, label=WORKSPACE_LABEL, focus=False)
+    root = made.root_pane
+    return root.pane_id, root.workspace_id, root.tab_id, notes
+
+
+def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """``herdr_spawn_agent`` (see the module docstring)."""
+    began = time.monotonic()
+    actx = agent_context(ctx)
+    try:
+        cwd, resolved = _check(args, actx)
+    except _Refused as exc:
+        return refusal(TOOL, exc.code, exc.message, exc.field)
+    config = actx.config
+    prompt = str(args["prompt"])
+    kind = resolved.kind
+    role = str(args.get("role") or "worker")
+    wait = bool(args.get("wait", True))
+    timeout_ms = clamp_timeout(args.get("timeout_ms"))
+    isolated = bool(args.get("isolated", False))
+    agent_args = tuple(str(a) for a in args.get("agent_args") or ())
+    client_task_id = args.get("client_task_id")
+
+    record, created = actx.store.create(
+        kind=kind,
+        cwd=str(cwd),
+        prompt=prompt,
+        client_task_id=client_task_id,
+        role=role,
+        name=args.get("name"),
+        model=resolved.model,
+        thinking=resolved.thinking,
+        isolated=isolated,
+        timeout_ms=timeout_ms,
+        agent_args=agent_args,
+    )
+    if not created:
+        # Idempotent retry: report the existing task as it is now, never start it again.
+        return harvest(
+            actx,
+            record,
+            tool=TOOL,
+            wait=False,
+            started=began,
+            warnings=[f"client_task_id {client_task_id!r} already names task {record.task_id}"],
+        )
+    name = record.name or default_name(kind, record.task_id)
+    artifact_dir = ensure_private_dir(config.artifact_dir / record.task_id)
+    record = actx.store.update(record.task_id, name=name, artifact_dir=str(artifact_dir))
+
+    try:
+        slot = actx.slots.acquire(record.task_id, timeout_ms=config.queue_timeout_ms)
+    except QueueTimeout as exc:
+        actx.store.remove(record.task_id)
+        return refusal(TOOL, exc.code, str(exc), None)
+
+    try:
+        return _launch(
+            actx, record, slot, cwd=cwd, resolved=resolved, prompt=prompt, role=role,
+            wait=wait, timeout_ms=timeout_ms, isolated=isolated, agent_args=agent_args,
+            began=began,
+        )  # fmt: skip
+    except BaseException as exc:
+        # An unexpected failure must not keep the slot, nor leave the record "starting".
+        slot.release()
+        with contextlib.suppress(Exception):
+            error = error_of("INTERNAL_ERROR", f"{type(exc).__name__}: {exc}")
+            actx.store.update(record.task_id, status="failed", error=error.to_dict())
+        raise
+
+
+def _launch(
+    actx: AgentToolsContext,
+    record: TaskRecord,
+    slot: Slot,
+    *,
+    cwd: Path,
+    resolved: aliases.ResolvedModel,
+    prompt: str,
+    role: str,
+    wait: bool,
+    timeout_ms: int,
+    isolated: bool,
+    agent_args: tuple[str, ...],
+    began: float,
+) -> dict[str, Any]:
+    """Everything after the slot: working tree, envelope, pane, agent, prompt, harvest."""
+    config = actx.config
+    kind = resolved.kind
+    name = record.name or default_name(kind, record.task_id)
+    assert record.artifact_dir is not None
+    artifact_dir = Path(record.artifact_dir)
+    # The working tree: a fresh worktree, or a snapshot of the cwd to diff against later.
+    work_cwd = str(cwd)
+    try:
+        if isolated:
+            tree = worktree.create_worktree(
+                cwd, record.task_id, config.state_dir / "worktrees" / record.task_id
+            )
+            work_cwd = tree.path
+            record = actx.store.update(
+                record.task_id,
+                worktree_path=tree.path,
+                base_commit=tree.base_commit,
+                branch=tree.branch,
+            )
+        else:
+            try:
+                baseline = worktree.snapshot(cwd)
+            except worktree.WorktreeError:
+                baseline = None  # not a git repository: no diff
+            if baseline is not None:
+                extra = {**record.extra, "baseline": baseline.to_json()}
+                record = actx.store.update(record.task_id, base_commit=baseline.commit, extra=extra)
+    except (worktree.WorktreeError, OSError) as exc:
+        return _fail(actx, record, "WORKTREE_FAILED", str(exc), slot=slot, began=began)
+
+    task = envelope.TaskEnvelope(
+        task_id=record.task_id,
+        goal=prompt,
+        artifact_dir=artifact_dir,
+        cwd=work_cwd,
+        role="reviewer" if role == "reviewer" else "worker",
+        name=name,
+        branch=record.branch,
+        base_commit=record.base_commit if isolated else None,
+    )
+    task.write()
+
+    client = actx.client
+    try:
+        pane_id, workspace_id, tab_id, notes = _place(actx, work_cwd, name)
+    except ClientError as exc:
+        code = exc.code if isinstance(exc, HerdrError) else None
+        return _fail(
+            actx, record, "PANE_CREATE_FAILED", str(exc), herdr=code, slot=slot, began=began
+        )
+    record = actx.store.update(
+        record.task_id, pane_id=pane_id, workspace_id=workspace_id, tab_id=tab_id
+    )
+
+    argv = (*resolved.argv, *agent_args)
+    try:
+        started = client.agent_start(
+            name, kind, pane_id, args=argv, timeout_ms=min(START_TIMEOUT_MS, timeout_ms)
+        )
+    except HerdrError as exc:
+        if exc.code == "agent_not_ready":
+            # Blocked while starting (a trust or login dialog): the user decides, not us.
+            record = actx.store.update(record.task_id, status="blocked")
+            slot.detach()
+            notes.append(
+                "the agent asked a question while starting; the task envelope has NOT been "
+                f"sent yet (it is in {task.task_path})"
+            )
+            return harvest(actx, record, tool=TOOL, wait=False, started=began, warnings=notes)
+        return _fail(
+            actx, record, "AGENT_START_FAILED", exc.message, herdr=exc.code, slot=slot, began=began
+        )
+    except ClientError as exc:
+        return _fail(actx, record, "AGENT_START_FAILED", str(exc), slot=slot, began=began)
+
+    session = _session(started.agent)
+    record = actx.store.update(
+        record.task_id, status="running", **({"session_path": session} if session else {})
+    )
+    kickoff = task.kickoff_prompt()
+    info: AgentInfo | None = None
+    timed_out = False
+    try:
+        if wait:
+            info = client.agent_prompt(
+                name, kickoff, wait=True, until=SETTLED, timeout_ms=timeout_ms
+            )
+        else:
+            # Return once the prompt was seen to land (the first status change after it),
+            # so the handle never reports a turn that has not started yet as finished.
+            client.agent_prompt(
+                name, kickoff, wait=True, until=STARTED, timeout_ms=SUBMIT_TIMEOUT_MS
+            )
+    except HerdrError as exc:
+        if exc.code == "timeout":
+            timed_out = True
+        elif exc.code == "agent_prompt_stalled":
+            return _fail(
+                actx,
+                record,
+                "PROMPT_NOT_SUBMITTED",
+                exc.message,
+                herdr=exc.code,
+                slot=slot,
+                began=began,
+            )
+        elif exc.code not in ("agent_not_running", "agent_not_found"):
+            return _fail(
+                actx, record, "PROMPT_FAILED", exc.message, herdr=exc.code, slot=slot, began=began
+            )
+    except ClientError as exc:
+        return _fail(actx, record, "PROMPT_FAILED", str(exc), slot=slot, began=began)
+
+    if not wait:
+        slot.detach()
+        return harvest(
+            actx, record, tool=TOOL, wait=False, started=began, warnings=notes,
+            info=_fresh(actx, pane_id), timed_out=True,
+        )  # fmt: skip
+    result = harvest(
+        actx,
+        record,
+        tool=TOOL,
+        wait=False,
+        lines=DEFAULT_LINES,
+        started=began,
+        warnings=notes,
+        info=info,
+        timed_out=timed_out,
+    )
+    if result["status"] in ("running", "blocked"):
+        slot.detach()
+    else:
+        slot.release()
+    return result
+
+
+def _fresh(actx: AgentToolsContext, pane_id: str) -> AgentInfo | None:
+    try:
+        return actx.client.agent_get(pane_id)
+    except ClientError:
+        return None
+
+
+def _session(info: AgentInfo) -> str | None:
+    from orchestrator.agent_tools.harvest import session_path_of
+
+    return session_path_of(info)
+
+
+__all__ = ["SPAWN_SCHEMA", "TOOL", "clamp_timeout", "default_name", "handle_spawn"]

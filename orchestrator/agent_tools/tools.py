@@ -1,0 +1,100 @@
+"""The agent tools (seed 000) as registry :class:`~orchestrator.tools.tool.Tool` objects.
+
+``AGENT_TOOLS`` maps each tool name to its Tool. Handlers live in their own modules (spawn
+and get_result in :mod:`.spawn` and :mod:`.harvest`, the fleet, inbox, transcript, doctor and
+control tools in theirs); this module only lists them, in the seed's order. A tool whose
+handler is not written yet is simply absent, never a stub that answers success.
+
+Handlers take any :class:`~orchestrator.tools.tool.ToolContext`; they turn it into an
+:class:`~orchestrator.agent_tools.context.AgentToolsContext` with
+:func:`~orchestrator.agent_tools.context.agent_context`.
+"""
+
+from __future__ import annotations
+
+from orchestrator.agent_tools import (
+    control,
+    doctor_tool,
+    fleet,
+    harvest,
+    inbox_tool,
+    spawn,
+    transcript_tool,
+)
+from orchestrator.tools.tool import Tool
+
+AGENT_TOOLS: dict[str, Tool] = {
+    spawn.TOOL: Tool(
+        name=spawn.TOOL,
+        risk="R2",
+        description=(
+            "Delegate a task to a new Herdr agent (default kind pi): creates its pane, starts "
+            "the agent, sends the task envelope, waits until it settles and returns the "
+            "AgentResult (final message, result.md, diff). Never answers a blocked agent."
+        ),
+        input_schema=spawn.SPAWN_SCHEMA,
+        handler=spawn.handle_spawn,
+    ),
+    harvest.TOOL: Tool(
+        name=harvest.TOOL,
+        risk="R0",
+        description=(
+            "Harvest a task's AgentResult (task id, agent name or pane id), waiting until "
+            "the agent settles by default; a target not spawned here gets an observation. "
+            "Never re-submits the task."
+        ),
+        input_schema=harvest.GET_RESULT_SCHEMA,
+        handler=harvest.handle_get_result,
+    ),
+    control.MESSAGE: Tool(
+        name=control.MESSAGE,
+        risk="R1",
+        description=control.MESSAGE_DESCRIPTION,
+        input_schema=control.MESSAGE_SCHEMA,
+        handler=control.message_agent,
+    ),
+    fleet.TOOL: Tool(
+        name=fleet.TOOL,
+        risk="R0",
+        description=fleet.LIST_AGENTS_DESCRIPTION,
+        input_schema=fleet.LIST_AGENTS_SCHEMA,
+        handler=fleet.list_agents,
+    ),
+    control.INTERRUPT: Tool(
+        name=control.INTERRUPT,
+        risk="R1",
+        description=control.INTERRUPT_DESCRIPTION,
+        input_schema=control.INTERRUPT_SCHEMA,
+        handler=control.interrupt_agent,
+    ),
+    inbox_tool.TOOL: Tool(
+        name=inbox_tool.TOOL,
+        risk="R0",
+        description=inbox_tool.INBOX_DESCRIPTION,
+        input_schema=inbox_tool.INBOX_SCHEMA,
+        handler=inbox_tool.inbox,
+    ),
+    transcript_tool.TOOL: Tool(
+        name=transcript_tool.TOOL,
+        risk="R0",
+        description=transcript_tool.READ_AGENT_DESCRIPTION,
+        input_schema=transcript_tool.READ_AGENT_SCHEMA,
+        handler=transcript_tool.read_agent,
+    ),
+    control.CLOSE: Tool(
+        name=control.CLOSE,
+        risk="R1",
+        description=control.CLOSE_DESCRIPTION,
+        input_schema=control.CLOSE_SCHEMA,
+        handler=control.close_agent,
+    ),
+    doctor_tool.TOOL: Tool(
+        name=doctor_tool.TOOL,
+        risk="R0",
+        description=doctor_tool.DOCTOR_DESCRIPTION,
+        input_schema=doctor_tool.DOCTOR_SCHEMA,
+        handler=doctor_tool.doctor,
+    ),
+}
+
+__all__ = ["AGENT_TOOLS"]

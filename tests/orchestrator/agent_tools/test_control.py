@@ -1,0 +1,294 @@
+"""``herdr_interrupt_agent``, ``herdr_close_agent`` and ``herdr_message_agent`` on the
+simulator, with fake agents owned through task records written directly."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.control import close_agent, interrupt_agent, message_agent
+from orchestrator.agent_tools.transcript import load_messages
+from orchestrator.agent_tools.worktree import create_worktree
+from orchestrator.client.sync import HerdrClient
+from pytest_herdr.agents import Agent, FakeAgents
+from pytest_herdr.backends import HerdrServer
+from pytest_herdr.client import HerdrClient as PytestHerdrClient
+from pytest_herdr.handles import Pane
+from tests.orchestrator.agent_tools.test_fleet import SIM, agent_result, make_ctx, own
+
+pytestmark = SIM
+
+
+@pytest.fixture
+def ctx(herdr_server: HerdrServer, tmp_path: Path) -> AgentToolsContext:
+    """The agent-tools context of this test."""
+    return make_ctx(herdr_server, tmp_path)
+
+
+def working(fake: FakeAgents, name: str = "w") -> Agent:
+    """A pi agent stuck in a turn until Escape."""
+    agent = fake.start("pi", fake.scenario().hang(), name=name)
+    agent.prompt("loop forever", wait=False)
+    agent.wait("working")
+    return agent
+
+
+def agent_names(client: PytestHerdrClient) -> list[str]:
+    """The names of Herdr's live agents."""
+    return [a["name"] for a in client.call("agent.list")["agents"]]
+
+
+def user_texts(agent: Agent) -> list[str]:
+    """What the pi agent received as prompts (from its session file)."""
+    path = agent.info["agent_session"]["value"]
+    return [m["text"] for m in load_messages(path) if m["role"] == "user"]
+
+
+# -- interrupt ----------------------------------------------------------------------------------
+
+
+def test_interrupt_aborts_the_turn_and_marks_the_record(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = working(herdr_fake_agent)
+    record = own(ctx, agent)
+    value = agent_result(interrupt_agent({"target": record.task_id}, ctx))
+    assert (value["status"], value["error"]["code"]) == ("failed", "INTERRUPTED")
+    assert value["task"]["status"] == "interrupted"
+    assert ctx.store.get(record.task_id).status == "interrupted"
+    assert agent.status == "idle"  # the pane and the agent remain
+    assert any(e["detail"].startswith("Escape sent") for e in value["evidence"])
+
+
+def test_interrupt_refuses_a_foreign_agent(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = working(herdr_fake_agent, name="theirs")
+    value = agent_result(interrupt_agent({"target": "theirs"}, ctx))
+    assert (value["error"]["code"], value["taskId"]) == ("NOT_OWNED", None)
+    assert agent.status == "working"
+
+
+def test_interrupt_unknown_target(ctx: AgentToolsContext) -> None:
+    value = agent_result(interrupt_agent({"target": "nobody"}, ctx))
+    assert value["error"]["code"] == "TASK_NOT_FOUND"
+
+
+def test_interrupt_a_task_whose_pane_is_gone(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_client: PytestHerdrClient
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="w")
+    record = own(ctx, agent)
+    herdr_client.call("pane.close", pane_id=agent.pane.pane_id)
+    value = agent_result(interrupt_agent({"target": "w"}, ctx))
+    assert (value["status"], value["error"]["code"]) == ("gone", "PANE_GONE")
+    assert ctx.store.get(record.task_id).status == "gone"
+
+
+# -- close --------------------------------------------------------------------------------------
+
+
+def test_close_an_idle_owned_agent_keeps_the_session_file(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_client: PytestHerdrClient
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("done"), name="w")
+    agent.prompt("go")
+    session = Path(agent.info["agent_session"]["value"])
+    record = own(ctx, agent)
+    value = agent_result(close_agent({"target": "w"}, ctx))
+    assert (value["status"], value["nextAction"], value["task"]["status"]) == (
+        "gone",
+        "none",
+        "closed",
+    )
+    assert "w" not in agent_names(herdr_client)
+    assert session.is_file()
+    assert value["artifacts"]["sessionFile"] == str(session)
+    assert ctx.store.get(record.task_id).status == "closed"
+
+
+def test_close_refuses_a_working_agent_unless_forced(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_client: PytestHerdrClient
+) -> None:
+    agent = working(herdr_fake_agent)
+    record = own(ctx, agent)
+    refused = agent_result(close_agent({"target": "w"}, ctx))
+    assert (refused["status"], refused["error"]["code"]) == ("running", "AGENT_WORKING")
+    assert "w" in agent_names(herdr_client)
+    forced = agent_result(close_agent({"target": "w", "force": True}, ctx))
+    assert forced["status"] == "gone"
+    assert "w" not in agent_names(herdr_client)
+    assert ctx.store.get(record.task_id).status == "closed"
+
+
+def test_close_refuses_unowned_panes(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_client: PytestHerdrClient
+) -> None:
+    herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="theirs")
+    value = agent_result(close_agent({"target": "theirs", "force": True}, ctx))
+    assert value["error"]["code"] == "NOT_OWNED"
+    assert "theirs" in agent_names(herdr_client)
+
+
+def git(cwd: Path, *args: str) -> None:
+    """Run git quietly in ``cwd``."""
+    subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True)
+
+
+def test_close_removes_an_isolated_worktree_dirty_needs_force(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init")
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="iso")
+    record = own(ctx, agent)
+    tree = create_worktree(repo, record.task_id, tmp_path / "wt")
+    ctx.store.update(
+        record.task_id,
+        isolated=True,
+        worktree_path=tree.path,
+        branch=tree.branch,
+        base_commit=tree.base_commit,
+    )
+    (Path(tree.path) / "new.txt").write_text("dirty\n")
+    dirty = agent_result(close_agent({"target": "iso", "remove_worktree": True}, ctx))
+    assert dirty["error"]["code"] == "WORKTREE_DIRTY"
+    assert Path(tree.path).is_dir()
+    assert ctx.store.get(record.task_id).status == "running"
+    closed = agent_result(
+        close_agent({"target": "iso", "remove_worktree": True, "force": True}, ctx)
+    )
+    assert closed["status"] == "gone"
+    assert not Path(tree.path).exists()
+    assert any(e["source"] == "git" for e in closed["evidence"])
+
+
+# -- message ------------------------------------------------------------------------------------
+
+
+def test_note_is_wrapped_and_waited_for(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    scenario = herdr_fake_agent.scenario().reply("first").then().reply("noted, fixed")
+    agent = herdr_fake_agent.start("pi", scenario, name="w")
+    agent.prompt("task")
+    record = own(ctx, agent, status="completed")
+    value = agent_result(
+        message_agent(
+            {"target": "w", "message": "also fix b.py", "kind": "NOTE", "wait": True}, ctx
+        )
+    )
+    assert (value["status"], value["finalMessage"]) == ("completed", "noted, fixed")
+    assert user_texts(agent)[-1] == (
+        '<agent-message from="dsh:orchestrator" to="w" kind="NOTE">NOTE: also fix b.py'
+        "</agent-message>"
+    )
+    assert ctx.store.get(record.task_id).status == "completed"
+
+
+def test_review_findings_go_through_a_file_with_the_round(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("ok"), name="w")
+    record = own(ctx, agent)
+    findings = "BLOCKER: a.py crashes on empty input\nNIT: typo in README"
+    value = agent_result(
+        message_agent(
+            {
+                "target": "w",
+                "message": findings,
+                "kind": "REVIEW_FINDINGS",
+                "round": 2,
+                "wait": True,
+            },
+            ctx,
+        )
+    )
+    assert value["status"] == "completed"
+    file = Path(str(record.artifact_dir)) / "messages" / "001-review-findings.md"
+    body = file.read_text()
+    assert "REVIEW_FINDINGS round 2" in body
+    assert "BLOCKER: a.py crashes on empty input" in body
+    prompt = user_texts(agent)[-1]
+    assert 'kind="REVIEW_FINDINGS" round="2"' in prompt
+    assert str(file) in prompt and "\n" not in prompt
+
+
+def test_a_blocked_agent_gets_the_answer_typed(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    scenario = herdr_fake_agent.scenario().ask("Which database?").reply("using postgres")
+    agent = herdr_fake_agent.start("pi", scenario, name="w")
+    agent.prompt("set up storage", until=("blocked",))
+    record = own(ctx, agent, status="blocked")
+    value = agent_result(
+        message_agent({"target": record.task_id, "message": "postgres", "kind": "ANSWER",
+                       "wait": True}, ctx)
+    )  # fmt: skip
+    assert (value["status"], value["finalMessage"]) == ("completed", "using postgres")
+    assert any("typed as its answer" in e["detail"] for e in value["evidence"])
+    assert user_texts(agent) == ["set up storage"]  # the answer is not a new prompt
+
+
+def test_without_wait_the_task_is_running(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().hang(), name="w")
+    record = own(ctx, agent, status="completed")
+    value = agent_result(message_agent({"target": "w", "message": "go on"}, ctx))
+    assert (value["status"], value["nextAction"]) == ("running", "wait")
+    assert ctx.store.get(record.task_id).status == "running"
+    agent.wait("working")
+
+
+def test_message_to_a_foreign_agent_is_an_observation(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("hi"), name="ext")
+    value = agent_result(message_agent({"target": "ext", "message": "hello", "wait": True}, ctx))
+    assert (value["status"], value["observation"], value["taskId"]) == ("idle", True, None)
+    assert user_texts(agent) == [
+        '<agent-message from="dsh:orchestrator" to="ext">hello</agent-message>'
+    ]
+
+
+def test_message_refuses_a_remote_machine(ctx: AgentToolsContext) -> None:
+    value = agent_result(message_agent({"target": "w", "message": "x", "machine": "gpu"}, ctx))
+    assert value["error"]["code"] == "MACHINE_NOT_ENABLED"
+
+
+def test_message_to_a_task_whose_pane_closed_is_gone(
+    ctx: AgentToolsContext,
+    herdr_fake_agent: FakeAgents,
+    herdr_pane: Pane,
+    herdr_client: PytestHerdrClient,
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="w")
+    own(ctx, agent)
+    herdr_client.call("pane.close", pane_id=herdr_pane.pane_id)
+    value = agent_result(message_agent({"target": "w", "message": "hello"}, ctx))
+    assert value["status"] == "gone"
+
+
+def test_interrupt_and_close_over_the_cli_transport(
+    herdr_server: HerdrServer,
+    herdr_fake_agent: FakeAgents,
+    tmp_path: Path,
+    herdr_client: PytestHerdrClient,
+) -> None:
+    ctx = make_ctx(herdr_server, tmp_path)
+    ctx._client = HerdrClient.build("cli", herdr=herdr_server.cli_path, env=herdr_server.env)
+    agent = working(herdr_fake_agent)
+    record = own(ctx, agent)
+    interrupted = agent_result(interrupt_agent({"target": "w"}, ctx))
+    assert interrupted["error"]["code"] == "INTERRUPTED"
+    closed = agent_result(close_agent({"target": record.task_id}, ctx))
+    assert closed["status"] == "gone"
+    assert "w" not in agent_names(herdr_client)

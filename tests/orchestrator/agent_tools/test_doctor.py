@@ -1,0 +1,123 @@
+"""``herdr_doctor``: every check, with Herdr up, Herdr down and a broken configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from orchestrator.agent_tools.config import Config
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.contract import DOCTOR_RESULT_SCHEMA
+from orchestrator.agent_tools.doctor_tool import doctor
+from orchestrator.client.sync import HerdrClient
+from orchestrator.tools.tool import ToolContext
+from pytest_herdr.backends import HerdrServer
+from tests.orchestrator.agent_tools.test_fleet import make_ctx
+
+DOCTOR = jsonschema.Draft202012Validator(DOCTOR_RESULT_SCHEMA)
+
+
+def run(ctx: ToolContext) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The report (schema-checked) and its checks by id."""
+    report = doctor({}, ctx)
+    DOCTOR.validate(report)
+    return report, {check["id"]: check for check in report["checks"]}
+
+
+def down_ctx(tmp_path: Path, env: dict[str, str] | None = None, **config: Any) -> AgentToolsContext:
+    """A context whose Herdr socket does not exist."""
+    state = tmp_path / "state"
+    environ = {
+        "HOME": str(tmp_path),
+        "HERDR_SOCKET_PATH": str(tmp_path / "none.sock"),
+        **(env or {}),
+    }
+    client = HerdrClient.build("socket", env=environ)
+    cfg = Config(state_dir=state, artifact_dir=state / "artifacts", **config)
+    return AgentToolsContext.create(environ, config=cfg, client=client)
+
+
+def test_healthy_environment(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    env = {**herdr_server.env, "HERDR_BIN_PATH": str(herdr_server.cli_path)}
+    state = tmp_path / "state"
+    client = HerdrClient.build("auto", env=env)
+    config = Config(state_dir=state, artifact_dir=state / "artifacts")
+    report, checks = run(AgentToolsContext.create(env, config=config, client=client))
+    assert report["ok"] is True
+    assert list(checks) == [
+        "config",
+        "herdr.binary",
+        "herdr.server",
+        "state_dir",
+        "artifact_dir",
+        "git",
+        "aliases",
+    ]
+    assert all(c["status"] == "ok" for c in checks.values()), checks
+    assert "protocol 22" in checks["herdr.server"]["detail"]
+    assert report["next"] == []
+    assert report["runtime"]["protocol"] == 22
+    assert report["runtime"]["herdrVersion"]
+    assert (tmp_path / "state").is_dir()
+
+
+def test_aliases_are_listed(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    report, _ = run(make_ctx(herdr_server, tmp_path))
+    pi_default = [a for a in report["aliases"] if a["kind"] == "pi" and a["default"]]
+    assert [a["alias"] for a in pi_default] == ["flash"]
+
+
+def test_works_with_the_server_down(tmp_path: Path) -> None:
+    report, checks = run(down_ctx(tmp_path))
+    assert report["ok"] is False
+    assert checks["herdr.server"]["status"] == "fail"
+    assert "no herdr server is running" in checks["herdr.server"]["detail"]
+    assert report["next"][0] == checks["herdr.server"]["fix"]
+    assert checks["state_dir"]["status"] == checks["aliases"]["status"] == "ok"
+    assert report["runtime"]["protocol"] is None
+
+
+def test_server_down_over_the_cli_transport(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    env = {**herdr_server.env, "HERDR_SOCKET_PATH": str(tmp_path / "none.sock")}
+    client = HerdrClient.build("cli", herdr=herdr_server.cli_path, env=env)
+    state = tmp_path / "state"
+    ctx = AgentToolsContext.create(
+        env, config=Config(state_dir=state, artifact_dir=state / "a"), client=client
+    )
+    report, checks = run(ctx)
+    assert report["ok"] is False
+    assert checks["herdr.server"]["status"] == "fail"
+
+
+def test_invalid_configuration_fails_but_the_rest_is_checked(tmp_path: Path) -> None:
+    env = {
+        "HOME": str(tmp_path),
+        "HERDR_SOCKET_PATH": str(tmp_path / "none.sock"),
+        "HERDR_ORCHESTRATOR_MAX_CONCURENT": "2",
+    }
+    report, checks = run(ToolContext.from_env(env))
+    assert checks["config"]["status"] == "fail"
+    assert "HERDR_ORCHESTRATOR_MAX_CONCURENT" in checks["config"]["detail"]
+    assert checks["state_dir"]["status"] == "ok"
+    assert report["runtime"]["stateDir"].startswith(str(tmp_path))
+
+
+def test_unwritable_state_dir_fails(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    ctx = down_ctx(tmp_path)
+    ctx._config = Config(state_dir=blocker / "state", artifact_dir=blocker / "a")
+    report, checks = run(ctx)
+    assert checks["state_dir"]["status"] == checks["artifact_dir"]["status"] == "fail"
+    assert checks["state_dir"]["fix"] in report["next"]
+
+
+def test_missing_binary_is_a_warning_for_the_socket_and_a_failure_for_the_cli(
+    tmp_path: Path,
+) -> None:
+    _, socket_checks = run(down_ctx(tmp_path, {"PATH": str(tmp_path)}))
+    assert socket_checks["herdr.binary"]["status"] == "warn"
+    _, cli_checks = run(down_ctx(tmp_path, {"PATH": str(tmp_path)}, transport="cli"))
+    assert cli_checks["herdr.binary"]["status"] == "fail"

@@ -1,0 +1,223 @@
+"""``herdr_list_agents`` on the simulator: Herdr's agents joined with our task records.
+
+Also the helpers the other K2 tool tests import (a context on the test's server, an owned
+task for a running fake agent, schema assertions).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from orchestrator.agent_tools.config import Config
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA, LIST_RESULT_SCHEMA
+from orchestrator.agent_tools.fleet import list_agents
+from orchestrator.agent_tools.records import TaskRecord
+from orchestrator.client.sync import HerdrClient
+from orchestrator.tools.tool import ToolContext
+from pytest_herdr.agents import Agent, FakeAgents
+from pytest_herdr.backends import HerdrServer
+from pytest_herdr.handles import Pane
+
+#: Fast simulator settings for fake agents (as tests/orchestrator/test_tools.py uses).
+SIM = pytest.mark.herdr(
+    agent_start_settle=0.1,
+    agent_prompt_submit_delay=0.05,
+    detection_interval=0.1,
+    detection_debounce=0.02,
+    detection_idle_hold=0.1,
+)
+pytestmark = SIM
+
+RESULT = jsonschema.Draft202012Validator(AGENT_RESULT_SCHEMA)
+LIST = jsonschema.Draft202012Validator(LIST_RESULT_SCHEMA)
+
+
+def agent_result(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` after asserting it is a valid AgentResult."""
+    RESULT.validate(value)
+    return value
+
+
+def make_ctx(server: HerdrServer, root: Path, **config: Any) -> AgentToolsContext:
+    """An agent-tools context on ``server`` with its state under ``root``."""
+    state = root / "state"
+    cfg = Config(state_dir=state, artifact_dir=state / "artifacts", **config)
+    client = HerdrClient.build(
+        "socket", socket_path=server.socket_path, herdr=server.cli_path, env=server.env
+    )
+    return AgentToolsContext.create(server.env, config=cfg, client=client)
+
+
+def own(
+    ctx: AgentToolsContext, agent: Agent, *, status: str = "running", **fields: Any
+) -> TaskRecord:
+    """A task record owning ``agent`` (as a spawn would have written it)."""
+    info = agent.info
+    record, _ = ctx.store.create(
+        kind=str(info["agent"]), cwd=str(info.get("cwd") or "/"), name=agent.name
+    )
+    artifact_dir = ctx.config.artifact_dir / record.task_id
+    artifact_dir.mkdir(parents=True, exist_ok=True)
+    return ctx.store.update(
+        record.task_id,
+        status=status,
+        pane_id=agent.pane.pane_id,
+        workspace_id=info["workspace_id"],
+        tab_id=info["tab_id"],
+        artifact_dir=str(artifact_dir),
+        **fields,
+    )
+
+
+@pytest.fixture
+def ctx(herdr_server: HerdrServer, tmp_path: Path) -> AgentToolsContext:
+    """The agent-tools context of this test."""
+    return make_ctx(herdr_server, tmp_path)
+
+
+def two_agents(fake: FakeAgents, pane: Pane) -> tuple[Agent, Agent]:
+    """A pi agent ``mine`` in ``pane`` and a claude agent ``theirs`` in a split."""
+    mine = fake.start("pi", fake.scenario().reply("done"), name="mine")
+    theirs = fake.start(
+        "claude", fake.scenario().reply("x"), pane=pane.split("right"), name="theirs"
+    )
+    return mine, theirs
+
+
+def test_rows_join_herdr_agents_with_records(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_pane: Pane, tmp_path: Path
+) -> None:
+    mine, _theirs = two_agents(herdr_fake_agent, herdr_pane)
+    record = own(ctx, mine)
+    value = list_agents({}, ctx)
+    LIST.validate(value)
+    rows = {row["name"]: row for row in value["agents"]}
+    assert rows["mine"] == {
+        "paneId": mine.pane.pane_id,
+        "name": "mine",
+        "kind": "pi",
+        "agentStatus": "idle",
+        "owned": True,
+        "taskId": record.task_id,
+        "taskStatus": "running",
+        "workspaceId": mine.info["workspace_id"],
+        "tabId": mine.info["tab_id"],
+        "cwd": str(tmp_path),
+        "machine": "local",
+    }
+    assert rows["theirs"]["owned"] is False
+    assert rows["theirs"]["kind"] == "claude"
+    assert (rows["theirs"]["taskId"], rows["theirs"]["taskStatus"]) == (None, None)
+
+
+def test_owned_only_leaves_out_foreign_agents(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_pane: Pane
+) -> None:
+    mine, _ = two_agents(herdr_fake_agent, herdr_pane)
+    own(ctx, mine)
+    value = list_agents({"owned_only": True}, ctx)
+    LIST.validate(value)
+    assert [row["name"] for row in value["agents"]] == ["mine"]
+
+
+def test_live_status_comes_from_herdr(ctx: AgentToolsContext, herdr_fake_agent: FakeAgents) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().ask("Proceed?"), name="asker")
+    own(ctx, agent)
+    agent.prompt("go", until=("blocked",))
+    (row,) = list_agents({}, ctx)["agents"]
+    assert (row["agentStatus"], row["taskStatus"]) == ("blocked", "running")
+
+
+def test_a_record_for_another_agent_in_the_same_pane_does_not_own_it(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="newcomer")
+    record, _ = ctx.store.create(kind="pi", cwd="/", name="departed")
+    ctx.store.update(record.task_id, status="completed", pane_id=agent.pane.pane_id)
+    (row,) = list_agents({}, ctx)["agents"]
+    assert row["owned"] is False
+
+
+def test_a_closed_task_no_longer_owns_its_pane(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="reused")
+    own(ctx, agent, status="closed")
+    (row,) = list_agents({}, ctx)["agents"]
+    assert row["owned"] is False
+
+
+def test_local_machine_names_are_accepted(ctx: AgentToolsContext) -> None:
+    for machine in ("local", ""):
+        value = list_agents({"machine": machine}, ctx)
+        LIST.validate(value)
+        assert value == {"agents": []}
+
+
+def test_a_remote_machine_is_refused(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    ctx = make_ctx(herdr_server, tmp_path, machines=("gpu",))
+    enabled = agent_result(list_agents({"machine": "gpu"}, ctx))
+    assert (enabled["status"], enabled["nextAction"]) == ("failed", "retry")
+    assert enabled["error"]["code"] == "MACHINE_NOT_SUPPORTED"
+    assert enabled["error"]["field"] == "machine"
+    unknown = agent_result(list_agents({"machine": "elsewhere"}, ctx))
+    assert unknown["error"]["code"] == "MACHINE_NOT_ENABLED"
+
+
+def test_herdr_down_is_a_herdr_error(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    client = HerdrClient.build("socket", socket_path=tmp_path / "none.sock", env={})
+    ctx = AgentToolsContext.create(
+        {}, config=Config(state_dir=state, artifact_dir=state / "a"), client=client
+    )
+    value = agent_result(list_agents({}, ctx))
+    assert value["error"]["code"] == "HERDR_ERROR"
+    assert value["error"]["herdrCode"] == "server_not_running"
+
+
+def test_a_plain_tool_context_is_accepted(
+    herdr_server: HerdrServer, herdr_fake_agent: FakeAgents, tmp_path: Path
+) -> None:
+    herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="solo")
+    env = {**herdr_server.env, "XDG_STATE_HOME": str(tmp_path / "xdg")}
+    client = HerdrClient.build("socket", socket_path=herdr_server.socket_path, env=env)
+    value = list_agents({}, ToolContext.with_client(client, env))
+    LIST.validate(value)
+    assert [row["name"] for row in value["agents"]] == ["solo"]
+
+
+K2_TOOLS = {
+    "herdr_message_agent": "R1",
+    "herdr_list_agents": "R0",
+    "herdr_interrupt_agent": "R1",
+    "herdr_inbox": "R0",
+    "herdr_read_agent": "R0",
+    "herdr_close_agent": "R1",
+    "herdr_doctor": "R0",
+}
+
+
+def test_k2_tools_are_registered_with_strict_schemas() -> None:
+    from orchestrator.agent_tools.tools import AGENT_TOOLS
+
+    for name, risk in K2_TOOLS.items():
+        tool = AGENT_TOOLS[name]
+        assert (tool.name, tool.risk) == (name, risk)
+        schema = dict(tool.input_schema)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        assert schema["additionalProperties"] is False
+        assert not jsonschema.Draft202012Validator(schema).is_valid({"bogus": 1})
+
+
+def test_an_invalid_configuration_is_refused(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "HERDR_ORCHESTRATOR_ENABLD": "false"}
+    value = agent_result(list_agents({}, ToolContext.from_env(env)))
+    assert (value["error"]["code"], value["error"]["field"]) == (
+        "CONFIG_INVALID",
+        "HERDR_ORCHESTRATOR_ENABLD",
+    )
