@@ -49,7 +49,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
 def tool_listing() -> dict[str, Any]:
     """Every registered tool as ``tools`` prints it, in the registry's order."""
-    from orchestrator.tools.registry import TOOLS
+    from orchestrator.tools.registry import ALL_TOOLS
 
     return {
         "tools": [
@@ -59,7 +59,7 @@ def tool_listing() -> dict[str, Any]:
                 "description": tool.description,
                 "inputSchema": _jsonable(tool.input_schema),
             }
-            for tool in TOOLS.values()
+            for tool in ALL_TOOLS.values()
         ]
     }
 
@@ -76,9 +76,9 @@ def _usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
 def _call(
     parser: argparse.ArgumentParser, name: str, raw: str, stdin: TextIO, stdout: TextIO
 ) -> int:
-    from orchestrator.tools.registry import TOOLS, run_tool
+    from orchestrator.tools.registry import ALL_TOOLS, run_tool
 
-    if name not in TOOLS:
+    if name not in ALL_TOOLS:
         _usage_error(parser, f"unknown tool {name!r} (see: herdr-orchestrator tools)")
     text = stdin.read() if raw == "-" else raw
     try:

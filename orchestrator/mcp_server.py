@@ -177,9 +177,9 @@ def build_server(
     and their handler is called directly.
     """
     if tools is None:
-        from orchestrator.tools.registry import TOOLS
+        from orchestrator.tools.registry import ALL_TOOLS
 
-        tools = TOOLS
+        tools = ALL_TOOLS
         run = run or _registry_runner()
     by_name: dict[str, Tool] = dict(
         tools.items() if isinstance(tools, Mapping) else ((t.name, t) for t in tools)

@@ -1,4 +1,7 @@
-"""The tool registry: every tool by name, in the contract's order, and ``run_tool``.
+"""The tool registry: every tool by name, in the contracts' order, and ``run_tool``.
+
+``TOOLS`` holds the 24 low-level tools of seed 001; ``ALL_TOOLS`` adds the nine agent tools
+of seed 000 (:mod:`orchestrator.agent_tools.tools`) after them: that is what the servers offer.
 
 ``run_tool`` is the one entry point servers (MCP, the ``herdr-orchestrator`` command) use: it
 validates the arguments against the tool's schema first and turns every failure into a result
@@ -13,14 +16,25 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
 from orchestrator.tools.result import failure
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
 
-__all__ = ["PREVIEW_REQUIRED_ENV", "TOOLS", "Risk", "Tool", "ToolContext", "run_tool"]
+__all__ = [
+    "ALL_TOOLS",
+    "PREVIEW_REQUIRED_ENV",
+    "TOOLS",
+    "Risk",
+    "Tool",
+    "ToolContext",
+    "run_tool",
+]
 
-#: Every tool by name, in the order of the dsh-herdr contract (seed 001).
+#: The low-level tools by name, in the order of the dsh-herdr contract (seed 001).
 TOOLS: Mapping[str, Tool] = MappingProxyType({tool.name: tool for tool in LOW_LEVEL_TOOLS})
+#: Every tool the servers offer: the low-level ones, then the agent tools (seed 000).
+ALL_TOOLS: Mapping[str, Tool] = MappingProxyType({**TOOLS, **AGENT_TOOLS})
 
 
 def _argument_error(tool: Tool, arguments: object) -> str | None:
@@ -37,7 +51,7 @@ def _argument_error(tool: Tool, arguments: object) -> str | None:
 
 def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
     """Run one tool; always returns a result dict (``ok`` false on any failure)."""
-    tool = TOOLS.get(name)
+    tool = ALL_TOOLS.get(name)
     if tool is None:
         return failure(name, "unknown_tool", f"unknown tool {name!r}")
     problem = _argument_error(tool, arguments)

@@ -1,5 +1,5 @@
-"""The MCP server: the 24 tools as an MCP client sees them, and calls end to end against a
-simulator, through an in-process client and through a real ``herdr-orchestrator mcp`` process.
+"""The MCP server: the 24 low-level and nine agent tools as an MCP client sees them, and
+calls end to end against a simulator, through an in-process client and through a real ``herdr-orchestrator mcp`` process.
 
 In process, ``mode="legacy"`` runs the ``initialize`` handshake and JSON-RPC over the SDK's
 memory streams (what most hosts speak today); the SDK's default era (2026-07-28, per request,
@@ -27,14 +27,20 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 
 from orchestrator.mcp_server import RISK_META_KEY, build_server
-from orchestrator.tools.registry import TOOLS
+from orchestrator.tools.registry import ALL_TOOLS
 from orchestrator.tools.tool import Tool, ToolContext
 from pytest_herdr.backends import HerdrServer
 
 T = TypeVar("T")
 
 #: The contract's R2 tools (seed 001): the only ones a host should treat as destructive.
-R2_TOOLS = {"_dsh_herdr_pane_run", "_dsh_herdr_agent_start", "_dsh_herdr_agent_prompt"}
+#: the seed 001 R2 tools, and the one agent tool that starts agents (seed 000)
+R2_TOOLS = {
+    "_dsh_herdr_pane_run",
+    "_dsh_herdr_agent_start",
+    "_dsh_herdr_agent_prompt",
+    "herdr_spawn_agent",
+}
 BIN = Path(sys.executable).parent
 TIMEOUT = 20.0
 #: Both protocol eras the SDK serves: the handshake (over memory streams) and per request.
@@ -105,10 +111,10 @@ def test_lists_the_24_tools_in_contract_order_with_schemas_verbatim(mode: str) -
     async def body() -> None:
         async with Client(build_server(context=ToolContext.from_env({})), mode=mode) as client:
             listed = (await client.list_tools()).tools
-        assert [tool.name for tool in listed] == list(TOOLS)
-        assert len(listed) == 24
+        assert [tool.name for tool in listed] == list(ALL_TOOLS)
+        assert len(listed) == 33
         for tool in listed:
-            own = TOOLS[tool.name]
+            own = ALL_TOOLS[tool.name]
             assert tool.input_schema == json.loads(json.dumps(own.input_schema, default=dict))
             assert tool.description == own.description
 
@@ -132,7 +138,7 @@ def test_risk_levels_reach_clients_as_hints_and_meta() -> None:
         async with Client(build_server(context=ToolContext.from_env({})), mode="legacy") as client:
             listed = (await client.list_tools()).tools
         for tool in listed:
-            risk = TOOLS[tool.name].risk
+            risk = ALL_TOOLS[tool.name].risk
             assert tool.meta == {RISK_META_KEY: risk}
             hints = tool.annotations
             assert hints is not None
@@ -301,7 +307,7 @@ def test_stdio_server_process_initializes_lists_and_calls(
 
     info, names, result = run(body)
     assert info is not None and info.name == "herdr-orchestrator"
-    assert names == list(TOOLS)
+    assert names == list(ALL_TOOLS)
     answer = body_of(result)
     assert answer["ok"] is True
     assert "over-stdio" in json.dumps(answer)

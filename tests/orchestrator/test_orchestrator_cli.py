@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from orchestrator.cli import main
-from orchestrator.tools.registry import TOOLS
+from orchestrator.tools.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
 
 BIN = Path(sys.executable).parent
@@ -42,9 +42,9 @@ def call(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str,
 def test_tools_prints_every_tool_with_risk_and_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tools"]) == 0
     listed = json.loads(capsys.readouterr().out)["tools"]
-    assert [tool["name"] for tool in listed] == list(TOOLS)
+    assert [tool["name"] for tool in listed] == list(ALL_TOOLS)
     for tool in listed:
-        own = TOOLS[tool["name"]]
+        own = ALL_TOOLS[tool["name"]]
         assert tool["risk"] == own.risk
         assert tool["description"] == own.description
         assert tool["inputSchema"]["additionalProperties"] is False
@@ -147,4 +147,4 @@ def test_python_dash_m_orchestrator_is_the_same_command() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert len(json.loads(done.stdout)["tools"]) == 24
+    assert len(json.loads(done.stdout)["tools"]) == 33
