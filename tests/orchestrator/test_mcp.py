@@ -1,5 +1,6 @@
 """The MCP server: the 24 low-level and nine agent tools as an MCP client sees them, and
-calls end to end against a simulator, through an in-process client and through a real ``herdr-orchestrator mcp`` process.
+calls end to end against a simulator, through an in-process client and through a real
+``herdr-orchestrator mcp`` process.
 
 In process, ``mode="legacy"`` runs the ``initialize`` handshake and JSON-RPC over the SDK's
 memory streams (what most hosts speak today); the SDK's default era (2026-07-28, per request,
