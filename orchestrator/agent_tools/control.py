@@ -9,9 +9,6 @@ Rules these tools share:
   seed's "external agent"), and then answers with an observation.
 * **Every result is an AgentResult** whose ``status`` describes the agent after the call,
   while the record keeps the task's own state (``interrupted``, ``closed``).
-* Herdr operations the typed client does not cover yet (``agent.send_keys``, ``pane.close``)
-  run through :data:`SEND_KEYS` / :data:`PANE_CLOSE`, defined here in both forms (socket
-  method and ``herdr`` argv) exactly like the client's operation table.
 
 Interrupt sends Escape with ``agent.send_keys`` and waits briefly for the agent to settle: a
 pi turn that ended ``aborted`` is ``failed`` with ``INTERRUPTED``; a turn that still finished
@@ -61,8 +58,7 @@ from orchestrator.agent_tools.fleet import (
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
-from orchestrator.client.cli_map import Operation
-from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout, error_for
+from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
 from orchestrator.tools.tool import ToolContext
 
@@ -75,27 +71,6 @@ DEFAULT_MESSAGE_TIMEOUT_MS = 600_000
 MAX_TIMEOUT_MS = 3_600_000
 MESSAGE_KINDS = ("NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-#: ``agent.send_keys`` (``herdr agent send-keys <target> <key>...``, JSON printed).
-SEND_KEYS = Operation(
-    name="agent.send_keys",
-    method="agent.send_keys",
-    request_id="cli:agent:send-keys",
-    output="json",
-    mutation=True,
-    argv=lambda p: ["agent", "send-keys", p["target"], *p["keys"]],
-    wire=dict,
-)
-#: ``pane.close`` (``herdr pane close <id>``, JSON printed).
-PANE_CLOSE = Operation(
-    name="pane.close",
-    method="pane.close",
-    request_id="cli:pane:close",
-    output="json",
-    mutation=True,
-    argv=lambda p: ["pane", "close", p["pane_id"]],
-    wire=dict,
-)
 
 _TARGET = {"type": "string", "minLength": 1, "description": "Task id, agent name or pane id."}
 INTERRUPT_SCHEMA: dict[str, Any] = {
@@ -165,22 +140,14 @@ MESSAGE_DESCRIPTION = (
 # -- Herdr calls the typed client does not have ---------------------------------------------
 
 
-def run_extra(ctx: AgentToolsContext, op: Operation, params: Mapping[str, Any]) -> dict[str, Any]:
-    """Run ``op`` on the context's client transport; raise the error family of a refusal."""
-    exchange = ctx.client.transport.run(op, params)
-    if exchange.error is not None:
-        raise error_for(str(exchange.error.get("code")), str(exchange.error.get("message", "")))
-    return dict(exchange.result or {})
-
-
 def send_keys(ctx: AgentToolsContext, target: str, *keys: str) -> None:
     """``agent.send_keys``."""
-    run_extra(ctx, SEND_KEYS, {"target": target, "keys": list(keys)})
+    ctx.client.agent_send_keys(target, *keys)
 
 
 def close_pane(ctx: AgentToolsContext, pane_id: str) -> None:
     """``pane.close``."""
-    run_extra(ctx, PANE_CLOSE, {"pane_id": pane_id})
+    ctx.client.pane_close(pane_id)
 
 
 # -- results --------------------------------------------------------------------------------
@@ -745,8 +712,6 @@ __all__ = [
     "INTERRUPT_SCHEMA",
     "MESSAGE_DESCRIPTION",
     "MESSAGE_SCHEMA",
-    "PANE_CLOSE",
-    "SEND_KEYS",
     "close_agent",
     "interrupt_agent",
     "message_agent",

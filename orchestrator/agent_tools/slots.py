@@ -190,9 +190,13 @@ class Slots:
     def waiting(self) -> int:
         """How many live waiters are queued now."""
         self._ready()
-        return sum(1 for path in sorted(self.queue_dir.iterdir()) if self._ticket_alive(path))
+        return sum(1 for path in self._tickets() if self._ticket_alive(path))
 
     # -- the queue ----------------------------------------------------------------------------
+
+    def _tickets(self) -> list[Path]:
+        """The queue's tickets, oldest first (hidden ones are still being made)."""
+        return sorted(p for p in self.queue_dir.iterdir() if not p.name.startswith("."))
 
     def _ticket_alive(self, path: Path) -> bool:
         """Whether the ticket's waiter still holds it; a dead waiter's ticket is removed."""
@@ -211,7 +215,7 @@ class Slots:
     def _is_head(self, mine: Path) -> tuple[bool, int]:
         """Whether ``mine`` is the oldest live ticket, and how many live ones are ahead."""
         ahead = 0
-        for path in sorted(self.queue_dir.iterdir()):
+        for path in self._tickets():
             if path.name >= mine.name:
                 break
             if self._ticket_alive(path):
@@ -243,8 +247,12 @@ class Slots:
         deadline = start + timeout_ms / 1000
         name = f"{time.time_ns():020d}-{os.getpid():08d}-{next(_counter):06d}"
         ticket = self.queue_dir / name
-        fd = self._open(ticket)
+        # The ticket appears in the queue already locked (made under a hidden name, locked,
+        # then renamed in): a ticket seen unlocked counts as a dead waiter's and is removed.
+        fresh = self.queue_dir / f".{name}"
+        fd = self._open(fresh)
         fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh file: never contended
+        fresh.rename(ticket)
         try:
             while True:
                 waited_ms = int((time.monotonic() - start) * 1000)

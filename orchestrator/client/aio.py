@@ -127,6 +127,14 @@ class AsyncHerdrClient:
         """Type ``command`` and Enter."""
         await self._run(self.sync.pane_run, pane_id, command)
 
+    async def pane_close(self, pane_id: str) -> None:
+        """Close the pane."""
+        await self._run(self.sync.pane_close, pane_id)
+
+    async def agent_send_keys(self, target: str, *keys: str) -> None:
+        """Press ``keys`` in the agent's pane."""
+        await self._run(self.sync.agent_send_keys, target, *keys)
+
     async def pane_send_text(self, pane_id: str, text: str) -> None:
         """Type ``text`` (no Enter)."""
         await self._run(self.sync.pane_send_text, pane_id, text)

@@ -276,6 +276,20 @@ OPERATIONS: Mapping[str, Operation] = {
         _op("agent.wait", "cli:agent:wait", "json", _agent_wait),
         _op("agent.prompt", "cli:agent:prompt", "json", _agent_prompt, mutation=True),
         _op(
+            "agent.send_keys",
+            "cli:agent:send-keys",
+            "json",
+            lambda p: ["agent", "send-keys", p["target"], *p["keys"]],
+            mutation=True,
+        ),
+        _op(
+            "pane.close",
+            "cli:pane:close",
+            "json",
+            lambda p: ["pane", "close", p["pane_id"]],
+            mutation=True,
+        ),
+        _op(
             "agent.explain",
             "cli:agent:explain",
             "explain",

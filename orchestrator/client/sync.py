@@ -343,6 +343,14 @@ class HerdrClient:
         """Type ``command`` and Enter into the pane."""
         self.call("pane.run", {"pane_id": pane_id, "command": command})
 
+    def pane_close(self, pane_id: str) -> None:
+        """Close the pane (its processes end)."""
+        self.call("pane.close", {"pane_id": pane_id})
+
+    def agent_send_keys(self, target: str, *keys: str) -> None:
+        """Press ``keys`` in the agent's pane (``"Escape"``, ``"Enter"`` …)."""
+        self.call("agent.send_keys", {"target": target, "keys": list(keys)})
+
     def pane_send_text(self, pane_id: str, text: str) -> None:
         """Type ``text`` (no Enter)."""
         self.call("pane.send_text", {"pane_id": pane_id, "text": text})

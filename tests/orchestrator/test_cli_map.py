@@ -94,6 +94,13 @@ ARGV: list[tuple[str, dict[str, Any], list[str], str]] = [
         "cli:agent:prompt",
     ),
     ("agent.explain", {"target": "a"}, ["agent", "explain", "a", "--json"], "cli:agent:explain"),
+    (
+        "agent.send_keys",
+        {"target": "a", "keys": ["Escape"]},
+        ["agent", "send-keys", "a", "Escape"],
+        "cli:agent:send-keys",
+    ),
+    ("pane.close", {"pane_id": "w1:p2"}, ["pane", "close", "w1:p2"], "cli:pane:close"),
 ]  # fmt: skip
 
 
@@ -110,14 +117,16 @@ def test_every_operation_has_a_row() -> None:
     assert {row[0] for row in ARGV} | {"ping"} == set(cli_map.OPERATIONS)
 
 
-def test_only_creates_inputs_and_starts_are_mutations() -> None:
+def test_only_creates_closes_inputs_and_starts_are_mutations() -> None:
     mutations = {name for name, op in cli_map.OPERATIONS.items() if op.mutation}
     assert mutations == {
         "workspace.create",
         "tab.create",
         "pane.split",
+        "pane.close",
         "pane.run",
         "pane.send_text",
+        "agent.send_keys",
         "agent.start",
         "agent.prompt",
     }
