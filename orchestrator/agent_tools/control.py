@@ -28,6 +28,7 @@ blocked (``agent_blocked``). ``wait`` waits for the turn to settle.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -516,10 +517,20 @@ def _external_dir(ctx: AgentToolsContext, agent: AgentInfo) -> Path:
 
 
 def _next_seq(directory: Path) -> int:
+    """The next message number of a task, reserved for this call: an exclusively created
+    marker per number, so two messages sent at once (even from two processes) never share
+    a number and one file never overwrites the other."""
     messages = directory / "messages"
-    if not messages.is_dir():
-        return 1
-    return len([p for p in messages.iterdir() if p.suffix == ".md"]) + 1
+    messages.mkdir(parents=True, exist_ok=True, mode=0o700)
+    seq = len(list(messages.glob(".*.seq"))) + 1
+    while True:
+        try:
+            fd = os.open(messages / f".{seq:03d}.seq", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            seq += 1
+            continue
+        os.close(fd)
+        return seq
 
 
 def _observation(

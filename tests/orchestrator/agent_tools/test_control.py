@@ -292,3 +292,13 @@ def test_interrupt_and_close_over_the_cli_transport(
     closed = agent_result(close_agent({"target": record.task_id}, ctx))
     assert closed["status"] == "gone"
     assert "w" not in agent_names(herdr_client)
+
+
+def test_message_numbers_are_reserved_once_each_even_when_sent_at_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from orchestrator.agent_tools.control import _next_seq
+
+    with ThreadPoolExecutor(8) as pool:
+        numbers = list(pool.map(lambda _: _next_seq(tmp_path), range(40)))
+    assert sorted(numbers) == list(range(1, 41))
