@@ -28,6 +28,7 @@ BENCHMARKS = [
     "agent_start",
     "plugin_fixtures",
     "tool_calls",
+    "agent_tools",
 ]
 #: a benchmark is meant to finish well within a minute; this only bounds a hung one
 TIMEOUT = 180.0

@@ -5,10 +5,19 @@ the low-level tools exactly as a model would through MCP — create a workspace,
 pane, start a fake pi with a scripted task, prompt it and wait for its turn, read what it
 did, check its work from the other pane — and prints one readable line per step, then the
 agent's screen.
+
+Then the full loop, in one call: ``herdr_spawn_agent`` delegates a small task in a fresh git
+repository to a new fake pi (its own tab in the ``herdr-agents`` workspace, the task
+envelope in its artifact directory), waits until the agent settles, and the demo prints the
+AgentResult as a model reads it (header, evidence, diff summary, final message) and the
+patch. The agent tools are configured through ``HERDR_ORCHESTRATOR_*`` variables, with their
+state under the demo's temporary directory.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -37,6 +46,84 @@ def _summary(name: str, result: dict[str, Any]) -> str:
     return stdout[-1] if stdout else "done"
 
 
+#: the file the delegated task changes, before and after
+GREET_BEFORE = 'echo "Hello, world!"\n'
+GREET_AFTER = 'echo "Hello, ${1:-world}!"\n'
+
+
+def _git_repo(path: Path) -> Path:
+    """A git repository at ``path`` with ``greet.sh`` committed (identity given per command)."""
+    path.mkdir()
+    (path / "greet.sh").write_text(GREET_BEFORE)
+    ident = ["-c", "user.name=demo", "-c", "user.email=demo@example.invalid"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "greet.sh"], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *ident, *argv], cwd=path, check=True, capture_output=True)
+    return path
+
+
+def _report_command(artifact_dir: Path) -> str:
+    """The fake pi's last tool call: write result.md where its task envelope says."""
+    envelope = f"{artifact_dir}/t-*/task.md"
+    return (
+        f"report=$(sed -n 's/^- Your report: `\\(.*\\)`$/\\1/p' {envelope}) && "
+        "printf '%s\\n' '# Report' '- greet.sh greets the name given as $1 (default world)' "
+        "'- checked: sh greet.sh Ada -> Hello, Ada!' > \"$report\""
+    )
+
+
+def _full_loop(root: Path, env: dict[str, str]) -> int:
+    """Delegate one task with ``herdr_spawn_agent`` and print its AgentResult."""
+    from herdr_sim.fake_agent import Scenario
+
+    from .agent_tools.contract import render
+    from .tools.registry import run_tool
+    from .tools.tool import ToolContext
+
+    repo = _git_repo(root / "repo")
+    state = root / "state"
+    env = {
+        **env,
+        "XDG_CONFIG_HOME": str(root / "config"),  # no user configuration file
+        "HERDR_ORCHESTRATOR_STATE_DIR": str(state),
+        "HERDR_ORCHESTRATOR_ALLOW_CWD": str(repo),
+    }
+    scenario = (
+        Scenario()
+        .write_file("greet.sh", GREET_AFTER)
+        .run_tool("bash", "sh greet.sh Ada")
+        .run_tool("bash", _report_command(state / "artifacts"))
+        .reply("COMPLETE result.md\ngreet.sh now greets by name; sh greet.sh Ada says Hello, Ada!")
+        .dump(root / "spawn-task.json")
+    )
+    arguments: dict[str, Any] = {
+        "prompt": "Make greet.sh greet the name given as its first argument (default: world).",
+        "cwd": str(repo),
+        "name": "greeter",
+        "agent_args": ["--scenario", str(scenario)],
+        "timeout_ms": 60_000,
+    }
+    print("\nthe full loop: one call delegates a task and returns its AgentResult")
+    print(f"    repository {repo} (greet.sh committed), state in {state}")
+    result = run_tool("herdr_spawn_agent", arguments, ToolContext.from_env(env))
+    ok = result.get("status") == "completed"
+    print(f"8. [{'ok ' if ok else 'FAIL'}] herdr_spawn_agent")
+    if "header" not in result:  # not an AgentResult: the call itself failed
+        print(f"      → {result.get('errorCode')}: {result.get('error')}")
+        return 1
+    for line in render(result).splitlines():
+        print(f"    │ {line}")
+    if result.get("resultText"):
+        print("\nresult.md, as the agent wrote it where its task envelope said:")
+        for line in str(result["resultText"]).rstrip().splitlines():
+            print(f"    │ {line}")
+    patch = str((result.get("diff") or {}).get("patch") or "")
+    if patch:
+        print("\nthe patch (diff.patch):")
+        for line in patch.rstrip().splitlines():
+            print(f"    │ {line}")
+    return 0 if ok else 1
+
+
 def run_demo() -> int:
     """Run the tour; a process exit code (1 when a step failed)."""
     from herdr_sim import Simulator
@@ -57,9 +144,11 @@ def run_demo() -> int:
             .reply("Wrote hello.txt (21 bytes) and checked it.")
             .dump(root / "task.json")
         )
+        home = root / "home"  # the fake pis write their sessions here, not in the user's HOME
+        home.mkdir()
         with Simulator(
             socket_path=root / "herdr.sock", persist=False, cols=100, rows=24,
-            agent_start_settle=SETTLE,
+            agent_start_settle=SETTLE, base_env={**os.environ, "HOME": str(home)},
         ) as sim:  # fmt: skip
             env = {
                 "HERDR_SOCKET_PATH": str(sim.socket_path),
@@ -102,8 +191,9 @@ def run_demo() -> int:
                 if line.strip() or previous.strip():
                     print(f"    │ {line}")
                 previous = line
+            code = _full_loop(root, env)
         print("\nsimulator stopped; every pane process was reaped")
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -638,12 +638,15 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             else:
                 ctx.client.agent_prompt(agent.pane_id, prepared.prompt)
             evidence.append(_herdr_evidence(f"message sent to {to} with agent.prompt"))
-        if wait and blocked:
-            # First the answer must take the agent out of its question, then the turn settles.
+        if blocked:
+            # The answer must take the agent out of its question before we return, waiting
+            # or not: a harvest right after would otherwise read the stale "blocked" and
+            # send the caller back to the user with a question already answered.
             budget = min(timeout_ms, SETTLE_MS)
             ctx.client.agent_wait(
                 agent.pane_id, until=("working", "idle", "done"), timeout_ms=budget
             )
+        if wait and blocked:
             left = max(0, int((deadline - time.monotonic()) * 1000))
             settled = ctx.client.agent_wait(
                 agent.pane_id, until=("idle", "done", "blocked"), timeout_ms=left

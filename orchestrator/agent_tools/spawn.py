@@ -23,9 +23,11 @@ The order is the seed's, and each step exists for a reason:
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -205,14 +207,29 @@ def _place(actx: AgentToolsContext, cwd: str, label: str) -> tuple[str, str, str
                 f"could not split the caller's pane {caller} ({exc.code}); "
                 f"used the {WORKSPACE_LABEL} workspace instead"
             )
-    for workspace in client.workspace_list():
-        if workspace.label == WORKSPACE_LABEL:
-            created = client.tab_create(workspace.workspace_id, cwd, label=label, focus=False)
-            root = created.root_pane
-            return root.pane_id, root.workspace_id, root.tab_id, notes
-    made = client.workspace_create(cwd, label=WORKSPACE_LABEL, focus=False)
-    root = made.root_pane
-    return root.pane_id, root.workspace_id, root.tab_id, notes
+    # Find-or-create under a lock: spawns racing each other (threads or processes) must not
+    # each create their own workspace.
+    with _placement_lock(actx.config.state_dir):
+        for workspace in client.workspace_list():
+            if workspace.label == WORKSPACE_LABEL:
+                created = client.tab_create(workspace.workspace_id, cwd, label=label, focus=False)
+                root = created.root_pane
+                return root.pane_id, root.workspace_id, root.tab_id, notes
+        made = client.workspace_create(cwd, label=WORKSPACE_LABEL, focus=False)
+        root = made.root_pane
+        return root.pane_id, root.workspace_id, root.tab_id, notes
+
+
+@contextlib.contextmanager
+def _placement_lock(state_dir: Path) -> Iterator[None]:
+    """An exclusive lock on ``<state_dir>/placement.lock`` (released when the fd closes)."""
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(state_dir / "placement.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:

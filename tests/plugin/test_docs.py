@@ -26,7 +26,11 @@ pytestmark = pytest.mark.slow
 def blocks() -> list[pytest.ParameterSet]:
     """(doc, index, code) for every Python block of the plugin docs."""
     found = []
-    for doc in [*sorted(DOCS.glob("*.md")), DOCS.parents[1] / "README.md"]:
+    for doc in [
+        *sorted(DOCS.glob("*.md")),
+        DOCS.parents[1] / "README.md",
+        DOCS.parent / "orchestrator" / "agent-tools.md",
+    ]:
         for index, match in enumerate(BLOCK.finditer(doc.read_text()), start=1):
             marks = [pytest.mark.skip(reason=match["skip"])] if match["skip"] else []
             found.append(pytest.param(match["code"], id=f"{doc.name}-{index}", marks=marks))

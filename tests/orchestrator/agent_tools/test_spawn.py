@@ -373,6 +373,11 @@ def test_five_spawns_with_a_cap_of_two_all_complete_in_their_own_records(
         assert record.prompt_preview == f"task {i}"
     assert sorted(p.name for p in base.config.slots_dir.glob("slot-*")) == ["slot-0", "slot-1"]
     assert base.slots.holders() == []
+    # the first two raced to place their panes: one shared workspace, one tab per task
+    assert herdr_server.sim is not None
+    listed = herdr_server.sim.call("workspace.list", {})["result"]["workspaces"]
+    assert [w["label"] for w in listed] == ["herdr-agents"]
+    assert listed[0]["tab_count"] == 5
 
 
 def test_plain_tool_context_reads_the_configuration_from_its_env(tmp_path: Path) -> None:

@@ -1,0 +1,250 @@
+"""Combined paths through several agent tools, end to end on the simulator with fake pi agents.
+
+Each flow goes through the registry entries (``AGENT_TOOLS``) only, the way a model would
+call them: spawn, then answer / harvest / review / close. Every value is checked against
+its result schema.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from herdr_sim.fake_agent import Scenario
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.inbox_tool import INBOX_RESULT_SCHEMA
+from orchestrator.agent_tools.tools import AGENT_TOOLS
+from pytest_herdr.backends import HerdrServer
+from tests.orchestrator.agent_tools.test_fleet import SIM
+from tests.orchestrator.agent_tools.test_spawn import (
+    checked,
+    git_repo,
+    make_ctx,
+    scenario_args,
+    spawn,
+)
+
+pytestmark = SIM
+
+INBOX = jsonschema.Draft202012Validator(INBOX_RESULT_SCHEMA)
+
+
+def call(ctx: AgentToolsContext, name: str, **args: Any) -> dict[str, Any]:
+    """``name``'s handler on ``args`` (validated against its input schema first)."""
+    tool = AGENT_TOOLS[name]
+    jsonschema.Draft202012Validator(dict(tool.input_schema)).validate(args)
+    return tool.handler(args, ctx)
+
+
+def result(ctx: AgentToolsContext, name: str, **args: Any) -> dict[str, Any]:
+    """``call`` for a tool answering an AgentResult."""
+    return checked(call(ctx, name, **args))
+
+
+def inbox(ctx: AgentToolsContext, **args: Any) -> dict[str, Any]:
+    """``herdr_inbox`` with its value checked."""
+    value = call(ctx, "herdr_inbox", **args)
+    INBOX.validate(value)
+    return value
+
+
+def post(ctx: AgentToolsContext, kind: str, text: str) -> str:
+    """A shell command the child runs to append one message to its task's inbox."""
+    line = json.dumps({"ts": "2026-10-20T09:00:00Z", "type": kind, "text": text})
+    art = ctx.config.artifact_dir
+    return f"for d in {art}/t-*/; do printf '%s\\n' '{line}' >> \"$d\"inbox.ndjson; done"
+
+
+def git(cwd: Path | str, *args: str) -> str:
+    """git's stdout in ``cwd``."""
+    return subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def branches(repo: Path) -> list[str]:
+    """The repository's local branch names."""
+    return git(repo, "branch", "--format=%(refname:short)").splitlines()
+
+
+@pytest.fixture
+def ctx(herdr_server: HerdrServer, tmp_path: Path) -> AgentToolsContext:
+    return make_ctx(herdr_server, tmp_path)
+
+
+# -- blocked -> ANSWER -> harvested -------------------------------------------------------------
+
+
+def blocked_task(ctx: AgentToolsContext, tmp_path: Path) -> str:
+    """The task id of a spawned pi agent blocked on "Which database?" (answer: a reply)."""
+    scenario = Scenario().ask("Which database?").reply("using postgres")
+    spawned = spawn(
+        ctx,
+        prompt="set up storage",
+        cwd=str(tmp_path),
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert (spawned["status"], spawned["nextAction"]) == ("blocked", "ask_user"), spawned
+    return str(spawned["taskId"])
+
+
+def assert_harvested_completed(ctx: AgentToolsContext, task_id: str) -> None:
+    """``herdr_get_agent_result`` on ``task_id`` answers the turn the answer finished."""
+    harvested = result(ctx, "herdr_get_agent_result", target=task_id, timeout_ms=20_000)
+    assert (harvested["status"], harvested["nextAction"]) == ("completed", "review"), harvested
+    assert harvested["finalMessage"] == "using postgres"
+    assert harvested["task"]["status"] == "completed"
+    assert ctx.store.get(task_id).status == "completed"
+
+
+def test_blocked_task_answered_with_wait_then_harvested_completed(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    task_id = blocked_task(ctx, tmp_path)
+    answered = result(
+        ctx,
+        "herdr_message_agent",
+        target=task_id,
+        message="postgres",
+        kind="ANSWER",
+        wait=True,
+        timeout_ms=20_000,
+    )
+    assert (answered["taskId"], answered["status"]) == (task_id, "completed"), answered
+    assert any("typed as its answer" in e["detail"] for e in answered["evidence"])
+    assert_harvested_completed(ctx, task_id)
+
+
+def test_blocked_task_answered_then_harvested_completed(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    task_id = blocked_task(ctx, tmp_path)
+    answered = result(ctx, "herdr_message_agent", target=task_id, message="postgres", kind="ANSWER")
+    assert (answered["taskId"], answered["status"]) == (task_id, "running"), answered
+    assert any("typed as its answer" in e["detail"] for e in answered["evidence"])
+    assert_harvested_completed(ctx, task_id)
+
+
+# -- isolated spawn -> close with remove_worktree -----------------------------------------------
+
+
+def test_isolated_diff_then_close_removes_worktree_and_unchanged_branch(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    repo = git_repo(tmp_path / "repo")
+    scenario = Scenario().write_file("a.txt", "two\n").reply("changed a.txt")
+    spawned = spawn(
+        ctx,
+        prompt="change a.txt",
+        cwd=str(repo),
+        isolated=True,
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert spawned["status"] == "completed", spawned
+    assert [f["path"] for f in spawned["diff"]["files"]] == ["a.txt"]
+    worktree = Path(spawned["task"]["worktreePath"])
+    branch = spawned["task"]["branch"]
+    assert branch in branches(repo)
+
+    # the agent's edit is uncommitted: removing the worktree needs force
+    dirty = result(ctx, "herdr_close_agent", target=spawned["taskId"], remove_worktree=True)
+    assert (dirty["status"], dirty["error"]["code"]) == ("failed", "WORKTREE_DIRTY"), dirty
+    assert "a.txt" in dirty["error"]["message"]
+    assert worktree.is_dir()
+    assert ctx.store.get(spawned["taskId"]).status == "completed"
+
+    closed = result(
+        ctx, "herdr_close_agent", target=spawned["taskId"], remove_worktree=True, force=True
+    )
+    assert (closed["status"], closed["task"]["status"]) == ("gone", "closed"), closed
+    assert not worktree.exists()
+    assert str(worktree) not in git(repo, "worktree", "list")
+    # the branch still pointed at the base commit (nothing committed): it is deleted
+    assert branch not in branches(repo)
+    assert any(
+        e["source"] == "git" and "unchanged branch removed" in e["detail"]
+        for e in closed["evidence"]
+    )
+    assert ctx.client.pane_list() == []
+    assert (repo / "a.txt").read_text() == "one\n"
+
+
+def test_isolated_commit_then_close_keeps_the_branch(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    repo = git_repo(tmp_path / "repo")
+    commit = "git add -A && git -c user.email=a@example.com -c user.name=a commit -qm 'agent work'"
+    scenario = Scenario().write_file("b.txt", "agent\n").run_tool("bash", commit).reply("committed")
+    spawned = spawn(
+        ctx,
+        prompt="add b.txt and commit",
+        cwd=str(repo),
+        isolated=True,
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert spawned["status"] == "completed", spawned
+    worktree = Path(spawned["task"]["worktreePath"])
+    branch = spawned["task"]["branch"]
+    assert git(repo, "rev-parse", branch) != spawned["task"]["baseCommit"]
+
+    # committed work leaves the worktree clean: no force needed, and the branch is kept
+    closed = result(ctx, "herdr_close_agent", target=spawned["taskId"], remove_worktree=True)
+    assert closed["status"] == "gone", closed
+    assert not worktree.exists()
+    assert branch in branches(repo)
+    assert git(repo, "show", f"{branch}:b.txt") == "agent"
+    assert any(
+        e["source"] == "git" and f"branch {branch} kept" in e["detail"] for e in closed["evidence"]
+    )
+
+
+# -- review round -> COMPLETE in the inbox ------------------------------------------------------
+
+
+def test_review_findings_round_then_complete_in_the_inbox(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    scenario = (
+        Scenario()
+        .run_tool("bash", post(ctx, "REVIEW_REQUEST", "please check a.py"))
+        .reply("REVIEW_REQUEST a.py")
+        .then()
+        .run_tool("bash", post(ctx, "COMPLETE", "fixed the crash; tests pass"))
+        .reply("COMPLETE result.md")
+    )
+    spawned = spawn(
+        ctx, prompt="write a.py", cwd=str(tmp_path), agent_args=scenario_args(tmp_path, scenario)
+    )
+    assert spawned["status"] == "completed", spawned
+    task_id = spawned["taskId"]
+
+    request = inbox(ctx, target=task_id)
+    assert [(m["type"], m["text"]) for m in request["messages"]] == [
+        ("REVIEW_REQUEST", "please check a.py")
+    ]
+
+    reviewed = result(
+        ctx,
+        "herdr_message_agent",
+        target=task_id,
+        message="BLOCKER: a.py crashes on empty input",
+        kind="REVIEW_FINDINGS",
+        round=1,
+        wait=True,
+        timeout_ms=20_000,
+    )
+    assert (reviewed["status"], reviewed["finalMessage"]) == ("completed", "COMPLETE result.md")
+    findings = Path(spawned["artifacts"]["artifactDir"]) / "messages" / "001-review-findings.md"
+    assert "REVIEW_FINDINGS round 1" in findings.read_text()
+
+    done = inbox(ctx, target=task_id)
+    assert [(m["type"], m["text"]) for m in done["messages"]] == [
+        ("COMPLETE", "fixed the crash; tests pass")
+    ]
+    # consumed messages are not replayed
+    assert inbox(ctx, target=task_id)["messages"] == []
