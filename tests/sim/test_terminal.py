@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -694,20 +693,17 @@ def test_reads_never_exceed_the_line_bound(lines: list[str], limit: int) -> None
 # -- performance ---------------------------------------------------------------------------------
 
 
-def test_feed_and_read_of_ten_thousand_lines_is_fast() -> None:
+def test_feed_and_read_of_ten_thousand_lines() -> None:
+    # How fast this is, is bench/pane_read.py's job (timed asserts flake on loaded machines).
     data = "".join(f"line {i} of some build output\r\n" for i in range(10_000)).encode()
     terminal = Terminal(80, 24)
-    start = time.perf_counter()
     terminal.feed(data)
-    feed_seconds = time.perf_counter() - start
-    start = time.perf_counter()
     recent, truncated = terminal.read("recent", 1000)
-    read_seconds = time.perf_counter() - start
     assert truncated
-    assert len(recent.splitlines()) == 1000
-    # Measured around 0.1 s and 6 ms; the bounds leave room for slow CI machines.
-    assert feed_seconds < 2.0
-    assert read_seconds < 0.25
+    lines = recent.splitlines()
+    assert len(lines) == 1000
+    assert lines[-1] == "line 9999 of some build output"
+    assert lines[0] == "line 9000 of some build output"
 
 
 def test_resize_reflows_a_wrapped_row_whose_continuation_was_erased() -> None:
