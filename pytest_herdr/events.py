@@ -71,6 +71,7 @@ class EventRecorder:
         self._selector = selectors.DefaultSelector()
         self._buffers: dict[socket.socket, bytes] = {}
         self._watched: set[str] = set()
+        self._watch_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started_at = time.monotonic()
@@ -153,15 +154,36 @@ class EventRecorder:
         line = {"id": self._next_id(), "method": "events.subscribe",
                 "params": {"subscriptions": subscriptions}}  # fmt: skip
         sock.sendall(json.dumps(line).encode() + b"\n")
+        # Read the acknowledgement here: once it is in, the subscription is live, so no
+        # change made after this call returns can be missed.
+        buffer = b""
+        while b"\n" not in buffer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                sock.close()
+                raise OSError("the server closed the subscription before acknowledging it")
+            buffer += chunk
+        _ack, _, rest = buffer.partition(b"\n")
         sock.setblocking(False)
-        self._buffers[sock] = b""
+        self._buffers[sock] = rest
         self._selector.register(sock, selectors.EVENT_READ)
 
+    def watch(self, pane_id: str) -> None:
+        """Record ``pane_id``'s agent status changes from now on, for sure.
+
+        Panes are watched on their own once their ``pane_created`` event comes in, but a
+        status change in the moment between is lost (Herdr's subscriptions are live-only).
+        A test that drives a pane it just created calls this first; the fixtures do it for
+        ``herdr_workspace``'s root pane.
+        """
+        self._watch_pane(pane_id)
+
     def _watch_pane(self, pane_id: str) -> None:
-        if pane_id in self._watched:
-            return
-        self._watched.add(pane_id)
-        self._open([{"type": "pane.agent_status_changed", "pane_id": pane_id}])
+        with self._watch_lock:
+            if pane_id in self._watched:
+                return
+            self._watched.add(pane_id)
+            self._open([{"type": "pane.agent_status_changed", "pane_id": pane_id}])
 
     def _run(self) -> None:
         try:

@@ -205,11 +205,17 @@ def herdr_cli(herdr_server: HerdrServer) -> HerdrCli:
 
 
 @pytest.fixture
-def herdr_workspace(herdr_client: HerdrClient, tmp_path: Path) -> Workspace:
+def herdr_workspace(
+    herdr_client: HerdrClient, herdr_server: HerdrServer, tmp_path: Path
+) -> Workspace:
     """A new workspace named ``test_<8 hex>`` in the test's ``tmp_path``; its root pane is
-    ``herdr_workspace.root``."""
+    ``herdr_workspace.root``, whose agent status changes ``herdr_events`` records from the
+    start."""
     label = f"test_{secrets.token_hex(4)}"
-    return Workspace.create(herdr_client, str(tmp_path), label=label)
+    workspace = Workspace.create(herdr_client, str(tmp_path), label=label)
+    if herdr_server.events is not None:
+        herdr_server.events.watch(workspace.root.pane_id)
+    return workspace
 
 
 @pytest.fixture
