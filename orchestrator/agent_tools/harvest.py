@@ -65,12 +65,14 @@ GET_RESULT_SCHEMA: dict[str, Any] = {
         },
         "timeout_ms": {
             "type": "integer",
+            "default": DEFAULT_TIMEOUT_MS,
             "minimum": 0,
             "maximum": 3_600_000,
             "description": "Wait budget in milliseconds (default 600000).",
         },
         "lines": {
             "type": "integer",
+            "default": DEFAULT_LINES,
             "minimum": 1,
             "maximum": MAX_LINES,
             "description": "Pane tail lines for the fallback (default 80).",

@@ -79,7 +79,12 @@ SPAWN_SCHEMA: dict[str, Any] = {
             "minLength": 1,
             "description": "Self-contained task: goal, constraints, acceptance criteria, tests.",
         },
-        "kind": {"type": "string", "minLength": 1, "description": "Agent kind (default pi)."},
+        "kind": {
+            "type": "string",
+            "minLength": 1,
+            "default": "pi",
+            "description": "Agent kind (default pi).",
+        },
         "model": {
             "type": "string",
             "minLength": 1,
@@ -91,10 +96,15 @@ SPAWN_SCHEMA: dict[str, Any] = {
             "description": "Agent name, [a-z][a-z0-9_-]{0,31} (default generated).",
         },
         "cwd": {"type": "string", "minLength": 1, "description": "Working directory."},
-        "role": {"enum": ["worker", "reviewer"]},
-        "wait": {"type": "boolean", "description": "false returns a live handle (default true)."},
+        "role": {"enum": ["worker", "reviewer"], "default": "worker"},
+        "wait": {
+            "type": "boolean",
+            "default": True,
+            "description": "false returns a live handle (default true).",
+        },
         "timeout_ms": {
             "type": "integer",
+            "default": DEFAULT_TIMEOUT_MS,
             "minimum": 0,
             "description": "Wait budget, clamped to 10000..3600000 (default 900000).",
         },
@@ -111,6 +121,7 @@ SPAWN_SCHEMA: dict[str, Any] = {
         },
         "isolated": {
             "type": "boolean",
+            "default": False,
             "description": "Run in a fresh git worktree on branch dsh/<taskId>.",
         },
         "machine": {"type": "string", "description": "Only the local machine for now."},
