@@ -27,6 +27,7 @@ from tests.orchestrator.agent_tools.test_spawn import (
     make_ctx,
     scenario_args,
     spawn,
+    write_result_md,
 )
 
 pytestmark = SIM
@@ -248,3 +249,29 @@ def test_review_findings_round_then_complete_in_the_inbox(
     ]
     # consumed messages are not replayed
     assert inbox(ctx, target=task_id)["messages"] == []
+
+
+def test_a_screen_detected_kind_is_spawned_and_harvested_from_its_pane_and_result_md(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    # fake claude reports no state of its own: Herdr reads its screen (the turn lasts long
+    # enough to be seen working), and the harvest reads the pane tail, not a session file
+    repo = git_repo(tmp_path / "repo")
+    scenario = (
+        Scenario()
+        .wait(400)
+        .run_tool("bash", write_result_md(ctx, "# Report\nclaude did it"))
+        .reply("COMPLETE result.md")
+    )
+    result = spawn(
+        ctx,
+        prompt="report",
+        kind="claude",
+        cwd=str(repo),
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert (result["status"], result["nextAction"]) == ("completed", "review"), result
+    assert "COMPLETE result.md" in (result["finalMessage"] or "")
+    assert result["resultText"] is not None and "claude did it" in result["resultText"]
+    sources = {evidence["source"] for evidence in result["evidence"]}
+    assert "pane" in sources or "pane-tail" in sources, result["evidence"]
