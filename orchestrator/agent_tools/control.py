@@ -40,7 +40,6 @@ from orchestrator.agent_tools.config import GateError, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
     AgentResult,
-    Artifacts,
     Evidence,
     NextAction,
     ResultError,
@@ -56,6 +55,7 @@ from orchestrator.agent_tools.fleet import (
     herdr_refusal,
     owns,
 )
+from orchestrator.agent_tools.harvest import artifacts_of
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
@@ -168,7 +168,6 @@ def task_result(
     started: float | None = None,
 ) -> dict[str, Any]:
     """An AgentResult about one of our tasks (artifacts and the record summary included)."""
-    artifact_dir = artifact_dir_of(ctx, record)
     elapsed = int((time.monotonic() - started) * 1000) if started is not None else None
     return AgentResult(
         status=status,
@@ -181,12 +180,7 @@ def task_result(
         model=record.model,
         machine=record.machine,
         final_message=final_message,
-        artifacts=Artifacts(
-            artifact_dir=str(artifact_dir),
-            session_file=record.session_path,
-            worktree=record.worktree_path,
-            result_md_exists=(artifact_dir / "result.md").is_file(),
-        ),
+        artifacts=artifacts_of(record, ctx.config.artifact_dir),
         task=task_summary(record.to_dict()),
         evidence=list(evidence or []),
         error=error,

@@ -101,10 +101,8 @@ def error_text(record: TaskRecord) -> str | None:
 
 
 def artifact_dir_of(ctx: AgentToolsContext, record: TaskRecord) -> Path:
-    """The task's artifact directory: as recorded, else ``<artifactDir>/<taskId>``."""
-    if record.artifact_dir:
-        return Path(record.artifact_dir)
-    return ctx.config.artifact_dir / record.task_id
+    """The task's artifact directory (:meth:`TaskRecord.artifact_path`)."""
+    return record.artifact_path(ctx.config.artifact_dir)
 
 
 def owns(record: TaskRecord, agent: AgentInfo) -> bool:

@@ -160,12 +160,11 @@ def task_diff(record: TaskRecord) -> tuple[contract.Diff | None, str | None]:
 
 
 def artifacts_of(record: TaskRecord, artifact_root: Path) -> contract.Artifacts:
-    """The artifact paths of a task (``<artifactDir>/<taskId>`` when the record names none:
-    a spawn that stopped before choosing it)."""
-    directory = record.artifact_dir or str(artifact_root / record.task_id)
-    result_md = Path(directory) / "result.md"
+    """The artifact paths of a task (its directory by :meth:`TaskRecord.artifact_path`)."""
+    directory = record.artifact_path(artifact_root)
+    result_md = directory / "result.md"
     return contract.Artifacts(
-        artifact_dir=directory,
+        artifact_dir=str(directory),
         session_file=record.session_path,
         worktree=record.worktree_path,
         result_md_exists=result_md.is_file(),

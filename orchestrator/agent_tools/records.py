@@ -128,6 +128,11 @@ class TaskRecord:
     #: Keys written by a newer version, kept verbatim so an older process never drops them.
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def artifact_path(self, artifact_root: Path) -> Path:
+        """The task's artifact directory: as recorded, else ``<artifactRoot>/<taskId>`` (a
+        spawn that stopped before choosing one). The one place this rule lives."""
+        return Path(self.artifact_dir) if self.artifact_dir else artifact_root / self.task_id
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object stored on disk (and the ``task`` summary's source)."""
         out: dict[str, Any] = {"version": RECORD_VERSION}
