@@ -35,7 +35,7 @@ from orchestrator.agent_tools.config import CONFIG_ENV, Config, ConfigError, loa
 from orchestrator.agent_tools.context import agent_context
 from orchestrator.agent_tools.records import ensure_private_dir
 from orchestrator.client.errors import ClientError
-from orchestrator.client.sync import PROTOCOL, HerdrClient, incompatible_message
+from orchestrator.client.sync import PROTOCOL, HerdrClient, pong_refusal
 from orchestrator.client.transports import (
     AutoTransport,
     CliTransport,
@@ -135,15 +135,17 @@ def _server(
             fix = f"use a Herdr release that speaks protocol {PROTOCOL}"
             return _check("herdr.server", "fail", message, fix), None
         return _check("herdr.server", "fail", f"Herdr is not reachable: {message}", start), None
-    result = dict(exchange.result or {})
-    if result.get("running") is False:
-        detail = not_running_message(socket_path)
-        return _check("herdr.server", "fail", f"Herdr is not reachable: {detail}", start), None
-    pong = Pong.from_wire(result)
-    if pong.protocol != PROTOCOL:
-        fix = f"use a Herdr release that speaks protocol {PROTOCOL}"
-        message = incompatible_message(pong.protocol, pong.version)
-        return _check("herdr.server", "fail", message, fix), None
+    pong = Pong.from_wire(dict(exchange.result or {}))
+    refusal = pong_refusal(pong, socket_path)
+    if refusal is not None and refusal[0] == "server_not_running":
+        return _check("herdr.server", "fail", f"Herdr is not reachable: {refusal[1]}", start), None
+    if refusal is not None:
+        fix = (
+            f"use a Herdr release that speaks protocol {PROTOCOL}"
+            if pong.protocol != PROTOCOL
+            else "use the herdr executable of the server's release (HERDR_BIN_PATH or PATH)"
+        )
+        return _check("herdr.server", "fail", refusal[1], fix), None
     return _check(
         "herdr.server",
         "ok",

@@ -15,6 +15,25 @@ Output shapes, as Herdr's CLI prints them:
 * ``explain`` — ``agent explain --json``: ``result.explain`` alone;
 * errors, whatever the shape — one JSON envelope line on stderr, exit 1 (usage errors: a
   plain message and exit 2).
+
+What Herdr's CLI reads differently from the socket (checked against herdrdev/herdr 1c76079f,
+0.8.2; the forms our argv may take are pinned with the function each was read from in
+``tests/orchestrator/test_cli_herdr_forms.py``):
+
+* ``main`` takes ``--session``, ``--remote``, ``--remote-keybindings`` (and their ``=``
+  forms) and ``--handoff`` out of argv, wherever they stand before a literal ``--``
+  (``session::configure_from_args``, ``remote::extract_remote_args``): a text, label, cwd or
+  env entry equal to one of them would be swallowed or switch the session;
+* ``--help``/``-h`` right after the subcommand prints help and exits 0
+  (``cli::spec::print_requested_help``): ``herdr pane get --help`` "succeeds";
+* the id parsers read a value starting with ``-`` as an option (``pane read``, ``pane
+  wait-output``, ``pane split``, ``agent explain``), and ``agent explain help`` prints usage;
+  ``pane run``/``send-text`` and the option values have no ``--`` escape at all.
+
+:func:`cli_refusal` names such a value so the CLI transport refuses it (the socket carries
+every one of them intact); :func:`normalise_params` turns whole-number floats into integers
+(``--timeout 5000.0`` is a usage error; serde refuses ``5000.0`` for a ``u64``) and a relative
+``cwd`` into an absolute one (Herdr would resolve it against the server's directory).
 """
 
 from __future__ import annotations
@@ -22,6 +41,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 Output = Literal["json", "text", "quiet", "explain"]
@@ -65,15 +85,78 @@ def _opt(params: Params, key: str, flag: str) -> list[str]:
     value = params.get(key)
     if value is None:
         return []
-    return [flag, _number(value) if isinstance(value, int | float) else str(value)]
+    if key in INTEGER_PARAMS:
+        return [flag, str(_integer(value))]
+    return [flag, str(value)]
 
 
-def _number(value: float) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return repr(value)
-    return str(value)
+#: Params Herdr reads as unsigned integers (``u32``/``u64``), on the wire and as CLI flags.
+INTEGER_PARAMS = frozenset({"timeout_ms", "lines"})
+#: Params that name a Herdr object (positionals or option values of the CLI).
+ID_PARAMS = frozenset({"pane_id", "target_pane_id", "workspace_id", "tab_id", "target", "name"})
+#: Global options Herdr's ``main`` removes from argv before a subcommand parses it.
+PRESCANNED_OPTIONS = ("--session", "--remote", "--remote-keybindings", "--handoff")
+
+
+def _integer(value: Any) -> Any:
+    """A whole-number float as the int it is (anything else unchanged)."""
+    if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
+        return int(value)
+    return value
+
+
+def normalise_params(params: Params) -> dict[str, Any]:
+    """Params as Herdr must receive them: integers as ints, ``cwd`` absolute.
+
+    ``5000.0`` (what a JSON client may send for 5000) becomes ``5000`` for every
+    :data:`INTEGER_PARAMS` key, also inside ``wait``; a relative ``cwd`` is resolved against
+    this process's working directory, which is the caller's, not the Herdr server's.
+    """
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        if key in INTEGER_PARAMS:
+            value = _integer(value)
+        elif key == "wait" and isinstance(value, Mapping):
+            value = normalise_params(value)
+        elif key == "cwd" and isinstance(value, str) and value and not Path(value).is_absolute():
+            value = str(Path(value).absolute())
+        out[key] = value
+    return out
+
+
+def _prescanned(token: str) -> bool:
+    return token in PRESCANNED_OPTIONS or any(
+        token.startswith(f"{option}=") for option in PRESCANNED_OPTIONS
+    )
+
+
+def cli_refusal(op: Operation, params: Params) -> str | None:
+    """Why ``params`` cannot travel as ``herdr`` argv (None when they can).
+
+    Herdr's CLI would read such a value as something else (see the module docstring); the
+    socket carries it intact, so only the CLI transport refuses it.
+    """
+    for key in sorted(ID_PARAMS & params.keys()):
+        value = params[key]
+        help_word = value == "help" and op.name == "agent.explain"
+        if isinstance(value, str) and (value.startswith("-") or help_word):
+            return (
+                f"{key} {value!r} cannot be passed to the herdr CLI: it would be read as an "
+                "option or a help request (Herdr ids never start with '-')"
+            )
+    argv = op.cli_argv(params)
+    end = argv.index("--") if "--" in argv else len(argv)
+    for token in argv:
+        if "\0" in token:
+            return "a value contains a NUL byte, which no command line can carry"
+    for token in argv[:end]:
+        if _prescanned(token):
+            return (
+                f"the value {token!r} cannot be passed to the herdr CLI: Herdr takes "
+                f"{token.partition('=')[0]} out of every command line as its own global option "
+                "(use the socket transport to send it)"
+            )
+    return None
 
 
 def _workspace_create(p: Params) -> list[str]:
@@ -331,13 +414,20 @@ def parse_stdout(op: Operation, params: Params, stdout: str) -> dict[str, Any] |
     """The result behind a successful CLI run's stdout (None when it cannot be read back).
 
     Reads print only their text: the result is rebuilt around it (``read.text`` and what the
-    request said). ``quiet`` commands print nothing: their result is ``{"type":"ok"}``.
+    request said); what the CLI does not print is unknown, so ``truncated`` and ``revision``
+    are ``None``, never a guessed ``false``. ``quiet`` commands print nothing: their result
+    is ``{"type":"ok"}``.
     """
     if op.output == "quiet":
         return {"type": "ok"}
     if op.output == "text":
         wire = op.wire_params(params)
-        read: dict[str, Any] = {"text": stdout, "source": wire.get("source", "recent")}
+        read: dict[str, Any] = {
+            "text": stdout,
+            "source": wire.get("source", "recent"),
+            "truncated": None,
+            "revision": None,
+        }
         if "pane_id" in wire:
             read["pane_id"] = wire["pane_id"]
         return {"type": "pane_read", "read": read}

@@ -92,6 +92,7 @@ class InvalidRequest(HerdrError):
             "unsupported_event_wait_match",
             "empty_agent_prompt",
             "usage_error",
+            "invalid_cli_argument",
         }
     )
 

@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from herdr_sim.agent_kinds import parse_agent_label
 from orchestrator.client import agent_start, cli_map
-from orchestrator.client.errors import ConnectFailed, IncompatibleServer, error_for
+from orchestrator.client.errors import ConnectFailed, error_for
 from orchestrator.client.transports import (
     AutoTransport,
     CliTransport,
@@ -70,6 +71,29 @@ def incompatible_message(server_protocol: int | None, version: str) -> str:
         f"client protocol {PROTOCOL} is {side} than server protocol {server_protocol} "
         f"(server version {version}); {fix} before using this client"
     )
+
+
+def pong_refusal(pong: Pong, socket_path: Path | str | None = None) -> tuple[str, str] | None:
+    """The error ``(code, message)`` a ping answer stands for; None for a usable server.
+
+    The one reading of a ping for every caller (the client's protocol check, both doctors):
+    ``running: false`` (``herdr status server --json`` with no server) is
+    ``server_not_running``; a server protocol other than :data:`PROTOCOL`, or a ``herdr``
+    executable that reports itself not ``compatible`` with the server, is
+    ``protocol_mismatch`` (every later CLI command would be refused that way).
+    """
+    if pong.running is False:
+        where = pong.raw.get("socket") or socket_path or "the Herdr socket"
+        return "server_not_running", not_running_message(str(where))
+    if pong.protocol != PROTOCOL:
+        return "protocol_mismatch", incompatible_message(pong.protocol, pong.version)
+    if pong.compatible is False:
+        return "protocol_mismatch", (
+            f"the herdr executable does not speak the protocol of the server (protocol "
+            f"{pong.protocol}, version {pong.version}); every herdr command would fail "
+            "protocol_mismatch: use the herdr executable of the server's release"
+        )
+    return None
 
 
 class HerdrClient:
@@ -129,15 +153,15 @@ class HerdrClient:
         return None
 
     def connect(self) -> Pong:
-        """Ping the server and check its protocol; raises IncompatibleServer on a mismatch."""
+        """Ping the server and check it (:func:`pong_refusal`): IncompatibleServer on a
+        protocol mismatch, ServerNotRunning when the CLI reports no server."""
         exchange = self._run(cli_map.operation("ping"), {})
         if exchange.error is not None:
             raise error_for(exchange.error["code"], exchange.error["message"])
         pong = Pong.from_wire(exchange.result or {})
-        if pong.protocol != PROTOCOL:
-            raise IncompatibleServer(
-                "protocol_mismatch", incompatible_message(pong.protocol, pong.version)
-            )
+        refusal = pong_refusal(pong)
+        if refusal is not None:
+            raise error_for(*refusal)
         self._pong = pong
         return pong
 
@@ -166,9 +190,9 @@ class HerdrClient:
                 )
             raise
         pong = Pong.from_wire(dict(envelope.get("result") or {}))
-        if pong.protocol != PROTOCOL:
-            message = incompatible_message(pong.protocol, pong.version)
-            return _error_exchange(op, argv, "protocol_mismatch", message)
+        refusal = pong_refusal(pong, sock.socket_path)
+        if refusal is not None:
+            return _error_exchange(op, argv, *refusal)
         self._pong = pong
         return None
 
@@ -183,7 +207,9 @@ class HerdrClient:
         failed (``maybe_applied`` tells whether a mutation may have run).
         """
         op = cli_map.operation(operation)
-        params = {key: value for key, value in params.items() if value is not None}
+        params = cli_map.normalise_params(
+            {key: value for key, value in params.items() if value is not None}
+        )
         refused = None if op.name == "ping" else self._check(op, params, timeout)
         if refused is not None:
             return refused
@@ -220,7 +246,10 @@ class HerdrClient:
         def send(rid: str, method: str, p: Mapping[str, Any]) -> dict[str, Any]:
             return sock.request(method, p, rid, deadline)
 
-        envelope = agent_start.start_agent(send, wire, str(params["kind"]))
+        # Herdr compares the detected agent with the kind's canonical label (an alias such as
+        # ``claude-code`` is detected as ``claude``), so the comparison must use it too.
+        kind = str(params["kind"])
+        envelope = agent_start.start_agent(send, wire, parse_agent_label(kind) or kind)
         return exchange_from_envelope(op, params, envelope, argv, "socket")
 
     # -- typed calls --------------------------------------------------------------------------

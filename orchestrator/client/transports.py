@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from orchestrator.client import cli_map
+from orchestrator.client import agent_start, cli_map
 from orchestrator.client.cli_map import Operation, Params
 from orchestrator.client.errors import ConnectFailed, TransportError
 
@@ -71,13 +71,23 @@ class Transport(Protocol):
 
 
 def operation_deadline(op: Operation, params: Params, timeout: float) -> float:
-    """Our deadline for one exchange: ``timeout``, or a server-side wait plus a margin."""
+    """Our deadline for one exchange: ``timeout``, or a server-side wait plus a margin.
+
+    ``agent start`` always waits: Herdr's own budget (``timeout_ms``, 30 s by default) after
+    up to :data:`~orchestrator.client.agent_start.BUSY_RETRY_WINDOW` of busy-pane retries, so
+    our deadline is that budget plus the margin; a deadline equal to Herdr's budget would kill
+    ``herdr agent start`` just before it answers while the agent keeps launching.
+    """
     wait_ms = params.get("timeout_ms")
     nested = params.get("wait")
     if isinstance(nested, Mapping):
         wait_ms = nested.get("timeout_ms", wait_ms)
+    extra = 0.0
+    if op.name == "agent.start":
+        wait_ms = agent_start.DEFAULT_TIMEOUT_MS if wait_ms is None else wait_ms
+        extra = agent_start.BUSY_RETRY_WINDOW
     if isinstance(wait_ms, int | float) and not isinstance(wait_ms, bool):
-        return max(timeout, wait_ms / 1000.0 + WAIT_MARGIN)
+        return max(timeout, wait_ms / 1000.0 + extra + WAIT_MARGIN)
     return timeout
 
 
@@ -242,9 +252,19 @@ class CliTransport:
         self.timeout = timeout
 
     def run(self, op: Operation, params: Params, timeout: float | None = None) -> Exchange:
-        """Run ``herdr ARGV``; its exit code, stdout and stderr make the exchange."""
+        """Run ``herdr ARGV``; its exit code, stdout and stderr make the exchange.
+
+        A value Herdr's CLI would read as something else (:func:`cli_map.cli_refusal`) is
+        refused before anything runs: exit code 2 and ``invalid_cli_argument``, nothing sent.
+        Herdr's output is UTF-8 whatever the locale; undecodable bytes become U+FFFD.
+        """
         args = op.cli_argv(params)
         argv = ("herdr", *args)
+        refusal = cli_map.cli_refusal(op, params)
+        if refusal is not None:
+            stderr = cli_map.render_error(op.request_id, "invalid_cli_argument", refusal)
+            error = {"code": "invalid_cli_argument", "message": refusal}
+            return Exchange(argv, 2, "", stderr, None, error, "cli")
         if self.herdr is None:
             raise ConnectFailed("no herdr executable (HERDR_BIN_PATH or PATH)", missing=False)
         deadline = operation_deadline(op, params, self.timeout if timeout is None else timeout)
@@ -253,7 +273,8 @@ class CliTransport:
                 [str(self.herdr), *args],
                 env=self.env,
                 capture_output=True,
-                text=True,
+                encoding="utf-8",
+                errors="replace",
                 timeout=deadline,
                 check=False,
                 stdin=subprocess.DEVNULL,
@@ -303,6 +324,8 @@ def _pong_from_status(stdout: str) -> dict[str, Any] | None:
         "version": status.get("version"),
         "protocol": status.get("protocol"),
         "running": status.get("running"),
+        "compatible": status.get("compatible"),
+        "socket": status.get("socket"),
     }
 
 

@@ -18,22 +18,32 @@ def _opt_str(raw: dict[str, Any], key: str) -> str | None:
 
 @dataclass(frozen=True)
 class Pong:
-    """``ping``: the server's version, protocol number and capabilities."""
+    """``ping``: the server's version, protocol number and capabilities.
+
+    Over the CLI the answer is ``herdr status server --json``, which adds ``running`` (false
+    when no server listens: the command still exits 0) and ``compatible`` (whether that
+    ``herdr`` executable speaks the server's protocol); over the socket both are ``None``.
+    """
 
     version: str
     protocol: int | None
     capabilities: dict[str, Any] | None
     raw: dict[str, Any] = field(repr=False, compare=False)
+    running: bool | None = None
+    compatible: bool | None = None
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> Self:
         protocol = raw.get("protocol")
         caps = raw.get("capabilities")
+        running, compatible = raw.get("running"), raw.get("compatible")
         return cls(
             version=str(raw.get("version", "")),
             protocol=protocol if isinstance(protocol, int) else None,
             capabilities=caps if isinstance(caps, dict) else None,
             raw=raw,
+            running=running if isinstance(running, bool) else None,
+            compatible=compatible if isinstance(compatible, bool) else None,
         )
 
 
@@ -161,24 +171,32 @@ class AgentInfo:
 
 @dataclass(frozen=True)
 class PaneRead:
-    """A ``pane.read`` / ``agent.read`` result (``PaneReadResult``)."""
+    """A ``pane.read`` / ``agent.read`` result (``PaneReadResult``).
+
+    ``truncated`` and ``revision`` are ``None`` when unknown: Herdr's CLI prints only the
+    text of a read, so a read over the CLI cannot say whether it was cut.
+    """
 
     pane_id: str
     source: str
     format: str
     text: str
-    truncated: bool
+    truncated: bool | None
     raw: dict[str, Any] = field(repr=False, compare=False)
+    revision: int | None = None
 
     @classmethod
     def from_wire(cls, raw: dict[str, Any]) -> Self:
+        truncated = raw.get("truncated")
+        revision = raw.get("revision")
         return cls(
             pane_id=str(raw.get("pane_id", "")),
             source=str(raw.get("source", "")),
             format=str(raw.get("format", "text")),
             text=str(raw.get("text", "")),
-            truncated=bool(raw.get("truncated", False)),
+            truncated=truncated if isinstance(truncated, bool) else None,
             raw=raw,
+            revision=revision if isinstance(revision, int) else None,
         )
 
 

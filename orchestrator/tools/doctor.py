@@ -2,7 +2,10 @@
 
 Herdr has no ``doctor`` command; this composes three reads — the server's ping (version,
 protocol), ``workspace list`` and ``agent list`` — and stops at the first blocking problem
-(no server, an incompatible protocol) instead of piling errors on top of it.
+(no server, an incompatible protocol) instead of piling errors on top of it. The ping is read
+by :func:`~orchestrator.client.sync.pong_refusal`, as the client reads it: over the CLI that
+includes ``running: false`` and a ``herdr`` executable that is not ``compatible`` with the
+server (every later CLI command would fail ``protocol_mismatch``).
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from orchestrator.client.errors import TransportError
-from orchestrator.client.sync import PROTOCOL, incompatible_message
-from orchestrator.client.transports import not_running_message
+from orchestrator.client.sync import pong_refusal
+from orchestrator.client.types import Pong
 from orchestrator.tools.result import failure, from_exchange, from_transport_error
 from orchestrator.tools.tool import ToolContext
 
@@ -33,23 +36,20 @@ def doctor(ctx: ToolContext, run: Runner) -> dict[str, Any]:
     ping = _ping(ctx)
     if not ping["ok"]:
         return {**ping, "command": COMMAND}
-    pong: Mapping[str, Any] = ping.get("data") or {}
-    if pong.get("running") is False:
-        where = ctx.client.transport
-        path = getattr(getattr(where, "socket", where), "socket_path", "the Herdr socket")
-        return failure(COMMAND, "server_not_running", not_running_message(path), exit_code=1)
-    protocol = pong.get("protocol")
-    server = {
-        "version": pong.get("version"),
-        "protocol": protocol,
-        "compatible": protocol == PROTOCOL,
+    pong = Pong.from_wire(dict(ping.get("data") or {}))
+    where = ctx.client.transport
+    path = getattr(getattr(where, "socket", where), "socket_path", None)
+    refusal = pong_refusal(pong, path)
+    server: dict[str, Any] = {
+        "version": pong.raw.get("version"),
+        "protocol": pong.protocol,
+        "compatible": refusal is None,
         "transport": ping.get("transport"),
     }
-    if protocol != PROTOCOL:
-        message = incompatible_message(
-            protocol if isinstance(protocol, int) else None, str(pong.get("version"))
-        )
-        return failure(COMMAND, "protocol_mismatch", message, exit_code=1, data={"server": server})
+    if refusal is not None:
+        code, message = refusal
+        extra = {"server": server} if code == "protocol_mismatch" else None
+        return failure(COMMAND, code, message, exit_code=1, data=extra)
     workspaces = run(ctx, "workspace.list", {})
     agents = run(ctx, "agent.list", {})
     checks = [
@@ -59,7 +59,7 @@ def doctor(ctx: ToolContext, run: Runner) -> dict[str, Any]:
     ]
     ws_list: Sequence[Mapping[str, Any]] = (workspaces.get("data") or {}).get("workspaces", [])
     ag_list: Sequence[Mapping[str, Any]] = (agents.get("data") or {}).get("agents", [])
-    data = {
+    data: dict[str, Any] = {
         "server": server,
         "workspaces": [
             {k: w.get(k) for k in ("workspace_id", "label", "agent_status")} for w in ws_list

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from herdr_sim.agent_kinds import AGENT_LABELS
 from orchestrator.client import cli_map
 from orchestrator.client.errors import TransportError
 from orchestrator.tools.result import (
@@ -33,32 +34,14 @@ from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContex
 
 Args = Mapping[str, Any]
 
-#: Agent kinds as seed 001 lists them (Herdr's CLI has the last word on which it accepts).
-AGENT_KINDS: tuple[str, ...] = (
-    "pi",
-    "claude",
-    "codex",
-    "gemini",
-    "cursor",
-    "devin",
-    "agy",
-    "cline",
-    "omp",
-    "mastracode",
-    "opencode",
-    "copilot",
-    "kimi",
-    "kiro",
-    "droid",
-    "amp",
-    "grok",
-    "hermes",
-    "kilo",
-    "qodercli",
-    "maki",
-    "wen",
-    "ocr",
-)
+#: Agent kinds: Herdr's own canonical labels (``agent_label`` in Herdr's ``src/detect/mod.rs``),
+#: kept in one table, :mod:`herdr_sim.agent_kinds`. Seed 001's list had typos (``wen``,
+#: ``ocr``: Herdr answers ``unsupported interactive agent kind``) and lacked ``qwen``.
+AGENT_KINDS: tuple[str, ...] = AGENT_LABELS
+#: Herdr's bounds on ``agent start --timeout`` (``src/app/agents.rs``: more than the 3 s
+#: settle delay, at most ``MAX_AGENT_START_TIMEOUT``; else ``invalid_agent_timeout``).
+AGENT_START_MIN_MS = 3_001
+AGENT_START_MAX_MS = 300_000
 READ_SOURCES = ("visible", "recent", "recent-unwrapped", "detection")
 AGENT_STATUSES = ("idle", "working", "blocked", "done", "unknown")
 #: Default server-side wait bounds (ms) when the caller gives none: Herdr's own waits have
@@ -69,15 +52,25 @@ DEFAULT_AGENT_WAIT_MS = 120_000
 # -- schema helpers ----------------------------------------------------------------------------
 
 
+#: No NUL anywhere: no command line can carry one, and no Herdr text wants one.
+_NO_NUL = "^[^\\u0000]*$"
+
+
 def _str(description: str, **extra: Any) -> dict[str, Any]:
-    return {"type": "string", "minLength": 1, "description": description, **extra}
+    return {
+        "type": "string",
+        "minLength": 1,
+        "pattern": _NO_NUL,
+        "description": description,
+        **extra,
+    }
 
 
-def _ms(description: str, minimum: int = 1) -> dict[str, Any]:
+def _ms(description: str, minimum: int = 1, maximum: int = 3_600_000) -> dict[str, Any]:
     return {
         "type": "integer",
         "minimum": minimum,
-        "maximum": 3_600_000,
+        "maximum": maximum,
         "description": f"{description} (milliseconds)",
     }
 
@@ -86,13 +79,16 @@ _WORKSPACE = _str("Workspace id from the latest workspace_list/create result, e.
 _TAB = _str("Tab id from the latest tab_list/create result, e.g. w1:t1.")
 _PANE = _str("Pane id from the latest pane_list/get/create/split result, e.g. w1:p1.")
 _AGENT = _str("Agent name (from agent_start) or the pane id hosting the agent.")
-_CWD = _str("Absolute working directory for the new shell.")
+_CWD = _str(
+    "Working directory for the new shell; a relative path is made absolute against this "
+    "tool server's working directory (Herdr would resolve it against its own)."
+)
 _LABEL = _str("Optional display label.")
 _ENV = {
     "type": "object",
     "description": "Extra environment variables for the new shell (NAME: value).",
     "propertyNames": {"pattern": "^[^=\\u0000]+$"},
-    "additionalProperties": {"type": "string"},
+    "additionalProperties": {"type": "string", "pattern": _NO_NUL},
 }
 _LINES = {
     "type": "integer",
@@ -134,7 +130,7 @@ def _run(
     secrets: Sequence[str] = (),
 ) -> dict[str, Any]:
     op = cli_map.operation(operation)
-    clean = {k: v for k, v in params.items() if v is not None}
+    clean = cli_map.normalise_params({k: v for k, v in params.items() if v is not None})
     argv = ["herdr", *op.cli_argv(clean)]
     try:
         exchange = ctx.client.execute(operation, clean)
@@ -159,7 +155,7 @@ def _guard_r2(
 ) -> dict[str, Any] | None:
     """The preview answer, the preview-required refusal, or None to go ahead."""
     op = cli_map.operation(operation)
-    clean = {k: v for k, v in params.items() if v is not None}
+    clean = cli_map.normalise_params({k: v for k, v in params.items() if v is not None})
     command = command_text(["herdr", *op.cli_argv(clean)], secrets)
     if args.get("preview") is True:
         return {
@@ -280,7 +276,16 @@ def _agent_get(args: Args, ctx: ToolContext) -> dict[str, Any]:
 
 def _agent_read(args: Args, ctx: ToolContext) -> dict[str, Any]:
     params = {"target": args["agent"], "source": "recent-unwrapped", "lines": args.get("lines")}
-    return _run(ctx, "agent.read", params)
+    result = _run(ctx, "agent.read", params)
+    if result.get("errorCode") != "agent_not_idle" or params["lines"] is None:
+        return result
+    # Herdr cannot capture the alternate-screen history of a busy agent ("Wait and retry, or
+    # use --source visible"): read the visible screen instead, and say so in the result.
+    reason = str(((result.get("data") or {}).get("error") or {}).get("message", ""))
+    visible = _run(ctx, "agent.read", {**params, "source": "visible"})
+    if visible["ok"] and isinstance(visible.get("data"), dict):
+        visible["data"]["fallback"] = {"source": "visible", "reason": reason}
+    return visible
 
 
 def _agent_start(args: Args, ctx: ToolContext) -> dict[str, Any]:
@@ -447,7 +452,8 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
                 "type": "number",
                 "exclusiveMinimum": 0,
                 "exclusiveMaximum": 1,
-                "description": "Share of the space kept by the original pane (0.1-0.9).",
+                "description": "Share of the space kept by the original pane; Herdr clamps "
+                "it to 0.1-0.9 (0.05 splits as 0.1).",
             },
             cwd=_CWD,
             env=_ENV,
@@ -479,7 +485,11 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             ["pane", "pattern"],
             pane=_PANE,
             pattern=_str("Text to find (or a regex, one line at a time)."),
-            regex={"type": "boolean", "description": "Treat pattern as a regex."},
+            regex={
+                "type": "boolean",
+                "description": "Treat pattern as a regex in Rust's `regex` dialect (no "
+                "look-around, no backreferences; invalid ones fail invalid_regex).",
+            },
             source={"enum": list(READ_SOURCES)},
             lines=_LINES,
             timeout=_ms("How long to wait"),
@@ -512,7 +522,9 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "agent_read",
         "R0",
         "Read an agent's recent output, unwrapped (`herdr agent read --source "
-        "recent-unwrapped`). The text is in `stdout`.",
+        "recent-unwrapped`). The text is in `stdout`. When Herdr cannot read `lines` of a "
+        "busy full-screen agent (agent_not_idle), the visible screen is read instead and "
+        "`data.fallback` says so.",
         _schema(["agent"], agent=_AGENT, lines=_LINES),
         _agent_read,
     ),
@@ -536,7 +548,12 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
                 "items": {"type": "string"},
                 "description": "Native arguments for the agent executable.",
             },
-            timeout=_ms("How long to wait for readiness (more than 3000)", minimum=3001),
+            timeout=_ms(
+                "How long to wait for readiness (Herdr's bounds: more than 3000, at most "
+                "300000; default 30000)",
+                minimum=AGENT_START_MIN_MS,
+                maximum=AGENT_START_MAX_MS,
+            ),
             preview=_PREVIEW,
         ),
         _agent_start,

@@ -49,6 +49,28 @@ def _argument_error(tool: Tool, arguments: object) -> str | None:
     return f"{where}: {first.message}" if where else first.message
 
 
+def integers(schema: Mapping[str, Any], value: Any) -> Any:
+    """``value`` with every whole-number float the schema types ``integer`` made an int.
+
+    JSON has one number type: ``5000.0`` validates as an integer, but Herdr's CLI refuses
+    ``--timeout 5000.0`` and its socket refuses a float for a ``u64``. Run on validated
+    arguments, so every integer parameter of every tool reaches its handler as an int.
+    """
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if isinstance(value, float) and "integer" in kinds and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        props = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        rest = extra if isinstance(extra, Mapping) else {}
+        return {key: integers(props.get(key, rest), item) for key, item in value.items()}
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, Mapping):
+        return [integers(items, item) for item in value]
+    return value
+
+
 def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
     """Run one tool; always returns a result dict (``ok`` false on any failure)."""
     tool = ALL_TOOLS.get(name)
@@ -58,8 +80,9 @@ def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> di
     if problem is not None:
         return failure(name, "invalid_arguments", problem)
     assert isinstance(arguments, Mapping)
+    normalised = integers(tool.input_schema, arguments)
     context = ctx if ctx is not None else ToolContext.from_env()
     try:
-        return tool.handler(arguments, context)
+        return tool.handler(normalised, context)
     except Exception as exc:  # a handler bug must still answer as a result
         return failure(name, "internal_error", f"{type(exc).__name__}: {exc}")

@@ -160,9 +160,16 @@ def test_parse_stderr_finds_herdrs_envelope() -> None:
 
 def test_parse_stdout_per_output_shape() -> None:
     read = cli_map.operation("pane.read")
+    # the CLI prints only the text: whether it was cut, and its revision, are unknown
     assert cli_map.parse_stdout(read, {"pane_id": "p", "source": "visible"}, "abc") == {
         "type": "pane_read",
-        "read": {"text": "abc", "source": "visible", "pane_id": "p"},
+        "read": {
+            "text": "abc",
+            "source": "visible",
+            "pane_id": "p",
+            "truncated": None,
+            "revision": None,
+        },
     }
     assert cli_map.parse_stdout(cli_map.operation("pane.run"), {}, "") == {"type": "ok"}
     explain = cli_map.parse_stdout(cli_map.operation("agent.explain"), {}, '{"agent":"pi"}\n')
