@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from herdr_sim.agent_kinds import AGENT_LABELS
+
 THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
 #: The name, inside a kind's alias table, of the alias used when ``model`` is omitted.
 DEFAULT_KEY = "default"
@@ -66,12 +68,9 @@ KIND_CAPABILITIES: dict[str, Capabilities] = {
     "cursor": Capabilities("--model", native_provider="cursor"),
     "agy": Capabilities(None),
 }
-#: Herdr 0.9's canonical agent kinds (``agent start --kind``), for error messages and doctor.
-HERDR_KINDS: tuple[str, ...] = (
-    *("pi", "claude", "codex", "gemini", "cursor", "devin", "agy", "cline", "omp"),
-    *("mastracode", "opencode", "copilot", "kimi", "kiro", "droid", "amp", "grok"),
-    *("hermes", "kilo", "qodercli", "qwen", "maki"),
-)
+#: Herdr's canonical agent kinds (``agent start --kind``), for error messages and doctor: the
+#: one table of them, :mod:`herdr_sim.agent_kinds`.
+HERDR_KINDS: tuple[str, ...] = AGENT_LABELS
 
 #: Built-in aliases per kind: alias -> provider/model.
 BUILTIN_ALIASES: dict[str, dict[str, str]] = {

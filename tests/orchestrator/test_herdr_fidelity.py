@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from herdr_sim.agent_kinds import AGENT_LABELS
+from orchestrator.agent_tools.aliases import HERDR_KINDS
 from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.doctor_tool import doctor as herdr_doctor
@@ -64,9 +65,10 @@ def stub_herdr(path: Path, script: str) -> Path:
 # -- agent start: Herdr's kinds and timeout bounds (src/app/agents.rs, src/detect/mod.rs) -----
 
 
-def test_agent_kinds_are_herdrs_canonical_labels() -> None:
+def test_agent_kinds_are_herdrs_canonical_labels_in_one_table() -> None:
     schema = TOOLS["_dsh_herdr_agent_start"].input_schema["properties"]["kind"]
     assert tuple(schema["enum"]) == AGENT_KINDS == AGENT_LABELS
+    assert AGENT_KINDS is AGENT_LABELS and HERDR_KINDS is AGENT_LABELS
     assert "qwen" in AGENT_KINDS and not {"wen", "ocr"} & set(AGENT_KINDS)
 
 
