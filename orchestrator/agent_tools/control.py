@@ -55,7 +55,7 @@ from orchestrator.agent_tools.fleet import (
     herdr_refusal,
     owns,
 )
-from orchestrator.agent_tools.harvest import artifacts_of
+from orchestrator.agent_tools.harvest import artifacts_of, redact_args
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
@@ -179,7 +179,7 @@ def task_result(
         kind=record.kind,
         model=record.model,
         machine=record.machine,
-        final_message=final_message,
+        final_message=redact_args(final_message, record.agent_args),
         artifacts=artifacts_of(record, ctx.config.artifact_dir),
         task=task_summary(record.to_dict()),
         evidence=list(evidence or []),

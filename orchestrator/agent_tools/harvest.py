@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, pid_alive
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
+from orchestrator.tools.result import redact_text
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_get_agent_result"
@@ -405,11 +406,33 @@ def harvest(
         warnings=notes,
         elapsed_ms=elapsed_ms(began),
     )
-    return to_dict(actx, result)
+    return to_dict(actx, result, secrets=record.agent_args)
 
 
-def to_dict(actx: AgentToolsContext, result: contract.AgentResult) -> dict[str, Any]:
-    """The result with the configured truncation limits."""
+#: Native args shorter than this are flags or small values (``-p``, ``high``), not credentials;
+#: replacing every occurrence of them would corrupt the agent's message.
+MIN_SECRET_CHARS = 8
+
+
+def redact_args(text: str | None, agent_args: Sequence[str]) -> str | None:
+    """``text`` with the task's native agent args redacted, as the low-level tools redact
+    them (:func:`orchestrator.tools.result.redact_text`): a pane tail shows the command line
+    the agent was started with (``pi --api-key sk-…``), and it must not leave in a result."""
+    if text is None:
+        return None
+    return redact_text(
+        text, sorted((a for a in agent_args if len(a) >= MIN_SECRET_CHARS), key=len, reverse=True)
+    )
+
+
+def to_dict(
+    actx: AgentToolsContext, result: contract.AgentResult, *, secrets: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The result with the configured truncation limits; ``secrets`` (the task's native
+    agent args) are redacted from every text read off the agent's screen or session."""
+    if secrets:
+        result.final_message = redact_args(result.final_message, secrets)
+        result.question = redact_args(result.question, secrets)
     return result.to_dict(
         max_result_chars=actx.config.max_result_chars, max_diff_bytes=actx.config.max_diff_bytes
     )
@@ -564,5 +587,6 @@ __all__ = [
     "handle_get_result",
     "harvest",
     "observe",
+    "redact_args",
     "task_diff",
 ]

@@ -275,3 +275,22 @@ def test_a_screen_detected_kind_is_spawned_and_harvested_from_its_pane_and_resul
     assert result["resultText"] is not None and "claude did it" in result["resultText"]
     sources = {evidence["source"] for evidence in result["evidence"]}
     assert "pane" in sources or "pane-tail" in sources, result["evidence"]
+
+
+def test_native_agent_args_never_leave_in_a_result_read_off_the_pane(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    # A real claude's pane tail shows the command line it was started with (the simulator
+    # starts agents without echoing it, so here the agent prints its flag itself): a credential
+    # passed in agent_args must come back redacted from every text read off the screen.
+    secret = "sk-live-0123456789abcdef"
+    repo = git_repo(tmp_path / "repo")
+    scenario = Scenario().wait(400).reply(f"started with --append-system-prompt {secret}")
+    args = ["--append-system-prompt", secret, *scenario_args(tmp_path, scenario)]
+    result = spawn(ctx, prompt="report", kind="claude", cwd=str(repo), agent_args=args)
+    assert result["status"] == "completed", result
+    assert secret not in json.dumps(result)
+    assert f"<redacted: {len(secret)} chars>" in (result["finalMessage"] or ""), result
+    again = call(ctx, "herdr_get_agent_result", target=result["taskId"], wait=False)
+    assert secret not in json.dumps(again)
+    assert f"<redacted: {len(secret)} chars>" in (again["finalMessage"] or "")
