@@ -32,7 +32,12 @@ from typing import Any
 from orchestrator.agent_tools import contract, transcript, worktree
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
-from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, pid_alive
+from orchestrator.agent_tools.records import (
+    TaskNotFound,
+    TaskRecord,
+    UnreadableRecord,
+    pid_alive,
+)
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.tools.result import redact_text
@@ -573,6 +578,8 @@ def handle_get_result(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, An
     lines = int(args.get("lines", DEFAULT_LINES))
     try:
         record = actx.store.find(target)
+    except UnreadableRecord as exc:
+        return refusal(TOOL, exc.code, str(exc), "target")
     except TaskNotFound:
         return observe(actx, target, tool=TOOL, lines=lines)
     return harvest(

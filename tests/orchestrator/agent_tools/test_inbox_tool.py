@@ -170,3 +170,17 @@ def test_malformed_lines_are_reported_and_skipped(ctx: AgentToolsContext) -> Non
 def test_unknown_target_is_refused(ctx: AgentToolsContext) -> None:
     value = agent_result(inbox({"target": "nobody"}, ctx))
     assert (value["error"]["code"], value["error"]["field"]) == ("TASK_NOT_FOUND", "target")
+
+
+def test_an_unreadable_record_is_skipped_with_a_warning(ctx: AgentToolsContext) -> None:
+    record = task(ctx, "w")
+    append(record, {"type": "NOTE", "text": "hi"})
+    bad = ctx.store.tasks_dir / "t-0000000000aa.json"
+    bad.write_bytes(b"")
+    value = read(ctx)
+    assert [m["text"] for m in value["messages"]] == ["hi"]
+    assert len(value["warnings"]) == 1 and str(bad) in value["warnings"][0]
+    assert read(ctx, target="w", consume=False)["messages"] == []  # lookups by name work
+    refused = inbox({"target": "t-0000000000aa"}, ctx)
+    assert refused["error"]["code"] == "TASK_NOT_FOUND"
+    assert "unreadable" in refused["error"]["message"]
