@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.config import GateError, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
@@ -513,18 +514,25 @@ def _external_dir(ctx: AgentToolsContext, agent: AgentInfo) -> Path:
 def _next_seq(directory: Path) -> int:
     """The next message number of a task, reserved for this call: an exclusively created
     marker per number, so two messages sent at once (even from two processes) never share
-    a number and one file never overwrites the other."""
-    messages = directory / "messages"
-    messages.mkdir(parents=True, exist_ok=True, mode=0o700)
-    seq = len(list(messages.glob(".*.seq"))) + 1
-    while True:
-        try:
-            fd = os.open(messages / f".{seq:03d}.seq", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            seq += 1
-            continue
-        os.close(fd)
-        return seq
+    a number and one file never overwrites the other. ``messages/`` is opened without
+    following a link (the child controls its artifact directory) and the marker is created
+    relative to it."""
+    with safe_fs.open_dir(directory / "messages", create=True) as messages:
+        names = os.listdir(messages)  # noqa: PTH208 - a directory descriptor has no Path form
+        seq = sum(1 for name in names if name.endswith(".seq")) + 1
+        while True:
+            try:
+                fd = os.open(
+                    f".{seq:03d}.seq",
+                    os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW,
+                    0o600,
+                    dir_fd=messages,
+                )
+            except FileExistsError:
+                seq += 1
+                continue
+            os.close(fd)
+            return seq
 
 
 def _observation(

@@ -18,14 +18,14 @@ The wording is documented in ``docs/orchestrator/task-envelope.md``; keep the tw
 from __future__ import annotations
 
 import html
-import os
 import re
 import shlex
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from orchestrator.agent_tools import safe_fs
 
 __all__ = [
     "FROM",
@@ -71,17 +71,9 @@ def _clean_file_text(text: str) -> str:
 
 def write_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` via a temporary file and a rename, so a reader (the agent)
-    never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    never sees half a file; the directory is opened without following a link (the child can
+    touch everything under its artifact directory: :mod:`.safe_fs`)."""
+    return safe_fs.write_atomic(path, text)
 
 
 def escape_closing_tag(text: str) -> str:

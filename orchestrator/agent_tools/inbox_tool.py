@@ -211,6 +211,8 @@ def inbox(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
             continue
         current, read = _read(ctx, record, room, consume)
         more = more or read.more
+        if read.error is not None:
+            warnings.append(f"task {current.task_id}: inbox not read ({read.error})")
         messages.extend(
             {"taskId": current.task_id, "name": current.name, **message}
             for message in read.messages

@@ -184,3 +184,17 @@ def test_an_unreadable_record_is_skipped_with_a_warning(ctx: AgentToolsContext) 
     refused = inbox({"target": "t-0000000000aa"}, ctx)
     assert refused["error"]["code"] == "TASK_NOT_FOUND"
     assert "unreadable" in refused["error"]["message"]
+
+
+def test_a_symlinked_inbox_is_a_warning_and_its_target_is_never_shown(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    record = task(ctx, "w")
+    secret = tmp_path / "secret.ndjson"
+    secret.write_text(json.dumps({"type": "NOTE", "text": "TOP-SECRET"}) + "\n")
+    assert record.artifact_dir is not None
+    (Path(record.artifact_dir) / "inbox.ndjson").symlink_to(secret)
+    value = read(ctx)
+    assert "TOP-SECRET" not in json.dumps(value)
+    assert value["messages"] == [] and value["tasks"][0]["nextOffset"] == 0
+    assert "symbolic link" in value["warnings"][0] and record.task_id in value["warnings"][0]
