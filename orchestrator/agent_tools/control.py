@@ -616,15 +616,26 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             )
         else:
             directory = artifact_dir_of(ctx, record) if record else _external_dir(ctx, agent)
-            prepared = prepare_message(
-                text,
-                to=to,
-                artifact_dir=directory,
-                seq=_next_seq(directory),
-                kind=kind,
-                round_=round_,
-            )
-            written = prepared.write()
+            try:
+                prepared = prepare_message(
+                    text,
+                    to=to,
+                    artifact_dir=directory,
+                    seq=_next_seq(directory),
+                    kind=kind,
+                    round_=round_,
+                )
+                written = prepared.write()
+            except OSError as exc:
+                # messages/ replaced by a link (or a full disk): nothing is typed
+                error = ResultError(
+                    "ARTIFACT_UNSAFE" if isinstance(exc, safe_fs.UnsafeFile) else "WRITE_FAILED",
+                    f"the message file could not be written: {exc.strerror or exc}",
+                )
+                if record is None or before is None:
+                    return refusal(MESSAGE, error, next_action="inspect")
+                record = ctx.store.update(record.task_id, status=before.status)
+                return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
             if written is not None:
                 evidence.append(Evidence("record", "message written to a file", path=str(written)))
             if wait:

@@ -73,7 +73,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _refuse_link(path: Path | str, exc: OSError) -> UnsafeFile:
+def _refuse_link(path: Path | str) -> UnsafeFile:
     """The error for an ``O_NOFOLLOW`` open that hit a link (``ELOOP``)."""
     return UnsafeFile(errno.ELOOP, f"{path} is a symbolic link: not followed", str(path))
 
@@ -111,7 +111,7 @@ def read_bounded(path: Path | str, limit: int, *, offset: int = 0) -> BoundedRea
         fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _refuse_link(path, exc) from None
+            raise _refuse_link(path) from None
         raise
     try:
         info = os.fstat(fd)
@@ -166,13 +166,13 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
         try:
             fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise _refuse_link(target, exc) from None
-            if exc.errno == errno.ENOTDIR:
-                raise UnsafeFile(
-                    errno.ENOTDIR, f"{target} is not a directory", str(target)
-                ) from None
-            raise
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            # O_DIRECTORY|O_NOFOLLOW on a link fails ENOTDIR on Linux: say which it was
+            mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
+            raise UnsafeFile(
+                exc.errno, f"{target} is {_kind(mode)}, not a directory: not used", str(target)
+            ) from None
     finally:
         os.close(parent_fd)
     try:
