@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import contract, transcript, worktree
+from orchestrator.agent_tools import contract, safe_fs, transcript, worktree
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.records import (
@@ -173,7 +173,7 @@ def artifacts_of(record: TaskRecord, artifact_root: Path) -> contract.Artifacts:
         artifact_dir=str(directory),
         session_file=record.session_path,
         worktree=record.worktree_path,
-        result_md_exists=result_md.is_file(),
+        result_md_exists=safe_fs.is_regular_file(result_md),  # a link is not the child's report
     )
 
 
@@ -372,14 +372,22 @@ def harvest(
 
     artifacts = artifacts_of(record, actx.config.artifact_dir)
     result_text: str | None = None
-    if artifacts.result_md_exists:
-        with contextlib.suppress(OSError):
-            result_text = Path(artifacts.result_md).read_text(encoding="utf-8", errors="replace")
-            evidence.append(
-                contract.Evidence(
-                    "result.md", f"{len(result_text)} characters", path=artifacts.result_md
-                )
+    try:  # the child's file: no link followed, no FIFO opened, at most RESULT_MD_MAX_BYTES
+        report = safe_fs.read_bounded(artifacts.result_md, RESULT_MD_MAX_BYTES)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        notes.append(f"result.md not read: {exc.strerror or exc}")
+    else:
+        result_text = report.data.decode("utf-8", errors="replace")
+        size = (
+            f" (the first {RESULT_MD_MAX_BYTES} of {report.size} bytes)" if report.truncated else ""
+        )
+        evidence.append(
+            contract.Evidence(
+                "result.md", f"{len(result_text)} characters{size}", path=artifacts.result_md
             )
+        )
     diff, diff_note = task_diff(record) if record.pane_id is not None else (None, None)
     if diff_note:
         notes.append(diff_note)
@@ -413,6 +421,9 @@ def harvest(
     )
     return to_dict(actx, result, secrets=record.agent_args)
 
+
+#: The most of a child's ``result.md`` read into a result (the rest stays in the file).
+RESULT_MD_MAX_BYTES = 1 << 20
 
 #: Native args shorter than this are flags or small values (``-p``, ``high``), not credentials;
 #: replacing every occurrence of them would corrupt the agent's message.

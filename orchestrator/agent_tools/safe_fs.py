@@ -100,8 +100,11 @@ class BoundedRead:
         return self.offset + len(self.data) < self.size
 
 
-def read_bounded(path: Path | str, limit: int, *, offset: int = 0) -> BoundedRead:
-    """Read at most ``limit`` bytes of the regular file ``path`` from ``offset``.
+def read_bounded(
+    path: Path | str, limit: int, *, offset: int = 0, tail: bool = False
+) -> BoundedRead:
+    """Read at most ``limit`` bytes of the regular file ``path`` from ``offset`` (with
+    ``tail``: its last ``limit`` bytes; ``offset`` then says where they start).
 
     Raises ``FileNotFoundError`` when it is missing and :class:`UnsafeFile` when ``path`` is
     a symbolic link, a FIFO, a directory or anything else that is not a regular file. An
@@ -120,7 +123,7 @@ def read_bounded(path: Path | str, limit: int, *, offset: int = 0) -> BoundedRea
                 errno.EINVAL, f"{path} is {_kind(info.st_mode)}, not a regular file", str(path)
             )
         size = info.st_size
-        start = max(0, min(offset, size))
+        start = max(0, size - limit) if tail else max(0, min(offset, size))
         want = max(0, min(limit, size - start))
         chunks: list[bytes] = []
         got = 0

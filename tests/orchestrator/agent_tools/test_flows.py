@@ -294,3 +294,24 @@ def test_native_agent_args_never_leave_in_a_result_read_off_the_pane(
     again = call(ctx, "herdr_get_agent_result", target=result["taskId"], wait=False)
     assert secret not in json.dumps(again)
     assert f"<redacted: {len(secret)} chars>" in (again["finalMessage"] or "")
+
+
+@pytest.mark.parametrize("plant", ["ln -s {secret} {d}result.md", "mkfifo {d}result.md"])
+def test_a_result_md_that_is_a_link_or_a_fifo_is_not_read(
+    ctx: AgentToolsContext, tmp_path: Path, plant: str
+) -> None:
+    # the child makes result.md a link to a file it wants shown (or a FIFO to hang us)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    art = ctx.config.artifact_dir
+    command = f"for d in {art}/t-*/; do " + plant.format(secret=secret, d='"$d"') + "; done"
+    scenario = Scenario().run_tool("bash", command).reply("COMPLETE result.md")
+    result = spawn(
+        ctx,
+        prompt="report",
+        cwd=str(git_repo(tmp_path / "repo")),
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert "TOP-SECRET" not in json.dumps(result)
+    assert result["resultText"] is None and result["artifacts"]["resultMdExists"] is False
+    assert any("result.md not read" in w for w in result["warnings"]), result["warnings"]
