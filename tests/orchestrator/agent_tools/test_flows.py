@@ -29,6 +29,7 @@ from tests.orchestrator.agent_tools.test_spawn import (
     spawn,
     write_result_md,
 )
+from tests.orchestrator.agent_tools.test_worktree import make_hostile
 
 pytestmark = SIM
 
@@ -315,3 +316,24 @@ def test_a_result_md_that_is_a_link_or_a_fifo_is_not_read(
     assert "TOP-SECRET" not in json.dumps(result)
     assert result["resultText"] is None and result["artifacts"]["resultMdExists"] is False
     assert any("result.md not read" in w for w in result["warnings"]), result["warnings"]
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+def test_spawn_and_harvest_in_a_hostile_repository_run_none_of_its_code(
+    ctx: AgentToolsContext, tmp_path: Path, isolated: bool
+) -> None:
+    # the repository's config names an fsmonitor, filters, diff drivers and hooks that would
+    # leave a marker when run: snapshot, worktree creation and the diff must not run them
+    repo = git_repo(tmp_path / "repo")
+    markers = make_hostile(repo, tmp_path)
+    scenario = Scenario().run_tool("bash", "echo agent > b.txt").reply("done")
+    result = spawn(
+        ctx,
+        prompt="work",
+        cwd=str(repo),
+        isolated=isolated,
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert result["status"] == "completed", result
+    assert result["diff"] is not None and "+agent" in result["diff"]["patch"], result["diff"]
+    assert sorted(p.name for p in markers.iterdir()) == []
