@@ -115,3 +115,20 @@ def test_open_dir_refuses_a_link_and_creates_relative_to_the_parent(tmp_path: Pa
     with safe_fs.open_dir(tmp_path / "fresh", create=True) as fd:
         assert stat.S_ISDIR(os.fstat(fd).st_mode)
     assert (tmp_path / "fresh").is_dir() and not (tmp_path / "fresh").is_symlink()
+
+
+def test_spawn_refuses_a_shared_state_dir_clearly_and_leaves_it_alone(tmp_path: Path) -> None:
+    from orchestrator.agent_tools.config import Config
+    from orchestrator.agent_tools.context import AgentToolsContext
+    from orchestrator.agent_tools.spawn import handle_spawn
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    env = {"HOME": str(tmp_path), "HERDR_SOCKET_PATH": str(tmp_path / "none.sock")}
+    config = Config(state_dir=shared, artifact_dir=shared / "artifacts")
+    ctx = AgentToolsContext.create(env, config=config)
+    value = handle_spawn({"prompt": "x", "cwd": str(tmp_path)}, ctx)
+    assert value["status"] == "failed" and value["error"]["code"] == "STATE_DIR_UNSAFE", value
+    assert "writable by group or others" in value["error"]["message"]
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777 and list(shared.iterdir()) == []
