@@ -56,7 +56,7 @@ from orchestrator.agent_tools.fleet import (
     herdr_refusal,
     owns,
 )
-from orchestrator.agent_tools.harvest import artifacts_of, redact_args
+from orchestrator.agent_tools.harvest import artifacts_of, to_dict
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
@@ -170,7 +170,7 @@ def task_result(
 ) -> dict[str, Any]:
     """An AgentResult about one of our tasks (artifacts and the record summary included)."""
     elapsed = int((time.monotonic() - started) * 1000) if started is not None else None
-    return AgentResult(
+    result = AgentResult(
         status=status,
         tool=tool,
         next_action=next_action,
@@ -180,16 +180,15 @@ def task_result(
         kind=record.kind,
         model=record.model,
         machine=record.machine,
-        final_message=redact_args(final_message, record.agent_args),
+        final_message=final_message,
         artifacts=artifacts_of(record, ctx.config.artifact_dir),
         task=task_summary(record.to_dict()),
         evidence=list(evidence or []),
         error=error,
         warnings=list(warnings or []),
         elapsed_ms=elapsed,
-    ).to_dict(
-        max_result_chars=ctx.config.max_result_chars, max_diff_bytes=ctx.config.max_diff_bytes
     )
+    return to_dict(ctx, result, secrets=record.agent_args)  # limits, and native args redacted
 
 
 def _herdr_evidence(detail: str) -> Evidence:

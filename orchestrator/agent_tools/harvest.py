@@ -430,28 +430,56 @@ RESULT_MD_MAX_BYTES = 1 << 20
 MIN_SECRET_CHARS = 8
 
 
-def redact_args(text: str | None, agent_args: Sequence[str]) -> str | None:
-    """``text`` with the task's native agent args redacted, as the low-level tools redact
-    them (:func:`orchestrator.tools.result.redact_text`): a pane tail shows the command line
-    the agent was started with (``pi --api-key sk-…``), and it must not leave in a result."""
-    if text is None:
-        return None
-    return redact_text(
-        text, sorted((a for a in agent_args if len(a) >= MIN_SECRET_CHARS), key=len, reverse=True)
-    )
+def redact_args(value: Any, agent_args: Sequence[str]) -> Any:
+    """``value`` (a string, or a result's lists and objects of them) with the task's native
+    agent args redacted, as the low-level tools redact them
+    (:func:`orchestrator.tools.result.redact_text`): a pane tail shows the command line the
+    agent was started with (``pi --api-key sk-…``), and it must not leave in a result, whether
+    as ``finalMessage``, ``question``, an error message quoting the pane or a warning."""
+    secrets = sorted((a for a in agent_args if len(a) >= MIN_SECRET_CHARS), key=len, reverse=True)
+    if not secrets:
+        return value
+    return _redact_tree(value, secrets)
+
+
+#: The texts of a result that may quote the agent's screen or output (ids, paths, the
+#: model and the diff are left as they are: structure, not screen text).
+_REDACTED_KEYS = (
+    "header",
+    "finalMessage",
+    "resultText",
+    "question",
+    "error",
+    "evidence",
+    "warnings",
+)
+
+
+def _redact_tree(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, list):
+        return [_redact_tree(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {key: _redact_tree(item, secrets) for key, item in value.items()}
+    return value
 
 
 def to_dict(
     actx: AgentToolsContext, result: contract.AgentResult, *, secrets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """The result with the configured truncation limits; ``secrets`` (the task's native
-    agent args) are redacted from every text read off the agent's screen or session."""
-    if secrets:
-        result.final_message = redact_args(result.final_message, secrets)
-        result.question = redact_args(result.question, secrets)
-    return result.to_dict(
+    agent args) are redacted from every text in it (:func:`redact_args`)."""
+    value = result.to_dict(
         max_result_chars=actx.config.max_result_chars, max_diff_bytes=actx.config.max_diff_bytes
     )
+    for key in _REDACTED_KEYS:
+        if value.get(key) is not None:
+            value[key] = redact_args(value[key], secrets)
+    task = value.get("task")
+    if isinstance(task, dict) and task.get("error") is not None:
+        value["task"] = {**task, "error": redact_args(task["error"], secrets)}
+    return value
 
 
 def _settle_record(
