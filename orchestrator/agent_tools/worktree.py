@@ -28,7 +28,9 @@ programs git runs on its own — an fsmonitor, clean/smudge/process filters, hoo
 textconv drivers, a pager. Every git call (:func:`_git_argv`) passes, on the command line
 where it outranks every config file, ``core.fsmonitor=false``, ``core.hooksPath=/dev/null``,
 ``core.pager=cat`` and, for each filter driver any config defines (listed with ``git config``,
-which runs nothing), empty ``clean``/``smudge``/``process`` commands and ``required=false``;
+which runs nothing), empty ``clean``/``smudge``/``process`` commands and ``required=false``
+(a driver whose name holds ``=`` cannot be overridden with ``-c``: git is then not run at all,
+``GIT_UNSAFE_CONFIG``);
 diffs add ``--no-ext-diff --no-textconv``. The user's global and system configuration are
 still read (``safe.directory``, identity): they are the user's and the administrator's own,
 and the command-line overrides win over them too. ``GIT_*`` variables of our environment are
@@ -146,6 +148,12 @@ def _git_argv(cwd: str | Path, *args: str) -> list[str]:
     for setting in _SAFE_CONFIG:
         argv += ["-c", setting]
     for name in _filter_drivers(cwd):
+        if "=" in name:  # ``-c`` splits at the first "=": such a driver cannot be disabled
+            raise WorktreeError(
+                "GIT_UNSAFE_CONFIG",
+                f"the repository configures a filter driver named {name!r}, which cannot be "
+                "disabled: git is not run on it",
+            )
         for var, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
             argv += ["-c", f"filter.{name}.{var}={value}"]
     return [*argv, "-C", str(cwd), *args]

@@ -261,3 +261,15 @@ def test_a_hostile_repository_runs_none_of_its_code(hostile: Path, tmp_path: Pat
     assert "+agent" in wt.diff(made.path, made).patch
     wt.remove_worktree(made, force=True)
     assert sorted(p.name for p in (tmp_path / "markers").iterdir()) == []
+
+
+def test_a_filter_driver_that_cannot_be_disabled_stops_git(repo: Path, tmp_path: Path) -> None:
+    # "-c filter.a=b.clean=" would set "filter.a" instead: refuse rather than run the filter
+    _git(repo, "config", "filter.a=b.clean", str(_marker_script(tmp_path, "clean")))
+    (repo / ".gitattributes").write_text("* filter=a=b\n")
+    for marker in (tmp_path / "markers").iterdir():
+        marker.unlink()
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.snapshot(repo)
+    assert caught.value.code == "GIT_UNSAFE_CONFIG"
+    assert list((tmp_path / "markers").iterdir()) == []
