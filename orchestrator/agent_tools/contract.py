@@ -723,7 +723,11 @@ LIST_RESULT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["agents"],
-    "properties": {"agents": {"type": "array", "items": FLEET_ROW_SCHEMA}},
+    "properties": {
+        "agents": {"type": "array", "items": FLEET_ROW_SCHEMA},
+        # Present when some task records could not be read (they were skipped, by path).
+        "warnings": {"type": "array", "items": {"type": "string"}},
+    },
 }
 #: ``herdr_doctor``'s value: ``{ok, checks[], next[], aliases[], runtime}``.
 DOCTOR_RESULT_SCHEMA: dict[str, Any] = {

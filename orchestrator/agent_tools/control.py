@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.config import GateError, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
@@ -55,7 +56,7 @@ from orchestrator.agent_tools.fleet import (
     herdr_refusal,
     owns,
 )
-from orchestrator.agent_tools.harvest import artifacts_of
+from orchestrator.agent_tools.harvest import artifacts_of, to_dict
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
@@ -169,7 +170,7 @@ def task_result(
 ) -> dict[str, Any]:
     """An AgentResult about one of our tasks (artifacts and the record summary included)."""
     elapsed = int((time.monotonic() - started) * 1000) if started is not None else None
-    return AgentResult(
+    result = AgentResult(
         status=status,
         tool=tool,
         next_action=next_action,
@@ -186,9 +187,8 @@ def task_result(
         error=error,
         warnings=list(warnings or []),
         elapsed_ms=elapsed,
-    ).to_dict(
-        max_result_chars=ctx.config.max_result_chars, max_diff_bytes=ctx.config.max_diff_bytes
     )
+    return to_dict(ctx, result, secrets=record.agent_args)  # limits, and native args redacted
 
 
 def _herdr_evidence(detail: str) -> Evidence:
@@ -513,18 +513,25 @@ def _external_dir(ctx: AgentToolsContext, agent: AgentInfo) -> Path:
 def _next_seq(directory: Path) -> int:
     """The next message number of a task, reserved for this call: an exclusively created
     marker per number, so two messages sent at once (even from two processes) never share
-    a number and one file never overwrites the other."""
-    messages = directory / "messages"
-    messages.mkdir(parents=True, exist_ok=True, mode=0o700)
-    seq = len(list(messages.glob(".*.seq"))) + 1
-    while True:
-        try:
-            fd = os.open(messages / f".{seq:03d}.seq", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        except FileExistsError:
-            seq += 1
-            continue
-        os.close(fd)
-        return seq
+    a number and one file never overwrites the other. ``messages/`` is opened without
+    following a link (the child controls its artifact directory) and the marker is created
+    relative to it."""
+    with safe_fs.open_dir(directory / "messages", create=True) as messages:
+        names = os.listdir(messages)  # noqa: PTH208 - a directory descriptor has no Path form
+        seq = sum(1 for name in names if name.endswith(".seq")) + 1
+        while True:
+            try:
+                fd = os.open(
+                    f".{seq:03d}.seq",
+                    os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW,
+                    0o600,
+                    dir_fd=messages,
+                )
+            except FileExistsError:
+                seq += 1
+                continue
+            os.close(fd)
+            return seq
 
 
 def _observation(
@@ -608,15 +615,26 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             )
         else:
             directory = artifact_dir_of(ctx, record) if record else _external_dir(ctx, agent)
-            prepared = prepare_message(
-                text,
-                to=to,
-                artifact_dir=directory,
-                seq=_next_seq(directory),
-                kind=kind,
-                round_=round_,
-            )
-            written = prepared.write()
+            try:
+                prepared = prepare_message(
+                    text,
+                    to=to,
+                    artifact_dir=directory,
+                    seq=_next_seq(directory),
+                    kind=kind,
+                    round_=round_,
+                )
+                written = prepared.write()
+            except OSError as exc:
+                # messages/ replaced by a link (or a full disk): nothing is typed
+                error = ResultError(
+                    "ARTIFACT_UNSAFE" if isinstance(exc, safe_fs.UnsafeFile) else "WRITE_FAILED",
+                    f"the message file could not be written: {exc.strerror or exc}",
+                )
+                if record is None or before is None:
+                    return refusal(MESSAGE, error, next_action="inspect")
+                record = ctx.store.update(record.task_id, status=before.status)
+                return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
             if written is not None:
                 evidence.append(Evidence("record", "message written to a file", path=str(written)))
             if wait:

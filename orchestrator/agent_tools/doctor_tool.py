@@ -13,8 +13,11 @@ aliases are still checked), and no check raises.
 Checks, in order: ``config`` (the file and environment parse), ``herdr.binary`` (the
 ``herdr`` executable; a failure only when the transport is ``cli``), ``herdr.server`` (ping:
 reachable, version, protocol 22), ``state_dir`` and ``artifact_dir`` (exist or can be created,
-writable: a probe file is created and removed), ``git`` (needed for diffs and isolated
-worktrees: a warning when absent), ``aliases`` (the configured aliases resolve).
+writable: a probe file is created and removed; a directory owned by another user or writable
+by group or others fails), ``records`` (every task record in the state directory is readable:
+an unreadable one is skipped by the tools and listed here by path, a warning), ``git``
+(needed for diffs and isolated worktrees: a warning when absent), ``aliases`` (the configured
+aliases resolve).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from typing import Any, Literal
 from orchestrator.agent_tools.aliases import AliasError, alias_rows, validate_aliases
 from orchestrator.agent_tools.config import CONFIG_ENV, Config, ConfigError, load_config
 from orchestrator.agent_tools.context import agent_context
-from orchestrator.agent_tools.records import ensure_private_dir
+from orchestrator.agent_tools.records import TaskStore, ensure_private_dir
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import PROTOCOL, HerdrClient, pong_refusal
 from orchestrator.client.transports import (
@@ -164,10 +167,29 @@ def _writable(id_: str, path: Path) -> dict[str, Any]:
         return _check(
             id_,
             "fail",
-            f"the {what} {path} is not writable: {exc.strerror or exc}",
+            f"the {what} {path} is not usable: {exc.strerror or exc}",
             f"make {path} writable, or set a writable stateDir/artifactDir in the configuration",
         )
     return _check(id_, "ok", f"{what} {path} is writable")
+
+
+def _records(config: Config) -> dict[str, Any]:
+    store = TaskStore(config.state_dir)
+    try:
+        count = len(store.list_records())
+    except OSError as exc:
+        return _check("records", "warn", f"the task records could not be listed: {exc}")
+    if store.unreadable:
+        listed = "; ".join(
+            f"{path} ({reason})" for path, reason in sorted(store.unreadable.items())
+        )
+        return _check(
+            "records",
+            "warn",
+            f"{len(store.unreadable)} unreadable task record(s), skipped by every tool: {listed}",
+            "move the listed record files out of the tasks directory (or delete them)",
+        )
+    return _check("records", "ok", f"{count} task record(s), all readable")
 
 
 def _git() -> dict[str, Any]:
@@ -217,6 +239,7 @@ def doctor(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     checks.append(server_check)
     checks.append(_writable("state_dir", config.state_dir))
     checks.append(_writable("artifact_dir", config.artifact_dir))
+    checks.append(_records(config))
     checks.append(_git())
     alias_check, aliases = _aliases(config)
     checks.append(alias_check)

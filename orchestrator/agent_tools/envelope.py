@@ -18,14 +18,14 @@ The wording is documented in ``docs/orchestrator/task-envelope.md``; keep the tw
 from __future__ import annotations
 
 import html
-import os
 import re
 import shlex
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from orchestrator.agent_tools import safe_fs
 
 __all__ = [
     "FROM",
@@ -34,6 +34,7 @@ __all__ = [
     "PreparedMessage",
     "TaskEnvelope",
     "answer_text",
+    "escape_closing_tag",
     "one_line",
     "prepare_message",
     "render_message",
@@ -55,6 +56,7 @@ MESSAGE_KINDS: tuple[MessageKind, ...] = ("NOTE", "REVIEW_FINDINGS", "ACCEPT", "
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _BLANKS = re.compile(r"\s+")
 _FILE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CLOSING_TAG = re.compile(r"<(\s*/\s*agent-message)", re.IGNORECASE)
 
 
 def one_line(text: str) -> str:
@@ -69,17 +71,15 @@ def _clean_file_text(text: str) -> str:
 
 def write_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` via a temporary file and a rename, so a reader (the agent)
-    never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    never sees half a file; the directory is opened without following a link (the child can
+    touch everything under its artifact directory: :mod:`.safe_fs`)."""
+    return safe_fs.write_atomic(path, text)
+
+
+def escape_closing_tag(text: str) -> str:
+    """``text`` with every ``</agent-message`` (any case, blanks around the slash) defused as
+    ``&lt;/…``, so a body can never close the wrapper it travels in (inline or in a file)."""
+    return _CLOSING_TAG.sub(r"&lt;\1", text)
 
 
 def _bullets(items: Sequence[str]) -> str:
@@ -320,13 +320,14 @@ def _header(kind: MessageKind | None, round_: int) -> str:
 def render_message(text: str, *, to: str, kind: MessageKind | None = None, round_: int = 1) -> str:
     """The full wrapped message: header (with the ``REVIEW_FINDINGS`` prologue) and body.
 
-    A literal ``</agent-message`` inside the body is escaped so it cannot close the wrapper.
+    A literal ``</agent-message`` inside the body (any case) is escaped so it cannot close
+    the wrapper.
     """
     if kind is not None and kind not in MESSAGE_KINDS:
         raise ValueError(f"unknown message kind {kind!r}; expected one of {MESSAGE_KINDS}")
     if round_ < 1:
         raise ValueError("round must be at least 1")
-    body = _clean_file_text(text).strip().replace("</agent-message", "&lt;/agent-message")
+    body = escape_closing_tag(_clean_file_text(text).strip())
     header = _header(kind, round_)
     inner = f"{header}\n{body}" if header and body else header or body
     return f"{_open_tag(to, kind, round_)}\n{inner}\n</agent-message>"
@@ -365,7 +366,7 @@ def prepare_message(
     at it. ``seq`` numbers the task's messages (the caller keeps the counter).
     """
     rendered = render_message(text, to=to, kind=kind, round_=round_)
-    flat_body = one_line(text)
+    flat_body = escape_closing_tag(one_line(text))
     simple = kind in (None, "NOTE", "ANSWER")
     if simple and "\n" not in text.strip() and len(flat_body) <= inline_limit:
         head = f"{kind}: " if kind else ""

@@ -143,7 +143,8 @@ def fleet_row(agent: AgentInfo, record: TaskRecord | None, machine: str) -> dict
 
 
 def list_agents(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
-    """``{agents: FleetRow[]}``, or a refusal (an unsupported machine, Herdr unreachable)."""
+    """``{agents: FleetRow[], warnings?}``, or a refusal (an unsupported machine, Herdr
+    unreachable). ``warnings`` names task records that could not be read (skipped)."""
     ctx = agent_context(tool_ctx)
     refused = config_refusal(TOOL, ctx)
     if refused is not None:
@@ -160,7 +161,11 @@ def list_agents(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, A
     rows = [fleet_row(agent, owner_of(records, agent), machine) for agent in agents]
     if params.get("owned_only"):
         rows = [row for row in rows if row["owned"]]
-    return {"agents": rows}
+    value: dict[str, Any] = {"agents": rows}
+    warnings = ctx.store.unreadable_warnings()
+    if warnings:
+        value["warnings"] = warnings
+    return value
 
 
 __all__ = [

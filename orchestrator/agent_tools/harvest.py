@@ -25,16 +25,22 @@ from __future__ import annotations
 import contextlib
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import contract, transcript, worktree
+from orchestrator.agent_tools import contract, safe_fs, transcript, worktree
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
-from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, pid_alive
+from orchestrator.agent_tools.records import (
+    TaskNotFound,
+    TaskRecord,
+    UnreadableRecord,
+    pid_alive,
+)
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
+from orchestrator.tools.result import redact_text
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_get_agent_result"
@@ -167,7 +173,7 @@ def artifacts_of(record: TaskRecord, artifact_root: Path) -> contract.Artifacts:
         artifact_dir=str(directory),
         session_file=record.session_path,
         worktree=record.worktree_path,
-        result_md_exists=result_md.is_file(),
+        result_md_exists=safe_fs.is_regular_file(result_md),  # a link is not the child's report
     )
 
 
@@ -366,14 +372,22 @@ def harvest(
 
     artifacts = artifacts_of(record, actx.config.artifact_dir)
     result_text: str | None = None
-    if artifacts.result_md_exists:
-        with contextlib.suppress(OSError):
-            result_text = Path(artifacts.result_md).read_text(encoding="utf-8", errors="replace")
-            evidence.append(
-                contract.Evidence(
-                    "result.md", f"{len(result_text)} characters", path=artifacts.result_md
-                )
+    try:  # the child's file: no link followed, no FIFO opened, at most RESULT_MD_MAX_BYTES
+        report = safe_fs.read_bounded(artifacts.result_md, RESULT_MD_MAX_BYTES)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        notes.append(f"result.md not read: {exc.strerror or exc}")
+    else:
+        result_text = report.data.decode("utf-8", errors="replace")
+        size = (
+            f" (the first {RESULT_MD_MAX_BYTES} of {report.size} bytes)" if report.truncated else ""
+        )
+        evidence.append(
+            contract.Evidence(
+                "result.md", f"{len(result_text)} characters{size}", path=artifacts.result_md
             )
+        )
     diff, diff_note = task_diff(record) if record.pane_id is not None else (None, None)
     if diff_note:
         notes.append(diff_note)
@@ -405,14 +419,67 @@ def harvest(
         warnings=notes,
         elapsed_ms=elapsed_ms(began),
     )
-    return to_dict(actx, result)
+    return to_dict(actx, result, secrets=record.agent_args)
 
 
-def to_dict(actx: AgentToolsContext, result: contract.AgentResult) -> dict[str, Any]:
-    """The result with the configured truncation limits."""
-    return result.to_dict(
+#: The most of a child's ``result.md`` read into a result (the rest stays in the file).
+RESULT_MD_MAX_BYTES = 1 << 20
+
+#: Native args shorter than this are flags or small values (``-p``, ``high``), not credentials;
+#: replacing every occurrence of them would corrupt the agent's message.
+MIN_SECRET_CHARS = 8
+
+
+def redact_args(value: Any, agent_args: Sequence[str]) -> Any:
+    """``value`` (a string, or a result's lists and objects of them) with the task's native
+    agent args redacted, as the low-level tools redact them
+    (:func:`orchestrator.tools.result.redact_text`): a pane tail shows the command line the
+    agent was started with (``pi --api-key sk-…``), and it must not leave in a result, whether
+    as ``finalMessage``, ``question``, an error message quoting the pane or a warning."""
+    secrets = sorted((a for a in agent_args if len(a) >= MIN_SECRET_CHARS), key=len, reverse=True)
+    if not secrets:
+        return value
+    return _redact_tree(value, secrets)
+
+
+#: The texts of a result that may quote the agent's screen or output (ids, paths, the
+#: model and the diff are left as they are: structure, not screen text).
+_REDACTED_KEYS = (
+    "header",
+    "finalMessage",
+    "resultText",
+    "question",
+    "error",
+    "evidence",
+    "warnings",
+)
+
+
+def _redact_tree(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, list):
+        return [_redact_tree(item, secrets) for item in value]
+    if isinstance(value, dict):
+        return {key: _redact_tree(item, secrets) for key, item in value.items()}
+    return value
+
+
+def to_dict(
+    actx: AgentToolsContext, result: contract.AgentResult, *, secrets: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The result with the configured truncation limits; ``secrets`` (the task's native
+    agent args) are redacted from every text in it (:func:`redact_args`)."""
+    value = result.to_dict(
         max_result_chars=actx.config.max_result_chars, max_diff_bytes=actx.config.max_diff_bytes
     )
+    for key in _REDACTED_KEYS:
+        if value.get(key) is not None:
+            value[key] = redact_args(value[key], secrets)
+    task = value.get("task")
+    if isinstance(task, dict) and task.get("error") is not None:
+        value["task"] = {**task, "error": redact_args(task["error"], secrets)}
+    return value
 
 
 def _settle_record(
@@ -550,6 +617,8 @@ def handle_get_result(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, An
     lines = int(args.get("lines", DEFAULT_LINES))
     try:
         record = actx.store.find(target)
+    except UnreadableRecord as exc:
+        return refusal(TOOL, exc.code, str(exc), "target")
     except TaskNotFound:
         return observe(actx, target, tool=TOOL, lines=lines)
     return harvest(
@@ -564,5 +633,6 @@ __all__ = [
     "handle_get_result",
     "harvest",
     "observe",
+    "redact_args",
     "task_diff",
 ]

@@ -18,6 +18,11 @@ Rules, and why:
   and is never replayed to a consuming reader.
 * **Unknown types become ``NOTE``**, keeping what the child wrote in ``originalType``; the
   vocabulary is small on purpose (seed 000 protocol headers).
+* **The file is the child's, so it is read defensively** (:mod:`.safe_fs`): a symbolic link,
+  a FIFO or anything but a regular file is not read (``error`` says why; the tool reports it
+  as a warning), and one read takes at most :data:`MAX_READ_BYTES` from the offset (``more``
+  says there is more). A single line longer than that is reported malformed and skipped to
+  its end, so a huge or sparse file costs bounded memory and never wedges the offset.
 * **Long-poll without inotify.** The standard library has no file-change notification, so
   :func:`wait_for_messages` polls the file's size — one ``stat`` per tick, the interval
   growing from 20 ms to 250 ms while nothing changes (low latency right after a write is
@@ -36,9 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
+from orchestrator.agent_tools import safe_fs
+
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
+    "MAX_READ_BYTES",
     "MESSAGE_TYPES",
     "InboxMessage",
     "InboxRead",
@@ -54,6 +62,8 @@ MAX_LIMIT = 200
 INBOX_FILE = "inbox.ndjson"
 MESSAGE_TYPES = ("BLOCKED", "REVIEW_REQUEST", "COMPLETE", "NOTE", "ACCEPT", "REJECT")
 PREVIEW_CHARS = 200
+#: The most one read takes from the file (and the longest line it accepts).
+MAX_READ_BYTES = 1 << 20
 _FIRST_POLL = 0.02
 _MAX_POLL = 0.25
 
@@ -94,7 +104,9 @@ class InboxRead:
     partial: bool = False
     """Bytes after ``next_offset`` that are not yet a complete line (a write in progress)."""
     more: bool = False
-    """``limit`` stopped the read before the end of the complete lines."""
+    """``limit`` (or :data:`MAX_READ_BYTES`) stopped the read before the end of the lines."""
+    error: str | None = None
+    """Why the file was not read at all (a link, a FIFO, ...); nothing was consumed."""
 
     def to_json(self) -> dict[str, Any]:
         """The read as a tool returns it."""
@@ -186,15 +198,16 @@ def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) ->
     limit = max(1, min(int(limit), MAX_LIMIT))
     offset = max(0, int(offset))
     try:
-        with Path(path).open("rb") as handle:
-            size = handle.seek(0, 2)
-            if offset > size:
-                offset = 0
-            handle.seek(offset)
-            data = handle.read(size - offset)
+        chunk = safe_fs.read_bounded(path, MAX_READ_BYTES, offset=offset)
+        if offset > chunk.size:
+            offset = 0
+            chunk = safe_fs.read_bounded(path, MAX_READ_BYTES, offset=0)
     except FileNotFoundError:
         return InboxRead(offset=offset, next_offset=offset)
-    result = InboxRead(offset=offset, next_offset=offset, size=offset + len(data))
+    except OSError as exc:
+        return InboxRead(offset=offset, next_offset=offset, error=exc.strerror or str(exc))
+    data = chunk.data
+    result = InboxRead(offset=offset, next_offset=offset, size=chunk.size)
     position = 0
     while position < len(data):
         end = data.find(b"\n", position)
@@ -202,7 +215,7 @@ def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) ->
         line = data[position:end] if complete else data[position:]
         after = end + 1 if complete else len(data)
         if len(result.messages) >= limit:
-            result.more = _has_more(data[position:])
+            result.more = chunk.truncated or _has_more(data[position:])
             break
         if not line.strip():
             if complete:
@@ -210,6 +223,13 @@ def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) ->
                 result.next_offset = offset + position
                 continue
             break  # only blanks after the last newline: nothing to consume yet
+        if not complete and chunk.truncated:
+            # cut by our bound, not by the writer: read on next time (or skip a huge line)
+            if position == 0:
+                _skip_huge_line(path, result, line)
+            else:
+                result.more = True
+            break
         parsed, error = _parse(line)
         if parsed is None and not complete:
             result.partial = True
@@ -224,6 +244,34 @@ def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) ->
         position = after
         result.next_offset = offset + position
     return result
+
+
+def _skip_huge_line(path: str | Path, result: InboxRead, head: bytes) -> None:
+    """Report a line longer than :data:`MAX_READ_BYTES` as malformed and move past it: scan
+    on, one bounded read at a time, to its newline (or to the end of the file)."""
+    start = result.offset
+    result.malformed.append(
+        {
+            "offset": start,
+            "error": f"line longer than {MAX_READ_BYTES} bytes: skipped",
+            "preview": head[:PREVIEW_CHARS].decode("utf-8", "replace"),
+        }
+    )
+    position = start + len(head)
+    while True:
+        try:
+            chunk = safe_fs.read_bounded(path, MAX_READ_BYTES, offset=position)
+        except OSError:
+            break
+        end = chunk.data.find(b"\n")
+        if end >= 0:
+            position += end + 1
+            break
+        position += len(chunk.data)
+        if not chunk.truncated:
+            break
+    result.next_offset = position
+    result.more = position < result.size
 
 
 def wait_for_messages(
@@ -250,7 +298,7 @@ def wait_for_messages(
     while True:
         for i, (path, offset) in enumerate(sources):
             try:
-                size = Path(path).stat().st_size
+                size = Path(path).lstat().st_size  # the link itself: never followed
             except FileNotFoundError:
                 size = -1
             if size != sizes[i]:

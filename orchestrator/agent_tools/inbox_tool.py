@@ -140,6 +140,8 @@ INBOX_RESULT_SCHEMA: dict[str, Any] = {
         "consumed": {"type": "boolean"},
         "more": {"type": "boolean"},
         "timedOut": {"type": "boolean"},
+        # Present when a task record or an inbox file could not be read (skipped, by path).
+        "warnings": {"type": "array", "items": {"type": "string"}},
     },
 }
 
@@ -189,6 +191,7 @@ def inbox(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
             return refusal(TOOL, ResultError("TASK_NOT_FOUND", str(exc), field="target"))
     else:
         records = _open_records(ctx)
+    warnings = ctx.store.unreadable_warnings() if target is None else []
     timed_out = False
     if wait and records:
         sources = [(_path(ctx, r), r.inbox_offset) for r in records]
@@ -208,6 +211,8 @@ def inbox(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
             continue
         current, read = _read(ctx, record, room, consume)
         more = more or read.more
+        if read.error is not None:
+            warnings.append(f"task {current.task_id}: inbox not read ({read.error})")
         messages.extend(
             {"taskId": current.task_id, "name": current.name, **message}
             for message in read.messages
@@ -226,13 +231,16 @@ def inbox(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
                 "malformed": list(read.malformed),
             }
         )
-    return {
+    value: dict[str, Any] = {
         "messages": messages,
         "tasks": tasks,
         "consumed": consume,
         "more": more,
         "timedOut": timed_out,
     }
+    if warnings:
+        value["warnings"] = warnings
+    return value
 
 
 __all__ = ["INBOX_DESCRIPTION", "INBOX_RESULT_SCHEMA", "INBOX_SCHEMA", "inbox"]

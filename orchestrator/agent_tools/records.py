@@ -5,6 +5,14 @@ Why files and not memory: the orchestrator may be an MCP server, a one-shot
 the task, its pane, its session file and its error. So a record is created *before* the pane
 exists (status ``starting``) and rewritten at each step, always atomically (temp file, fsync,
 rename, fsync of the directory), 0600 in a 0700 directory since prompts and paths are private.
+A temp file is written completely (a short write on a full disk raises and the temp file is
+removed) before it replaces anything, so a good record is never replaced by a truncated one.
+
+**An unreadable record stays one task's problem.** A record that is empty, not UTF-8, not JSON,
+too large or of the wrong shape (:func:`parse_record`) is skipped by every listing and lookup
+by name or pane, and remembered by path in :attr:`TaskStore.unreadable` so tools can report it
+(``warnings``) and ``herdr_doctor`` can flag it; only reading that task by its id fails
+(:class:`UnreadableRecord`, a :class:`TaskNotFound` naming the file and the reason).
 
 Concurrency: updates are read-modify-write under an ``flock`` on ``<id>.lock``, so two
 processes never lose each other's changes. ``client_task_id`` idempotency uses an index file
@@ -22,11 +30,14 @@ import json
 import os
 import re
 import secrets
+import types
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from orchestrator.agent_tools.safe_fs import ensure_private_dir, read_bounded, write_all
 
 RECORD_VERSION = 1
 RecordStatus = Literal[
@@ -50,10 +61,23 @@ _TASK_ID = re.compile(r"^t-[0-9a-f]{12}$")
 PROMPT_PREVIEW_CHARS = 200
 
 
+#: A record larger than this is not one we wrote (history and previews are small).
+MAX_RECORD_BYTES = 1 << 20
+
+
 class TaskNotFound(LookupError):
     """No record matches a target (task id, agent name, pane id or client task id)."""
 
     code = "TASK_NOT_FOUND"
+
+
+class UnreadableRecord(TaskNotFound):
+    """A record file exists but cannot be used (garbage, empty, wrong types, bad UTF-8)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"the task record {path} is unreadable ({reason}); move or delete it")
+        self.path = path
+        self.reason = reason
 
 
 def now_iso() -> str:
@@ -176,6 +200,60 @@ class TaskRecord:
         return self.status != "starting" or pid_alive(self.owner_pid)
 
 
+def _type_ok(value: Any, hint: Any) -> bool:
+    """Whether a JSON value fits a :class:`TaskRecord` field's annotation."""
+    origin = get_origin(hint)
+    if hint is Any:
+        return True
+    if origin is Literal:
+        return value in get_args(hint)
+    if origin is tuple:
+        item = get_args(hint)[0]
+        return isinstance(value, list | tuple) and all(_type_ok(v, item) for v in value)
+    if origin is Union or origin is types.UnionType:
+        return any(_type_ok(value, option) for option in get_args(hint))
+    if origin is not None and isinstance(origin, type) and issubclass(origin, Mapping):
+        return isinstance(value, Mapping)
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(hint, type):
+        return isinstance(value, hint)
+    return True  # pragma: no cover - every field's annotation is handled above
+
+
+def parse_record(raw: bytes) -> TaskRecord:
+    """A stored record from its file's bytes; ``ValueError``/``TypeError`` says what is
+    wrong with it."""
+    if not raw.strip():
+        raise ValueError("empty file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise TypeError(f"not a JSON object but {type(data).__name__}")
+    hints = get_type_hints(TaskRecord)
+    by_key = {_camel(f.name): f for f in fields(TaskRecord) if f.name != "extra"}
+    for key, f in by_key.items():
+        if key not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise ValueError(f"no {key!r}")
+            continue
+        if not _type_ok(data[key], hints[f.name]):
+            raise ValueError(f"{key!r} has the wrong type or value: {data[key]!r:.60}")
+    if not is_task_id(data["taskId"]):
+        raise ValueError(f"'taskId' is not a task id: {data['taskId']!r:.60}")
+    return TaskRecord.from_dict(data)
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -184,23 +262,21 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) 0700; tighten an existing one we own."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
-    return path
-
-
 def _write_temp(directory: Path, data: bytes) -> Path:
-    """A fully written, fsynced 0600 temp file in ``directory`` (hidden: listings skip it)."""
+    """A fully written, fsynced 0600 temp file in ``directory`` (hidden: listings skip it).
+
+    A short write (a full disk) raises and removes the temp file, so nothing is replaced."""
     temp = directory / f".{secrets.token_hex(8)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
     return temp
 
 
@@ -222,6 +298,8 @@ class TaskStore:
         self.state_dir = Path(state_dir)
         self.tasks_dir = self.state_dir / "tasks"
         self.clients_dir = self.state_dir / "clients"
+        #: Record files the last listing skipped, by path, with the reason.
+        self.unreadable: dict[Path, str] = {}
 
     def _ready(self) -> None:
         ensure_private_dir(self.state_dir)
@@ -310,33 +388,75 @@ class TaskStore:
 
     # -- reading ------------------------------------------------------------------------------
 
-    def get(self, task_id: str) -> TaskRecord:
-        """The record of ``task_id``; raises :class:`TaskNotFound`."""
+    @staticmethod
+    def _load(path: Path) -> TaskRecord:
+        """The record in ``path``: ``FileNotFoundError`` when it is gone,
+        :class:`UnreadableRecord` when it cannot be used."""
         try:
-            data = json.loads(self.path(task_id).read_text(encoding="utf-8"))
+            read = read_bounded(path, MAX_RECORD_BYTES)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise UnreadableRecord(path, exc.strerror or str(exc)) from None
+        if read.truncated:
+            raise UnreadableRecord(path, f"larger than {MAX_RECORD_BYTES} bytes")
+        try:
+            record = parse_record(read.data)
+        except (ValueError, TypeError) as exc:
+            raise UnreadableRecord(path, str(exc)) from None
+        if path.name != f"{record.task_id}.json":
+            raise UnreadableRecord(path, f"it holds task {record.task_id}, not {path.stem}")
+        return record
+
+    def get(self, task_id: str) -> TaskRecord:
+        """The record of ``task_id``; raises :class:`TaskNotFound` (:class:`UnreadableRecord`
+        when its file exists but cannot be used)."""
+        try:
+            return self._load(self.path(task_id))
         except FileNotFoundError:
             raise TaskNotFound(f"no task {task_id}") from None
-        return TaskRecord.from_dict(data)
 
     def list_records(self) -> list[TaskRecord]:
-        """Every record, oldest first (temp and lock files are skipped)."""
+        """Every readable record, oldest first (temp and lock files are skipped).
+
+        Unreadable records are skipped and listed in :attr:`unreadable` (path → reason), so
+        one bad file never hides every other task."""
+        self.unreadable = {}
         if not self.tasks_dir.is_dir():
             return []
         records: list[TaskRecord] = []
-        for path in self.tasks_dir.glob("t-*.json"):
+        for path in sorted(self.tasks_dir.glob("t-*.json")):
             try:
-                records.append(TaskRecord.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+                records.append(self._load(path))
             except FileNotFoundError:
                 continue  # removed between glob and read
+            except UnreadableRecord as exc:
+                self.unreadable[path] = exc.reason
         records.sort(key=lambda r: (r.created_at, r.task_id))
         return records
 
+    def unreadable_warnings(self) -> list[str]:
+        """One warning per record the last listing skipped (for a tool's ``warnings``)."""
+        return [
+            f"skipped the unreadable task record {path} ({reason}); herdr_doctor lists it"
+            for path, reason in sorted(self.unreadable.items())
+        ]
+
     def by_client_task_id(self, client_task_id: str) -> TaskRecord | None:
         """The task created for ``client_task_id``, if any."""
+        index = self._client_index(client_task_id)
         try:
-            entry = json.loads(self._client_index(client_task_id).read_text(encoding="utf-8"))
+            read = read_bounded(index, MAX_RECORD_BYTES)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise UnreadableRecord(index, exc.strerror or str(exc)) from None
+        try:
+            entry = json.loads(read.data)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise UnreadableRecord(index, "not a JSON client index") from None
+        if not isinstance(entry, dict):
+            raise UnreadableRecord(index, "not a JSON object")
         if entry.get("clientTaskId") != client_task_id:  # pragma: no cover - digest collision
             return None
         try:
@@ -416,9 +536,9 @@ class TaskStore:
         with self._locked(task_id):
             self.path(task_id).unlink(missing_ok=True)
         if record.client_task_id is not None:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError):
                 index = self._client_index(record.client_task_id)
-                if json.loads(index.read_text()).get("taskId") == task_id:
+                if json.loads(read_bounded(index, MAX_RECORD_BYTES).data).get("taskId") == task_id:
                     index.unlink()
         with contextlib.suppress(OSError):
             (self.tasks_dir / f"{task_id}.lock").unlink()
@@ -431,9 +551,11 @@ __all__ = [
     "TaskNotFound",
     "TaskRecord",
     "TaskStore",
+    "UnreadableRecord",
     "atomic_write_json",
     "ensure_private_dir",
     "is_task_id",
     "new_task_id",
     "now_iso",
+    "parse_record",
 ]

@@ -260,6 +260,11 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     isolated = bool(args.get("isolated", False))
     agent_args = tuple(str(a) for a in args.get("agent_args") or ())
     client_task_id = args.get("client_task_id")
+    try:  # ours, or refused: never another user's, never chmodded (safe_fs)
+        ensure_private_dir(config.state_dir)
+        ensure_private_dir(config.artifact_dir)
+    except OSError as exc:
+        return refusal(TOOL, "STATE_DIR_UNSAFE", exc.strerror or str(exc), "stateDir")
 
     record, created = actx.store.create(
         kind=kind,

@@ -20,21 +20,31 @@ shown); a torn last line is ignored, because pi may be appending while we read; 
 the file lazily, so a missing or empty file means "no transcript yet"
 (:class:`NoTranscript`); thinking blocks are omitted (they are the model's scratch work and
 can be huge); images become ``[image]``.
+
+**The file is not trusted.** Its path comes from Herdr and the agent, so it is read like a
+child's artifact (:mod:`.safe_fs`): a symbolic link, a FIFO or anything but a regular file is
+not read (no transcript; the reason is said), and at most :data:`MAX_SESSION_BYTES` are read —
+of a larger file its last part, from the first whole line (older messages are then not in the
+pages, and the page's indices count from there).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
+from orchestrator.agent_tools import safe_fs
+
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "MAX_MESSAGE_CHARS",
+    "MAX_SESSION_BYTES",
     "NO_TRANSCRIPT",
     "LastAssistant",
     "NoTranscript",
@@ -53,6 +63,8 @@ MAX_LIMIT = 100
 MAX_MESSAGE_CHARS = 6000
 DETAIL_CHARS = 160
 NO_TRANSCRIPT = "NO_TRANSCRIPT"
+#: The most of a session file one read takes (its tail when the file is larger).
+MAX_SESSION_BYTES = 64 << 20
 
 Role = Literal["user", "assistant", "tool", "system"]
 
@@ -153,9 +165,13 @@ def read_entries(path: str | Path) -> list[dict[str, Any]]:
 
     One ``read`` of the whole file gives a consistent prefix even while pi appends; a last
     line without its newline is used only if it parses (pi writes each line in one call, so
-    a torn line simply fails to parse). Lines that are not JSON objects are skipped.
+    a torn line simply fails to parse). Lines that are not JSON objects are skipped. Raises
+    ``FileNotFoundError``, or :class:`.safe_fs.UnsafeFile` for anything but a regular file.
     """
-    data = Path(path).read_bytes()
+    read = safe_fs.read_bounded(path, MAX_SESSION_BYTES, tail=True)
+    data = read.data
+    if read.offset > 0:
+        data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""  # from a whole line
     entries: list[dict[str, Any]] = []
     for raw in data.split(b"\n"):
         if not raw.strip():
@@ -383,9 +399,17 @@ def _require_file(path: str | Path | None, task_error: str | None) -> Path:
         )
     file = Path(path)
     try:
-        size = file.stat().st_size
+        info = file.lstat()
     except FileNotFoundError:
         size = -1
+    else:
+        if not stat.S_ISREG(info.st_mode):
+            raise NoTranscript(
+                f"the pi session file {file} is not a regular file (a link, a FIFO, ...): not read",
+                path=str(file),
+                task_error=task_error,
+            )
+        size = info.st_size
     if size <= 0:
         state = "does not exist" if size < 0 else "is empty"
         raise NoTranscript(
@@ -413,7 +437,14 @@ def read_transcript(
     when there is no session file or it is still empty.
     """
     file = _require_file(path, task_error)
-    messages = load_messages(file)
+    try:
+        messages = load_messages(file)
+    except OSError as exc:  # swapped or removed since the check
+        raise NoTranscript(
+            f"the pi session file {file} could not be read: {exc.strerror or exc}",
+            path=str(file),
+            task_error=task_error,
+        ) from None
     total = len(messages)
     limit = max(1, min(int(limit), MAX_LIMIT))
     start = int(from_)
@@ -443,7 +474,7 @@ def last_assistant_message(path: str | Path | None) -> LastAssistant | None:
         return None
     try:
         entries = read_entries(path)
-    except FileNotFoundError:
+    except OSError:  # missing, or not a regular file (never followed, never blocked on)
         return None
     for entry in reversed(_active_branch(entries)):
         message = entry.get("message")

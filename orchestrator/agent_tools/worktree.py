@@ -20,6 +20,21 @@
 
 Every git call runs with a fixed environment (no pager, no prompts, C locale, no external
 diff or textconv drivers) so user configuration cannot change what the tools see.
+
+**The repository's configuration runs none of its code.** A task repository is not trusted:
+its ``.git/config`` (which the child, or whoever handed us the directory, can edit) may name
+programs git runs on its own — an fsmonitor, clean/smudge/process filters, hooks
+(``post-checkout`` on ``worktree add``, ``reference-transaction``...), external diff and
+textconv drivers, a pager. Every git call (:func:`_git_argv`) passes, on the command line
+where it outranks every config file, ``core.fsmonitor=false``, ``core.hooksPath=/dev/null``,
+``core.pager=cat`` and, for each filter driver any config defines (listed with ``git config``,
+which runs nothing), empty ``clean``/``smudge``/``process`` commands and ``required=false``
+(a driver whose name holds ``=`` cannot be overridden with ``-c``: git is then not run at all,
+``GIT_UNSAFE_CONFIG``);
+diffs add ``--no-ext-diff --no-textconv``. The user's global and system configuration are
+still read (``safe.directory``, identity): they are the user's and the administrator's own,
+and the command-line overrides win over them too. ``GIT_*`` variables of our environment are
+dropped so none of them re-enables anything.
 """
 
 from __future__ import annotations
@@ -87,6 +102,63 @@ def _git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+#: Settings given on every git command line (they outrank every config file).
+_SAFE_CONFIG = (
+    "core.quotepath=false",
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+
+
+def _filter_drivers(cwd: str | Path) -> list[str]:
+    """The filter driver names any config (repository, user, system) defines for ``cwd``."""
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(cwd),
+                "config",
+                "--null",
+                "--name-only",
+                "--get-regexp",
+                r"^filter\.",
+            ],
+            capture_output=True,
+            env=_git_env(),
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    names: list[str] = []
+    for key in done.stdout.decode("utf-8", "replace").split("\0"):
+        name = key[len("filter.") : key.rfind(".")] if key.startswith("filter.") else ""
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+def _git_argv(cwd: str | Path, *args: str) -> list[str]:
+    """``git`` with the settings that keep the repository's own programs from running."""
+    argv = ["git"]
+    for setting in _SAFE_CONFIG:
+        argv += ["-c", setting]
+    for name in _filter_drivers(cwd):
+        if "=" in name:  # ``-c`` splits at the first "=": such a driver cannot be disabled
+            raise WorktreeError(
+                "GIT_UNSAFE_CONFIG",
+                f"the repository configures a filter driver named {name!r}, which cannot be "
+                "disabled: git is not run on it",
+            )
+        for var, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+            argv += ["-c", f"filter.{name}.{var}={value}"]
+    return [*argv, "-C", str(cwd), *args]
+
+
 def _git(
     cwd: str | Path,
     *args: str,
@@ -94,8 +166,8 @@ def _git(
     check: bool = True,
     code: str = "GIT_FAILED",
 ) -> subprocess.CompletedProcess[str]:
-    argv = ["git", "-c", "core.quotepath=false", "-C", str(cwd), *args]
     try:
+        argv = _git_argv(cwd, *args)
         done = subprocess.run(
             argv,
             capture_output=True,
@@ -317,18 +389,7 @@ def diff(
             top, "diff", "--cached", "--name-status", "-z", "--no-renames", against, *limit, env=env
         ).stdout
         patch = subprocess.run(
-            [
-                "git",
-                "-c",
-                "core.quotepath=false",
-                "-C",
-                str(top),
-                "diff",
-                "--cached",
-                *_DIFF_FLAGS,
-                against,
-                *limit,
-            ],
+            _git_argv(top, "diff", "--cached", *_DIFF_FLAGS, against, *limit),
             capture_output=True,
             env=_git_env(env),
             timeout=GIT_TIMEOUT,

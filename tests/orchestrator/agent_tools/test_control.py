@@ -302,3 +302,53 @@ def test_message_numbers_are_reserved_once_each_even_when_sent_at_once(tmp_path:
     with ThreadPoolExecutor(8) as pool:
         numbers = list(pool.map(lambda _: _next_seq(tmp_path), range(40)))
     assert sorted(numbers) == list(range(1, 41))
+
+
+def test_a_symlinked_messages_dir_is_never_written_through(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, tmp_path: Path
+) -> None:
+    # the child replaced messages/ with a link to a directory of its choosing
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("ok"), name="w")
+    record = own(ctx, agent)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    artifacts = Path(str(record.artifact_dir))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    (artifacts / "messages").symlink_to(elsewhere)
+    value = agent_result(
+        message_agent({"target": "w", "message": "a\nlong\nmessage", "wait": True}, ctx)
+    )
+    assert list(elsewhere.iterdir()) == []
+    assert value["status"] == "failed" and value["error"]["code"] == "ARTIFACT_UNSAFE", value
+    assert "symbolic link" in value["error"]["message"]
+    # nothing was typed: pi writes its session file on the first prompt
+    assert not Path(agent.info["agent_session"]["value"]).exists()
+
+
+def test_a_message_file_swapped_for_a_link_is_replaced_not_written_through(
+    tmp_path: Path,
+) -> None:
+    from orchestrator.agent_tools.envelope import prepare_message
+
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me")
+    prepared = prepare_message("a\nb", to="w", artifact_dir=tmp_path / "art", seq=1)
+    assert prepared.file is not None
+    prepared.file.parent.mkdir(parents=True)
+    prepared.file.symlink_to(target)
+    prepared.write()
+    assert target.read_text() == "keep me"
+    assert not prepared.file.is_symlink() and "a\nb" in prepared.file.read_text()
+
+
+def test_task_md_is_not_written_through_a_symlinked_artifact_dir(tmp_path: Path) -> None:
+    from orchestrator.agent_tools.envelope import TaskEnvelope
+    from orchestrator.agent_tools.safe_fs import UnsafeFile
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "art").symlink_to(elsewhere)
+    task = TaskEnvelope(task_id="t-000000000001", goal="g", artifact_dir=tmp_path / "art", cwd="/")
+    with pytest.raises(UnsafeFile, match="symbolic link"):
+        task.write()
+    assert list(elsewhere.iterdir()) == []

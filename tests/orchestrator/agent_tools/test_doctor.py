@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
@@ -52,6 +55,7 @@ def test_healthy_environment(herdr_server: HerdrServer, tmp_path: Path) -> None:
         "herdr.server",
         "state_dir",
         "artifact_dir",
+        "records",
         "git",
         "aliases",
     ]
@@ -112,6 +116,36 @@ def test_unwritable_state_dir_fails(tmp_path: Path) -> None:
     report, checks = run(ctx)
     assert checks["state_dir"]["status"] == checks["artifact_dir"]["status"] == "fail"
     assert checks["state_dir"]["fix"] in report["next"]
+
+
+def test_unreadable_task_records_are_flagged_by_path(tmp_path: Path) -> None:
+    ctx = down_ctx(tmp_path)
+    good, _ = ctx.store.create(kind="pi", cwd="/")
+    bad = ctx.store.tasks_dir / "t-0000000000aa.json"
+    bad.write_bytes(b"\xff not a record")
+    report, checks = run(ctx)
+    assert checks["records"]["status"] == "warn"
+    assert str(bad) in checks["records"]["detail"] and "not UTF-8" in checks["records"]["detail"]
+    assert good.task_id not in checks["records"]["detail"]
+    assert checks["records"]["fix"] in report["next"]
+
+
+def test_a_state_dir_owned_by_another_user_fails_and_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o1777)  # like /tmp: everyone may create files there
+    ctx = down_ctx(tmp_path)
+    ctx._config = Config(state_dir=shared, artifact_dir=tmp_path / "a")
+    _report, checks = run(ctx)
+    assert checks["state_dir"]["status"] == "fail"
+    assert "writable by group or others" in checks["state_dir"]["detail"]
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777  # never chmodded
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)
+    _report, checks = run(ctx)
+    assert checks["state_dir"]["status"] == "fail"
+    assert "owned by uid" in checks["state_dir"]["detail"]
 
 
 def test_missing_binary_is_a_warning_for_the_socket_and_a_failure_for_the_cli(

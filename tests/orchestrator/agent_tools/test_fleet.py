@@ -115,6 +115,19 @@ def test_rows_join_herdr_agents_with_records(
     assert (rows["theirs"]["taskId"], rows["theirs"]["taskStatus"]) == (None, None)
 
 
+def test_an_unreadable_record_is_skipped_with_a_warning_not_an_error(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_pane: Pane
+) -> None:
+    mine, _ = two_agents(herdr_fake_agent, herdr_pane)
+    record = own(ctx, mine)
+    bad = ctx.store.tasks_dir / "t-0000000000aa.json"
+    bad.write_bytes(b"{garbage")
+    value = list_agents({"owned_only": True}, ctx)
+    LIST.validate(value)
+    assert [row["taskId"] for row in value["agents"]] == [record.task_id]
+    assert len(value["warnings"]) == 1 and str(bad) in value["warnings"][0]
+
+
 def test_owned_only_leaves_out_foreign_agents(
     ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_pane: Pane
 ) -> None:

@@ -29,6 +29,7 @@ from tests.orchestrator.agent_tools.test_spawn import (
     spawn,
     write_result_md,
 )
+from tests.orchestrator.agent_tools.test_worktree import make_hostile
 
 pytestmark = SIM
 
@@ -275,3 +276,64 @@ def test_a_screen_detected_kind_is_spawned_and_harvested_from_its_pane_and_resul
     assert result["resultText"] is not None and "claude did it" in result["resultText"]
     sources = {evidence["source"] for evidence in result["evidence"]}
     assert "pane" in sources or "pane-tail" in sources, result["evidence"]
+
+
+def test_native_agent_args_never_leave_in_a_result_read_off_the_pane(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    # A real claude's pane tail shows the command line it was started with (the simulator
+    # starts agents without echoing it, so here the agent prints its flag itself): a credential
+    # passed in agent_args must come back redacted from every text read off the screen.
+    secret = "sk-live-0123456789abcdef"
+    repo = git_repo(tmp_path / "repo")
+    scenario = Scenario().wait(400).reply(f"started with --append-system-prompt {secret}")
+    args = ["--append-system-prompt", secret, *scenario_args(tmp_path, scenario)]
+    result = spawn(ctx, prompt="report", kind="claude", cwd=str(repo), agent_args=args)
+    assert result["status"] == "completed", result
+    assert secret not in json.dumps(result)
+    assert f"<redacted: {len(secret)} chars>" in (result["finalMessage"] or ""), result
+    again = call(ctx, "herdr_get_agent_result", target=result["taskId"], wait=False)
+    assert secret not in json.dumps(again)
+    assert f"<redacted: {len(secret)} chars>" in (again["finalMessage"] or "")
+
+
+@pytest.mark.parametrize("plant", ["ln -s {secret} {d}result.md", "mkfifo {d}result.md"])
+def test_a_result_md_that_is_a_link_or_a_fifo_is_not_read(
+    ctx: AgentToolsContext, tmp_path: Path, plant: str
+) -> None:
+    # the child makes result.md a link to a file it wants shown (or a FIFO to hang us)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    art = ctx.config.artifact_dir
+    command = f"for d in {art}/t-*/; do " + plant.format(secret=secret, d='"$d"') + "; done"
+    scenario = Scenario().run_tool("bash", command).reply("COMPLETE result.md")
+    result = spawn(
+        ctx,
+        prompt="report",
+        cwd=str(git_repo(tmp_path / "repo")),
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert "TOP-SECRET" not in json.dumps(result)
+    assert result["resultText"] is None and result["artifacts"]["resultMdExists"] is False
+    assert any("result.md not read" in w for w in result["warnings"]), result["warnings"]
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+def test_spawn_and_harvest_in_a_hostile_repository_run_none_of_its_code(
+    ctx: AgentToolsContext, tmp_path: Path, isolated: bool
+) -> None:
+    # the repository's config names an fsmonitor, filters, diff drivers and hooks that would
+    # leave a marker when run: snapshot, worktree creation and the diff must not run them
+    repo = git_repo(tmp_path / "repo")
+    markers = make_hostile(repo, tmp_path)
+    scenario = Scenario().run_tool("bash", "echo agent > b.txt").reply("done")
+    result = spawn(
+        ctx,
+        prompt="work",
+        cwd=str(repo),
+        isolated=isolated,
+        agent_args=scenario_args(tmp_path, scenario),
+    )
+    assert result["status"] == "completed", result
+    assert result["diff"] is not None and "+agent" in result["diff"]["patch"], result["diff"]
+    assert sorted(p.name for p in markers.iterdir()) == []

@@ -184,3 +184,32 @@ def test_spawn_killed_after_the_agent_started_is_harvested(
     assert result["status"] == "completed", result
     assert result["finalMessage"] == "survived"
     assert result["task"]["status"] == "completed"
+
+
+def test_native_args_are_redacted_from_every_screen_text_of_a_result(tmp_path: Path) -> None:
+    # a failure quoting the pane (the command line with its key) or a warning must not
+    # carry the key out either; ids, paths and the model stay as they are
+    from orchestrator.agent_tools import contract
+    from orchestrator.agent_tools.config import Config
+    from orchestrator.agent_tools.harvest import to_dict
+
+    secret = "sk-live-0123456789abcdef"
+    ctx = AgentToolsContext.create(
+        {}, config=Config(state_dir=tmp_path / "s", artifact_dir=tmp_path / "a")
+    )
+    result = contract.AgentResult(
+        status="failed",
+        tool="herdr_spawn_agent",
+        task_id="t-0123456789ab",
+        model="anthropic/claude-sonnet-4-5",
+        final_message=f"$ claude --api-key {secret}",
+        question=f"use {secret}?",
+        error=contract.ResultError("AGENT_EXITED", f"pane: claude --api-key {secret}"),
+        warnings=[f"pane tail: {secret}"],
+        evidence=[contract.Evidence("pane", f"last line: {secret}")],
+        task={"taskId": "t-0123456789ab", "error": {"code": "X", "message": secret}},
+    )
+    value = to_dict(ctx, result, secrets=("--api-key", secret, "on"))
+    assert secret not in repr(value)
+    assert value["error"]["message"] == "pane: claude <redacted: 9 chars> <redacted: 24 chars>"
+    assert (value["taskId"], value["model"]) == ("t-0123456789ab", "anthropic/claude-sonnet-4-5")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import resource
 import threading
 import time
 from pathlib import Path
@@ -236,3 +238,88 @@ def test_wait_ends_early_on_wake_or_stop(tmp_path: Path) -> None:
     assert read.messages == [] and time.monotonic() - started < 1
     (read,) = ib.wait_for_messages([(tmp_path / "x", 0)], timeout=5, stop=lambda: True)
     assert read.messages == []
+
+
+# -- the file is the child's: links, FIFOs and huge files ---------------------------------------
+
+
+def _read_within(path: Path, seconds: float = 5.0) -> ib.InboxRead:
+    """``read_inbox`` in a thread, failing (not hanging) if it blocks."""
+    found: list[ib.InboxRead] = []
+    worker = threading.Thread(target=lambda: found.append(ib.read_inbox(path)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert found, f"read_inbox({path}) still blocked after {seconds} s"
+    return found[0]
+
+
+def test_a_symlinked_inbox_is_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET not json\n")
+    path = ib.inbox_path(tmp_path / "art")
+    path.parent.mkdir()
+    path.symlink_to(secret)
+    read = _read_within(path)
+    assert read.messages == [] and read.malformed == []
+    assert "TOP-SECRET" not in json.dumps(read.to_json())
+    assert read.error is not None and "symbolic link" in read.error
+    assert read.next_offset == 0
+
+
+def test_a_fifo_inbox_does_not_block(tmp_path: Path) -> None:
+    path = tmp_path / "inbox.ndjson"
+    os.mkfifo(path)
+    read = _read_within(path)
+    assert read.error is not None and "FIFO" in read.error
+    # the long-poll neither blocks on it nor counts it as news
+    started = time.monotonic()
+    (waited,) = ib.wait_for_messages([(path, 0)], 0.2)
+    assert time.monotonic() - started < 3
+    assert waited.messages == []
+
+
+def test_a_huge_sparse_inbox_is_read_in_bounded_pieces(tmp_path: Path) -> None:
+    path = tmp_path / "inbox.ndjson"
+    with path.open("wb") as handle:
+        handle.write((_line("NOTE", "first") + "\n").encode())
+        handle.truncate(300 * 1024 * 1024)  # 300 MB of zero bytes, no newline
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    read = ib.read_inbox(path)
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert [m["text"] for m in read.messages] == ["first"]
+    assert read.more is True and len(read.malformed) == 0
+    assert grown_kib < 50 * 1024, f"RSS grew by {grown_kib} KiB"
+    rest = ib.read_inbox(path, read.next_offset)
+    assert rest.messages == []
+    assert [m["error"] for m in rest.malformed] == [
+        f"line longer than {ib.MAX_READ_BYTES} bytes: skipped"
+    ]
+    assert rest.next_offset == path.stat().st_size and rest.more is False
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50 * 1024
+
+
+def test_a_line_longer_than_the_bound_is_skipped_to_its_newline(tmp_path: Path) -> None:
+    path = tmp_path / "inbox.ndjson"
+    huge = "x" * (ib.MAX_READ_BYTES + 10)
+    path.write_text(huge + "\n" + _line("NOTE", "after") + "\n")
+    first = ib.read_inbox(path)
+    assert [m["offset"] for m in first.malformed] == [0]
+    assert first.next_offset == len(huge) + 1 and first.more is True
+    second = ib.read_inbox(path, first.next_offset)
+    assert [m["text"] for m in second.messages] == ["after"]
+
+
+def test_many_lines_past_the_bound_are_read_on_the_next_call(tmp_path: Path) -> None:
+    path = tmp_path / "inbox.ndjson"
+    lines = [_line("NOTE", str(i) + "y" * 1000) for i in range(1500)]  # ~1.5 MB
+    path.write_text("\n".join(lines) + "\n")
+    seen: list[str] = []
+    offset = 0
+    for _ in range(100):
+        read = ib.read_inbox(path, offset, limit=200)
+        seen.extend(m["text"][:4].rstrip("y") for m in read.messages)
+        assert not read.malformed and not read.partial
+        offset = read.next_offset
+        if not read.more:
+            break
+    assert seen == [str(i) for i in range(1500)]

@@ -170,3 +170,31 @@ def test_malformed_lines_are_reported_and_skipped(ctx: AgentToolsContext) -> Non
 def test_unknown_target_is_refused(ctx: AgentToolsContext) -> None:
     value = agent_result(inbox({"target": "nobody"}, ctx))
     assert (value["error"]["code"], value["error"]["field"]) == ("TASK_NOT_FOUND", "target")
+
+
+def test_an_unreadable_record_is_skipped_with_a_warning(ctx: AgentToolsContext) -> None:
+    record = task(ctx, "w")
+    append(record, {"type": "NOTE", "text": "hi"})
+    bad = ctx.store.tasks_dir / "t-0000000000aa.json"
+    bad.write_bytes(b"")
+    value = read(ctx)
+    assert [m["text"] for m in value["messages"]] == ["hi"]
+    assert len(value["warnings"]) == 1 and str(bad) in value["warnings"][0]
+    assert read(ctx, target="w", consume=False)["messages"] == []  # lookups by name work
+    refused = inbox({"target": "t-0000000000aa"}, ctx)
+    assert refused["error"]["code"] == "TASK_NOT_FOUND"
+    assert "unreadable" in refused["error"]["message"]
+
+
+def test_a_symlinked_inbox_is_a_warning_and_its_target_is_never_shown(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    record = task(ctx, "w")
+    secret = tmp_path / "secret.ndjson"
+    secret.write_text(json.dumps({"type": "NOTE", "text": "TOP-SECRET"}) + "\n")
+    assert record.artifact_dir is not None
+    (Path(record.artifact_dir) / "inbox.ndjson").symlink_to(secret)
+    value = read(ctx)
+    assert "TOP-SECRET" not in json.dumps(value)
+    assert value["messages"] == [] and value["tasks"][0]["nextOffset"] == 0
+    assert "symbolic link" in value["warnings"][0] and record.task_id in value["warnings"][0]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agent_tools.records import TaskNotFound, TaskStore, is_task_id
+from orchestrator.agent_tools.records import TaskNotFound, TaskStore, UnreadableRecord, is_task_id
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -173,3 +175,102 @@ def test_concurrent_modifications_lose_nothing(store: TaskStore) -> None:
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 0, err
     assert store.get(record.task_id).inbox_offset == 30
+
+
+# -- a full disk and unreadable records -------------------------------------------------------
+
+
+def test_a_short_write_fails_the_update_and_keeps_the_good_record(
+    store: TaskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, _ = store.create(kind="pi", cwd="/repo", name="fixer")
+    good = store.path(record.task_id).read_bytes()
+    real_write = os.write
+    calls = 0
+
+    def full_disk(fd: int, data: bytes | memoryview) -> int:
+        # a disk filling up: the first write lands 10 bytes, every later one has no room
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return real_write(fd, bytes(data)[:10])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(OSError, match="space"):
+        store.update(record.task_id, status="running")
+    monkeypatch.undo()
+    assert store.path(record.task_id).read_bytes() == good
+    assert store.get(record.task_id).status == "starting"
+    assert [p.name for p in store.tasks_dir.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_write_that_makes_no_progress_raises(
+    store: TaskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, _ = store.create(kind="pi", cwd="/repo")
+    good = store.path(record.task_id).read_bytes()
+    monkeypatch.setattr(os, "write", lambda fd, data: 0)
+    with pytest.raises(OSError, match="short write"):
+        store.update(record.task_id, status="running")
+    monkeypatch.undo()
+    assert store.path(record.task_id).read_bytes() == good
+
+
+BAD_RECORDS = {
+    "empty": b"",
+    "garbage": b"\x00garbage{",
+    "not-utf8": b'{"taskId": "\xff\xfe"}',
+    "list": b"[1, 2]",
+    "wrong-types": json.dumps(
+        {
+            "taskId": "t-0000000000aa",
+            "status": "running",
+            "createdAt": 5,
+            "updatedAt": "x",
+            "kind": "pi",
+            "cwd": "/",
+        }
+    ).encode(),
+    "unknown-status": json.dumps(
+        {
+            "taskId": "t-0000000000aa",
+            "status": "exploded",
+            "createdAt": "x",
+            "updatedAt": "x",
+            "kind": "pi",
+            "cwd": "/",
+        }
+    ).encode(),
+    "missing-field": b'{"taskId": "t-0000000000aa", "status": "running"}',
+}
+
+
+@pytest.mark.parametrize("content", BAD_RECORDS.values(), ids=BAD_RECORDS.keys())
+def test_an_unreadable_record_is_skipped_and_reported_by_path(
+    store: TaskStore, content: bytes
+) -> None:
+    good, _ = store.create(kind="pi", cwd="/repo", name="fixer")
+    bad = store.tasks_dir / "t-0000000000aa.json"
+    bad.write_bytes(content)
+    assert [r.task_id for r in store.list_records()] == [good.task_id]
+    assert list(store.unreadable) == [bad]
+    assert str(bad) in store.unreadable_warnings()[0]
+    assert store.find("fixer").task_id == good.task_id
+    with pytest.raises(UnreadableRecord, match=r"t-0000000000aa\.json"):
+        store.get("t-0000000000aa")
+    with pytest.raises(TaskNotFound, match="unreadable"):
+        store.find("t-0000000000aa")
+
+
+def test_a_record_that_is_a_fifo_or_a_link_is_unreadable_not_followed(
+    store: TaskStore, tmp_path: Path
+) -> None:
+    good, _ = store.create(kind="pi", cwd="/repo", name="fixer")
+    os.mkfifo(store.tasks_dir / "t-0000000000bb.json")
+    (store.tasks_dir / "t-0000000000cc.json").symlink_to(store.path(good.task_id))
+    assert [r.task_id for r in store.list_records()] == [good.task_id]
+    assert sorted(p.name for p in store.unreadable) == [
+        "t-0000000000bb.json",
+        "t-0000000000cc.json",
+    ]

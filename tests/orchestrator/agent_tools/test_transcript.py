@@ -7,7 +7,9 @@ Files come from two sources: the pi 0.73 / 1.6 captures in the shared reference,
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -274,3 +276,48 @@ def test_a_line_read_half_written_counts_once_complete(tmp_path: Path) -> None:
     path.write_bytes(before + line)
     page = tr.read_transcript(path)
     assert page["total"] == 6 and page["messages"][-1]["text"] == "next"
+
+
+# -- the session file's path is untrusted: links, FIFOs, huge files ---------------------------
+
+
+def _within(call: Any, seconds: float = 5.0) -> Any:
+    """``call()`` in a thread, failing (not hanging) if it blocks."""
+    found: list[Any] = []
+    worker = threading.Thread(target=lambda: found.append(call()), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert found, f"still blocked after {seconds} s"
+    return found[0]
+
+
+def test_a_symlinked_session_file_is_not_followed(tmp_path: Path) -> None:
+    real = tmp_path / "real.jsonl"
+    _turns(real, 1)
+    assert tr.last_assistant_message(real) is not None
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert tr.last_assistant_message(link) is None
+    with pytest.raises(tr.NoTranscript, match="not a regular file"):
+        tr.read_transcript(link)
+
+
+def test_a_fifo_session_file_does_not_block(tmp_path: Path) -> None:
+    fifo = tmp_path / "s.jsonl"
+    os.mkfifo(fifo)
+    assert _within(lambda: tr.last_assistant_message(fifo)) is None
+    with pytest.raises(tr.NoTranscript, match="not a regular file"):
+        tr.read_transcript(fifo)  # checked with lstat: never opened
+
+
+def test_a_session_file_past_the_bound_is_read_from_its_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    _turns(path, 40)
+    monkeypatch.setattr(tr, "MAX_SESSION_BYTES", path.stat().st_size // 4)
+    last = tr.last_assistant_message(path)
+    assert last is not None and last.text == "answer 39"
+    page = tr.read_transcript(path, from_=-1)
+    assert page["messages"][-1]["text"] == "answer 39"
+    assert page["total"] < 40 * 4  # only the tail was read

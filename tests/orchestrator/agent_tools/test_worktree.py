@@ -200,3 +200,76 @@ def test_remove_of_a_vanished_directory_prunes_it(repo: Path, tmp_path: Path) ->
     removal = wt.remove_worktree(made)
     assert removal.removed and removal.branch_deleted
     assert made.path not in _git(repo, "worktree", "list")
+
+
+# -- a hostile repository: its configuration must not run code ---------------------------------
+
+
+def _marker_script(tmp_path: Path, name: str) -> Path:
+    """An executable that leaves ``markers/<name>`` when run and passes stdin through."""
+    markers = tmp_path / "markers"
+    markers.mkdir(exist_ok=True)
+    script = tmp_path / f"{name}.sh"
+    script.write_text(f"#!/bin/sh\ntouch {markers / name}\ncat\n")
+    script.chmod(0o755)
+    return script
+
+
+def make_hostile(repo: Path, root: Path) -> Path:
+    """Make ``repo``'s config name an fsmonitor, filters, diff drivers, a pager and hooks that
+    each leave a marker in the returned directory when run (empty on return)."""
+    config = {
+        "core.fsmonitor": _marker_script(root, "fsmonitor"),
+        "filter.evil.clean": _marker_script(root, "clean"),
+        "filter.evil.smudge": _marker_script(root, "smudge"),
+        "filter.evil.required": "true",
+        "diff.evil.textconv": _marker_script(root, "textconv"),
+        "diff.evil.command": _marker_script(root, "diffcommand"),
+        "diff.external": _marker_script(root, "external"),
+        "core.pager": _marker_script(root, "pager"),
+    }
+    for key, value in config.items():
+        _git(repo, "config", key, str(value))
+    (repo / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    hooks = repo / ".git" / "hooks"
+    for hook in ("post-checkout", "pre-commit", "post-index-change", "reference-transaction"):
+        (hooks / hook).write_text(_marker_script(root, hook).read_text())
+        (hooks / hook).chmod(0o755)
+    markers = root / "markers"
+    for marker in markers.iterdir():  # they ran while we set the repository up
+        marker.unlink()
+    return markers
+
+
+@pytest.fixture
+def hostile(repo: Path, tmp_path: Path) -> Path:
+    """``repo``, made hostile (:func:`make_hostile`)."""
+    make_hostile(repo, tmp_path)
+    return repo
+
+
+def test_a_hostile_repository_runs_none_of_its_code(hostile: Path, tmp_path: Path) -> None:
+    (hostile / "a.txt").write_text("changed\n")
+    (hostile / "new.txt").write_text("new\n")
+    baseline = wt.snapshot(hostile)
+    (hostile / "a.txt").write_text("changed again\n")
+    changed = wt.diff(hostile, baseline)
+    assert "+changed again" in changed.patch
+    assert wt.dirty_files(hostile)
+    made = wt.create_worktree(hostile, "t9", tmp_path / "wt")
+    (Path(made.path) / "b.txt").write_text("agent\n")
+    assert "+agent" in wt.diff(made.path, made).patch
+    wt.remove_worktree(made, force=True)
+    assert sorted(p.name for p in (tmp_path / "markers").iterdir()) == []
+
+
+def test_a_filter_driver_that_cannot_be_disabled_stops_git(repo: Path, tmp_path: Path) -> None:
+    # "-c filter.a=b.clean=" would set "filter.a" instead: refuse rather than run the filter
+    _git(repo, "config", "filter.a=b.clean", str(_marker_script(tmp_path, "clean")))
+    (repo / ".gitattributes").write_text("* filter=a=b\n")
+    for marker in (tmp_path / "markers").iterdir():
+        marker.unlink()
+    with pytest.raises(wt.WorktreeError) as caught:
+        wt.snapshot(repo)
+    assert caught.value.code == "GIT_UNSAFE_CONFIG"
+    assert list((tmp_path / "markers").iterdir()) == []
