@@ -266,7 +266,10 @@ def _temporary_index(top: Path) -> tuple[str, Path]:
     scratch = Path(tempfile.mkdtemp(prefix="dsh-index-"))
     index = scratch / "index"
     if Path(real).exists():
-        shutil.copyfile(real, index)
+        # copy2 keeps the index's mtime: git checks an entry by content when its mtime is not
+        # older than the index file ("racily clean"); a fresh mtime on the copy would make a
+        # same-size edit from the second the index was written look clean.
+        shutil.copy2(real, index)
     return str(index), scratch
 
 

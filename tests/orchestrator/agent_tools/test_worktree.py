@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -128,6 +129,26 @@ def test_diff_does_not_touch_the_real_index(repo: Path) -> None:
     (repo / "new.txt").write_text("x\n")
     wt.diff(repo, _git(repo, "rev-parse", "HEAD"))
     assert _git(repo, "status", "--porcelain") == "?? new.txt"
+
+
+def test_an_edit_in_the_second_the_index_was_written_is_in_the_diff(repo: Path) -> None:
+    """Git's racy-clean rule: an entry whose mtime is not older than the index file is
+    checked by content. The scratch copy of the index must keep the index's own mtime, or
+    a same-size edit made in the second the index was written (a fast agent right after
+    the worktree checkout) looks clean once the diff runs a second later."""
+    _git(repo, "config", "core.trustctime", "false")  # ctime cannot be set from a test
+    a = repo / "a.txt"
+    past = 1_600_000_000
+    os.utime(a, (past, past))
+    _git(repo, "update-index", "--refresh")  # the entry now records mtime `past`
+    index = repo / ".git" / "index"
+    os.utime(index, (past, past))  # ...and the index was written in that same second
+    a.write_text("two\n")  # same size, same inode
+    os.utime(a, (past, past))
+    found = wt.diff(repo, "HEAD")
+    assert found.files == (("M", "a.txt"),)
+    assert "+two" in found.patch
+    assert _git(repo, "status", "--porcelain") == " M a.txt"  # and git itself agrees
 
 
 def test_diff_is_truncated_at_max_bytes_on_a_line_boundary(repo: Path) -> None:
