@@ -520,12 +520,20 @@ def _same_subdirectory(cwd: Path, tree_path: str) -> str:
     isolated task asked for in ``repo/pkg`` runs in ``<worktree>/pkg``, not at the top)."""
     top = worktree.repo_root(cwd).resolve()
     relative = cwd.resolve().relative_to(top)
-    target = Path(tree_path) / relative
+    root = Path(tree_path).resolve()
+    target = (root / relative).resolve()
     if not target.is_dir():
         raise worktree.WorktreeError(
             "CWD_NOT_IN_WORKTREE",
             f"cwd {str(cwd)!r} is {str(relative)!r} of the repository, which does not exist at "
             "the base commit (untracked or ignored?): spawn from a tracked directory",
+        )
+    if not target.is_relative_to(root):
+        # A path that is a directory here may be a committed symlink at the base commit.
+        raise worktree.WorktreeError(
+            "CWD_NOT_IN_WORKTREE",
+            f"{str(relative)!r} leads out of the worktree at the base commit (a symlink "
+            f"to {str(target)!r}); nothing was started",
         )
     return str(target)
 

@@ -426,8 +426,10 @@ def _guard_agent_pane(
 
         try:
             pane = ctx.client.agent_get(agent).pane_id
-        except ClientError:
-            return None  # no such agent: Herdr's own refusal says so
+        except ClientError as exc:  # fail closed: an unknown directory is not an allowed one
+            raise gates.Refused(
+                gates.Refusal("cwd_unknown", f"cannot find agent {agent}'s pane: {exc}", "agent")
+            ) from None
         gates.pane_cwd_allowed(config, ctx.client, pane)
     except gates.Refused as exc:
         return _refused(command, exc)

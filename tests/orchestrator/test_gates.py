@@ -17,6 +17,7 @@ import pytest
 from orchestrator.booleans import FALSE_WORDS, TRUE_WORDS, BooleanError, parse_bool
 from orchestrator.tools.env_policy import env_problem
 from orchestrator.tools.registry import run_tool
+from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Received, context, received
 
@@ -448,3 +449,19 @@ def test_cli_enabled_off_and_allow_cwd_bind_low_level_tools(
     )
     assert (code, result["errorCode"]) == (1, "disabled")
     assert acted(rec) == []
+
+
+@pytest.mark.herdr(agent_start_settle=0.1, detection_interval=0.1, detection_idle_hold=0.1)
+def test_agent_prompt_to_an_agent_outside_allow_cwd_is_refused(
+    herdr_server: HerdrServer, roots: tuple[Path, Path], herdr_fake_agent: FakeAgents
+) -> None:
+    allowed, _ = roots
+    herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("ok"), name="ext")
+    rec = received(herdr_server)
+    ctx = context(herdr_server, "socket", allow(allowed))
+    result = run_tool("_dsh_herdr_agent_prompt", {"agent": "ext", "prompt": "go"}, ctx)
+    assert (result["ok"], result["errorCode"]) == (False, "cwd_not_allowed")
+    assert "agent.prompt" not in acted(rec)
+    missing = run_tool("_dsh_herdr_agent_prompt", {"agent": "ghost", "prompt": "go"}, ctx)
+    assert (missing["ok"], missing["errorCode"]) == (False, "cwd_unknown")
+    assert "agent.prompt" not in acted(rec)

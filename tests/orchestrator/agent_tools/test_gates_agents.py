@@ -318,3 +318,23 @@ def test_cli_spawn_with_an_empty_allow_cwd_is_refused(
     assert (result["status"], result["error"]["code"]) == ("failed", "CONFIG_INVALID")
     assert "empty" in result["error"]["message"]
     assert acted(rec) == []
+
+
+def test_an_isolated_subdirectory_that_is_a_committed_symlink_out_is_refused(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = git_repo(tmp_path / "repo")
+    (repo / "sub").symlink_to(outside)
+    subprocess.run(["git", "add", "sub"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "link"], cwd=repo, check=True)
+    # The working tree now has a real directory where the base commit has the link.
+    (repo / "sub").unlink()
+    (repo / "sub").mkdir()
+    ctx = make_ctx(herdr_server, tmp_path)
+    rec = received(herdr_server)
+    result = spawn(ctx, prompt="x", cwd=str(repo / "sub"), isolated=True)
+    assert result["status"] == "failed", result
+    assert "leads out of the worktree" in result["error"]["message"]
+    assert not {"workspace.create", "tab.create", "pane.split", "agent.start"} & set(acted(rec))
