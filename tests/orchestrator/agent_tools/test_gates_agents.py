@@ -338,3 +338,47 @@ def test_an_isolated_subdirectory_that_is_a_committed_symlink_out_is_refused(
     assert result["status"] == "failed", result
     assert "leads out of the worktree" in result["error"]["message"]
     assert not {"workspace.create", "tab.create", "pane.split", "agent.start"} & set(acted(rec))
+
+
+# -- over MCP (in process, the SDK's client) -------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", ["herdr_spawn_agent", "herdr_message_agent"])
+def test_mcp_agent_tools_under_the_gate_spelt_on(
+    herdr_server: HerdrServer, tmp_path: Path, tool: str
+) -> None:
+    import anyio
+    from mcp import Client
+    from mcp.types import CallToolResult, TextContent
+
+    from orchestrator.mcp_server import build_server
+    from orchestrator.tools.tool import ToolContext
+
+    rec = received(herdr_server)
+    env = {
+        **{k: v for k, v in herdr_server.env.items() if k != "HERDR_PANE_ID"},
+        "HERDR_BIN_PATH": str(herdr_server.cli_path),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        GATE: "on",
+    }
+    args: dict[str, Any] = (
+        {"prompt": "do it", "cwd": str(tmp_path)}
+        if tool == "herdr_spawn_agent"
+        else {"target": "w", "message": "do it"}
+    )
+
+    async def body() -> CallToolResult:
+        with anyio.fail_after(20):
+            server = build_server(context=ToolContext.from_env(env))
+            async with Client(server, mode="legacy") as client:
+                return await client.call_tool(tool, args)
+
+    result = anyio.run(body)
+    answer = result.structured_content
+    if answer is None:  # the body as JSON text
+        block = result.content[0]
+        assert isinstance(block, TextContent)
+        answer = json.loads(block.text)
+    assert (answer["status"], answer["error"]["code"]) == ("failed", "PREVIEW_REQUIRED")
+    assert result.is_error is True  # a refusal is an error under any result contract
+    assert acted(rec) == []
