@@ -37,6 +37,7 @@ from orchestrator.agent_tools.config import (
     check_enabled,
     load_config,
 )
+from orchestrator.agent_tools.context import AgentToolsContext
 
 if TYPE_CHECKING:
     from orchestrator.client.sync import HerdrClient
@@ -68,8 +69,6 @@ class Refused(Exception):
 def config_of(ctx: ToolContext) -> Config:
     """The agent tools' configuration for ``ctx`` (:class:`Refused` when it is invalid)."""
     try:
-        from orchestrator.agent_tools.context import AgentToolsContext
-
         if isinstance(ctx, AgentToolsContext):
             return ctx.config
         return load_config(ctx.env)
