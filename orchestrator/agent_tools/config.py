@@ -22,6 +22,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from orchestrator.booleans import BooleanError, parse_bool
+
 CONFIG_ENV = "HERDR_ORCHESTRATOR_CONFIG"
 ENV_PREFIX = "HERDR_ORCHESTRATOR_"
 #: ``machine`` values meaning "this machine" (Herdr's default target, no ``--machine``).
@@ -121,6 +123,15 @@ def _path(key: str, value: Any, base: Path) -> Path:
 def _paths(key: str, value: Any, base: Path) -> tuple[Path, ...]:
     if not isinstance(value, list):
         raise ConfigError(key, f"expected a list of paths, got {value!r}")
+    if not value:
+        # An empty list set on purpose (``allowCwd = []``, ``HERDR_ORCHESTRATOR_ALLOW_CWD=``)
+        # reads like "nothing allowed", while no setting at all means "everywhere": refuse it
+        # rather than guess, so a gate meant to be on is never silently off.
+        raise ConfigError(
+            key,
+            "an empty list is refused: list the allowed directories, or remove the setting "
+            "to allow every directory",
+        )
     return tuple(_path(f"{key}[{i}]", item, base) for i, item in enumerate(value))
 
 
@@ -190,12 +201,10 @@ _ENV_KEYS = {env_name(key): key for key in _KEYS}
 def _env_value(key: str, text: str) -> Any:
     """The TOML-typed value of an environment string for ``key`` (documented per key)."""
     if key == "enabled":
-        lowered = text.strip().lower()
-        if lowered in ("1", "true", "yes", "on"):
-            return True
-        if lowered in ("0", "false", "no", "off"):
-            return False
-        return text  # the parser's error names the key and the bad value
+        try:
+            return parse_bool(env_name(key), text)
+        except BooleanError as exc:
+            raise ConfigError(key, str(exc), source="environment") from None
     if key in ("maxConcurrent", "queueTimeoutMs", "maxResultChars", "maxDiffBytes"):
         try:
             return int(text.strip().replace("_", ""))

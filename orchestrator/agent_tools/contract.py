@@ -47,6 +47,11 @@ NEXT_ACTION_TEXT: dict[str, str] = {
     "retry": "fix the request or wait for capacity, then call the tool again",
     "none": "nothing to do: this is an observation of an agent this orchestrator did not spawn",
 }
+#: The ``Next:`` line of a preview (``preview: true``), whose ``nextAction`` is ``ask_user``.
+PREVIEW_NEXT_TEXT = (
+    "show the user what would be done and get approval; nothing ran. Under "
+    "DSH_HERDR_PREVIEW_REQUIRED the tool refuses to run it: the user runs it or lifts the gate"
+)
 EVIDENCE_SOURCES: tuple[str, ...] = (
     "session",
     "pane",
@@ -292,6 +297,8 @@ class AgentResult:
     error: ResultError | None = None
     warnings: list[str] = field(default_factory=list)
     elapsed_ms: int | None = None
+    #: ``preview: true``: what the tool would do (``{action, target}``, payloads redacted).
+    preview: Mapping[str, Any] | None = None
 
     def to_dict(
         self,
@@ -343,6 +350,7 @@ class AgentResult:
             "error": self.error.to_dict() if self.error else None,
             "warnings": list(self.warnings),
             "elapsedMs": self.elapsed_ms,
+            "preview": dict(self.preview) if self.preview is not None else None,
         }
         out["header"] = header(out)
         return out
@@ -367,7 +375,11 @@ def header(result: Mapping[str, Any]) -> str:
     tag = f"[{status} · observation]" if result.get("observation") else f"[{status}]"
     who = result.get("name") or result.get("paneId") or result.get("taskId")
     parts: list[str] = [tag]
-    if who is None:
+    preview = result.get("preview")
+    if preview:
+        parts = [f"[{status} · preview]", f"{result.get('tool')} would {preview.get('action')};"]
+        parts.append("nothing was started or sent")
+    elif who is None:
         error = result.get("error") or {}
         parts.append(f"{result.get('tool')} refused")
         if error:
@@ -408,7 +420,11 @@ def render(result: Mapping[str, Any]) -> str:
     is not repeated here (it is in ``diff.patch``); the rendering lists changed files only.
     """
     lines = [str(result["header"])]
-    lines.append(f"Next: {NEXT_ACTION_TEXT[result['nextAction']]}.")
+    if result.get("preview"):
+        lines.append(f"Next: {PREVIEW_NEXT_TEXT}.")
+        lines.append(f"Would do: {result['preview']['action']} {result['preview']['target']}")
+    else:
+        lines.append(f"Next: {NEXT_ACTION_TEXT[result['nextAction']]}.")
     error = result.get("error")
     if error:
         field_ = f" (field {error['field']})" if error.get("field") else ""
@@ -523,6 +539,7 @@ AGENT_RESULT_SCHEMA: dict[str, Any] = {
         "error",
         "warnings",
         "elapsedMs",
+        "preview",
     ],
     "properties": {
         "status": {"enum": [*RESULT_STATUSES, OBSERVATION_STATUS]},
@@ -648,6 +665,20 @@ AGENT_RESULT_SCHEMA: dict[str, Any] = {
         "error": {"oneOf": [{"type": "null"}, _ERROR_SCHEMA]},
         "warnings": {"type": "array", "items": {"type": "string"}},
         "elapsedMs": {"type": ["integer", "null"], "minimum": 0},
+        "preview": {
+            "oneOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["action", "target"],
+                    "properties": {
+                        "action": {"type": "string", "minLength": 1},
+                        "target": {"type": "object"},
+                    },
+                },
+            ]
+        },
     },
     "allOf": [
         # An observation is idle with nothing to do, and has no task of ours.
@@ -663,8 +694,27 @@ AGENT_RESULT_SCHEMA: dict[str, Any] = {
             },
         },
         {
-            "if": {"properties": {"status": {"const": OBSERVATION_STATUS}}},
+            "if": {
+                "properties": {
+                    "status": {"const": OBSERVATION_STATUS},
+                    "preview": {"type": "null"},
+                }
+            },
             "then": {"properties": {"observation": {"const": True}}},
+        },
+        # A preview ran nothing: idle, no task, and the user approves (ask_user).
+        {
+            "if": {"properties": {"preview": {"type": "object"}}, "required": ["preview"]},
+            "then": {
+                "properties": {
+                    "status": {"const": OBSERVATION_STATUS},
+                    "observation": {"const": False},
+                    "nextAction": {"const": "ask_user"},
+                    "taskId": {"type": "null"},
+                    "task": {"type": "null"},
+                    "error": {"type": "null"},
+                }
+            },
         },
         # A blocked agent is never answered by the orchestrator: the user is asked.
         {

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.agent_tools import safe_fs
-from orchestrator.agent_tools.config import GateError, check_machine
+from orchestrator.agent_tools.config import GateError, check_enabled, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
     AgentResult,
@@ -57,11 +57,14 @@ from orchestrator.agent_tools.fleet import (
     owns,
 )
 from orchestrator.agent_tools.harvest import artifacts_of, to_dict
+from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
+from orchestrator.tools.gates import Refused as GatesRefused
+from orchestrator.tools.gates import pane_cwd_allowed
 from orchestrator.tools.tool import ToolContext
 
 INTERRUPT = "herdr_interrupt_agent"
@@ -129,6 +132,7 @@ MESSAGE_SCHEMA: dict[str, Any] = {
             "default": DEFAULT_MESSAGE_TIMEOUT_MS,
             "description": "Wait budget.",
         },
+        "preview": PREVIEW_SCHEMA,
     },
 }
 MESSAGE_DESCRIPTION = (
@@ -558,12 +562,22 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     if refused_config is not None:
         return refused_config
     try:
+        check_enabled(ctx.config)
         check_machine(ctx.config, params.get("machine"))
     except GateError as exc:
         return gate_refusal(MESSAGE, exc)
     target = str(params["target"])
     text = str(params["message"])
     kind = params.get("kind")
+    would = {
+        "target": target,
+        "kind": kind,
+        "message": f"<redacted: {len(text)} chars>",
+        "wait": bool(params.get("wait", False)),
+    }
+    gated = preview_gate(MESSAGE, ctx, params, "prompt an agent", would, started=started)
+    if gated is not None:
+        return gated
     round_ = int(params.get("round", 1))
     wait = bool(params.get("wait", False))
     timeout_ms = max(
@@ -587,6 +601,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                 )
         else:
             agent = ctx.client.agent_get(target)
+        pane_cwd_allowed(ctx.config, ctx.client, agent.pane_id)
     except NotFound:
         return refusal(
             MESSAGE,
@@ -594,6 +609,9 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         )
     except ClientError as exc:
         return herdr_refusal(MESSAGE, exc, field="target")
+    except GatesRefused as exc:
+        gate = exc.refusal
+        return refusal(MESSAGE, ResultError(gate.agent_code, gate.message, field="target"))
     to = agent.name or agent.pane_id
     evidence: list[Evidence] = []
     warnings: list[str] = []

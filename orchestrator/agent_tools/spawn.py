@@ -4,14 +4,21 @@ The order is the seed's, and each step exists for a reason:
 
 1. **Gates** (``enabled``, ``machine``, ``cwd`` inside ``allowCwd`` after resolving symlinks)
    and argument checks (``name``, alias and kind capabilities, ``agent_args``) refuse a bad
-   request before anything exists: a refusal has no task id.
+   request before anything exists: a refusal has no task id. Then the R2 preview gate
+   (:mod:`.preview`): ``preview: true`` answers what would start, and under
+   ``DSH_HERDR_PREVIEW_REQUIRED`` anything else is refused (``PREVIEW_REQUIRED``).
 2. **The record before the pane** (status ``starting``): a crash from here on leaves a record a
    later process can inspect. A repeated ``client_task_id`` returns the existing task instead.
 3. **The slot**: over ``maxConcurrent`` the call queues up to ``queueTimeoutMs``; a queue
-   timeout removes the record again (nothing ran) and names the wait.
-4. **Workspace for the task**: an isolated task gets a git worktree on ``dsh/<taskId>``; a plain
-   one in a git repository gets a snapshot of its working tree, so the diff later shows only
-   what the agent changed. The envelope is written to ``<artifactDir>/task.md``.
+   timeout removes the record again (nothing ran) and names the wait. Once the slot is won,
+   ``cwd`` is checked **again** (a symlink swapped while we queued must not move the task out
+   of ``allowCwd``): it must still resolve to the very path checked first, and that resolved
+   path is what the pane gets. A change removes the record and refuses (``CWD_CHANGED`` /
+   ``CWD_NOT_ALLOWED``), as a queue timeout does.
+4. **Workspace for the task**: an isolated task gets a git worktree on ``dsh/<taskId>`` and
+   runs in the same subdirectory of it that ``cwd`` is of the repository; a plain one in a git
+   repository gets a snapshot of its working tree, so the diff later shows only what the agent
+   changed. The envelope is written to ``<artifactDir>/task.md``.
 5. **Topology**: a sibling split of the caller's pane when the caller runs inside Herdr
    (``HERDR_PANE_ID``), else one tab per task in a dedicated workspace.
 6. ``agent start`` (Herdr waits until the agent is interactive) → ``agent prompt`` with the one
@@ -33,6 +40,7 @@ from typing import Any
 
 from orchestrator.agent_tools import aliases, envelope, worktree
 from orchestrator.agent_tools.config import (
+    Config,
     ConfigError,
     GateError,
     check_cwd,
@@ -46,6 +54,7 @@ from orchestrator.agent_tools.harvest import (
     harvest,
     refusal,
 )
+from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError
@@ -125,6 +134,7 @@ SPAWN_SCHEMA: dict[str, Any] = {
             "description": "Run in a fresh git worktree on branch dsh/<taskId>.",
         },
         "machine": {"type": "string", "description": "Only the local machine for now."},
+        "preview": PREVIEW_SCHEMA,
     },
 }
 
@@ -185,6 +195,39 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
                 "NOT_A_REPOSITORY", f"isolated needs a git repository: {exc}", "cwd"
             ) from None
     return cwd, resolved
+
+
+def _target(args: Mapping[str, Any], cwd: Path, resolved: aliases.ResolvedModel) -> dict[str, Any]:
+    """What a spawn would start, payloads redacted (the preview's ``target``)."""
+    prompt = str(args["prompt"])
+    agent_args = list(args.get("agent_args") or ())
+    return {
+        "kind": resolved.kind,
+        "model": resolved.model,
+        "name": args.get("name"),
+        "cwd": str(cwd),
+        "role": str(args.get("role") or "worker"),
+        "isolated": bool(args.get("isolated", False)),
+        "wait": bool(args.get("wait", True)),
+        "prompt": f"<redacted: {len(prompt)} chars>",
+        "agent_args": f"<redacted: {len(agent_args)} args>",
+    }
+
+
+def _recheck_cwd(config: Config, cwd: Path) -> None:
+    """After the queue wait: ``cwd`` (already resolved) must resolve to itself and still be
+    allowed; raises :class:`_Refused` otherwise (see step 3 of the module docstring)."""
+    try:
+        again = check_cwd(config, cwd)
+    except GateError as exc:
+        raise _Refused(exc.code, f"after waiting for a slot: {exc}", exc.field or None) from None
+    if again != cwd:
+        raise _Refused(
+            "CWD_CHANGED",
+            f"cwd {str(cwd)!r} resolves to {str(again)!r} after waiting for a slot (a "
+            "symlink changed); nothing was started",
+            "cwd",
+        )
 
 
 def _fail(
@@ -251,6 +294,10 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         cwd, resolved = _check(args, actx)
     except _Refused as exc:
         return refusal(TOOL, exc.code, exc.message, exc.field)
+    target = _target(args, cwd, resolved)
+    gated = preview_gate(TOOL, actx, args, "start and prompt an agent", target, started=began)
+    if gated is not None:
+        return gated
     config = actx.config
     prompt = str(args["prompt"])
     kind = resolved.kind
@@ -298,6 +345,12 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     except QueueTimeout as exc:
         actx.store.remove(record.task_id)
         return refusal(TOOL, exc.code, str(exc), None)
+    try:
+        _recheck_cwd(config, cwd)
+    except _Refused as exc:
+        slot.release()
+        actx.store.remove(record.task_id)
+        return refusal(TOOL, exc.code, exc.message, exc.field)
 
     try:
         return _launch(
@@ -342,13 +395,13 @@ def _launch(
             tree = worktree.create_worktree(
                 cwd, record.task_id, config.state_dir / "worktrees" / record.task_id
             )
-            work_cwd = tree.path
             record = actx.store.update(
                 record.task_id,
                 worktree_path=tree.path,
                 base_commit=tree.base_commit,
                 branch=tree.branch,
             )
+            work_cwd = _same_subdirectory(cwd, tree.path)
         else:
             try:
                 baseline = worktree.snapshot(cwd)
@@ -465,6 +518,29 @@ def _launch(
     else:
         slot.release()
     return result
+
+
+def _same_subdirectory(cwd: Path, tree_path: str) -> str:
+    """The directory of the worktree at ``tree_path`` that ``cwd`` is of its repository (an
+    isolated task asked for in ``repo/pkg`` runs in ``<worktree>/pkg``, not at the top)."""
+    top = worktree.repo_root(cwd).resolve()
+    relative = cwd.resolve().relative_to(top)
+    root = Path(tree_path).resolve()
+    target = (root / relative).resolve()
+    if not target.is_dir():
+        raise worktree.WorktreeError(
+            "CWD_NOT_IN_WORKTREE",
+            f"cwd {str(cwd)!r} is {str(relative)!r} of the repository, which does not exist at "
+            "the base commit (untracked or ignored?): spawn from a tracked directory",
+        )
+    if not target.is_relative_to(root):
+        # A path that is a directory here may be a committed symlink at the base commit.
+        raise worktree.WorktreeError(
+            "CWD_NOT_IN_WORKTREE",
+            f"{str(relative)!r} leads out of the worktree at the base commit (a symlink "
+            f"to {str(target)!r}); nothing was started",
+        )
+    return str(target)
 
 
 def _fresh(actx: AgentToolsContext, pane_id: str) -> AgentInfo | None:

@@ -48,7 +48,8 @@ AGENT_TOOLS: dict[str, Tool] = {
     ),
     control.MESSAGE: Tool(
         name=control.MESSAGE,
-        risk="R1",
+        # R2: it prompts an agent (or types the answer to its question and presses Enter).
+        risk="R2",
         description=control.MESSAGE_DESCRIPTION,
         input_schema=control.MESSAGE_SCHEMA,
         handler=control.message_agent,

@@ -16,9 +16,13 @@ from orchestrator.tools.registry import TOOLS, Tool
 
 RISKS = {
     "R0": "read-only: does not change Herdr's state",
-    "R1": "create / input: creates objects or types into a terminal; needs an explicit target",
+    "R1": "create / input: creates objects or types into a terminal; needs an explicit target "
+    "(a create's `env` may not choose code; `pane_send_text` whose text holds a line break "
+    "counts as R2)",
     "R2": "execute: runs a command or starts an agent; only when the user clearly asked "
-    "(accepts `preview: true`; refused without it under `DSH_HERDR_PREVIEW_REQUIRED=1`)",
+    "(accepts `preview: true`; refused without it under `DSH_HERDR_PREVIEW_REQUIRED=1`). "
+    "The configuration gates `enabled` and `allowCwd` bind every create and every R2 call "
+    "(see security.md)",
 }
 
 #: the operation each tool runs (the doctor runs three)

@@ -9,20 +9,29 @@ owns the argv), runs it, and reports the exchange in the result contract
 * timeouts are milliseconds; waits get a bounded default so no call hangs forever;
 * R2 tools (``pane_run``, ``agent_start``, ``agent_prompt``) accept ``preview: true``,
   which runs nothing and returns ``data.preview``, ``data.action`` and a redacted
-  ``data.target``; with ``DSH_HERDR_PREVIEW_REQUIRED=1`` a call without it is refused
-  (``preview_required``);
+  ``data.target``; with ``DSH_HERDR_PREVIEW_REQUIRED`` on, a call without it is refused
+  (``preview_required``). ``pane_send_text`` is R1 only while its text holds no line break
+  or other control character (TAB aside): a CR or LF submits the line like ``pane_run`` does,
+  so such a text is treated as R2 (preview or refusal under the gate);
+* the configuration gates (``enabled``, ``allowCwd``) bind every tool that creates a pane or
+  starts something in one (:mod:`.gates`), and a create's ``env`` may not choose code
+  (:mod:`.env_policy`);
 * ``server_not_running`` is reported once, never retried; a mutation whose exchange broke
   is reported (``transport_error`` with ``data.maybeApplied``), never sent again.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from herdr_sim.agent_kinds import AGENT_LABELS
+from orchestrator.booleans import BooleanError
 from orchestrator.client import cli_map
 from orchestrator.client.errors import TransportError
+from orchestrator.tools import gates
+from orchestrator.tools.env_policy import env_problem
 from orchestrator.tools.result import (
     command_text,
     failure,
@@ -144,6 +153,12 @@ def _env(args: Args) -> dict[str, str] | None:
     return dict(env) if env else None
 
 
+def _command(operation: str, params: Mapping[str, Any], secrets: Sequence[str] = ()) -> str:
+    op = cli_map.operation(operation)
+    clean = cli_map.normalise_params({k: v for k, v in params.items() if v is not None})
+    return command_text(["herdr", *op.cli_argv(clean)], secrets)
+
+
 def _guard_r2(
     ctx: ToolContext,
     args: Args,
@@ -152,11 +167,22 @@ def _guard_r2(
     action: str,
     target: Mapping[str, Any],
     secrets: Sequence[str],
+    *,
+    pane: str | None = None,
 ) -> dict[str, Any] | None:
-    """The preview answer, the preview-required refusal, or None to go ahead."""
-    op = cli_map.operation(operation)
-    clean = cli_map.normalise_params({k: v for k, v in params.items() if v is not None})
-    command = command_text(["herdr", *op.cli_argv(clean)], secrets)
+    """The preview answer, a gate's refusal, or None to go ahead.
+
+    In order: ``enabled`` (the kill switch refuses previews too); ``preview: true`` answers
+    without touching Herdr; the preview gate (``preview_required``; an unreadable
+    ``DSH_HERDR_PREVIEW_REQUIRED`` refuses as ``config_invalid``); ``allowCwd`` for the
+    ``pane`` acted in.
+    """
+    command = _command(operation, params, secrets)
+    try:
+        config = gates.config_of(ctx)
+        gates.require_enabled(config)
+    except gates.Refused as exc:
+        return _refused(command, exc)
     if args.get("preview") is True:
         return {
             "ok": True,
@@ -164,13 +190,50 @@ def _guard_r2(
             "exitCode": None,
             "data": {"preview": True, "action": action, "target": dict(target)},
         }
-    if ctx.preview_required:
+    try:
+        required = ctx.preview_required
+    except BooleanError as exc:
+        return failure(command, "config_invalid", str(exc), data={"field": PREVIEW_REQUIRED_ENV})
+    if required:
         return failure(
             command,
             "preview_required",
-            f"{PREVIEW_REQUIRED_ENV}=1: call again with preview: true and get approval first",
+            f"{PREVIEW_REQUIRED_ENV} is on: call again with preview: true and get approval "
+            "first (this gate refuses every R2 call that is not a preview)",
             data={"action": action, "target": dict(target)},
         )
+    if pane is not None:
+        try:
+            gates.pane_cwd_allowed(config, ctx.client, pane)
+        except gates.Refused as exc:
+            return _refused(command, exc)
+    return None
+
+
+def _refused(command: str, exc: gates.Refused) -> dict[str, Any]:
+    refusal = exc.refusal
+    data = {"field": refusal.field} if refusal.field else None
+    return failure(command, refusal.code, refusal.message, data=data)
+
+
+def _guard_create(
+    ctx: ToolContext, args: Args, operation: str, params: dict[str, Any]
+) -> dict[str, Any] | None:
+    """For a create or split: ``env`` policy, ``enabled``, and ``allowCwd`` on the directory
+    the new shell gets (``params["cwd"]`` becomes the resolved path that was checked)."""
+    command = _command(operation, params)
+    problem = env_problem(args.get("env"))
+    if problem is not None:
+        return failure(command, "invalid_arguments", problem, data={"field": "env"})
+    try:
+        config = gates.config_of(ctx)
+        gates.require_enabled(config)
+        if params.get("cwd") is not None:
+            params["cwd"] = gates.allowed_cwd(config, str(params["cwd"]))
+        elif operation == "pane.split":
+            params["cwd"] = gates.inherited_cwd(config, ctx.client, str(params["target_pane_id"]))
+    except gates.Refused as exc:
+        return _refused(command, exc)
     return None
 
 
@@ -187,7 +250,8 @@ def _workspace_get(args: Args, ctx: ToolContext) -> dict[str, Any]:
 
 def _workspace_create(args: Args, ctx: ToolContext) -> dict[str, Any]:
     params = {"cwd": args["cwd"], "label": args.get("label"), "env": _env(args), "focus": False}
-    return _run(ctx, "workspace.create", params)
+    guard = _guard_create(ctx, args, "workspace.create", params)
+    return guard or _run(ctx, "workspace.create", params)
 
 
 def _tab_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
@@ -206,7 +270,8 @@ def _tab_create(args: Args, ctx: ToolContext) -> dict[str, Any]:
         "env": _env(args),
         "focus": False,
     }
-    return _run(ctx, "tab.create", params)
+    guard = _guard_create(ctx, args, "tab.create", params)
+    return guard or _run(ctx, "tab.create", params)
 
 
 def _pane_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
@@ -238,14 +303,17 @@ def _pane_split(args: Args, ctx: ToolContext) -> dict[str, Any]:
         "env": _env(args),
         "focus": False,
     }
-    return _run(ctx, "pane.split", params)
+    guard = _guard_create(ctx, args, "pane.split", params)
+    return guard or _run(ctx, "pane.split", params)
 
 
 def _pane_run(args: Args, ctx: ToolContext) -> dict[str, Any]:
     command = str(args["command"])
     params = {"pane_id": args["pane"], "command": command}
     target = {"pane": args["pane"], "command": redacted(command)}
-    guard = _guard_r2(ctx, args, "pane.run", params, "pane.run", target, [command])
+    guard = _guard_r2(
+        ctx, args, "pane.run", params, "pane.run", target, [command], pane=str(args["pane"])
+    )
     return guard or _run(ctx, "pane.run", params, secrets=[command])
 
 
@@ -261,9 +329,26 @@ def _pane_wait_output(args: Args, ctx: ToolContext) -> dict[str, Any]:
     return _run(ctx, "pane.wait_for_output", params)
 
 
+#: Characters that can submit a line in a terminal program: Enter is CR or LF, readline also
+#: runs the line on C-o or C-x C-e, and a user may bind any control key (ESC starts key
+#: sequences). So every C0 control character except TAB makes a text R2.
+_SUBMITS = re.compile(r"[\x00-\x08\x0a-\x1f]")
+
+
 def _pane_send_text(args: Args, ctx: ToolContext) -> dict[str, Any]:
     text = str(args["text"])
-    return _run(ctx, "pane.send_text", {"pane_id": args["pane"], "text": text}, secrets=[text])
+    params = {"pane_id": args["pane"], "text": text}
+    if _SUBMITS.search(text) or args.get("preview") is True:
+        # A line break executes what was typed: R2, with pane_run's preview and gates.
+        submits = bool(_SUBMITS.search(text))
+        target = {"pane": args["pane"], "text": redacted(text), "submits": submits}
+        guard = _guard_r2(
+            ctx, args, "pane.send_text", params, "pane.send_text", target, [text],
+            pane=str(args["pane"]),
+        )  # fmt: skip
+        if guard is not None:
+            return guard
+    return _run(ctx, "pane.send_text", params, secrets=[text])
 
 
 def _agent_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
@@ -303,7 +388,9 @@ def _agent_start(args: Args, ctx: ToolContext) -> dict[str, Any]:
         "pane": args["pane"],
         "args": f"<redacted: {len(native)} args>",
     }
-    guard = _guard_r2(ctx, args, "agent.start", params, "agent.start", target, native)
+    guard = _guard_r2(
+        ctx, args, "agent.start", params, "agent.start", target, native, pane=str(args["pane"])
+    )
     return guard or _run(ctx, "agent.start", params, secrets=native)
 
 
@@ -326,7 +413,32 @@ def _agent_prompt(args: Args, ctx: ToolContext) -> dict[str, Any]:
         params["wait"] = wait
     target = {"agent": args["agent"], "prompt": redacted(prompt)}
     guard = _guard_r2(ctx, args, "agent.prompt", params, "agent.prompt", target, [prompt])
+    if guard is None:
+        guard = _guard_agent_pane(ctx, str(args["agent"]), params, [prompt])
     return guard or _run(ctx, "agent.prompt", params, secrets=[prompt])
+
+
+def _guard_agent_pane(
+    ctx: ToolContext, agent: str, params: Mapping[str, Any], secrets: Sequence[str]
+) -> dict[str, Any] | None:
+    """``allowCwd`` for the pane hosting ``agent`` (a name or a pane id)."""
+    command = _command("agent.prompt", params, secrets)
+    try:
+        config = gates.config_of(ctx)
+        if not config.allow_cwd:
+            return None
+        from orchestrator.client.errors import ClientError
+
+        try:
+            pane = ctx.client.agent_get(agent).pane_id
+        except ClientError as exc:  # fail closed: an unknown directory is not an allowed one
+            raise gates.Refused(
+                gates.Refusal("cwd_unknown", f"cannot find agent {agent}'s pane: {exc}", "agent")
+            ) from None
+        gates.pane_cwd_allowed(config, ctx.client, pane)
+    except gates.Refused as exc:
+        return _refused(command, exc)
+    return None
 
 
 def _agent_explain(args: Args, ctx: ToolContext) -> dict[str, Any]:
@@ -500,8 +612,18 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "pane_send_text",
         "R1",
         "Type raw text into a pane WITHOUT pressing Enter (`herdr pane send-text`); use "
-        "pane_run when Enter is needed.",
-        _schema(["pane", "text"], pane=_PANE, text=_str("The text to type.")),
+        "pane_run when Enter is needed. A text holding a line break (or another control "
+        "character but TAB) submits it, so it counts as R2: preview and gates apply.",
+        _schema(
+            ["pane", "text"],
+            pane=_PANE,
+            text=_str("The text to type."),
+            preview={
+                **_PREVIEW,
+                "description": "true: type nothing; return what would be typed. Needed under "
+                f"{PREVIEW_REQUIRED_ENV} when the text holds a line break (that makes it R2).",
+            },
+        ),
         _pane_send_text,
     ),
     _tool(

@@ -3,7 +3,9 @@
 Always: ``ok`` (bool), ``command`` (str), ``exitCode`` (int, or None when no Herdr command
 ran: a preview, a refused preview-less R2 call, invalid arguments). As needed: ``errorCode``
 (Herdr's error code, or one of this layer's: ``invalid_arguments``, ``preview_required``,
-``transport_error``, ``unknown_tool``, ``internal_error``), ``data`` (the parsed result; on a
+``transport_error``, ``unknown_tool``, ``internal_error``, and the configuration gates'
+``disabled``, ``cwd_not_found``, ``cwd_not_allowed``, ``cwd_unknown``, ``config_invalid``),
+``data`` (the parsed result; on a
 Herdr failure the parsed stderr envelope, so ``data.error.code`` reads as the seed promises),
 ``stdout`` (reads: the pane text) and ``stderr`` (the CLI's error line).
 

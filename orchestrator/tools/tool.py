@@ -59,8 +59,16 @@ class ToolContext:
 
     @property
     def preview_required(self) -> bool:
-        """Whether R2 calls must be previews (``DSH_HERDR_PREVIEW_REQUIRED=1``)."""
-        return self.env.get(PREVIEW_REQUIRED_ENV, "").strip().lower() in {"1", "true", "yes"}
+        """Whether R2 calls must be previews (``DSH_HERDR_PREVIEW_REQUIRED`` on).
+
+        Unset or empty is off; the usual spellings are read by
+        :func:`orchestrator.booleans.parse_bool`; any other value raises
+        :class:`~orchestrator.booleans.BooleanError`, which the gates turn into a refusal
+        (never a silent off).
+        """
+        from orchestrator.booleans import env_flag
+
+        return env_flag(self.env, PREVIEW_REQUIRED_ENV)
 
 
 Handler = Callable[[Mapping[str, Any], ToolContext], dict[str, Any]]

@@ -41,6 +41,7 @@ R2_TOOLS = {
     "_dsh_herdr_agent_start",
     "_dsh_herdr_agent_prompt",
     "herdr_spawn_agent",
+    "herdr_message_agent",  # prompts an agent (issue 10 §3)
 }
 BIN = Path(sys.executable).parent
 TIMEOUT = 20.0

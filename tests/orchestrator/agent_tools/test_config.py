@@ -115,6 +115,34 @@ def test_environment_overrides_the_file(tmp_path: Path) -> None:
     assert "HERDR_ORCHESTRATOR_MAX_CONCURRENT" in config.env_keys
 
 
+@pytest.mark.parametrize(
+    ("word", "enabled"),
+    [("y", True), ("Y", True), ("on", True), ("n", False), ("OFF", False), (" no ", False)],
+)
+def test_enabled_reads_the_usual_spellings(tmp_path: Path, word: str, enabled: bool) -> None:
+    assert load_config(_env(tmp_path, HERDR_ORCHESTRATOR_ENABLED=word)).enabled is enabled
+
+
+def test_enabled_with_an_unknown_spelling_is_refused_not_read_as_on_or_off(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(ConfigError, match="HERDR_ORCHESTRATOR_ENABLED='nah' is not a boolean"):
+        load_config(_env(tmp_path, HERDR_ORCHESTRATOR_ENABLED="nah"))
+
+
+@pytest.mark.parametrize("value", ["", os.pathsep, f"{os.pathsep}{os.pathsep}"])
+def test_an_empty_allow_cwd_variable_is_refused(tmp_path: Path, value: str) -> None:
+    # Read as "no gate" before: an unset root in a wrapper turned the gate off.
+    with pytest.raises(ConfigError, match="allowCwd: an empty list is refused"):
+        load_config(_env(tmp_path, HERDR_ORCHESTRATOR_ALLOW_CWD=value))
+
+
+def test_an_empty_allow_cwd_list_in_the_file_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path, "allowCwd = []\n")
+    with pytest.raises(ConfigError, match="allowCwd: an empty list is refused"):
+        load_config(_env(tmp_path))
+
+
 def test_every_key_has_an_environment_variable() -> None:
     assert env_name("queueTimeoutMs") == "HERDR_ORCHESTRATOR_QUEUE_TIMEOUT_MS"
     assert env_name("sharedFilesystem") == "HERDR_ORCHESTRATOR_SHARED_FILESYSTEM"

@@ -205,7 +205,7 @@ def test_a_plain_tool_context_is_accepted(
 
 
 K2_TOOLS = {
-    "herdr_message_agent": "R1",
+    "herdr_message_agent": "R2",
     "herdr_list_agents": "R0",
     "herdr_interrupt_agent": "R1",
     "herdr_inbox": "R0",

@@ -41,6 +41,12 @@ SEED: dict[str, tuple[set[str], dict[str, Any]]] = {
     ),
     "herdr_doctor": (set(), {}),
 }  # fmt: skip
+#: Parameters added to the seed's by a later contract: the R2 tools' ``preview`` (seed 001's
+#: preview gate, issue 10 §3: spawn and message start or prompt agents).
+EXTENSIONS: dict[str, dict[str, Any]] = {
+    "herdr_spawn_agent": {"preview": False},
+    "herdr_message_agent": {"preview": False},
+}
 
 
 def test_the_nine_tools_in_the_seeds_order_after_the_low_level_ones() -> None:
@@ -50,7 +56,8 @@ def test_the_nine_tools_in_the_seeds_order_after_the_low_level_ones() -> None:
 
 @pytest.mark.parametrize("name", list(SEED))
 def test_parameters_required_and_defaults_are_the_seeds(name: str) -> None:
-    required, params = SEED[name]
+    required, seed_params = SEED[name]
+    params = {**seed_params, **EXTENSIONS.get(name, {})}
     schema = AGENT_TOOLS[name].input_schema
     assert schema["additionalProperties"] is False
     assert set(schema.get("required", [])) == required
