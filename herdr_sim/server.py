@@ -127,7 +127,7 @@ class Server:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.methods = load_all()
-        self._server: asyncio.AbstractServer | None = None
+        self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         #: unexpected handler exceptions, re-raised by ``Simulator.check()`` in tests
         self.handler_errors: list[BaseException] = []
@@ -177,11 +177,22 @@ class Server:
         self._server = await loop.create_unix_server(protocol, sock=sock, backlog=4096)
 
     def stop_listening(self) -> None:
-        """Stop accepting connections (idempotent; the socket file stays until close)."""
+        """Stop accepting connections (idempotent; the socket file stays until close).
+
+        asyncio accepts a connection in one loop turn and builds its transport in a task
+        that runs on a later turn; once the server is closed that build fails (CPython
+        3.11's ``Server._attach`` asserts the server is open) and asyncio drops the accepted
+        socket unclosed, to be reported by the garbage collector long after the loop is
+        gone. So accepting stops now and the server closes on the next turn, after the
+        builds already queued.
+        """
         self._closing = True
         if self._server is not None:
-            self._server.close()
-            self._server = None
+            server, self._server = self._server, None
+            loop = server.get_loop()
+            for sock in server.sockets:
+                loop.remove_reader(sock.fileno())
+            loop.call_soon(server.close)
 
     async def close(self) -> None:
         """Stop accepting, end open connections and remove the socket file."""

@@ -248,8 +248,6 @@ def test_the_socket_carries_such_payloads_intact(
     ("name", "args"),
     [
         ("workspace_create", {"cwd": "/tmp", "label": "--remote-keybindings"}),
-        ("pane_split", {"pane": "w1:p1", "direction": "right", "env": {"--remote": "h"}}),
-        ("workspace_create", {"cwd": "/tmp", "env": {"--session": "x"}}),
         ("pane_get", {"pane": "--help"}),
         ("pane_get", {"pane": "-h"}),
         ("pane_read", {"pane": "-x"}),
@@ -264,6 +262,25 @@ def test_labels_cwds_env_and_ids_that_read_as_options_are_refused_over_the_cli(
     result = tool(context(herdr_server, "cli"), name, **args)
     assert result["ok"] is False and result["errorCode"] == "invalid_cli_argument", result
     assert result["exitCode"] == 2
+    assert rec.methods() == []
+
+
+@pytest.mark.parametrize("transport", ["cli", "socket"])
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("pane_split", {"pane": "w1:p1", "direction": "right", "env": {"--remote": "h"}}),
+        ("workspace_create", {"cwd": "/tmp", "env": {"--session": "x"}}),
+    ],
+)
+def test_env_names_that_read_as_options_are_no_names_on_any_transport(
+    herdr_server: HerdrServer, transport: str, name: str, args: dict[str, Any]
+) -> None:
+    # The env entry travels as NAME=VALUE; only a NAME starting with "--" could read as
+    # Herdr's global option, and the env policy refuses such a name before any transport.
+    rec = received(herdr_server)
+    result = tool(context(herdr_server, transport), name, **args)
+    assert result["ok"] is False and result["errorCode"] == "invalid_arguments", result
     assert rec.methods() == []
 
 
