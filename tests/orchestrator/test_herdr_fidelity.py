@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -274,7 +274,7 @@ def test_labels_cwds_env_and_ids_that_read_as_options_are_refused_over_the_cli(
     ],
 )
 def test_env_names_that_read_as_options_are_no_names_on_any_transport(
-    herdr_server: HerdrServer, transport: str, name: str, args: dict[str, Any]
+    herdr_server: HerdrServer, transport: Literal["cli", "socket"], name: str, args: dict[str, Any]
 ) -> None:
     # The env entry travels as NAME=VALUE; only a NAME starting with "--" could read as
     # Herdr's global option, and the env policy refuses such a name before any transport.
