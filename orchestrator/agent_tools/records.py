@@ -5,6 +5,9 @@ Why files and not memory: the orchestrator may be an MCP server, a one-shot
 the task, its pane, its session file and its error. So a record is created *before* the pane
 exists (status ``starting``) and rewritten at each step, always atomically (temp file, fsync,
 rename, fsync of the directory), 0600 in a 0700 directory since prompts and paths are private.
+A record stays ``starting`` until its task prompt was delivered (``delivery``): only then did
+the agent get any work, so only then can its idle state mean the work is done
+(``completion.py`` and result-contract.md).
 
 Concurrency: updates are read-modify-write under an ``flock`` on ``<id>.lock``, so two
 processes never lose each other's changes. ``client_task_id`` idempotency uses an index file
@@ -125,6 +128,9 @@ class TaskRecord:
     owner_pid: int = 0
     ended_at: str | None = None
     history: tuple[Mapping[str, str], ...] = ()
+    #: How the task prompt reached the agent (``completion.Delivery``): written just before
+    #: ``agent prompt`` and again once Herdr accepted it. None: the prompt was never sent.
+    delivery: Mapping[str, Any] | None = None
     #: Keys written by a newer version, kept verbatim so an older process never drops them.
     extra: Mapping[str, Any] = field(default_factory=dict)
 
