@@ -399,6 +399,8 @@ class TaskStore:
         with self._locked(task_id):
             current = self.get(task_id)
             changes = dict(change(current))
+            if not changes:
+                return current  # nothing to change: nothing written (updatedAt stays)
             unknown = set(changes) - {f.name for f in fields(TaskRecord)}
             if unknown:
                 raise TypeError(f"unknown record fields: {', '.join(sorted(unknown))}")
