@@ -88,10 +88,12 @@ def test_spawn_killed_before_its_prompt_then_retried_is_spawn_interrupted(
     assert first.returncode == -signal.SIGKILL
     ctx = make_ctx(herdr_server, tmp_path)
     [record] = ctx.store.list_records()
-    assert record.status == "starting" and record.pane_id is not None
+    assert record.pane_id is not None
     assert ctx.client.agent_get(record.pane_id).agent_status in ("idle", "done")
 
-    retry = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120 * SCALE)
+    retry = subprocess.run(
+        argv, env=env, capture_output=True, text=True, timeout=120 * SCALE, check=False
+    )
     result = json.loads(retry.stdout)
     assert result["taskId"] == record.task_id
     assert result["status"] == "failed", result
