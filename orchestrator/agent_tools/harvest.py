@@ -1,9 +1,11 @@
 """Harvesting a task: what its agent did, as an AgentResult; and ``herdr_get_agent_result``.
 
-Harvest reads, it never types: it asks Herdr for the agent's status (optionally waiting,
-server side, for idle/done/blocked), then collects the evidence:
+Harvest reads, it never types: it asks Herdr for the agent's status, and decides by the
+evidence rule of :mod:`.completion` (``completed`` only when our task prompt was delivered
+and answered), waiting — server side where Herdr can, bounded by ``timeout_ms`` — while the
+verdict may still change. Then it collects:
 
-* **pi** — the last assistant message of the session file Herdr reports in the agent's
+* **pi** — the answer to the task prompt in the session file Herdr reports in the agent's
   ``agent_session`` (``stopReason: error`` → ``failed``, ``aborted`` → ``failed``
   ``INTERRUPTED``);
 * **other kinds** — the pane tail (``lines`` lines of the recent buffer);
@@ -12,8 +14,9 @@ server side, for idle/done/blocked), then collects the evidence:
   the snapshot taken at spawn (so the user's earlier edits are not blamed on the agent).
 
 The record follows what was found (``running`` → ``completed`` …), except that ``closed`` and
-``interrupted`` are kept until something new happens (see result-contract.md). A task that
-settled frees its concurrency slot.
+``interrupted`` are kept until something new happens, a ``starting`` record is left to its
+spawn unless the finding is conclusive, and nothing is written over a record that changed
+since it was read (see result-contract.md). A task that settled frees its concurrency slot.
 
 ``herdr_get_agent_result`` resolves its ``target`` in the task registry first (task id, agent
 name, pane id); a target we did not spawn gets an *observation* (``status: idle``,

@@ -6,7 +6,9 @@ The order is the seed's, and each step exists for a reason:
    and argument checks (``name``, alias and kind capabilities, ``agent_args``) refuse a bad
    request before anything exists: a refusal has no task id.
 2. **The record before the pane** (status ``starting``): a crash from here on leaves a record a
-   later process can inspect. A repeated ``client_task_id`` returns the existing task instead.
+   later process can inspect. A repeated ``client_task_id`` returns the existing task instead,
+   harvested like the first call would (waiting for a spawn still in flight), never written
+   over.
 3. **The slot**: over ``maxConcurrent`` the call queues up to ``queueTimeoutMs``; a queue
    timeout removes the record again (nothing ran) and names the wait.
 4. **Workspace for the task**: an isolated task gets a git worktree on ``dsh/<taskId>``; a plain
@@ -17,7 +19,11 @@ The order is the seed's, and each step exists for a reason:
 6. ``agent start`` (Herdr waits until the agent is interactive) → ``agent prompt`` with the one
    line pointing at the envelope, waiting until idle/done/blocked, bounded by ``timeout_ms``
    (clamped to 10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once.
-7. **Harvest** (:mod:`.harvest`). A blocked agent is reported to the caller, never answered.
+   The record notes the delivery around ``agent prompt`` and stays ``starting`` until Herdr
+   accepted the prompt (:mod:`.completion`): a crash before that reads ``SPAWN_INTERRUPTED``.
+7. **Harvest** (:mod:`.harvest`): ``completed`` only with evidence the prompt was answered,
+   waited for within what is left of ``timeout_ms``. A blocked agent is reported to the
+   caller, never answered.
 """
 
 from __future__ import annotations
