@@ -478,15 +478,15 @@ def write_status(
     def change(current: TaskRecord) -> Mapping[str, Any]:
         if current.updated_at != read.updated_at:
             return {}
+        if current.status == "starting" and status == "running":
+            return {}  # a spawn in flight owns its record: only a conclusive finding replaces it
         changes: dict[str, Any] = {}
         if session and session != current.session_path:
             changes["session_path"] = session
         keep = current.status == "closed" or (
             current.status == "interrupted" and status != "running"
         )
-        # A ``starting`` record belongs to its spawn: only a conclusive finding replaces it.
-        owned = current.status == "starting" and status == "running"
-        if not keep and not owned and status != current.status:
+        if not keep and status != current.status:
             changes["status"] = status
             if error is not None:
                 changes["error"] = error.to_dict()
