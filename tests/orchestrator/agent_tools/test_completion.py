@@ -25,6 +25,8 @@ from herdr_sim import Simulator
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools import completion
 from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.records import TaskRecord, now_iso
+from orchestrator.client.types import AgentInfo
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_get_result import get_result
 from tests.orchestrator.agent_tools.test_spawn import make_ctx, scenario_args, spawn
@@ -309,3 +311,52 @@ def test_a_working_task_keeps_its_slot(herdr_server: HerdrServer, tmp_path: Path
     second = spawn(ctx, prompt="queued", cwd=str(tmp_path))
     assert second["error"]["code"] == "QUEUE_TIMEOUT", second
     assert ctx.store.get(first["taskId"]).status == "running"
+
+
+# -- the rule for kinds without a session, and a prompt held back at start -------------------
+
+
+def _agent(status: str, seq: int, terminal: str = "term_1") -> AgentInfo:
+    return AgentInfo.from_wire(
+        {"terminal_id": terminal, "pane_id": "w1:p1", "agent_status": status,
+         "state_change_seq": seq}
+    )  # fmt: skip
+
+
+def _record(tmp_path: Path, kind: str = "claude", **delivery: Any) -> TaskRecord:
+    stamp = now_iso()
+    return TaskRecord(
+        task_id="t-000000000001", status="running", created_at=stamp, updated_at=stamp,
+        kind=kind, cwd=str(tmp_path), pane_id="w1:p1", artifact_dir=str(tmp_path / "art"),
+        delivery={"sendingAt": stamp, "terminalId": "term_1", **delivery},
+    )  # fmt: skip
+
+
+def test_screen_kind_completes_only_after_herdr_saw_it_settle_after_the_prompt(
+    tmp_path: Path,
+) -> None:
+    record = _record(tmp_path, seqBefore=3, sentAt=now_iso(), seqAfter=4, statusAfter="working")
+    root = tmp_path / "artifacts"
+    # still the status Herdr reported right after the prompt, seen settled: no turn since
+    assert completion.judge(record, _agent("idle", 4), None, root).status == "running"
+    done = completion.judge(record, _agent("done", 5), None, root)
+    assert (done.status, done.conclusive) == ("completed", True)
+    assert "after the task prompt" in done.evidence[0].detail
+    assert completion.judge(record, _agent("working", 6), None, root).status == "running"
+    restarted = completion.judge(record, _agent("idle", 9, terminal="term_2"), None, root)
+    assert restarted.error is not None and restarted.error.code == "AGENT_RESTARTED"
+    (tmp_path / "art").mkdir()
+    (tmp_path / "art" / "result.md").write_text("done\n")
+    assert completion.judge(record, _agent("idle", 9, "term_2"), None, root).status == "completed"
+
+
+def test_a_prompt_held_back_by_a_question_at_start_is_never_completed(tmp_path: Path) -> None:
+    stamp = now_iso()
+    record = TaskRecord(
+        task_id="t-000000000002", status="blocked", created_at=stamp, updated_at=stamp,
+        kind="pi", cwd=str(tmp_path), pane_id="w1:p1", delivery=completion.held(),
+    )  # fmt: skip
+    verdict = completion.judge(record, _agent("idle", 7), None, tmp_path)
+    assert verdict.status == "failed"
+    assert verdict.error is not None and verdict.error.code == "PROMPT_NOT_SENT"
+    assert completion.phase(record) == "held"
