@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestrator.agent_tools import contract, transcript
 from orchestrator.agent_tools.envelope import TASK_FILE
-from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso, pid_alive
+from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 
 if TYPE_CHECKING:
     from orchestrator.agent_tools.context import AgentToolsContext
@@ -224,7 +224,7 @@ def before_delivery(
             ),
             evidence=evidence,
         )
-    if pid_alive(record.owner_pid):
+    if record.owner_alive:
         step = "queued or creating its pane" if record.pane_id is None else "starting its agent"
         delivery = Delivery.of(record)
         if delivery.sending_at:

@@ -89,6 +89,29 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (Linux ``/proc``), or None."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    try:  # the fields after "(comm)": starttime is field 22, the 20th after the name
+        return int(data[data.rindex(b")") + 2 :].split()[19])
+    except (ValueError, IndexError):
+        return None
+
+
+def owner_alive(pid: int, started: int | None) -> bool:
+    """Whether the process that owns a record still runs: ``pid`` exists and, when its start
+    time was recorded, is the same process (not a later one that reused the pid)."""
+    if not pid_alive(pid):
+        return False
+    if started is None:
+        return True
+    now = process_start(pid)
+    return now is None or now == started
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.capitalize() for part in rest)
@@ -126,6 +149,8 @@ class TaskRecord:
     error: Mapping[str, Any] | None = None
     inbox_offset: int = 0
     owner_pid: int = 0
+    #: the owner's start time (:func:`process_start`): a reused pid is not the owner
+    owner_start: int | None = None
     ended_at: str | None = None
     history: tuple[Mapping[str, str], ...] = ()
     #: How the task prompt reached the agent (``completion.Delivery``): written just before
@@ -179,7 +204,12 @@ class TaskRecord:
         creating process (a spawn whose process died stays ``starting`` but frees its slot)."""
         if self.status not in ACTIVE_STATUSES:
             return False
-        return self.status != "starting" or pid_alive(self.owner_pid)
+        return self.status != "starting" or self.owner_alive
+
+    @property
+    def owner_alive(self) -> bool:
+        """Whether the process that created the record still runs (see :func:`owner_alive`)."""
+        return owner_alive(self.owner_pid, self.owner_start)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -283,6 +313,7 @@ class TaskStore:
             prompt_preview=prompt[:PROMPT_PREVIEW_CHARS],
             client_task_id=client_task_id,
             owner_pid=os.getpid(),
+            owner_start=process_start(os.getpid()),
             history=({"status": "starting", "at": stamp},),
             **fields_,
         )
@@ -444,4 +475,7 @@ __all__ = [
     "is_task_id",
     "new_task_id",
     "now_iso",
+    "owner_alive",
+    "pid_alive",
+    "process_start",
 ]

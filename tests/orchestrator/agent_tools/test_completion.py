@@ -106,6 +106,17 @@ def test_spawn_killed_before_its_prompt_then_retried_is_spawn_interrupted(
     assert len(ctx.client.agent_list()) == 1
 
 
+def test_a_reused_pid_is_not_the_owner_of_a_starting_record(ctx: AgentToolsContext) -> None:
+    """The spawn died long ago and its pid now names another process: not "running"."""
+    record, _ = ctx.store.create(kind="pi", cwd="/")
+    assert record.owner_alive  # this process, with its own start time
+    assert record.owner_start is not None
+    record = ctx.store.update(record.task_id, owner_start=record.owner_start - 1)
+    result = get_result(ctx, target=record.task_id, wait=False)
+    assert result["status"] == "failed", result
+    assert result["error"]["code"] == "SPAWN_INTERRUPTED"
+
+
 # -- (b) a duplicate client_task_id while the first spawn is in flight -------------------------
 
 
