@@ -131,7 +131,7 @@ def test_duplicate_client_task_id_in_flight_waits_for_the_first_and_never_writes
         "agent_args": scenario_args(tmp_path, Scenario().wait(600).reply("the real answer")),
     }
     # the first spawn is held in agent.start: its pane exists, its agent does not yet
-    fault = herdr_server.sim.faults.add("agent.start", delay=1.5, times=1)
+    fault = herdr_server.sim.faults.add("agent.start", delay=3.0, times=1)
     results: dict[str, dict[str, Any]] = {}
 
     def first() -> None:
@@ -274,7 +274,7 @@ def test_a_finished_wait_false_task_frees_its_slot_without_a_harvest(
         prompt="quick",
         cwd=str(tmp_path),
         wait=False,
-        agent_args=scenario_args(tmp_path, Scenario().wait(500).reply("first done")),
+        agent_args=scenario_args(tmp_path, Scenario().wait(1500).reply("first done")),
     )
     assert first["status"] == "running", first
     second = spawn(
