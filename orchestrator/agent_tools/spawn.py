@@ -467,7 +467,7 @@ def _launch(
         slot.detach()
         return harvest(
             actx, record, tool=TOOL, wait=False, started=began, warnings=notes,
-            info=_fresh(actx, pane_id), timed_out=True,
+            info=_fresh(actx, pane_id),
         )  # fmt: skip
     # Herdr's "settled" is not yet the answer (a transient done; pi's session not written):
     # the harvest waits on for the evidence within what is left of timeout_ms.
@@ -477,7 +477,7 @@ def _launch(
         record,
         tool=TOOL,
         wait=True,
-        timeout_ms=left,
+        timeout_ms=timeout_ms if timed_out else left,
         lines=DEFAULT_LINES,
         started=began,
         warnings=notes,
