@@ -215,15 +215,15 @@ def before_delivery(
     now = time.time() if now is None else now
     evidence = [contract.Evidence("record", f"record status {record.status}, prompt not sent")]
     if record.error and record.status == "failed":
-        return Verdict(
-            "failed",
-            True,
-            _error(
-                str(record.error.get("code") or "AGENT_START_FAILED"),
-                str(record.error.get("message") or "the task failed before its prompt was sent"),
-            ),
-            evidence=evidence,
+        recorded = record.error
+        field_, herdr = recorded.get("field"), recorded.get("herdrCode")
+        error = contract.ResultError(
+            str(recorded.get("code") or "AGENT_START_FAILED"),
+            str(recorded.get("message") or "the task failed before its prompt was sent"),
+            field_ if isinstance(field_, str) else None,
+            herdr if isinstance(herdr, str) else None,
         )
+        return Verdict("failed", True, error, evidence=evidence)
     if record.owner_alive:
         step = "queued or creating its pane" if record.pane_id is None else "starting its agent"
         delivery = Delivery.of(record)
