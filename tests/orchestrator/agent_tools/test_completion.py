@@ -371,3 +371,16 @@ def test_a_prompt_held_back_by_a_question_at_start_is_never_completed(tmp_path: 
     assert verdict.status == "failed"
     assert verdict.error is not None and verdict.error.code == "PROMPT_NOT_SENT"
     assert completion.phase(record) == "held"
+
+
+def test_a_spawn_that_failed_before_its_prompt_reports_its_own_error(
+    herdr_server: HerdrServer, ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    """Whatever the pane shows afterwards, the recorded cause stands (not AGENT_EXITED)."""
+    assert herdr_server.sim is not None
+    herdr_server.sim.faults.add("agent.start", error=("agent_name_taken", "name taken"), times=1)
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="taken")
+    assert result["status"] == "failed", result
+    assert result["error"]["code"] == "AGENT_START_FAILED"
+    assert result["error"]["herdrCode"] == "agent_name_taken"
+    assert result["task"]["error"]["code"] == "AGENT_START_FAILED"
