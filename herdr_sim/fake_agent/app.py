@@ -471,6 +471,12 @@ class FakeAgent:
             self.say(f"Error: {step.text}")
         elif step.action == "wait":
             self._sleep(step.ms / 1000)
+        elif step.action == "blip":
+            self.set_state("idle")
+            self.report_state("idle")
+            self._sleep(step.ms / 1000)
+            self.set_state("working")
+            self.report_state("working")
         elif step.action == "hang":
             while True:
                 self._sleep(_TICK)

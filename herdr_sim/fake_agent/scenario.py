@@ -11,6 +11,9 @@ a list of steps run in order:
 ``fail``        end the turn with ``stopReason: "error"`` and this error message
 ``wait``        stay working for some milliseconds
 ``hang``        stay working until interrupted (Escape)
+``blip``        look idle for some milliseconds mid-turn (screen and state report), then
+                work on: the ``working → idle → working`` flicker seen under load, which must
+                not be taken for the end of the turn
 ``crash``       exit the process at once with an exit status, without any goodbye
 
 A turn's ``type_ms`` types its replies one character at a time with that delay.
@@ -38,7 +41,7 @@ from typing import Any
 __all__ = ["ACTIONS", "Scenario", "ScenarioError", "Step", "Turn"]
 
 #: Every step action a scenario may use.
-ACTIONS = ("reply", "tool", "write_file", "ask", "fail", "wait", "hang", "crash")
+ACTIONS = ("reply", "tool", "write_file", "ask", "fail", "wait", "hang", "crash", "blip")
 
 
 class ScenarioError(ValueError):
@@ -62,8 +65,8 @@ class Step:
             return {"tool": self.tool, "command": self.text}
         if self.action == "write_file":
             return {"write_file": self.text, "content": self.content}
-        if self.action == "wait":
-            return {"wait": self.ms}
+        if self.action in ("wait", "blip"):
+            return {self.action: self.ms}
         if self.action == "hang":
             return {"hang": True}
         if self.action == "crash":
@@ -133,6 +136,10 @@ class Scenario:
     def wait(self, ms: int) -> Scenario:
         """Keep working for ``ms`` milliseconds."""
         return self._add(Step("wait", ms=ms))
+
+    def blip(self, ms: int) -> Scenario:
+        """Look idle for ``ms`` milliseconds (screen and report) without ending the turn."""
+        return self._add(Step("blip", ms=ms))
 
     def hang(self) -> Scenario:
         """Keep working until Escape interrupts the turn."""
@@ -258,8 +265,8 @@ def _parse_step(data: object, where: str) -> Step:
             text=_want_str(value, where, "write_file"),
             content=_want_str(data.get("content", ""), where, "content"),
         )
-    if action == "wait":
-        return Step("wait", ms=_want_int(value, where, "wait"))
+    if action in ("wait", "blip"):
+        return Step(action, ms=_want_int(value, where, action))
     if action == "hang":
         if value is not True:
             raise ScenarioError(f"{where}: 'hang' must be true")

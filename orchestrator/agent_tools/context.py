@@ -44,6 +44,8 @@ class AgentToolsContext(ToolContext):
     _config: Config | None = field(default=None, repr=False)
     _store: TaskStore | None = field(default=None, repr=False)
     _slots: Slots | None = field(default=None, repr=False)
+    #: task id → (monotonic time, holds its slot): the cap's last look at a detached task
+    liveness: dict[str, tuple[float, bool]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(
@@ -76,14 +78,21 @@ class AgentToolsContext(ToolContext):
 
     @property
     def slots(self) -> Slots:
-        """The concurrency cap (``maxConcurrent``); a task holds its slot while active."""
+        """The concurrency cap (``maxConcurrent``); a task holds its slot while its agent may
+        still work (:func:`~orchestrator.agent_tools.completion.holds_slot`: the record is
+        active and Herdr shows the agent alive and not finished)."""
         if self._slots is None:
             self._slots = Slots(
                 self.config.slots_dir,
                 self.config.max_concurrent,
-                task_active=self.store.is_active,
+                task_active=self._holds_slot,
             )
         return self._slots
+
+    def _holds_slot(self, task_id: str) -> bool:
+        from orchestrator.agent_tools.completion import holds_slot
+
+        return holds_slot(self, task_id)
 
     @property
     def client(self) -> HerdrClient:

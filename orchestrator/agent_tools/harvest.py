@@ -1,9 +1,11 @@
 """Harvesting a task: what its agent did, as an AgentResult; and ``herdr_get_agent_result``.
 
-Harvest reads, it never types: it asks Herdr for the agent's status (optionally waiting,
-server side, for idle/done/blocked), then collects the evidence:
+Harvest reads, it never types: it asks Herdr for the agent's status, and decides by the
+evidence rule of :mod:`.completion` (``completed`` only when our task prompt was delivered
+and answered), waiting — server side where Herdr can, bounded by ``timeout_ms`` — while the
+verdict may still change. Then it collects:
 
-* **pi** — the last assistant message of the session file Herdr reports in the agent's
+* **pi** — the answer to the task prompt in the session file Herdr reports in the agent's
   ``agent_session`` (``stopReason: error`` → ``failed``, ``aborted`` → ``failed``
   ``INTERRUPTED``);
 * **other kinds** — the pane tail (``lines`` lines of the recent buffer);
@@ -12,8 +14,9 @@ server side, for idle/done/blocked), then collects the evidence:
   the snapshot taken at spawn (so the user's earlier edits are not blamed on the agent).
 
 The record follows what was found (``running`` → ``completed`` …), except that ``closed`` and
-``interrupted`` are kept until something new happens (see result-contract.md). A task that
-settled frees its concurrency slot.
+``interrupted`` are kept until something new happens, a ``starting`` record is left to its
+spawn unless the finding is conclusive, and nothing is written over a record that changed
+since it was read (see result-contract.md). A task that settled frees its concurrency slot.
 
 ``herdr_get_agent_result`` resolves its ``target`` in the task registry first (task id, agent
 name, pane id); a target we did not spawn gets an *observation* (``status: idle``,
@@ -29,15 +32,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import contract, safe_fs, transcript, worktree
+from orchestrator.agent_tools import completion, contract, safe_fs, transcript, worktree
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
-from orchestrator.agent_tools.records import (
-    TaskNotFound,
-    TaskRecord,
-    UnreadableRecord,
-    pid_alive,
-)
+from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, UnreadableRecord
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.tools.result import redact_text
@@ -49,6 +47,10 @@ DEFAULT_LINES = 80
 MAX_LINES = 1000
 #: Statuses Herdr calls settled: the turn is over (or waits for a human).
 SETTLED = ("idle", "done", "blocked")
+#: Polling while a spawn in another process has not delivered its prompt yet, and the
+#: server-side wait for a new turn while the agent is settled without its answer.
+_POLL_S = 0.1
+_POLL_MS = 250
 #: Lines of the screen quoted as a blocked agent's question.
 QUESTION_LINES = 12
 #: A generous bound for the patch read from git; the contract cuts it to ``maxDiffBytes``.
@@ -244,23 +246,43 @@ def _agent(actx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
     return info
 
 
-def _wait(
-    actx: AgentToolsContext, record: TaskRecord, info: AgentInfo, timeout_ms: int
-) -> tuple[AgentInfo | None, bool]:
-    """Wait (server side) for a settled status; ``(info, timed_out)``; info None: gone."""
-    if info.agent_status in SETTLED:
-        return info, False
-    assert record.pane_id is not None
-    if timeout_ms <= 0:
-        return info, True
+def _look(actx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
+    """The task's agent now, or None (no pane yet, or no agent in it)."""
+    return _agent(actx, record) if record.pane_id is not None else None
+
+
+def _await(
+    actx: AgentToolsContext,
+    record: TaskRecord,
+    info: AgentInfo | None,
+    deadline: float,
+) -> AgentInfo | None:
+    """Wait (bounded by ``deadline``) for something that may change the verdict: the spawn's
+    next step while the prompt is not delivered, the turn's end while the agent works, a new
+    turn or the session's answer while it is settled without one. The agent as seen then."""
+    remaining = max(0, int((deadline - time.monotonic()) * 1000))
+    if completion.phase(record) == "pending" or record.pane_id is None or info is None:
+        time.sleep(min(_POLL_S, remaining / 1000))
+        return _look(actx, record)
+    if info.agent_status not in SETTLED:
+        until: tuple[str, ...] = SETTLED
+    else:
+        # settled without the answer: a transient status, or the session is being written
+        until, remaining = ("working", "blocked", "unknown"), min(remaining, _POLL_MS)
     try:
-        return actx.client.agent_wait(record.pane_id, until=SETTLED, timeout_ms=timeout_ms), False
+        return actx.client.agent_wait(record.pane_id, until=until, timeout_ms=remaining)
     except HerdrError as exc:
         if exc.code == "timeout":
-            return _agent(actx, record) or info, True
+            return _agent(actx, record)
         if exc.code in _NOT_FOUND:
-            return None, False
+            return None
         raise
+
+
+def _reread(actx: AgentToolsContext, record: TaskRecord) -> TaskRecord:
+    with contextlib.suppress(TaskNotFound):
+        return actx.store.get(record.task_id)
+    return record
 
 
 def harvest(
@@ -276,7 +298,13 @@ def harvest(
     info: AgentInfo | None = None,
     timed_out: bool = False,
 ) -> dict[str, Any]:
-    """The AgentResult of ``record`` now (waiting first when ``wait``); updates the record."""
+    """The AgentResult of ``record`` now (waiting first when ``wait``); updates the record.
+
+    ``completed`` needs evidence that the task prompt was delivered and answered
+    (:mod:`.completion`); with ``wait`` a verdict that may still change is waited on, up to
+    ``timeout_ms``. ``info``: the agent as the caller just saw it; ``timed_out``: the
+    caller's own wait already ran out (no further waiting).
+    """
     began = time.monotonic() if started is None else started
     notes = list(warnings or [])
     evidence: list[contract.Evidence] = []
@@ -284,91 +312,69 @@ def harvest(
     error: contract.ResultError | None = None
     final: str | None = None
     question: str | None = None
+    record = _reread(actx, record)
     session = record.session_path
+    root = actx.config.artifact_dir
+    deadline = time.monotonic() + (timeout_ms / 1000 if wait and not timed_out else 0)
+    verdict: completion.Verdict | None = None
 
-    if record.pane_id is None:
-        # The spawn never got a pane: whatever the record says is all there is.
-        if record.error:
-            status = "failed"
-            error = error_of(
-                str(record.error.get("code") or "AGENT_START_FAILED"),
-                str(record.error.get("message") or "the task failed before its pane existed"),
-                herdr=record.error.get("herdrCode"),
-            )
-        elif record.status == "starting" and pid_alive(record.owner_pid):
-            status = "running"
-            notes.append("the spawn is still preparing the task (queued or creating its pane)")
-        else:
-            status = "failed"
-            error = error_of(
-                "SPAWN_INTERRUPTED",
-                f"the process that spawned this task (pid {record.owner_pid}) ended before "
-                "the task's pane existed",
-            )
-        evidence.append(contract.Evidence("record", f"record status {record.status}"))
-    else:
-        try:
-            if info is None:
-                info = _agent(actx, record)
-            if info is not None and wait and not timed_out:
-                info, timed_out = _wait(actx, record, info, timeout_ms)
-        except (HerdrError, TransportError) as exc:
-            return _herdr_failure(actx, record, tool, exc, began, notes)
+    try:
         if info is None:
-            present = _pane_exists(actx, record.pane_id)
-            if present is False:
-                status = "gone"
-                error = error_of("PANE_GONE", f"pane {record.pane_id} no longer exists")
-                evidence.append(contract.Evidence("herdr", f"pane {record.pane_id} is closed"))
-            else:
-                status = "failed"
-                error = error_of(
-                    "AGENT_EXITED",
-                    f"the {record.kind} agent is no longer running in pane {record.pane_id}",
-                )
-                evidence.append(contract.Evidence("herdr", "no agent in the task's pane"))
-                final = pane_tail(actx, record.pane_id, lines)
-                if final is not None:
-                    evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+            info = _look(actx, record)
+        while True:
+            session = (session_path_of(info) if info is not None else None) or session
+            verdict = None
+            if completion.phase(record) in ("pending", "failed"):
+                verdict = completion.before_delivery(record, info, session, root)
+            if verdict is None and info is not None and info.agent_status != "blocked":
+                verdict = completion.judge(record, info, session, root)
+            if verdict is not None and (verdict.conclusive or time.monotonic() >= deadline):
+                break
+            if verdict is None or time.monotonic() >= deadline:
+                break  # blocked, or no agent: reported below
+            info = _await(actx, record, info, deadline)
+            record = _reread(actx, record)
+    except (HerdrError, TransportError) as exc:
+        return _herdr_failure(actx, record, tool, exc, began, notes)
+
+    if verdict is not None:
+        status, error, final = verdict.status, verdict.error, verdict.final
+        evidence.extend(verdict.evidence)
+        notes.extend(verdict.notes)
+        if info is not None:
+            evidence.insert(0, contract.Evidence("herdr", f"agent status {info.agent_status}"))
+        if status == "running" and timed_out and info is not None:
+            notes.append(f"still {info.agent_status} after waiting {timeout_ms} ms")
+        elif status == "running" and wait and not verdict.conclusive:
+            notes.append(f"no result after waiting {timeout_ms} ms")
+        if verdict.pane_tail and status in ("completed", "running") and record.pane_id:
+            final = pane_tail(actx, record.pane_id, lines)
+            if final is not None:
+                evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+    elif info is not None:
+        # blocked: the agent waits for a human (the orchestrator never answers it)
+        evidence.append(contract.Evidence("herdr", f"agent status {info.agent_status}"))
+        status = "blocked"
+        assert record.pane_id is not None
+        question = _question(actx, record.pane_id)
+        evidence.append(contract.Evidence("pane", "the agent's question on screen"))
+    else:
+        assert record.pane_id is not None
+        present = _pane_exists(actx, record.pane_id)
+        if present is False:
+            status = "gone"
+            error = error_of("PANE_GONE", f"pane {record.pane_id} no longer exists")
+            evidence.append(contract.Evidence("herdr", f"pane {record.pane_id} is closed"))
         else:
-            session = session_path_of(info) or session
-            evidence.append(
-                contract.Evidence("herdr", f"agent status {info.agent_status}", at=None)
+            status = "failed"
+            error = error_of(
+                "AGENT_EXITED",
+                f"the {record.kind} agent is no longer running in pane {record.pane_id}",
             )
-            if info.agent_status == "blocked":
-                status = "blocked"
-                question = _question(actx, record.pane_id)
-                evidence.append(contract.Evidence("pane", "the agent's question on screen"))
-            elif timed_out or info.agent_status not in SETTLED:
-                status = "running"
-                if timed_out:
-                    notes.append(f"still {info.agent_status} after waiting {timeout_ms} ms")
-            else:
-                status = "completed"
-            if status in ("completed", "running") and record.kind == "pi" and session:
-                last = transcript.last_assistant_message(session)
-                if last is not None:
-                    final = last.text
-                    evidence.append(
-                        contract.Evidence(
-                            "session",
-                            f"last assistant message, stopReason {last.stop_reason}",
-                            path=session,
-                            at=last.timestamp,
-                        )
-                    )
-                    if status == "completed" and last.failed:
-                        status = "failed"
-                        error = error_of(
-                            "AGENT_ERROR", last.error or "the agent's turn ended in an error"
-                        )
-                    elif status == "completed" and last.stop_reason == "aborted":
-                        status = "failed"
-                        error = error_of("INTERRUPTED", last.error or "the turn was aborted")
-            elif status == "completed" or (status == "running" and record.kind != "pi"):
-                final = pane_tail(actx, record.pane_id, lines)
-                if final is not None:
-                    evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+            evidence.append(contract.Evidence("herdr", "no agent in the task's pane"))
+            final = pane_tail(actx, record.pane_id, lines)
+            if final is not None:
+                evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
 
     artifacts = artifacts_of(record, actx.config.artifact_dir)
     result_text: str | None = None
@@ -388,7 +394,10 @@ def harvest(
                 "result.md", f"{len(result_text)} characters{size}", path=artifacts.result_md
             )
         )
-    diff, diff_note = task_diff(record) if record.pane_id is not None else (None, None)
+    delivered = completion.phase(record) == "delivered"
+    diff, diff_note = (None, None)
+    if record.pane_id is not None and delivered:
+        diff, diff_note = task_diff(record)
     if diff_note:
         notes.append(diff_note)
     if diff is not None:
@@ -397,8 +406,7 @@ def harvest(
         )
 
     record = _settle_record(actx, record, status, session, error)
-    if artifacts is not None:
-        artifacts = artifacts_of(record, actx.config.artifact_dir)
+    artifacts = artifacts_of(record, actx.config.artifact_dir)
     result = contract.AgentResult(
         status=status,
         tool=tool,
@@ -489,20 +497,9 @@ def _settle_record(
     session: str | None,
     error: contract.ResultError | None,
 ) -> TaskRecord:
-    """Write what the harvest found into the record; free the slot of a settled task."""
-    changes: dict[str, Any] = {}
-    if session and session != record.session_path:
-        changes["session_path"] = session
-    keep = record.status == "closed" or (record.status == "interrupted" and status != "running")
-    if not keep and record.pane_id is not None and status != record.status:
-        changes["status"] = status
-        if error is not None:
-            changes["error"] = error.to_dict()
-        elif status in ("completed", "running", "blocked"):
-            changes["error"] = None
-    if changes:
-        with contextlib.suppress(TaskNotFound):
-            record = actx.store.update(record.task_id, **changes)
+    """Write what the harvest found into the record (never over a newer state: see
+    :func:`.completion.write_status`); free the slot of a settled task."""
+    record = completion.write_status(actx.store, record, status, error, session)
     if record.status not in ("starting", "running", "blocked"):
         with contextlib.suppress(OSError):
             actx.slots.release_task(record.task_id)

@@ -14,6 +14,10 @@ by name or pane, and remembered by path in :attr:`TaskStore.unreadable` so tools
 (``warnings``) and ``herdr_doctor`` can flag it; only reading that task by its id fails
 (:class:`UnreadableRecord`, a :class:`TaskNotFound` naming the file and the reason).
 
+A record stays ``starting`` until its task prompt was delivered (``delivery``): only then did
+the agent get any work, so only then can its idle state mean the work is done
+(``completion.py`` and result-contract.md).
+
 Concurrency: updates are read-modify-write under an ``flock`` on ``<id>.lock``, so two
 processes never lose each other's changes. ``client_task_id`` idempotency uses an index file
 created by ``link(2)``, which fails if the name exists: exactly one creator wins, every other
@@ -110,6 +114,29 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (Linux ``/proc``), or None."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    try:  # the fields after "(comm)": starttime is field 22, the 20th after the name
+        return int(data[data.rindex(b")") + 2 :].split()[19])
+    except (ValueError, IndexError):
+        return None
+
+
+def owner_alive(pid: int, started: int | None) -> bool:
+    """Whether the process that owns a record still runs: ``pid`` exists and, when its start
+    time was recorded, is the same process (not a later one that reused the pid)."""
+    if not pid_alive(pid):
+        return False
+    if started is None:
+        return True
+    now = process_start(pid)
+    return now is None or now == started
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.capitalize() for part in rest)
@@ -147,8 +174,13 @@ class TaskRecord:
     error: Mapping[str, Any] | None = None
     inbox_offset: int = 0
     owner_pid: int = 0
+    #: the owner's start time (:func:`process_start`): a reused pid is not the owner
+    owner_start: int | None = None
     ended_at: str | None = None
     history: tuple[Mapping[str, str], ...] = ()
+    #: How the task prompt reached the agent (``completion.Delivery``): written just before
+    #: ``agent prompt`` and again once Herdr accepted it. None: the prompt was never sent.
+    delivery: Mapping[str, Any] | None = None
     #: Keys written by a newer version, kept verbatim so an older process never drops them.
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -197,7 +229,12 @@ class TaskRecord:
         creating process (a spawn whose process died stays ``starting`` but frees its slot)."""
         if self.status not in ACTIVE_STATUSES:
             return False
-        return self.status != "starting" or pid_alive(self.owner_pid)
+        return self.status != "starting" or self.owner_alive
+
+    @property
+    def owner_alive(self) -> bool:
+        """Whether the process that created the record still runs (see :func:`owner_alive`)."""
+        return owner_alive(self.owner_pid, self.owner_start)
 
 
 def _type_ok(value: Any, hint: Any) -> bool:
@@ -355,6 +392,7 @@ class TaskStore:
             prompt_preview=prompt[:PROMPT_PREVIEW_CHARS],
             client_task_id=client_task_id,
             owner_pid=os.getpid(),
+            owner_start=process_start(os.getpid()),
             history=({"status": "starting", "at": stamp},),
             **fields_,
         )
@@ -513,6 +551,8 @@ class TaskStore:
         with self._locked(task_id):
             current = self.get(task_id)
             changes = dict(change(current))
+            if not changes:
+                return current  # nothing to change: nothing written (updatedAt stays)
             unknown = set(changes) - {f.name for f in fields(TaskRecord)}
             if unknown:
                 raise TypeError(f"unknown record fields: {', '.join(sorted(unknown))}")
@@ -557,5 +597,8 @@ __all__ = [
     "is_task_id",
     "new_task_id",
     "now_iso",
+    "owner_alive",
     "parse_record",
+    "pid_alive",
+    "process_start",
 ]

@@ -8,9 +8,10 @@ crashed holder frees its slot without any cleanup code.
 A slot can also outlive its process: ``spawn`` with ``wait: false`` returns while the agent
 works. :meth:`Slot.detach` then leaves the task id in the slot file and closes the lock; the
 slot stays taken while ``task_active(task_id)`` says so (normally
-:meth:`~orchestrator.agent_tools.records.TaskStore.is_active`: the record's status is
-``starting``/``running``/``blocked``). When the task ends, :meth:`Slots.release_task` frees it,
-and a slot whose task is no longer active is reclaimed by the next acquirer anyway.
+:func:`~orchestrator.agent_tools.completion.holds_slot`: the record is active and Herdr shows
+its agent alive and not finished — a record alone would keep the slot of a task nobody
+harvests forever). When the task ends, :meth:`Slots.release_task` frees it, and a slot whose
+task is no longer active is reclaimed by the next acquirer anyway.
 
 Order: each waiter holds a locked ticket file in ``queue/``, named by arrival time; only the
 oldest live ticket may take a free slot, so waiters are served first come, first served, and a

@@ -8,7 +8,9 @@ The order is the seed's, and each step exists for a reason:
    (:mod:`.preview`): ``preview: true`` answers what would start, and under
    ``DSH_HERDR_PREVIEW_REQUIRED`` anything else is refused (``PREVIEW_REQUIRED``).
 2. **The record before the pane** (status ``starting``): a crash from here on leaves a record a
-   later process can inspect. A repeated ``client_task_id`` returns the existing task instead.
+   later process can inspect. A repeated ``client_task_id`` returns the existing task instead,
+   harvested like the first call would (waiting for a spawn still in flight), never written
+   over.
 3. **The slot**: over ``maxConcurrent`` the call queues up to ``queueTimeoutMs``; a queue
    timeout removes the record again (nothing ran) and names the wait. Once the slot is won,
    ``cwd`` is checked **again** (a symlink swapped while we queued must not move the task out
@@ -24,7 +26,11 @@ The order is the seed's, and each step exists for a reason:
 6. ``agent start`` (Herdr waits until the agent is interactive) → ``agent prompt`` with the one
    line pointing at the envelope, waiting until idle/done/blocked, bounded by ``timeout_ms``
    (clamped to 10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once.
-7. **Harvest** (:mod:`.harvest`). A blocked agent is reported to the caller, never answered.
+   The record notes the delivery around ``agent prompt`` and stays ``starting`` until Herdr
+   accepted the prompt (:mod:`.completion`): a crash before that reads ``SPAWN_INTERRUPTED``.
+7. **Harvest** (:mod:`.harvest`): ``completed`` only with evidence the prompt was answered,
+   waited for within what is left of ``timeout_ms``. A blocked agent is reported to the
+   caller, never answered.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import aliases, envelope, worktree
+from orchestrator.agent_tools import aliases, completion, envelope, worktree
 from orchestrator.agent_tools.config import (
     Config,
     ConfigError,
@@ -327,12 +333,15 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         agent_args=agent_args,
     )
     if not created:
-        # Idempotent retry: report the existing task as it is now, never start it again.
+        # Idempotent retry: never start the task again, never write over it. Report it as
+        # the evidence says — waiting for it like the first call would (a spawn still in
+        # flight in another process reads ``running`` until it delivered its prompt).
         return harvest(
             actx,
             record,
             tool=TOOL,
-            wait=False,
+            wait=wait,
+            timeout_ms=timeout_ms,
             started=began,
             warnings=[f"client_task_id {client_task_id!r} already names task {record.task_id}"],
         )
@@ -445,7 +454,7 @@ def _launch(
     except HerdrError as exc:
         if exc.code == "agent_not_ready":
             # Blocked while starting (a trust or login dialog): the user decides, not us.
-            record = actx.store.update(record.task_id, status="blocked")
+            record = actx.store.update(record.task_id, status="blocked", delivery=completion.held())
             slot.detach()
             notes.append(
                 "the agent asked a question while starting; the task envelope has NOT been "
@@ -458,9 +467,15 @@ def _launch(
     except ClientError as exc:
         return _fail(actx, record, "AGENT_START_FAILED", str(exc), slot=slot, began=began)
 
-    session = _session(started.agent)
+    # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
+    # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
+    # after a crash can tell "prompt never sent" from "sent, and answered".
+    before = _fresh(actx, pane_id) or started.agent
+    session = _session(before) or _session(started.agent)
     record = actx.store.update(
-        record.task_id, status="running", **({"session_path": session} if session else {})
+        record.task_id,
+        delivery=completion.sending(before),
+        **({"session_path": session} if session else {}),
     )
     kickoff = task.kickoff_prompt()
     info: AgentInfo | None = None
@@ -473,12 +488,22 @@ def _launch(
         else:
             # Return once the prompt was seen to land (the first status change after it),
             # so the handle never reports a turn that has not started yet as finished.
-            client.agent_prompt(
+            info = client.agent_prompt(
                 name, kickoff, wait=True, until=STARTED, timeout_ms=SUBMIT_TIMEOUT_MS
             )
+        record = actx.store.update(
+            record.task_id, status="running", delivery=completion.sent(record, info)
+        )
     except HerdrError as exc:
         if exc.code == "timeout":
+            # Herdr saw the prompt land (a stall is agent_prompt_stalled), the turn runs on.
             timed_out = True
+            record = actx.store.update(
+                record.task_id, status="running", delivery=completion.sent(record, None)
+            )
+        elif exc.code in ("agent_not_running", "agent_not_found"):
+            # The agent went away under the prompt: the harvest reports how (never "starting").
+            record = actx.store.update(record.task_id, status="running")
         elif exc.code == "agent_prompt_stalled":
             return _fail(
                 actx,
@@ -489,7 +514,7 @@ def _launch(
                 slot=slot,
                 began=began,
             )
-        elif exc.code not in ("agent_not_running", "agent_not_found"):
+        else:
             return _fail(
                 actx, record, "PROMPT_FAILED", exc.message, herdr=exc.code, slot=slot, began=began
             )
@@ -500,13 +525,17 @@ def _launch(
         slot.detach()
         return harvest(
             actx, record, tool=TOOL, wait=False, started=began, warnings=notes,
-            info=_fresh(actx, pane_id), timed_out=True,
+            info=_fresh(actx, pane_id),
         )  # fmt: skip
+    # Herdr's "settled" is not yet the answer (a transient done; pi's session not written):
+    # the harvest waits on for the evidence within what is left of timeout_ms.
+    left = max(0, timeout_ms - int((time.monotonic() - began) * 1000))
     result = harvest(
         actx,
         record,
         tool=TOOL,
-        wait=False,
+        wait=True,
+        timeout_ms=timeout_ms if timed_out else left,
         lines=DEFAULT_LINES,
         started=began,
         warnings=notes,

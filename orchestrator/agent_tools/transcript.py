@@ -48,9 +48,11 @@ __all__ = [
     "NO_TRANSCRIPT",
     "LastAssistant",
     "NoTranscript",
+    "PromptAnswer",
     "ToolCall",
     "TranscriptMessage",
     "TranscriptPage",
+    "answer_to",
     "last_assistant_message",
     "load_messages",
     "read_entries",
@@ -463,6 +465,35 @@ def read_transcript(
     }
 
 
+def _assistant(entry: Mapping[str, Any]) -> LastAssistant | None:
+    """The assistant message of one entry, or ``None`` if the entry is something else."""
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, Mapping):
+        return None
+    if message.get("role") != "assistant":
+        return None
+    stop = message.get("stopReason")
+    error = message.get("errorMessage")
+    stamp = entry.get("timestamp")
+    entry_id = entry.get("id")
+    return LastAssistant(
+        text=_content_text(message.get("content")),
+        stop_reason=stop if isinstance(stop, str) else None,
+        error=error if isinstance(error, str) else None,
+        timestamp=stamp if isinstance(stamp, str) else None,
+        entry_id=entry_id if isinstance(entry_id, str) else None,
+    )
+
+
+def _user_text(entry: Mapping[str, Any]) -> str | None:
+    message = entry.get("message")
+    if entry.get("type") != "message" or not isinstance(message, Mapping):
+        return None
+    if message.get("role") != "user":
+        return None
+    return _content_text(message.get("content"))
+
+
 def last_assistant_message(path: str | Path | None) -> LastAssistant | None:
     """The newest assistant message on the active branch, or ``None`` if there is none yet.
 
@@ -477,20 +508,49 @@ def last_assistant_message(path: str | Path | None) -> LastAssistant | None:
     except OSError:  # missing, or not a regular file (never followed, never blocked on)
         return None
     for entry in reversed(_active_branch(entries)):
-        message = entry.get("message")
-        if entry.get("type") != "message" or not isinstance(message, Mapping):
-            continue
-        if message.get("role") != "assistant":
-            continue
-        stop = message.get("stopReason")
-        error = message.get("errorMessage")
-        stamp = entry.get("timestamp")
-        entry_id = entry.get("id")
-        return LastAssistant(
-            text=_content_text(message.get("content")),
-            stop_reason=stop if isinstance(stop, str) else None,
-            error=error if isinstance(error, str) else None,
-            timestamp=stamp if isinstance(stamp, str) else None,
-            entry_id=entry_id if isinstance(entry_id, str) else None,
-        )
+        found = _assistant(entry)
+        if found is not None:
+            return found
     return None
+
+
+@dataclass(frozen=True)
+class PromptAnswer:
+    """What a session says about one prompt of ours (:func:`answer_to`).
+
+    ``prompted``: a user message holding the prompt's marker is on the active branch (the
+    prompt reached pi). ``answer``: the final assistant message (any ``stopReason`` but
+    ``toolUse``) after the newest user message since then, i.e. the end of the latest turn
+    that our prompt, or a later message to the same agent, started; ``None`` while that turn
+    has not ended. ``latest``: the newest assistant message since the prompt, final or not.
+    """
+
+    prompted: bool
+    answer: LastAssistant | None = None
+    latest: LastAssistant | None = None
+
+
+def answer_to(path: str | Path, marker: str) -> PromptAnswer | None:
+    """Whether the session at ``path`` holds our prompt (the first user message containing
+    ``marker``) and the answer to it; ``None`` when the file does not exist (yet).
+
+    This is the evidence behind a pi task's ``completed``: Herdr's idle status alone says
+    only that pi is not working, not that it answered *our* prompt.
+    """
+    try:
+        entries = read_entries(path)
+    except FileNotFoundError:
+        return None
+    branch = _active_branch(entries)
+    users = [i for i, entry in enumerate(branch) if _user_text(entry) is not None]
+    start = next((i for i in users if marker in (_user_text(branch[i]) or "")), None)
+    if start is None:
+        return PromptAnswer(prompted=False)
+    last_user = users[-1]
+    latest: LastAssistant | None = None
+    for entry in branch[start + 1 :]:
+        latest = _assistant(entry) or latest
+    answer: LastAssistant | None = None
+    for entry in branch[last_user + 1 :]:
+        answer = _assistant(entry) or answer
+    return PromptAnswer(True, answer if answer is not None and answer.final else None, latest)

@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from herdr_sim.fake_agent import Scenario
+from orchestrator.agent_tools import completion
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.tools.tool import Tool
@@ -165,14 +166,17 @@ def test_spawn_killed_before_its_pane_leaves_an_inspectable_record(
     result = get_result(ctx, target=record.task_id)
     assert result["status"] == "failed"
     assert result["error"]["code"] == "SPAWN_INTERRUPTED"
-    assert result["task"]["status"] == "starting"
+    assert result["task"]["status"] == "failed"
+    assert ctx.store.get(record.task_id).error["code"] == "SPAWN_INTERRUPTED"  # type: ignore[index]
 
 
-def test_spawn_killed_after_the_agent_started_is_harvested(
+def test_spawn_killed_before_its_prompt_is_failed_though_its_agent_is_idle(
     ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
 ) -> None:
-    agent = herdr_fake_agent.start("pi", Scenario().reply("survived"), name="orphan")
-    agent.prompt("task")
+    # The agent is up and idle (it even answered someone else's prompt), but our spawn died
+    # before sending the task prompt: that idle agent did none of our work.
+    agent = herdr_fake_agent.start("pi", Scenario().reply("not our answer"), name="orphan")
+    agent.prompt("someone else's prompt")
     record, _ = ctx.store.create(kind="pi", cwd="/", name="orphan")
     ctx.store.update(
         record.task_id,
@@ -180,6 +184,30 @@ def test_spawn_killed_after_the_agent_started_is_harvested(
         pane_id=agent.pane.pane_id,
         artifact_dir=str(ctx.config.artifact_dir / record.task_id),
     )
+    result = get_result(ctx, target=record.task_id)
+    assert result["status"] == "failed", result
+    assert result["error"]["code"] == "SPAWN_INTERRUPTED"
+    assert "prompt not delivered" in result["error"]["message"]
+    assert result["finalMessage"] is None
+    assert result["task"]["status"] == "failed"
+
+
+def test_spawn_killed_after_its_prompt_was_delivered_is_harvested(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    agent = herdr_fake_agent.start("pi", Scenario().reply("survived"), name="orphan")
+    record, _ = ctx.store.create(kind="pi", cwd="/", name="orphan")
+    artifact_dir = ctx.config.artifact_dir / record.task_id
+    before = ctx.client.agent_get(agent.pane.pane_id)
+    record = ctx.store.update(
+        record.task_id,
+        owner_pid=dead_pid(),
+        pane_id=agent.pane.pane_id,
+        artifact_dir=str(artifact_dir),
+        delivery=completion.sending(before),
+    )
+    agent.prompt(f"Your task is in {artifact_dir / 'task.md'} - read it")
+    ctx.store.update(record.task_id, status="running", delivery=completion.sent(record, None))
     result = get_result(ctx, target=record.task_id)
     assert result["status"] == "completed", result
     assert result["finalMessage"] == "survived"

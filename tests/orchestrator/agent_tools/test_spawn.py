@@ -354,7 +354,10 @@ def test_five_spawns_with_a_cap_of_two_all_complete_in_their_own_records(
 
     def one(i: int) -> None:
         ctx = make_ctx(herdr_server, tmp_path, max_concurrent=2, queue_timeout_ms=30_000)
-        path = Scenario().wait(200).reply(f"result {i}").dump(tmp_path / f"s{i}.json")
+        # Each turn flickers to done mid-way (what a busy machine produced at random): a
+        # harvest must wait for the answer in the session, not take the first done.
+        scenario = Scenario().wait(100).blip(150).wait(100).reply(f"result {i}")
+        path = scenario.dump(tmp_path / f"s{i}.json")
         results[i] = spawn(
             ctx, prompt=f"task {i}", cwd=str(tmp_path), agent_args=["--scenario", str(path)]
         )
