@@ -353,6 +353,43 @@ def refusal(tool: str, error: ResultError, *, next_action: NextAction = "retry")
     return AgentResult(status="failed", tool=tool, next_action=next_action, error=error).to_dict()
 
 
+def is_failure(value: Mapping[str, Any]) -> bool:
+    """Whether an agent tool's value reports a failure (MCP ``isError``, exit status 1).
+
+    An AgentResult failed when its ``status`` is ``failed`` or an ``error`` is set: a refusal,
+    a turn that ended in error, an agent that exited, a pane gone under its task
+    (``PANE_GONE``), a close refused because the agent works (``AGENT_WORKING``). Everything
+    else is a result to read and act on: ``completed`` (review it), ``running`` (wait),
+    ``blocked`` (ask the user: the agent asked a question, nothing went wrong), the ``gone`` of
+    a successful close (no error), an observation. A page (``herdr_list_agents``,
+    ``herdr_inbox``, ``herdr_read_agent``, ``herdr_doctor``: no ``nextAction``) is always a
+    result to read; its failures come back as AgentResult refusals, and a doctor's own ``ok``
+    judges the environment, not the call.
+    """
+    if "nextAction" not in value or "status" not in value:
+        return False
+    return value.get("status") == "failed" or value.get("error") is not None
+
+
+def compact(value: Mapping[str, Any]) -> dict[str, Any]:
+    """The wire form of a tool value (MCP): an AgentResult's ``task`` without repeats.
+
+    ``task`` summarises the stored record, and most of its fields (``taskId``, ``status``,
+    ``kind``, ``name``, ``model``, ``paneId``, ``machine``) usually say again what the result's
+    top level says. Over MCP every repeated field costs a model tokens on every call, so the
+    wire form keeps under ``task`` only the keys whose value differs from the top-level key of
+    the same name (e.g. ``task.status: interrupted`` under ``status: completed``). Lossless: a
+    reader restores a dropped key as ``task.get(key, result[key])``. Anything that is not an
+    AgentResult with a ``task`` comes back unchanged (as a new dict).
+    """
+    out = dict(value)
+    task = out.get("task")
+    if "nextAction" not in out or not isinstance(task, Mapping):
+        return out
+    out["task"] = {key: item for key, item in task.items() if not (key in out and out[key] == item)}
+    return out
+
+
 def _seconds(ms: int | None) -> str:
     return "" if ms is None else f"{ms / 1000:.1f}s"
 
