@@ -360,6 +360,7 @@ def is_failure(value: Mapping[str, Any]) -> bool:
     a turn that ended in error, an agent that exited, a pane gone under its task
     (``PANE_GONE``), a close refused because the agent works (``AGENT_WORKING``). Everything
     else is a result to read and act on: ``completed`` (review it), ``running`` (wait),
+    ``failed`` with ``INTERRUPTED`` from ``herdr_interrupt_agent`` (the abort it was asked for),
     ``blocked`` (ask the user: the agent asked a question, nothing went wrong), the ``gone`` of
     a successful close (no error), an observation. A page (``herdr_list_agents``,
     ``herdr_inbox``, ``herdr_read_agent``, ``herdr_doctor``: no ``nextAction``) is always a
@@ -368,7 +369,11 @@ def is_failure(value: Mapping[str, Any]) -> bool:
     """
     if "nextAction" not in value or "status" not in value:
         return False
-    return value.get("status") == "failed" or value.get("error") is not None
+    error = value.get("error")
+    if value.get("tool") == "herdr_interrupt_agent" and isinstance(error, Mapping):
+        # The outcome the caller asked for: the turn was aborted (``INTERRUPTED``).
+        return error.get("code") != "INTERRUPTED"
+    return value.get("status") == "failed" or error is not None
 
 
 def compact(value: Mapping[str, Any]) -> dict[str, Any]:
