@@ -60,8 +60,10 @@ KIND_CAPABILITIES: dict[str, Capabilities] = {
         native_provider="anthropic",
         default_model="sonnet",
     ),
-    "codex": Capabilities("--model", native_provider="openai", default_model="codex"),
-    "gemini": Capabilities("--model", native_provider="google", default_model="gemini-pro"),
+    # No built-in default for codex and gemini: their own default is what their current
+    # release accepts, and their model names change faster than we can check them offline.
+    "codex": Capabilities("--model", native_provider="openai"),
+    "gemini": Capabilities("--model", native_provider="google"),
     "opencode": Capabilities("--model"),
     "cursor": Capabilities("--model", native_provider="cursor"),
     "agy": Capabilities(None),
@@ -73,21 +75,24 @@ HERDR_KINDS: tuple[str, ...] = (
     *("hermes", "kilo", "qodercli", "qwen", "maki"),
 )
 
-#: Built-in aliases per kind: alias -> provider/model.
+#: Built-in aliases per kind: alias -> provider/model. pi's targets are ids of pi 1.6's own
+#: catalog (``pi --list-models``): ``deepseek/deepseek-v4-flash`` is not one (pi 1.6 answers
+#: "ambiguous across providers": only openrouter and vercel-ai-gateway list that id), the
+#: deepseek provider's flash model is ``deepseek-flash``. ``herdr_doctor`` checks the default.
 BUILTIN_ALIASES: dict[str, dict[str, str]] = {
     "pi": {
-        "flash": "deepseek/deepseek-v4-flash",
+        "flash": "deepseek/deepseek-flash",
         "pro": "deepseek/deepseek-v4-pro",
         "sonnet": "anthropic/claude-sonnet-4-5",
-        "opus": "anthropic/claude-opus-4-1",
+        "opus": "anthropic/claude-opus-4-5",
     },
     "omp": {
-        "flash": "deepseek/deepseek-v4-flash",
+        "flash": "deepseek/deepseek-flash",
         "pro": "deepseek/deepseek-v4-pro",
     },
     "claude": {
         "sonnet": "anthropic/claude-sonnet-4-5",
-        "opus": "anthropic/claude-opus-4-1",
+        "opus": "anthropic/claude-opus-4-5",
         "haiku": "anthropic/claude-haiku-4-5",
     },
     "codex": {

@@ -402,7 +402,7 @@ def _seconds(ms: int | None) -> str:
 def header(result: Mapping[str, Any]) -> str:
     """One line saying who, what state, and what next (the first line a model reads).
 
-    ``[completed] fix-tests (pi · deepseek/deepseek-v4-flash) task t-… pane w1:p2 · 12.3s
+    ``[completed] fix-tests (pi · deepseek/deepseek-flash) task t-… pane w1:p2 · 12.3s
     · next: review``.
     """
     status = result["status"]
