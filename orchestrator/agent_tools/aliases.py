@@ -106,6 +106,43 @@ BUILTIN_ALIASES: dict[str, dict[str, str]] = {
 }
 
 
+def _kind_description() -> str:
+    takes_model = [k for k, c in KIND_CAPABILITIES.items() if c.model_flag is not None]
+    takes_thinking = [k for k, c in KIND_CAPABILITIES.items() if c.thinking_flag is not None]
+    return (
+        f"Which coding agent to start: one of {', '.join(HERDR_KINDS)} (default pi). "
+        f"model is accepted by {', '.join(takes_model)}; thinking only by "
+        f"{' and '.join(takes_thinking)}."
+    )
+
+
+def _model_description() -> str:
+    parts: list[str] = []
+    for kind, table in BUILTIN_ALIASES.items():
+        default = KIND_CAPABILITIES[kind].default_model
+        names = [
+            f"{name}{'=' + target if kind == 'pi' else ''}{' (default)' if name == default else ''}"
+            for name, target in table.items()
+        ]
+        parts.append(f"{kind}: {', '.join(names)}")
+    return (
+        "An alias or provider/model (e.g. openrouter/qwen/qwen3-coder). Aliases per kind: "
+        + "; ".join(parts)
+        + ". Omitted: the kind's default alias, or the agent's "
+        "own default. claude, codex, gemini and cursor run their own provider's models only."
+    )
+
+
+#: Parameter descriptions of ``kind``, ``model`` and ``thinking`` (herdr_spawn_agent), built
+#: from the tables above so they cannot drift from what :func:`resolve` accepts.
+KIND_DESCRIPTION = _kind_description()
+MODEL_DESCRIPTION = _model_description()
+THINKING_DESCRIPTION = (
+    "Reasoning effort: low, medium, high, xhigh or max. Only kinds pi and omp take it; "
+    "omitted: the model's own default."
+)
+
+
 @dataclass(frozen=True)
 class ResolvedModel:
     """A resolved request: what was asked, what it means, and the argv to append."""

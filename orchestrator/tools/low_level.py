@@ -60,6 +60,11 @@ AGENT_KINDS: tuple[str, ...] = (
     "ocr",
 )
 READ_SOURCES = ("visible", "recent", "recent-unwrapped", "detection")
+_SOURCE: dict[str, Any] = {
+    "enum": list(READ_SOURCES),
+    "description": "What to read: visible (the screen), recent (recent output, soft-wrapped; "
+    "the default), recent-unwrapped (best for logs), detection (agent-detection buffer)",
+}
 AGENT_STATUSES = ("idle", "working", "blocked", "done", "unknown")
 #: Default server-side wait bounds (ms) when the caller gives none: Herdr's own waits have
 #: no default and would block forever.
@@ -431,7 +436,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Read a pane's text (`herdr pane read`). source: visible (the screen), recent "
         "(recent output, soft-wrapped), recent-unwrapped (best for logs and agent results), "
         "detection (agent-detection buffer). The text is in `stdout`.",
-        _schema(["pane"], pane=_PANE, source={"enum": list(READ_SOURCES)}, lines=_LINES),
+        _schema(["pane"], pane=_PANE, source=_SOURCE, lines=_LINES),
         _pane_read,
     ),
     _tool(
@@ -442,7 +447,10 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         _schema(
             ["pane", "direction"],
             pane=_PANE,
-            direction={"enum": ["right", "down"]},
+            direction={
+                "enum": ["right", "down"],
+                "description": "right: the new pane beside this one; down: below it",
+            },
             ratio={
                 "type": "number",
                 "exclusiveMinimum": 0,
@@ -480,7 +488,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             pane=_PANE,
             pattern=_str("Text to find (or a regex, one line at a time)."),
             regex={"type": "boolean", "description": "Treat pattern as a regex."},
-            source={"enum": list(READ_SOURCES)},
+            source=_SOURCE,
             lines=_LINES,
             timeout=_ms("How long to wait"),
         ),
