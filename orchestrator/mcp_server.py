@@ -135,8 +135,9 @@ def _title(tool: Tool) -> str:
 def annotations_for(tool: Tool) -> types.ToolAnnotations:
     """The MCP hints for ``tool``'s risk level (see ``_HINTS`` for the reasoning)."""
     hints = _HINTS[tool.risk]
+    # No annotations.title: the tool's own ``title`` says it, and every listed byte is paid for
+    # by the model on every turn (bench/tool_list.py).
     return types.ToolAnnotations(
-        title=_title(tool),
         read_only_hint=hints["read_only"],
         destructive_hint=hints["destructive"],
         idempotent_hint=hints["idempotent"],
