@@ -429,3 +429,19 @@ def test_long_calls_get_their_own_pool() -> None:
     assert may_block("herdr_spawn_agent", {"wait": False})  # the queue may still wait
     assert may_block("_dsh_herdr_agent_wait", {})
     assert not may_block("_dsh_herdr_workspace_list", {})
+
+
+def test_docs_describe_the_agent_tools_as_built_and_the_host_example_names_herdr() -> None:
+    import orchestrator
+    import orchestrator.agent_tools
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    assert "being built" not in readme
+    assert "docs/orchestrator/agent-tools.md" in readme
+    for module in (orchestrator, orchestrator.agent_tools):
+        doc = module.__doc__ or ""
+        assert "later" not in doc and "agent tools" in doc.lower(), module.__name__
+    mcp_md = (root / "docs" / "orchestrator" / "mcp.md").read_text()
+    example = mcp_md.split("```json", 1)[1].split("```", 1)[0]
+    assert json.loads(example)["mcpServers"]["herdr"]["env"]["HERDR_SOCKET_PATH"]
