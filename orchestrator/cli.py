@@ -3,9 +3,12 @@
 ``mcp`` serves every tool on stdio for an MCP client. ``tools`` prints the tool list as JSON (name,
 risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
 JSON`` runs one tool from a shell or a script and prints its result object; the exit status says
-how it went without parsing: 0 ``ok: true``, 1 ``ok: false`` (a result to read: Herdr's error,
-a timeout, arguments the schema rejects), 2 a usage error that never reached a tool (unknown
-command or tool, arguments that are not a JSON object).
+how it went without parsing, by the same rule as MCP's ``isError``
+(:func:`orchestrator.tools.outcome.call_failed`): 0 a success or a result to read (``ok: true``;
+an agent tool's ``completed``, ``running``, ``blocked``, list/inbox/read/doctor page), 1 a
+failure (``ok: false``: Herdr's error, a timeout, arguments the schema rejects; an agent tool's
+refusal or ``status: failed``), 2 a usage error that never reached a tool (unknown command or
+tool, arguments that are not a JSON object).
 
 The MCP SDK is imported only by the ``mcp`` subcommand, so ``tools`` and ``call`` start fast.
 """
@@ -35,7 +38,7 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
     call = sub.add_parser(
         "call",
-        help="run one tool and print its result as JSON (exit 0 ok, 1 not ok, 2 usage)",
+        help="run one tool and print its result as JSON (exit 0 ok, 1 failed, 2 usage)",
     )
     call.add_argument("tool", help="the tool's name, e.g. _dsh_herdr_workspace_list")
     call.add_argument(
@@ -76,6 +79,7 @@ def _usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
 def _call(
     parser: argparse.ArgumentParser, name: str, raw: str, stdin: TextIO, stdout: TextIO
 ) -> int:
+    from orchestrator.tools.outcome import call_failed
     from orchestrator.tools.registry import ALL_TOOLS, run_tool
 
     if name not in ALL_TOOLS:
@@ -89,7 +93,7 @@ def _call(
         _usage_error(parser, 'arguments must be one JSON object, e.g. \'{"pane": "p_1"}\'')
     result = run_tool(name, arguments)
     stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
-    return EXIT_OK if result.get("ok") is True else EXIT_NOT_OK
+    return EXIT_NOT_OK if call_failed(name, result) else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -26,15 +26,19 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from orchestrator.agent_tools.contract import compact
+from orchestrator.tools.outcome import call_failed
 from orchestrator.tools.tool import Tool, ToolContext
 
 __all__ = [
     "RISK_META_KEY",
     "SERVER_NAME",
+    "CallPools",
     "Runner",
     "annotations_for",
     "build_server",
     "call_result",
+    "may_block",
     "mcp_tool",
     "serve_stdio",
 ]
@@ -49,19 +53,45 @@ RISK_META_KEY = "pytest-herdr/risk"
 #: Runs one tool call: ``(name, arguments, context) -> result dict``; never raises for a bad call.
 Runner = Callable[[str, Mapping[str, Any], ToolContext], dict[str, Any]]
 
-#: What a model is told about the whole server when it connects (the seed's rules, in short).
+#: What a model is told about the whole server when it connects: which family of tools to use
+#: for what, how to read their results, which of the look-alike tools to prefer, the risk rules.
 INSTRUCTIONS = """\
-Tools that drive Herdr, a terminal multiplexer for coding agents.
-Every result is a JSON object: ok, command, exitCode, and as needed errorCode, data, stdout,
-stderr. ok:false is an answer to act on, not a crash; Herdr's own error is in data.error.code.
-Work in this order: list what exists (workspace/tab/pane/agent list), pick real ids from those
-results (never build an id yourself), create or split (focus never moves), start an agent if
-needed, prompt it, wait, then read. Risk levels: R0 only reads, R1 creates objects or types into
-a terminal, R2 runs a command or starts/prompts an agent: call R2 tools only for what the user
-clearly asked; preview:true shows what an R2 call would do without doing it.
-On errors: server_not_running means ask the user to start Herdr (do not retry); an unknown id
-means list again; a timeout means read or get before waiting longer; invalid arguments means fix
-the call rather than repeating it. Never copy prompt or command text into a report.
+Tools that drive Herdr, a terminal multiplexer for coding agents. Two families:
+
+1. Agent tools (herdr_*): hand a task to another coding agent and get back a checked result. Use
+these to delegate. herdr_spawn_agent starts an agent (kind pi by default) in its own pane with
+your task and, with wait:true (default), returns when it settles. herdr_get_agent_result
+harvests a task later (after wait:false or a timeout). herdr_message_agent sends a follow-up
+(NOTE), REVIEW_FINDINGS, ACCEPT, REJECT, or the user's ANSWER to a blocked agent. herdr_inbox
+reads what children report; herdr_read_agent pages a pi agent's transcript;
+herdr_interrupt_agent and herdr_close_agent stop and clean up; herdr_list_agents shows every
+agent; herdr_doctor checks the setup. Target a task by its taskId, agent name or pane id.
+They answer an AgentResult. Read `header` first. `status`: completed (done: review it), running
+(still working: wait), blocked (the agent asks `question`), failed (see `error`), gone (its pane
+closed), idle (an agent you did not spawn; observation only). `nextAction` says what to do:
+review = read finalMessage, resultText and diff, then ACCEPT, REJECT or REVIEW_FINDINGS with
+herdr_message_agent; wait = call herdr_get_agent_result later; ask_user = ask the user the
+agent's question and send their reply with herdr_message_agent kind=ANSWER (never answer it
+yourself); inspect = read error and evidence before deciding; retry = fix the request
+(error.field names the parameter) or wait for capacity; none = nothing to do.
+2. Low-level tools (_dsh_herdr_*): one Herdr command each (workspaces, tabs, panes, raw agent
+start/prompt/wait/read). Use them for your own panes and commands, not to delegate. They answer
+{ok, command, exitCode, errorCode?, data?, stdout?, stderr?}; Herdr's own error is in
+data.error.code. List first and use only ids Herdr returned; never build an id.
+
+Look-alikes: herdr_doctor checks everything the agent tools need (Herdr included): prefer it to
+_dsh_herdr_doctor, which checks only the Herdr connection. herdr_list_agents marks the agents
+you spawned (owned, taskId): prefer it to _dsh_herdr_agent_list. For your tasks' output use
+herdr_get_agent_result or herdr_read_agent (the agent's own messages), not _dsh_herdr_agent_read
+(raw screen text).
+
+isError is set only for failures and refusals (ok:false; an AgentResult with status failed or
+an error); completed, running, blocked and the pages are results to act on. Risk: R0 only
+reads, R1 creates or types, R2 runs a command or starts/prompts an agent: call R2 tools only
+for what the user clearly asked; low-level R2 tools take preview:true to show what they would
+do. server_not_running means ask the user to start Herdr (do not retry); an unknown id means
+list again; invalid arguments means fix the call. Never copy prompt or command text into a
+report.
 """
 
 # R0 reads: nothing changes, so calling twice is harmless and the world is Herdr alone.
@@ -72,6 +102,9 @@ _HINTS: Mapping[str, Mapping[str, bool]] = {
     "R1": {"read_only": False, "destructive": False, "idempotent": False, "open_world": False},
     "R2": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
 }
+
+LOW_LEVEL_PREFIX = "_dsh_herdr_"
+AGENT_PREFIX = "herdr_"
 
 _RISK_WORDS: Mapping[str, str] = {
     "R0": "read-only",
@@ -90,15 +123,21 @@ def _plain(value: Any) -> Any:
 
 
 def _title(tool: Tool) -> str:
-    words = tool.name.removeprefix("_dsh_herdr_").replace("_", " ")
-    return f"Herdr {words} ({tool.risk}, {_RISK_WORDS.get(tool.risk, tool.risk)})"
+    """``Herdr pane read (R0, read-only)``, ``Agents: spawn agent (R2, …)``: family and risk."""
+    risk = f"({tool.risk}, {_RISK_WORDS.get(tool.risk, tool.risk)})"
+    if tool.name.startswith(LOW_LEVEL_PREFIX):
+        return f"Herdr {tool.name.removeprefix(LOW_LEVEL_PREFIX).replace('_', ' ')} {risk}"
+    if tool.name.startswith(AGENT_PREFIX):
+        return f"Agents: {tool.name.removeprefix(AGENT_PREFIX).replace('_', ' ')} {risk}"
+    return f"{tool.name.replace('_', ' ')} {risk}"
 
 
 def annotations_for(tool: Tool) -> types.ToolAnnotations:
     """The MCP hints for ``tool``'s risk level (see ``_HINTS`` for the reasoning)."""
     hints = _HINTS[tool.risk]
+    # No annotations.title: the tool's own ``title`` says it, and every listed byte is paid for
+    # by the model on every turn (bench/tool_list.py).
     return types.ToolAnnotations(
-        title=_title(tool),
         read_only_hint=hints["read_only"],
         destructive_hint=hints["destructive"],
         idempotent_hint=hints["idempotent"],
@@ -118,19 +157,22 @@ def mcp_tool(tool: Tool) -> types.Tool:
     )
 
 
-def call_result(result: Mapping[str, Any]) -> types.CallToolResult:
-    """A tool's result dict as MCP content.
+def call_result(result: Mapping[str, Any], tool: str = "") -> types.CallToolResult:
+    """``tool``'s result dict as MCP content.
 
     The same object twice: as JSON text (what every client shows a model) and as structured
-    content (for clients that read fields). ``isError`` mirrors ``ok: false`` so clients and
-    models see at once that the call did not do what was asked; the text still carries
-    ``errorCode`` and ``data.error`` to act on, per the contract's error-handling order.
+    content (for clients that read fields), in its compact wire form (an AgentResult's ``task``
+    keeps only what the top level does not already say: :func:`contract.compact`). ``isError``
+    follows the tool family's contract (:func:`orchestrator.tools.outcome.call_failed`): set
+    for ``ok: false`` and for an agent tool's refusal or failure, never for a result to read
+    (``completed``, ``running``, ``blocked``, a page), so a host never shows a success as an
+    error. The text still carries the error code to act on.
     """
-    body = _plain(result)
+    body = compact(_plain(result))
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(body, ensure_ascii=False))],
         structured_content=body,
-        is_error=body.get("ok") is not True,
+        is_error=call_failed(tool, body),
     )
 
 
@@ -163,6 +205,60 @@ def _direct_runner(tools: Mapping[str, Tool]) -> Runner:
     return run
 
 
+#: Tools that can block for long whatever their arguments (waits on an agent or on output, a
+#: spawn's queue and settle, a message's or an interrupt's settle); ``herdr_inbox`` and
+#: ``herdr_get_agent_result`` block when their ``wait`` argument asks for it.
+LONG_CALLS: frozenset[str] = frozenset(
+    {
+        "_dsh_herdr_pane_wait_output",
+        "_dsh_herdr_agent_start",
+        "_dsh_herdr_agent_wait",
+        "_dsh_herdr_agent_prompt",
+        "herdr_spawn_agent",
+        "herdr_message_agent",
+        "herdr_interrupt_agent",
+        "herdr_close_agent",
+    }
+)
+#: ``tool → default of its wait argument`` for tools that block only when asked to.
+WAIT_ARGUMENT: Mapping[str, bool] = {"herdr_inbox": False, "herdr_get_agent_result": True}
+#: Threads for quick calls (reads, creates, a wait:false inbox): they return in milliseconds.
+QUICK_THREADS = 32
+#: Threads for calls that may block for minutes. Mostly asleep on a socket or a file, so many
+#: are cheap; beyond this bound further long calls queue, and quick calls are still served.
+LONG_THREADS = 256
+
+
+def may_block(name: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether a call of ``name`` with ``arguments`` may wait for long (seconds to minutes)."""
+    if name in LONG_CALLS:
+        return True
+    if name in WAIT_ARGUMENT:
+        return arguments.get("wait", WAIT_ARGUMENT[name]) is not False
+    return False
+
+
+class CallPools:
+    """Two bounded pools of worker threads: one for quick calls, one for calls that may block.
+
+    Why: a long wait holds its thread for its whole timeout. Sharing one pool (anyio's default
+    limiter of 40, which the SDK's stdio transport also uses to read and write) let forty
+    ``herdr_inbox wait:true`` calls starve every other request, ``tools/list`` included. The
+    limiters are created on first use, inside the server's event loop.
+    """
+
+    def __init__(self, quick: int = QUICK_THREADS, long: int = LONG_THREADS) -> None:
+        self._sizes = (quick, long)
+        self._limiters: tuple[anyio.CapacityLimiter, anyio.CapacityLimiter] | None = None
+
+    def for_call(self, name: str, arguments: Mapping[str, Any]) -> anyio.CapacityLimiter:
+        """The limiter a call of ``name`` runs under."""
+        if self._limiters is None:
+            quick, long = self._sizes
+            self._limiters = (anyio.CapacityLimiter(quick), anyio.CapacityLimiter(long))
+        return self._limiters[1 if may_block(name, arguments) else 0]
+
+
 def build_server(
     tools: Iterable[Tool] | Mapping[str, Tool] | None = None,
     *,
@@ -187,6 +283,7 @@ def build_server(
     runner = run or _direct_runner(by_name)
     ctx = context if context is not None else ToolContext.from_env()
     listed = types.ListToolsResult(tools=[mcp_tool(tool) for tool in by_name.values()])
+    pools = CallPools()
 
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
@@ -201,9 +298,14 @@ def build_server(
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments: dict[str, Any] = params.arguments if params.arguments is not None else {}
         # Handlers block (socket round trips, CLI subprocesses, server-side waits): keep them off
-        # the event loop so other requests and cancellations are still served.
-        result = await anyio.to_thread.run_sync(runner, params.name, arguments, ctx)
-        return call_result(result)
+        # the event loop so other requests and cancellations are still served, and off anyio's
+        # default thread limiter, which the SDK's stdio transport needs to read stdin and write
+        # stdout: forty long waits on it once froze even tools/list.
+        limiter = pools.for_call(params.name, arguments)
+        result = await anyio.to_thread.run_sync(
+            runner, params.name, arguments, ctx, limiter=limiter
+        )
+        return call_result(result, params.name)
 
     return Server(
         SERVER_NAME,

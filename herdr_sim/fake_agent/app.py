@@ -667,12 +667,37 @@ class FakeAgent:
         return f"Session {self.session_id} ended at {iso_now()}"
 
 
+#: ``pi --list-models``'s catalog of the fake pi: ``provider/model`` ids, comma-separated in
+#: ``$HERDR_SIM_FAKE_MODELS`` (set it to test a model that does not resolve).
+FAKE_MODELS_ENV = "HERDR_SIM_FAKE_MODELS"
+FAKE_MODELS = ("deepseek/deepseek-flash", "deepseek/deepseek-v4-pro", "anthropic/claude-sonnet-4-5")
+
+
+def list_models(search: str | None) -> int:
+    """``pi --list-models [search]``: pi 1.6's table (provider, model, …), filtered by search.
+
+    Like pi, an empty catalog (no provider authenticated) prints a notice and no table.
+    """
+    configured = os.environ.get(FAKE_MODELS_ENV)
+    ids = [m for m in (configured.split(",") if configured is not None else FAKE_MODELS) if m]
+    rows = [m.partition("/") for m in ids if not search or search.lower() in m.lower()]
+    if not ids:
+        print("No models available. Use /login to log into a provider via OAuth or API key.")
+        return 0
+    print(f"{'provider':<10} {'model':<30} context")
+    for provider, _, model in rows:
+        print(f"{provider:<10} {model:<30} 1M")
+    return 0
+
+
 def main(argv: list[str] | None = None, kind: str | None = None) -> int:
     """Run a fake agent; ``kind`` defaults to ``--kind`` or the program name."""
     args = sys.argv[1:] if argv is None else argv
     default = kind or Path(sys.argv[0]).name
     if default not in PERSONA_SOURCES:
         default = "fake-agent"
+    if default == "pi" and args[:1] == ["--list-models"]:
+        return list_models(args[1] if len(args) > 1 else None)
     try:
         options = parse_args(args, default)
         if options.kind not in PERSONA_SOURCES:

@@ -1,7 +1,10 @@
-"""Pure foundations of the nine ``herdr_*`` agent tools (seed 000).
+"""The nine ``herdr_*`` agent tools (seed 000) and their foundations.
 
-Each module here does one job without talking to Herdr (transcripts, inbox, task envelopes,
-worktrees, …), so the tool handlers built later on the Herdr client stay thin and these
-pieces can be tested on plain files and git repositories. Import the submodules directly;
+The tools (listed in :mod:`.tools`, documented in docs/orchestrator/agent-tools.md) delegate
+a task to another coding agent and answer an AgentResult (:mod:`.contract`). Their handlers
+(:mod:`.spawn`, :mod:`.harvest`, :mod:`.control`, :mod:`.fleet`, :mod:`.inbox_tool`,
+:mod:`.transcript_tool`, :mod:`.doctor_tool`) stay thin on top of modules that each do one
+job without talking to Herdr (transcripts, inbox, task envelopes, worktrees, aliases, …), so
+those can be tested on plain files and git repositories. Import the submodules directly;
 this package imports nothing on purpose.
 """

@@ -62,8 +62,10 @@ KIND_CAPABILITIES: dict[str, Capabilities] = {
         native_provider="anthropic",
         default_model="sonnet",
     ),
-    "codex": Capabilities("--model", native_provider="openai", default_model="codex"),
-    "gemini": Capabilities("--model", native_provider="google", default_model="gemini-pro"),
+    # No built-in default for codex and gemini: their own default is what their current
+    # release accepts, and their model names change faster than we can check them offline.
+    "codex": Capabilities("--model", native_provider="openai"),
+    "gemini": Capabilities("--model", native_provider="google"),
     "opencode": Capabilities("--model"),
     "cursor": Capabilities("--model", native_provider="cursor"),
     "agy": Capabilities(None),
@@ -72,21 +74,24 @@ KIND_CAPABILITIES: dict[str, Capabilities] = {
 #: one table of them, :mod:`herdr_sim.agent_kinds`.
 HERDR_KINDS: tuple[str, ...] = AGENT_LABELS
 
-#: Built-in aliases per kind: alias -> provider/model.
+#: Built-in aliases per kind: alias -> provider/model. pi's targets are ids of pi 1.6's own
+#: catalog (``pi --list-models``): ``deepseek/deepseek-v4-flash`` is not one (pi 1.6 answers
+#: "ambiguous across providers": only openrouter and vercel-ai-gateway list that id), the
+#: deepseek provider's flash model is ``deepseek-flash``. ``herdr_doctor`` checks the default.
 BUILTIN_ALIASES: dict[str, dict[str, str]] = {
     "pi": {
-        "flash": "deepseek/deepseek-v4-flash",
+        "flash": "deepseek/deepseek-flash",
         "pro": "deepseek/deepseek-v4-pro",
         "sonnet": "anthropic/claude-sonnet-4-5",
-        "opus": "anthropic/claude-opus-4-1",
+        "opus": "anthropic/claude-opus-4-5",
     },
     "omp": {
-        "flash": "deepseek/deepseek-v4-flash",
+        "flash": "deepseek/deepseek-flash",
         "pro": "deepseek/deepseek-v4-pro",
     },
     "claude": {
         "sonnet": "anthropic/claude-sonnet-4-5",
-        "opus": "anthropic/claude-opus-4-1",
+        "opus": "anthropic/claude-opus-4-5",
         "haiku": "anthropic/claude-haiku-4-5",
     },
     "codex": {
@@ -98,6 +103,43 @@ BUILTIN_ALIASES: dict[str, dict[str, str]] = {
         "gemini-flash": "google/gemini-2.5-flash",
     },
 }
+
+
+def _kind_description() -> str:
+    takes_model = [k for k, c in KIND_CAPABILITIES.items() if c.model_flag is not None]
+    takes_thinking = [k for k, c in KIND_CAPABILITIES.items() if c.thinking_flag is not None]
+    return (
+        f"Which coding agent to start: one of {', '.join(HERDR_KINDS)} (default pi). "
+        f"model is accepted by {', '.join(takes_model)}; thinking only by "
+        f"{' and '.join(takes_thinking)}."
+    )
+
+
+def _model_description() -> str:
+    parts: list[str] = []
+    for kind, table in BUILTIN_ALIASES.items():
+        default = KIND_CAPABILITIES[kind].default_model
+        names = [
+            f"{name}{'=' + target if kind == 'pi' else ''}{' (default)' if name == default else ''}"
+            for name, target in table.items()
+        ]
+        parts.append(f"{kind}: {', '.join(names)}")
+    return (
+        "An alias or provider/model (e.g. openrouter/qwen/qwen3-coder). Aliases per kind: "
+        + "; ".join(parts)
+        + ". Omitted: the kind's default alias, or the agent's "
+        "own default. claude, codex, gemini and cursor run their own provider's models only."
+    )
+
+
+#: Parameter descriptions of ``kind``, ``model`` and ``thinking`` (herdr_spawn_agent), built
+#: from the tables above so they cannot drift from what :func:`resolve` accepts.
+KIND_DESCRIPTION = _kind_description()
+MODEL_DESCRIPTION = _model_description()
+THINKING_DESCRIPTION = (
+    "Reasoning effort: low, medium, high, xhigh or max. Only kinds pi and omp take it; "
+    "omitted: the model's own default."
+)
 
 
 @dataclass(frozen=True)

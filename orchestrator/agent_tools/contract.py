@@ -361,6 +361,48 @@ def refusal(tool: str, error: ResultError, *, next_action: NextAction = "retry")
     return AgentResult(status="failed", tool=tool, next_action=next_action, error=error).to_dict()
 
 
+def is_failure(value: Mapping[str, Any]) -> bool:
+    """Whether an agent tool's value reports a failure (MCP ``isError``, exit status 1).
+
+    An AgentResult failed when its ``status`` is ``failed`` or an ``error`` is set: a refusal,
+    a turn that ended in error, an agent that exited, a pane gone under its task
+    (``PANE_GONE``), a close refused because the agent works (``AGENT_WORKING``). Everything
+    else is a result to read and act on: ``completed`` (review it), ``running`` (wait),
+    ``failed`` with ``INTERRUPTED`` from ``herdr_interrupt_agent`` (the abort it was asked for),
+    ``blocked`` (ask the user: the agent asked a question, nothing went wrong), the ``gone`` of
+    a successful close (no error), an observation. A page (``herdr_list_agents``,
+    ``herdr_inbox``, ``herdr_read_agent``, ``herdr_doctor``: no ``nextAction``) is always a
+    result to read; its failures come back as AgentResult refusals, and a doctor's own ``ok``
+    judges the environment, not the call.
+    """
+    if "nextAction" not in value or "status" not in value:
+        return False
+    error = value.get("error")
+    if value.get("tool") == "herdr_interrupt_agent" and isinstance(error, Mapping):
+        # The outcome the caller asked for: the turn was aborted (``INTERRUPTED``).
+        return error.get("code") != "INTERRUPTED"
+    return value.get("status") == "failed" or error is not None
+
+
+def compact(value: Mapping[str, Any]) -> dict[str, Any]:
+    """The wire form of a tool value (MCP): an AgentResult's ``task`` without repeats.
+
+    ``task`` summarises the stored record, and most of its fields (``taskId``, ``status``,
+    ``kind``, ``name``, ``model``, ``paneId``, ``machine``) usually say again what the result's
+    top level says. Over MCP every repeated field costs a model tokens on every call, so the
+    wire form keeps under ``task`` only the keys whose value differs from the top-level key of
+    the same name (e.g. ``task.status: interrupted`` under ``status: completed``). Lossless: a
+    reader restores a dropped key as ``task.get(key, result[key])``. Anything that is not an
+    AgentResult with a ``task`` comes back unchanged (as a new dict).
+    """
+    out = dict(value)
+    task = out.get("task")
+    if "nextAction" not in out or not isinstance(task, Mapping):
+        return out
+    out["task"] = {key: item for key, item in task.items() if not (key in out and out[key] == item)}
+    return out
+
+
 def _seconds(ms: int | None) -> str:
     return "" if ms is None else f"{ms / 1000:.1f}s"
 
@@ -368,7 +410,7 @@ def _seconds(ms: int | None) -> str:
 def header(result: Mapping[str, Any]) -> str:
     """One line saying who, what state, and what next (the first line a model reads).
 
-    ``[completed] fix-tests (pi · deepseek/deepseek-v4-flash) task t-… pane w1:p2 · 12.3s
+    ``[completed] fix-tests (pi · deepseek/deepseek-flash) task t-… pane w1:p2 · 12.3s
     · next: review``.
     """
     status = result["status"]

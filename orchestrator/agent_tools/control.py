@@ -116,21 +116,45 @@ MESSAGE_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "required": ["target", "message"],
     "properties": {
-        "target": {"type": "string", "minLength": 1, "description": "Name, pane or task id."},
-        "message": {"type": "string", "minLength": 1, "description": "The text."},
+        "target": _TARGET,
+        "message": {
+            "type": "string",
+            "minLength": 1,
+            "description": (
+                "What to tell the agent, in plain text: the follow-up, the findings (one per "
+                "line with severity and path:line), the reason for REJECT, or the user's "
+                "answer verbatim for ANSWER."
+            ),
+        },
         "machine": {"type": "string", "description": "Only the local machine for now."},
-        "kind": {"enum": list(MESSAGE_KINDS), "description": "Protocol header."},
-        "round": {"type": "integer", "minimum": 1, "default": 1, "description": "REVIEW_FINDINGS."},
+        "kind": {
+            "enum": list(MESSAGE_KINDS),
+            "description": (
+                "The message's header. NOTE (or omitted): a follow-up instruction. "
+                "REVIEW_FINDINGS: review findings to fix (with round). ACCEPT: the work is "
+                "accepted, stop. REJECT: stop, change nothing more. ANSWER: the user's answer "
+                "to a blocked agent's question (never your own)."
+            ),
+        },
+        "round": {
+            "type": "integer",
+            "minimum": 1,
+            "default": 1,
+            "description": "Review round number, used with kind REVIEW_FINDINGS (1, 2, ...).",
+        },
         "wait": {
             "type": "boolean",
             "default": False,
-            "description": "Wait for the turn to settle.",
+            "description": (
+                "true: return when the agent's turn settles, with its result. false "
+                "(default): return once the message is delivered (status running)."
+            ),
         },
         "timeout_ms": {
             "type": "integer",
             "minimum": 0,
             "default": DEFAULT_MESSAGE_TIMEOUT_MS,
-            "description": "Wait budget.",
+            "description": "How long wait:true waits, in milliseconds (default 600000).",
         },
         "preview": PREVIEW_SCHEMA,
     },

@@ -17,7 +17,8 @@ writable: a probe file is created and removed; a directory owned by another user
 by group or others fails), ``records`` (every task record in the state directory is readable:
 an unreadable one is skipped by the tools and listed here by path, a warning), ``git``
 (needed for diffs and isolated worktrees: a warning when absent), ``aliases`` (the configured
-aliases resolve).
+aliases resolve), then per configured agent kind ``agent.<kind>`` (its binary on PATH) and
+``agent.pi.model`` (pi's default model is in ``pi --list-models``): :mod:`.agent_check`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from orchestrator.agent_tools.agent_check import agent_checks
 from orchestrator.agent_tools.aliases import AliasError, alias_rows, validate_aliases
 from orchestrator.agent_tools.config import CONFIG_ENV, Config, ConfigError, load_config
 from orchestrator.agent_tools.context import agent_context
@@ -56,7 +58,8 @@ _ORDER: dict[str, int] = {"fail": 0, "warn": 1, "ok": 2}
 DOCTOR_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {}}
 DOCTOR_DESCRIPTION = (
     "Environment self-check of the agent tools: Herdr reachable and its protocol, the herdr "
-    "binary, the configuration, the state and artifact directories, git, the model aliases. "
+    "binary, the configuration, the state and artifact directories, git, the model aliases, "
+    "and per configured agent kind its binary on PATH and (pi) its default model. "
     "Returns {ok, checks[], next[], aliases[], runtime}; each check is ok, warn or fail with "
     "a fix when known."
 )
@@ -243,6 +246,7 @@ def doctor(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     checks.append(_git())
     alias_check, aliases = _aliases(config)
     checks.append(alias_check)
+    checks.extend(agent_checks(config, env))
     ranked = sorted(checks, key=lambda c: _ORDER[c["status"]])
     fixes = [c["fix"] for c in ranked if c["status"] != "ok" and c["fix"]]
     runtime = {

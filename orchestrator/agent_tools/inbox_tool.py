@@ -52,17 +52,21 @@ INBOX_SCHEMA: dict[str, Any] = {
             "minLength": 1,
             "description": "Task id, agent name or pane id (default: all open tasks).",
         },
-        "wait": {"type": "boolean", "default": False, "description": "Long-poll until a message."},
+        "wait": {
+            "type": "boolean",
+            "default": False,
+            "description": "true: if nothing is unread, wait up to timeout_ms for a message.",
+        },
         "timeout_ms": {
             "type": "integer",
             "minimum": 0,
             "default": DEFAULT_TIMEOUT_MS,
-            "description": "Wait budget.",
+            "description": "How long wait:true waits, in milliseconds (default 30000).",
         },
         "consume": {
             "type": "boolean",
             "default": True,
-            "description": "Advance the read offset; false peeks.",
+            "description": "true (default): mark what is returned as read. false: peek only.",
         },
         "limit": {
             "type": "integer",

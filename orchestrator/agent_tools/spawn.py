@@ -98,24 +98,43 @@ SPAWN_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "default": "pi",
-            "description": "Agent kind (default pi).",
+            "description": aliases.KIND_DESCRIPTION,
         },
         "model": {
             "type": "string",
             "minLength": 1,
-            "description": "Alias (model-aliases.md) or provider/model (pi default: flash).",
+            "description": aliases.MODEL_DESCRIPTION,
         },
-        "thinking": {"enum": list(aliases.THINKING_LEVELS)},
+        "thinking": {
+            "enum": list(aliases.THINKING_LEVELS),
+            "description": aliases.THINKING_DESCRIPTION,
+        },
         "name": {
             "type": "string",
             "description": "Agent name, [a-z][a-z0-9_-]{0,31} (default generated).",
         },
-        "cwd": {"type": "string", "minLength": 1, "description": "Working directory."},
-        "role": {"enum": ["worker", "reviewer"], "default": "worker"},
+        "cwd": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Absolute working directory of the agent (default: the server's).",
+        },
+        "role": {
+            "enum": ["worker", "reviewer"],
+            "default": "worker",
+            "description": (
+                "worker (default): does the task and may edit files. reviewer: reviews "
+                "read-only and writes findings (BLOCKER/MAJOR/MINOR/NIT, path:line) and a "
+                "verdict ACCEPT or REJECT to result.md."
+            ),
+        },
         "wait": {
             "type": "boolean",
             "default": True,
-            "description": "false returns a live handle (default true).",
+            "description": (
+                "true (default): return when the agent settles (completed, blocked, failed). "
+                "false: return at once with status running; harvest later with "
+                "herdr_get_agent_result."
+            ),
         },
         "timeout_ms": {
             "type": "integer",
@@ -126,18 +145,27 @@ SPAWN_SCHEMA: dict[str, Any] = {
         "agent_args": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Raw flags for the agent's command line.",
+            "description": (
+                "Extra raw flags appended to the agent's command line, unchecked (e.g. for a "
+                "setting model/thinking do not cover). Prefer model and thinking."
+            ),
         },
         "client_task_id": {
             "type": "string",
             "minLength": 1,
             "maxLength": 200,
-            "description": "Idempotency key: a repeat returns the existing task.",
+            "description": (
+                "Your idempotency key: a repeat with the same key returns the existing task "
+                "instead of starting a second agent. Use one per logical task."
+            ),
         },
         "isolated": {
             "type": "boolean",
             "default": False,
-            "description": "Run in a fresh git worktree on branch dsh/<taskId>.",
+            "description": (
+                "true: run in a fresh git worktree of cwd's repository on branch "
+                "dsh/<taskId>, so parallel tasks do not touch each other's files."
+            ),
         },
         "machine": {"type": "string", "description": "Only the local machine for now."},
         "preview": PREVIEW_SCHEMA,

@@ -52,6 +52,11 @@ AGENT_KINDS: tuple[str, ...] = AGENT_LABELS
 AGENT_START_MIN_MS = 3_001
 AGENT_START_MAX_MS = 300_000
 READ_SOURCES = ("visible", "recent", "recent-unwrapped", "detection")
+_SOURCE: dict[str, Any] = {
+    "enum": list(READ_SOURCES),
+    "description": "What to read: visible (the screen), recent (recent output, soft-wrapped; "
+    "the default), recent-unwrapped (best for logs), detection (agent-detection buffer)",
+}
 AGENT_STATUSES = ("idle", "working", "blocked", "done", "unknown")
 #: Default server-side wait bounds (ms) when the caller gives none: Herdr's own waits have
 #: no default and would block forever.
@@ -548,7 +553,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Read a pane's text (`herdr pane read`). source: visible (the screen), recent "
         "(recent output, soft-wrapped), recent-unwrapped (best for logs and agent results), "
         "detection (agent-detection buffer). The text is in `stdout`.",
-        _schema(["pane"], pane=_PANE, source={"enum": list(READ_SOURCES)}, lines=_LINES),
+        _schema(["pane"], pane=_PANE, source=_SOURCE, lines=_LINES),
         _pane_read,
     ),
     _tool(
@@ -559,7 +564,10 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         _schema(
             ["pane", "direction"],
             pane=_PANE,
-            direction={"enum": ["right", "down"]},
+            direction={
+                "enum": ["right", "down"],
+                "description": "right: the new pane beside this one; down: below it",
+            },
             ratio={
                 "type": "number",
                 "exclusiveMinimum": 0,
@@ -602,7 +610,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
                 "description": "Treat pattern as a regex in Rust's `regex` dialect (no "
                 "look-around, no backreferences; invalid ones fail invalid_regex).",
             },
-            source={"enum": list(READ_SOURCES)},
+            source=_SOURCE,
             lines=_LINES,
             timeout=_ms("How long to wait"),
         ),

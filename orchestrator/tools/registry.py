@@ -5,19 +5,23 @@ of seed 000 (:mod:`orchestrator.agent_tools.tools`) after them: that is what the
 
 ``run_tool`` is the one entry point servers (MCP, the ``herdr-orchestrator`` command) use: it
 validates the arguments against the tool's schema first and turns every failure into a result
-(``ok: false``), so a bad call from a model is a business result, never a crash.
+(``ok: false`` for a low-level tool, an AgentResult refusal for an agent tool), so a bad call
+from a model is a business result in its tool family's shape, never a crash.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
 
+from orchestrator.agent_tools.contract import ResultError, refusal
 from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
+from orchestrator.tools.outcome import is_agent_tool
 from orchestrator.tools.result import failure
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
 
@@ -33,20 +37,63 @@ __all__ = [
 
 #: The low-level tools by name, in the order of the dsh-herdr contract (seed 001).
 TOOLS: Mapping[str, Tool] = MappingProxyType({tool.name: tool for tool in LOW_LEVEL_TOOLS})
+#: ``error.code`` of an agent tool's schema failure and of its handler's bug.
+INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
+INTERNAL_ERROR = "INTERNAL_ERROR"
 #: Every tool the servers offer: the low-level ones, then the agent tools (seed 000).
 ALL_TOOLS: Mapping[str, Tool] = MappingProxyType({**TOOLS, **AGENT_TOOLS})
 
 
-def _argument_error(tool: Tool, arguments: object) -> str | None:
+@dataclass(frozen=True)
+class ArgumentProblem:
+    """Why arguments fail a tool's schema: the message and the top-level parameter at fault."""
+
+    message: str
+    field: str | None
+
+
+def _argument_error(tool: Tool, arguments: object) -> ArgumentProblem | None:
     if not isinstance(arguments, Mapping):
-        return "arguments must be a JSON object"
+        return ArgumentProblem("arguments must be a JSON object", None)
     validator = Draft202012Validator(dict(tool.input_schema))
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
     if not errors:
         return None
     first = errors[0]
     where = "/".join(str(part) for part in first.absolute_path)
-    return f"{where}: {first.message}" if where else first.message
+    message = f"{where}: {first.message}" if where else first.message
+    return ArgumentProblem(message, _field_of(first, arguments))
+
+
+def _field_of(error: ValidationError, arguments: Mapping[str, Any]) -> str | None:
+    """The parameter an error is about: its path, the missing or the unexpected property."""
+    if error.absolute_path:
+        return str(error.absolute_path[0])
+    if error.validator == "required":
+        required = error.validator_value if isinstance(error.validator_value, list) else []
+        missing = [str(p) for p in required if p not in arguments]
+        return missing[0] if missing else None
+    if error.validator == "additionalProperties":
+        known = error.schema.get("properties", {}) if isinstance(error.schema, Mapping) else {}
+        extra = [str(key) for key in arguments if key not in known]
+        return extra[0] if extra else None
+    return None
+
+
+def _invalid(name: str, problem: ArgumentProblem) -> dict[str, Any]:
+    """A schema failure in the tool family's own shape (an AgentResult refusal for agent tools)."""
+    if is_agent_tool(name):
+        error = ResultError(INVALID_ARGUMENTS, problem.message, field=problem.field)
+        return refusal(name, error)
+    return failure(name, "invalid_arguments", problem.message)
+
+
+def _crashed(name: str, exc: Exception) -> dict[str, Any]:
+    """A handler bug, answered as a result in the tool family's shape (never a crash)."""
+    message = f"{type(exc).__name__}: {exc}"
+    if is_agent_tool(name):
+        return refusal(name, ResultError(INTERNAL_ERROR, message), next_action="inspect")
+    return failure(name, "internal_error", message)
 
 
 def integers(schema: Mapping[str, Any], value: Any) -> Any:
@@ -72,17 +119,23 @@ def integers(schema: Mapping[str, Any], value: Any) -> Any:
 
 
 def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
-    """Run one tool; always returns a result dict (``ok`` false on any failure)."""
+    """Run one tool; always returns a result dict in its family's shape.
+
+    A low-level tool answers ``ok: false`` with ``errorCode`` ``invalid_arguments`` or
+    ``internal_error``; an agent tool answers an AgentResult refusal (``status: failed``,
+    ``error.code`` ``INVALID_ARGUMENTS`` with ``error.field``, or ``INTERNAL_ERROR``), so a
+    model reads one shape per family whatever went wrong.
+    """
     tool = ALL_TOOLS.get(name)
     if tool is None:
         return failure(name, "unknown_tool", f"unknown tool {name!r}")
     problem = _argument_error(tool, arguments)
     if problem is not None:
-        return failure(name, "invalid_arguments", problem)
+        return _invalid(name, problem)
     assert isinstance(arguments, Mapping)
     normalised = integers(tool.input_schema, arguments)
     context = ctx if ctx is not None else ToolContext.from_env()
     try:
         return tool.handler(normalised, context)
     except Exception as exc:  # a handler bug must still answer as a result
-        return failure(name, "internal_error", f"{type(exc).__name__}: {exc}")
+        return _crashed(name, exc)

@@ -7,7 +7,8 @@ ran: a preview, a refused preview-less R2 call, invalid arguments). As needed: `
 ``disabled``, ``cwd_not_found``, ``cwd_not_allowed``, ``cwd_unknown``, ``config_invalid``),
 ``data`` (the parsed result; on a
 Herdr failure the parsed stderr envelope, so ``data.error.code`` reads as the seed promises),
-``stdout`` (reads: the pane text) and ``stderr`` (the CLI's error line).
+``stdout`` (reads: the pane text, sent once: ``data.read`` keeps the read's other fields
+but not the text) and ``stderr`` (the CLI's error line).
 
 ``command`` is the CLI form of what ran (``herdr pane split w1:p1 --direction right
 --no-focus``), whichever transport ran it, with payloads redacted: the text of
@@ -96,8 +97,22 @@ def from_exchange(
     if text_output:
         result["stdout"] = exchange.stdout
     if exchange.result is not None:
-        result["data"] = exchange.result
+        result["data"] = _without_read_text(exchange.result) if text_output else exchange.result
     return result
+
+
+def _without_read_text(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A read's ``data`` without ``read.text``: the text is in ``stdout`` already.
+
+    A pane or agent read can be thousands of lines; shipping it twice (``stdout`` and
+    ``data.read.text``) doubled what a model pays for every read. ``stdout`` is where seed 001
+    puts a read's text, so the copy inside ``data`` goes; the rest of ``read`` (source,
+    truncated, revision, …) stays.
+    """
+    read = data.get("read")
+    if not isinstance(read, Mapping) or "text" not in read:
+        return dict(data)
+    return {**data, "read": {k: v for k, v in read.items() if k != "text"}}
 
 
 def from_transport_error(

@@ -343,3 +343,106 @@ def test_stray_prints_from_tools_go_to_stderr_not_onto_the_wire(tmp_path: Path) 
     assert body_of(run(body))["ok"] is True
     # written once: had it gone to stdout it would have been on the wire, not here
     assert "stray output from a tool" in errors.read_text()
+
+
+# -- issue 10: success is not an error, a responsive server, a listing a model can act on -----
+
+
+def _agent(tool: str, status: str, code: str | None = None) -> tuple[str, dict[str, Any]]:
+    from orchestrator.agent_tools.contract import AgentResult, ResultError
+
+    error = ResultError(code, "why") if code else None
+    value = AgentResult(status=status, tool=tool, name="a", error=error)  # type: ignore[arg-type]
+    return tool, value.to_dict()
+
+
+SPAWN, HARVEST = "herdr_spawn_agent", "herdr_get_agent_result"
+DOCTOR_PAGE = {"ok": False, "checks": [], "next": [], "aliases": [], "runtime": {}}
+
+
+@pytest.mark.parametrize(
+    ("call", "is_error"),
+    [
+        (_agent(SPAWN, "completed"), False),
+        (_agent(SPAWN, "running"), False),
+        (_agent(HARVEST, "blocked"), False),
+        (_agent("herdr_close_agent", "gone"), False),
+        (_agent("herdr_interrupt_agent", "failed", "INTERRUPTED"), False),
+        (_agent(SPAWN, "failed", "AGENT_ERROR"), True),
+        (_agent(HARVEST, "gone", "PANE_GONE"), True),
+        (_agent("herdr_close_agent", "running", "AGENT_WORKING"), True),
+        (("herdr_list_agents", {"agents": []}), False),
+        (("herdr_doctor", DOCTOR_PAGE), False),
+        (("_dsh_herdr_workspace_list", {"ok": True, "command": "c", "exitCode": 0}), False),
+        (("_dsh_herdr_workspace_list", {"ok": False, "command": "c", "exitCode": 1}), True),
+    ],
+)
+def test_is_error_follows_each_tool_familys_contract(
+    call: tuple[str, dict[str, Any]], is_error: bool
+) -> None:
+    from orchestrator.mcp_server import call_result
+
+    tool, value = call
+    assert call_result(value, tool).is_error is is_error
+
+
+def test_agent_tool_schema_failures_are_agent_result_refusals() -> None:
+    from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
+    from orchestrator.cli import main
+    from orchestrator.tools.registry import run_tool
+
+    value = run_tool("herdr_spawn_agent", {"kind": "pi"})
+    Draft202012Validator(AGENT_RESULT_SCHEMA).validate(value)
+    assert value["status"] == "failed" and value["nextAction"] == "retry"
+    assert value["error"]["code"] == "INVALID_ARGUMENTS"
+    assert value["error"]["field"] == "prompt"
+    assert main(["call", "herdr_list_agents", '{"owned_only": "yes"}']) == 1
+
+
+def test_the_listing_is_self_describing() -> None:
+    async def body() -> list[Any]:
+        async with Client(build_server(context=ToolContext.from_env({})), mode="legacy") as client:
+            return list((await client.list_tools()).tools)
+
+    listed = run(body)
+    for tool in listed:
+        assert tool.title and "herdr herdr" not in tool.title.lower(), tool.title
+        for name, schema in tool.input_schema.get("properties", {}).items():
+            assert len(schema.get("description", "")) >= 10, (tool.name, name)
+    spawn = next(t for t in listed if t.name == "herdr_spawn_agent").input_schema["properties"]
+    assert all(kind in spawn["kind"]["description"] for kind in ("pi", "claude", "codex", "qwen"))
+    assert "flash=deepseek/deepseek-flash (default)" in spawn["model"]["description"]
+    assert "xhigh" in spawn["thinking"]["description"]
+    assert "reviewer" in spawn["role"]["description"]
+    message = next(t for t in listed if t.name == "herdr_message_agent").input_schema
+    for word in ("REVIEW_FINDINGS", "ANSWER"):
+        assert word in message["properties"]["kind"]["description"]
+    assert "REVIEW_FINDINGS" in message["properties"]["round"]["description"]
+
+
+def test_long_calls_get_their_own_pool() -> None:
+    from orchestrator.mcp_server import may_block
+
+    assert may_block("herdr_inbox", {"wait": True})
+    assert not may_block("herdr_inbox", {})
+    assert may_block("herdr_get_agent_result", {})
+    assert not may_block("herdr_get_agent_result", {"wait": False})
+    assert may_block("herdr_spawn_agent", {"wait": False})  # the queue may still wait
+    assert may_block("_dsh_herdr_agent_wait", {})
+    assert not may_block("_dsh_herdr_workspace_list", {})
+
+
+def test_docs_describe_the_agent_tools_as_built_and_the_host_example_names_herdr() -> None:
+    import orchestrator
+    import orchestrator.agent_tools
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    assert "being built" not in readme
+    assert "docs/orchestrator/agent-tools.md" in readme
+    for module in (orchestrator, orchestrator.agent_tools):
+        doc = module.__doc__ or ""
+        assert "later" not in doc and "agent tools" in doc.lower(), module.__name__
+    mcp_md = (root / "docs" / "orchestrator" / "mcp.md").read_text()
+    example = mcp_md.split("```json", 1)[1].split("```", 1)[0]
+    assert json.loads(example)["mcpServers"]["herdr"]["env"]["HERDR_SOCKET_PATH"]

@@ -16,7 +16,7 @@ from orchestrator.agent_tools.aliases import (
 def test_pi_defaults_to_flash() -> None:
     resolved = resolve("pi")
     assert resolved.alias == "flash"
-    assert resolved.argv == ("--model", "deepseek/deepseek-v4-flash")
+    assert resolved.argv == ("--model", "deepseek/deepseek-flash")
 
 
 def test_alias_resolves_to_provider_model() -> None:
@@ -87,7 +87,7 @@ def test_kinds_without_capabilities_refuse_model() -> None:
 def test_configuration_adds_aliases_and_changes_the_default() -> None:
     overrides = {"pi": {"fast": "groq/llama-4", "default": "fast"}}
     assert resolve("pi", overrides=overrides).model == "groq/llama-4"
-    assert resolve("pi", "flash", overrides=overrides).model == "deepseek/deepseek-v4-flash"
+    assert resolve("pi", "flash", overrides=overrides).model == "deepseek/deepseek-flash"
 
 
 def test_system_prompt_must_be_one_line() -> None:
@@ -101,7 +101,8 @@ def test_system_prompt_must_be_one_line() -> None:
 @pytest.mark.parametrize("kind", ["pi", "claude", "codex", "opencode"])
 def test_our_fake_agents_accept_the_flags(kind: str) -> None:
     thinking = "high" if kind == "pi" else None
-    resolved = resolve(kind, None if kind != "opencode" else "anthropic/x", thinking)
+    model = {"opencode": "anthropic/x", "codex": "codex"}.get(kind)
+    resolved = resolve(kind, model, thinking)
     options = parse_args(list(resolved.argv), kind)
     assert options.model == resolved.argv[1]
     if thinking:
@@ -114,6 +115,12 @@ def test_alias_rows_mark_the_default() -> None:
     assert flash == {
         "kind": "pi",
         "alias": "flash",
-        "model": "deepseek/deepseek-v4-flash",
+        "model": "deepseek/deepseek-flash",
         "default": True,
     }
+
+
+@pytest.mark.parametrize("kind", ["codex", "gemini"])
+def test_kinds_without_a_checkable_default_use_their_own(kind: str) -> None:
+    """No ``--model`` unless asked: the agent's own default is what its release accepts."""
+    assert resolve(kind).argv == ()

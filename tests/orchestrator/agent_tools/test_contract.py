@@ -37,7 +37,7 @@ def _owned(tmp_store: TaskStore, **changes: Any) -> AgentResult:
         "name": "fixer",
         "pane_id": "w1:p2",
         "kind": "pi",
-        "model": "deepseek/deepseek-v4-flash",
+        "model": "deepseek/deepseek-flash",
         "final_message": "Done: tests pass.",
         "artifacts": Artifacts("/state/artifacts/" + record.task_id, "/s/a.jsonl"),
         "task": task_summary(record.to_dict()),
@@ -63,7 +63,7 @@ def test_completed_result_validates(store: TaskStore) -> None:
 
 def test_header_is_one_line_naming_status_agent_and_next(store: TaskStore) -> None:
     header = _owned(store).to_dict()["header"]
-    assert header.startswith("[completed] fixer (pi · deepseek/deepseek-v4-flash) task t-")
+    assert header.startswith("[completed] fixer (pi · deepseek/deepseek-flash) task t-")
     assert header.endswith("pane w1:p2 · 12.3s · next: review")
 
 

@@ -10,6 +10,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from herdr_sim.fake_agent import install_fake_agents
+from orchestrator.agent_tools.agent_check import listed_models
+from orchestrator.agent_tools.aliases import alias_rows
 from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.contract import DOCTOR_RESULT_SCHEMA
@@ -42,8 +45,16 @@ def down_ctx(tmp_path: Path, env: dict[str, str] | None = None, **config: Any) -
     return AgentToolsContext.create(environ, config=cfg, client=client)
 
 
+def with_fake_pi(env: dict[str, str], bin_dir: Path, **extra: str) -> dict[str, str]:
+    """``env`` with the simulator's fake agents (``pi`` among them) first on PATH."""
+    install_fake_agents(bin_dir)
+    return {**env, "PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', os.defpath)}", **extra}
+
+
 def test_healthy_environment(herdr_server: HerdrServer, tmp_path: Path) -> None:
-    env = {**herdr_server.env, "HERDR_BIN_PATH": str(herdr_server.cli_path)}
+    env = with_fake_pi(
+        {**herdr_server.env, "HERDR_BIN_PATH": str(herdr_server.cli_path)}, tmp_path / "bin"
+    )
     state = tmp_path / "state"
     client = HerdrClient.build("auto", env=env)
     config = Config(state_dir=state, artifact_dir=state / "artifacts")
@@ -58,8 +69,11 @@ def test_healthy_environment(herdr_server: HerdrServer, tmp_path: Path) -> None:
         "records",
         "git",
         "aliases",
+        "agent.pi",
+        "agent.pi.model",
     ]
     assert all(c["status"] == "ok" for c in checks.values()), checks
+    assert "deepseek/deepseek-flash is listed" in checks["agent.pi.model"]["detail"]
     assert "protocol 22" in checks["herdr.server"]["detail"]
     assert report["next"] == []
     assert report["runtime"]["protocol"] == 22
@@ -155,3 +169,50 @@ def test_missing_binary_is_a_warning_for_the_socket_and_a_failure_for_the_cli(
     assert socket_checks["herdr.binary"]["status"] == "warn"
     _, cli_checks = run(down_ctx(tmp_path, {"PATH": str(tmp_path)}, transport="cli"))
     assert cli_checks["herdr.binary"]["status"] == "fail"
+
+
+def test_a_missing_agent_binary_warns_with_the_fix_in_next(tmp_path: Path) -> None:
+    report, checks = run(down_ctx(tmp_path, {"PATH": str(tmp_path / "empty")}))
+    assert checks["agent.pi"]["status"] == "warn"
+    assert "no pi executable on this server's PATH" in checks["agent.pi"]["detail"]
+    assert checks["agent.pi"]["fix"] in report["next"]
+    assert "agent.pi.model" not in checks  # nothing to ask without a pi
+
+
+def test_each_configured_kind_is_checked(tmp_path: Path) -> None:
+    env = with_fake_pi({}, tmp_path / "bin")
+    ctx = down_ctx(tmp_path, env, aliases={"claude": {"big": "anthropic/claude-opus-4-5"}})
+    _, checks = run(ctx)
+    assert checks["agent.pi"]["status"] == checks["agent.claude"]["status"] == "ok"
+    assert "agent.codex" not in checks  # not configured
+
+
+def test_a_default_model_pi_does_not_list_warns_with_the_fix_in_next(tmp_path: Path) -> None:
+    # pi 1.6 lists only the models of logged-in providers; here: only openrouter's
+    env = with_fake_pi(
+        {}, tmp_path / "bin", HERDR_SIM_FAKE_MODELS="openrouter/deepseek/deepseek-v4-flash"
+    )
+    report, checks = run(down_ctx(tmp_path, env))
+    model = checks["agent.pi.model"]
+    assert model["status"] == "warn", model
+    assert "deepseek/deepseek-flash" in model["detail"]
+    assert "log in to provider deepseek" in model["fix"]
+    assert model["fix"] in report["next"]
+
+
+def test_the_old_default_is_refused_by_pi_1_6s_catalog() -> None:
+    """The regression: ``flash`` was ``deepseek/deepseek-v4-flash``, which pi 1.6's deepseek
+    provider does not have (rows as pi 1.6.0 prints them with DeepSeek and OpenRouter keys)."""
+    table = (
+        "provider    model                                    context  max-out  thinking\n"
+        "deepseek    deepseek-flash                           1M       384K     yes\n"
+        "deepseek    deepseek-v4-pro                          1M       384K     yes\n"
+        "openrouter  ~deepseek/deepseek-v4-flash-latest       1.0M     943.7K   yes\n"
+        "openrouter  deepseek/deepseek-v4-flash               1.0M     393.2K   yes\n"
+    )
+    listed = listed_models(table)
+    assert "deepseek/deepseek-flash" in listed
+    assert "deepseek/deepseek-v4-flash" not in listed  # only openrouter's id of that spelling
+    assert "openrouter/deepseek/deepseek-v4-flash" in listed
+    pi_default = next(r for r in alias_rows() if r["kind"] == "pi" and r["default"])
+    assert pi_default["model"] in listed

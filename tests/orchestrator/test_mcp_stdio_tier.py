@@ -1,0 +1,575 @@
+"""The MCP tier: every tool of ``ALL_TOOLS`` driven through the MCP SDK's own stdio client.
+
+One ``herdr-orchestrator mcp`` process per module, spawned by ``mcp.client.stdio.stdio_client``
+and spoken to by ``mcp.ClientSession`` (the same code a host runs), pointed at a simulator by
+``HERDR_SOCKET_PATH`` and at a private state directory. For each tool: a success, a refusal
+(arguments its schema rejects, in the tool family's shape) and a failure where one exists, with
+``isError`` checked against what the result says (issue 10, "Success is not an error"): a
+success or a result to read (``completed``, ``running``, ``blocked``, a page) is never an
+error. ``test_every_tool_is_covered`` fails when a tool is added without a case here.
+
+The session lives in a blocking portal (an event loop on its own thread), so the module's
+tests stay plain functions and share one server process: the tier costs one process start.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+import jsonschema
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from herdr_sim.config import SimulatorConfig
+from herdr_sim.detect import BUILTIN_MANIFESTS_DIR
+from herdr_sim.fake_agent import Scenario
+from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
+from orchestrator.tools.registry import ALL_TOOLS
+from pytest_herdr import backends
+from pytest_herdr.backends import HerdrServer
+
+BIN = Path(sys.executable).parent
+#: Bound of one call (a spawn of a fake pi settles in about a second).
+CALL_TIMEOUT = 60.0
+AGENT_RESULT = jsonschema.Draft202012Validator(AGENT_RESULT_SCHEMA)
+
+
+def body_of(result: CallToolResult) -> dict[str, Any]:
+    """The result object, the same in the text block and the structured content."""
+    assert len(result.content) == 1
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    body: dict[str, Any] = json.loads(block.text)
+    assert result.structured_content == body
+    return body
+
+
+def agent_result(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` (an AgentResult in its compact wire form) restored and schema-checked."""
+    full = dict(body)
+    task = body.get("task")
+    if isinstance(task, Mapping):
+        full["task"] = {**{k: body.get(k) for k in task}, **task}
+        for key in ("taskId", "status", "kind", "name", "model", "paneId", "machine"):
+            full["task"].setdefault(key, body.get(key))
+        full["task"] = {
+            key: full["task"].get(key)
+            for key in AGENT_RESULT_SCHEMA["properties"]["task"]["oneOf"][1]["required"]
+        }
+    AGENT_RESULT.validate(full)
+    return full
+
+
+@dataclass
+class McpProcess:
+    """A ``herdr-orchestrator mcp`` process and an initialised ``ClientSession`` on it."""
+
+    portal: anyio.from_thread.BlockingPortal
+    session: ClientSession
+    stack: ExitStack
+    errlog: Path
+    instructions: str | None = None
+    calls: list[str] = field(default_factory=list)
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        """One ``tools/call``, bounded."""
+        self.calls.append(name)
+
+        async def bounded() -> CallToolResult:
+            with anyio.fail_after(CALL_TIMEOUT):
+                result = await self.session.call_tool(name, dict(arguments))
+            assert isinstance(result, CallToolResult), result
+            return result
+
+        return self.portal.call(bounded)
+
+    def run(self, body: Callable[[ClientSession], Any]) -> Any:
+        """Run an async ``body(session)`` in the session's event loop."""
+
+        async def bounded() -> Any:
+            with anyio.fail_after(CALL_TIMEOUT):
+                return await body(self.session)
+
+        return self.portal.call(bounded)
+
+
+def start_mcp(env: Mapping[str, str], errlog: Path) -> McpProcess:
+    """Spawn the server through the SDK's stdio client and run the handshake."""
+    stack = ExitStack()
+    try:
+        portal = stack.enter_context(anyio.from_thread.start_blocking_portal())
+        log = stack.enter_context(errlog.open("w"))
+        params = StdioServerParameters(
+            command=str(BIN / "herdr-orchestrator"), args=["mcp"], env=dict(env)
+        )
+        enter: Callable[[Any], Any] = stack.enter_context
+        read, write = enter(portal.wrap_async_context_manager(stdio_client(params, errlog=log)))
+        manager: AbstractContextManager[ClientSession] = portal.wrap_async_context_manager(
+            ClientSession(read, write)
+        )
+        session = stack.enter_context(manager)
+        init = portal.call(session.initialize)
+    except BaseException:
+        stack.close()
+        raise
+    return McpProcess(portal, session, stack, errlog, instructions=init.instructions)
+
+
+@dataclass
+class Tier:
+    """The module's simulator, server process and the objects the cases act on."""
+
+    sim: HerdrServer
+    mcp: McpProcess
+    root: Path
+
+    def call(self, name: str, arguments: Mapping[str, Any]) -> tuple[bool, dict[str, Any]]:
+        result = self.mcp.call(name, arguments)
+        assert result.is_error is not None
+        return result.is_error, body_of(result)
+
+    def scenario(self, name: str, scenario: Scenario) -> list[str]:
+        return ["--scenario", str(scenario.dump(self.root / f"{name}.json"))]
+
+
+@pytest.fixture(scope="module")
+def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
+    root = tmp_path_factory.mktemp("mcp-tier")
+    config = SimulatorConfig(  # fast fake agents, as the agent-tool tests use
+        agent_manifests_dir=BUILTIN_MANIFESTS_DIR,
+        agent_start_settle=0.1,
+        agent_prompt_submit_delay=0.05,
+        detection_interval=0.1,
+        detection_debounce=0.02,
+        detection_idle_hold=0.1,
+    )
+    config.coerce_paths()
+    server = backends.start_sim(config)
+    env = {
+        **{k: v for k, v in server.env.items() if k != "HERDR_PANE_ID"},
+        "HERDR_BIN_PATH": str(server.cli_path),
+        "HERDR_ORCHESTRATOR_STATE_DIR": str(root / "state"),
+    }
+    try:
+        process = start_mcp(env, root / "server.stderr")
+    except BaseException:
+        server.stop()
+        raise
+    try:
+        yield Tier(server, process, root)
+    finally:
+        process.stack.close()
+        server.stop()
+
+
+# -- the cases ----------------------------------------------------------------------------------
+
+#: Which test exercises which tools, and how (checked by ``test_99_every_tool_is_covered``).
+#: Static, so the check holds whichever xdist worker runs which test.
+_PANE_READS = ("pane_get", "pane_layout", "pane_process_info", "pane_edges", "pane_read")
+COVERAGE: dict[str, dict[str, tuple[str, ...]]] = {
+    "test_02_low_level_workspaces_tabs_and_panes": {
+        "_dsh_herdr_workspace_create": ("success",),
+        "_dsh_herdr_workspace_list": ("success",),
+        "_dsh_herdr_tab_list": ("success",),
+        **{
+            f"_dsh_herdr_{name}": ("success", "failure")
+            for name in ("workspace_get", "tab_get", "tab_create", "pane_list", "pane_split")
+        },
+        **{f"_dsh_herdr_{name}": ("success", "failure") for name in _PANE_READS},
+    },
+    "test_03_pane_read_sends_its_text_once": {
+        f"_dsh_herdr_{name}": ("success", "failure")
+        for name in ("pane_run", "pane_wait_output", "pane_send_text")
+    },
+    "test_04_low_level_agents": {
+        "_dsh_herdr_agent_list": ("success",),
+        "_dsh_herdr_doctor": ("success",),
+        **{
+            f"_dsh_herdr_{name}": ("success", "failure")
+            for name in (
+                "agent_start",
+                "agent_get",
+                "agent_wait",
+                "agent_prompt",
+                "agent_read",
+                "agent_explain",
+            )
+        },
+    },
+    "test_05_low_level_refusals_are_low_level_errors": {
+        name: ("refusal",) for name in ALL_TOOLS if name.startswith("_dsh_herdr_")
+    },
+    "test_06_agent_tool_refusals_are_agent_results": {
+        name: ("refusal",) for name in ALL_TOOLS if not name.startswith("_dsh_herdr_")
+    },
+    "test_07_spawn_completed_is_not_an_error": {"herdr_spawn_agent": ("success",)},
+    "test_08_spawn_blocked_and_running_are_results_failed_is_an_error": {
+        "herdr_spawn_agent": ("success", "failure")
+    },
+    "test_09_get_result_message_inbox_read": {
+        **dict.fromkeys(
+            ("herdr_get_agent_result", "herdr_message_agent", "herdr_inbox", "herdr_read_agent"),
+            ("success", "failure"),
+        ),
+        "herdr_list_agents": ("success",),
+        "herdr_doctor": ("success",),
+    },
+    "test_10_interrupt_and_close": {
+        "herdr_interrupt_agent": ("success", "failure"),
+        "herdr_close_agent": ("success", "failure"),
+    },
+}
+
+
+@dataclass
+class World:
+    """What the module's cases act on: panes, and four spawns with their MCP outcome."""
+
+    workspace: str
+    pane: str
+    split: str
+    spawned: dict[str, tuple[bool, dict[str, Any]]]
+
+    def task(self, label: str) -> str:
+        task_id = self.spawned[label][1]["taskId"]
+        assert isinstance(task_id, str), self.spawned[label]
+        return task_id
+
+
+SPAWNS: dict[str, tuple[str, Scenario, dict[str, Any]]] = {
+    "done": ("tier-done", Scenario().reply("COMPLETE done: the tier works"), {}),
+    "blocked": ("tier-asks", Scenario().ask("Which database?").reply("using postgres"), {}),
+    "running": ("tier-hangs", Scenario().hang(), {"wait": False}),
+    "failed": ("tier-fails", Scenario().reply("trying").fail("model overloaded"), {}),
+}
+
+
+@pytest.fixture(scope="module")
+def world(tier: Tier) -> World:
+    """A workspace with a split, and the four spawns (each through MCP), made once per module."""
+    created = ok_call(tier, "_dsh_herdr_workspace_create", {"cwd": str(tier.root)})
+    workspace = created["data"]["workspace"]["workspace_id"]
+    pane = created["data"]["root_pane"]["pane_id"]
+    split = ok_call(tier, "_dsh_herdr_pane_split", {"pane": pane, "direction": "right"})
+    spawned = {
+        label: tier.call(
+            "herdr_spawn_agent",
+            {
+                "prompt": f"tier task {label}",
+                "cwd": str(tier.root),
+                "name": name,
+                "agent_args": tier.scenario(label, scenario),
+                **extra,
+            },
+        )
+        for label, (name, scenario, extra) in SPAWNS.items()
+    }
+    return World(workspace, pane, split["data"]["pane"]["pane_id"], spawned)
+
+
+def ok_call(tier: Tier, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A low-level call that must succeed: ``ok: true`` and ``isError`` false."""
+    is_error, body = tier.call(name, arguments)
+    assert body["ok"] is True, body
+    assert is_error is False, body
+    return body
+
+
+def failed_call(tier: Tier, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A low-level call that must fail at Herdr: ``ok: false`` and ``isError`` true."""
+    is_error, body = tier.call(name, arguments)
+    assert body["ok"] is False, body
+    assert is_error is True, body
+    assert body.get("errorCode") not in (None, "invalid_arguments"), body
+    return body
+
+
+def test_01_the_handshake_lists_every_tool_and_instructs_a_model(tier: Tier) -> None:
+    listed = tier.mcp.run(lambda s: s.list_tools())
+    assert [tool.name for tool in listed.tools] == list(ALL_TOOLS)
+    assert all("Herdr herdr" not in (tool.title or "") for tool in listed.tools)
+    assert tier.mcp.instructions is not None
+    for word in ("herdr_spawn_agent", "nextAction", "herdr_doctor", "_dsh_herdr_doctor"):
+        assert word in tier.mcp.instructions
+
+
+def test_02_low_level_workspaces_tabs_and_panes(tier: Tier, world: World) -> None:
+    cwd = str(tier.root)
+    created = ok_call(tier, "_dsh_herdr_workspace_create", {"cwd": cwd, "label": "tier"})
+    workspace = created["data"]["workspace"]["workspace_id"]
+    root_pane = created["data"]["root_pane"]["pane_id"]
+    ok_call(tier, "_dsh_herdr_workspace_list", {})
+    ok_call(tier, "_dsh_herdr_workspace_get", {"workspace": workspace})
+    failed_call(tier, "_dsh_herdr_workspace_get", {"workspace": "w999"})
+    tabs = ok_call(tier, "_dsh_herdr_tab_list", {"workspace": workspace})
+    tab = tabs["data"]["tabs"][0]["tab_id"]
+    ok_call(tier, "_dsh_herdr_tab_get", {"tab": tab})
+    failed_call(tier, "_dsh_herdr_tab_get", {"tab": "w999:t9"})
+    ok_call(tier, "_dsh_herdr_tab_create", {"workspace": workspace, "cwd": cwd})
+    failed_call(tier, "_dsh_herdr_tab_create", {"workspace": "w999", "cwd": cwd})
+    ok_call(tier, "_dsh_herdr_pane_list", {"workspace": workspace})
+    failed_call(tier, "_dsh_herdr_pane_list", {"workspace": "w999"})
+    for name in ("pane_get", "pane_layout", "pane_process_info", "pane_edges", "pane_read"):
+        ok_call(tier, f"_dsh_herdr_{name}", {"pane": root_pane})
+        failed_call(tier, f"_dsh_herdr_{name}", {"pane": "w999:p9"})
+    ok_call(tier, "_dsh_herdr_pane_split", {"pane": root_pane, "direction": "down"})
+    failed_call(tier, "_dsh_herdr_pane_split", {"pane": "w999:p9", "direction": "down"})
+
+
+def test_03_pane_read_sends_its_text_once(tier: Tier, world: World) -> None:
+    pane = world.split
+    ok_call(tier, "_dsh_herdr_pane_run", {"pane": pane, "command": "echo tier-$((40+2))"})
+    waited = ok_call(
+        tier,
+        "_dsh_herdr_pane_wait_output",
+        {"pane": pane, "pattern": "tier-42", "timeout": 10_000},
+    )
+    assert waited["ok"] is True
+    read = ok_call(tier, "_dsh_herdr_pane_read", {"pane": pane, "source": "recent"})
+    wire = json.dumps(read)
+    assert wire.count("tier-42") == 1, read  # the text once (stdout), not again in data.read
+    assert "tier-42" in read["stdout"]
+    failed_call(tier, "_dsh_herdr_pane_run", {"pane": "w999:p9", "command": "true"})
+    failed_call(
+        tier, "_dsh_herdr_pane_wait_output", {"pane": pane, "pattern": "never-42", "timeout": 300}
+    )
+    ok_call(tier, "_dsh_herdr_pane_send_text", {"pane": pane, "text": "typed"})
+    failed_call(tier, "_dsh_herdr_pane_send_text", {"pane": "w999:p9", "text": "x"})
+    preview = ok_call(
+        tier, "_dsh_herdr_pane_run", {"pane": pane, "command": "true", "preview": True}
+    )
+    assert preview["data"]["preview"] is True
+
+
+def test_04_low_level_agents(tier: Tier, world: World) -> None:
+    started = ok_call(
+        tier,
+        "_dsh_herdr_agent_start",
+        {"pane": world.pane, "kind": "pi", "name": "raw-agent", "timeout": 30_000},
+    )
+    assert started["ok"] is True
+    agent = "raw-agent"
+    ok_call(tier, "_dsh_herdr_agent_list", {})
+    ok_call(tier, "_dsh_herdr_agent_get", {"agent": agent})
+    failed_call(tier, "_dsh_herdr_agent_get", {"agent": "nobody"})
+    ok_call(
+        tier,
+        "_dsh_herdr_agent_wait",
+        {"agent": agent, "until": ["idle", "done"], "timeout": 20_000},
+    )
+    failed_call(tier, "_dsh_herdr_agent_wait", {"agent": "nobody", "timeout": 500})
+    ok_call(tier, "_dsh_herdr_agent_prompt", {"agent": agent, "prompt": "say hi"})
+    failed_call(tier, "_dsh_herdr_agent_prompt", {"agent": "nobody", "prompt": "x"})
+    ok_call(tier, "_dsh_herdr_agent_read", {"agent": agent})
+    failed_call(tier, "_dsh_herdr_agent_read", {"agent": "nobody"})
+    ok_call(tier, "_dsh_herdr_agent_explain", {"agent": agent})
+    failed_call(tier, "_dsh_herdr_agent_explain", {"agent": "nobody"})
+    failed_call(
+        tier,
+        "_dsh_herdr_agent_start",
+        {"pane": "w999:p9", "kind": "pi", "name": "x", "timeout": 10_000},
+    )
+    doctor = ok_call(tier, "_dsh_herdr_doctor", {})
+    assert doctor["ok"] is True
+
+
+@pytest.mark.parametrize("name", [n for n in ALL_TOOLS if n.startswith("_dsh_herdr_")])
+def test_05_low_level_refusals_are_low_level_errors(tier: Tier, name: str) -> None:
+    is_error, body = tier.call(name, {"unexpected": 1})
+    assert is_error is True
+    assert body["ok"] is False and body["errorCode"] == "invalid_arguments", body
+
+
+@pytest.mark.parametrize("name", [n for n in ALL_TOOLS if not n.startswith("_dsh_herdr_")])
+def test_06_agent_tool_refusals_are_agent_results(tier: Tier, name: str) -> None:
+    is_error, body = tier.call(name, {"unexpected": 1})
+    assert is_error is True
+    full = agent_result(body)
+    assert full["status"] == "failed" and full["nextAction"] == "retry"
+    assert full["error"]["code"] == "INVALID_ARGUMENTS"
+    assert full["error"]["field"] == "unexpected"
+    assert full["tool"] == name
+    assert "ok" not in body
+
+
+def test_07_spawn_completed_is_not_an_error(world: World) -> None:
+    is_error, body = world.spawned["done"]
+    full = agent_result(body)
+    assert full["status"] == "completed", full
+    assert is_error is False
+    # the wire form repeats nothing under task that the top level says
+    assert not {"taskId", "name", "kind", "paneId", "machine"} & set(body["task"])
+
+
+def test_08_spawn_blocked_and_running_are_results_failed_is_an_error(world: World) -> None:
+    is_error, body = world.spawned["blocked"]
+    assert agent_result(body)["status"] == "blocked", body
+    assert is_error is False
+    is_error, body = world.spawned["running"]
+    assert agent_result(body)["status"] == "running", body
+    assert is_error is False
+    is_error, body = world.spawned["failed"]
+    full = agent_result(body)
+    assert full["status"] == "failed" and full["error"]["code"] == "AGENT_ERROR", full
+    assert is_error is True
+
+
+def test_09_get_result_message_inbox_read(tier: Tier, world: World) -> None:
+    is_error, body = tier.call("herdr_get_agent_result", {"target": world.task("done")})
+    assert agent_result(body)["status"] == "completed" and is_error is False, body
+    is_error, body = tier.call("herdr_get_agent_result", {"target": world.task("failed")})
+    assert agent_result(body)["status"] == "failed" and is_error is True, body
+    is_error, body = tier.call("herdr_get_agent_result", {"target": "no-such-task"})
+    assert agent_result(body)["error"]["code"] == "TASK_NOT_FOUND" and is_error is True
+
+    is_error, body = tier.call(
+        "herdr_message_agent",
+        {"target": "tier-done", "kind": "NOTE", "message": "one more thing", "wait": True},
+    )
+    assert agent_result(body)["status"] in ("completed", "running"), body
+    assert is_error is False
+    is_error, body = tier.call("herdr_message_agent", {"target": "nobody", "message": "hi"})
+    assert agent_result(body)["error"]["code"] == "TASK_NOT_FOUND" and is_error is True
+
+    is_error, body = tier.call("herdr_list_agents", {})
+    assert is_error is False
+    assert "tier-done" in {row["name"] for row in body["agents"]}
+
+    is_error, body = tier.call("herdr_inbox", {})
+    assert is_error is False and "messages" in body, body
+    is_error, body = tier.call("herdr_inbox", {"target": "no-such-task"})
+    assert agent_result(body)["error"]["code"] == "TASK_NOT_FOUND" and is_error is True
+
+    is_error, body = tier.call("herdr_read_agent", {"target": world.task("done")})
+    assert is_error is False and "messages" in body, body
+    is_error, body = tier.call("herdr_read_agent", {"target": "no-such-task"})
+    assert agent_result(body)["status"] == "failed" and is_error is True
+
+    is_error, body = tier.call("herdr_doctor", {})
+    assert is_error is False and body["checks"], body
+
+
+def test_10_interrupt_and_close(tier: Tier, world: World) -> None:
+    is_error, body = tier.call("herdr_interrupt_agent", {"target": world.task("running")})
+    full = agent_result(body)
+    assert full["error"] is None or full["error"]["code"] == "INTERRUPTED", full
+    assert is_error is False
+    is_error, body = tier.call("herdr_interrupt_agent", {"target": "nobody"})
+    assert agent_result(body)["error"]["code"] == "TASK_NOT_FOUND" and is_error is True
+
+    is_error, body = tier.call("herdr_close_agent", {"target": world.task("done")})
+    assert agent_result(body)["status"] == "gone" and is_error is False, body
+    is_error, body = tier.call("herdr_close_agent", {"target": "nobody"})
+    assert agent_result(body)["error"]["code"] == "TASK_NOT_FOUND" and is_error is True
+
+
+def test_11_call_exit_status_follows_the_same_rule(tier: Tier, world: World) -> None:
+    env = {
+        **{k: v for k, v in tier.sim.env.items() if k != "HERDR_PANE_ID"},
+        "HERDR_BIN_PATH": str(tier.sim.cli_path),
+        "HERDR_ORCHESTRATOR_STATE_DIR": str(tier.root / "state"),
+    }
+
+    def call(name: str, arguments: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        done = subprocess.run(
+            [str(BIN / "herdr-orchestrator"), "call", name, json.dumps(arguments)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CALL_TIMEOUT,
+            check=False,
+        )
+        return done.returncode, json.loads(done.stdout)
+
+    done = tier.scenario("cli-done", Scenario().reply("COMPLETE done over the CLI"))
+    status, body = call(
+        "herdr_spawn_agent",
+        {"prompt": "say done", "cwd": str(tier.root), "name": "tier-cli", "agent_args": done},
+    )
+    assert (status, body["status"]) == (0, "completed"), body
+    status, body = call("herdr_get_agent_result", {"target": world.task("blocked")})
+    assert (status, body["status"]) == (0, "blocked"), body
+    status, body = call("herdr_list_agents", {})
+    assert status == 0 and body["agents"], body
+    status, body = call("herdr_get_agent_result", {"target": world.task("failed")})
+    assert (status, body["status"]) == (1, "failed"), body
+    status, body = call("herdr_spawn_agent", {})
+    assert (status, body["error"]["code"]) == (1, "INVALID_ARGUMENTS"), body
+
+
+def test_12_a_hundred_long_waits_do_not_starve_other_calls(tier: Tier, world: World) -> None:
+    """100 ``herdr_inbox wait:true`` calls pending; ``tools/list`` and a quick call answer."""
+    target = world.task("running")
+    _, body = tier.call("herdr_get_agent_result", {"target": target, "wait": False})
+    inbox = Path(agent_result(body)["artifacts"]["inbox"])
+    waits = 100
+
+    async def body_(session: ClientSession) -> tuple[float, list[CallToolResult]]:
+        results: list[CallToolResult] = []
+
+        async def one() -> None:
+            answer = await session.call_tool(
+                "herdr_inbox",
+                {"target": target, "wait": True, "timeout_ms": 45_000, "consume": False},
+            )
+            assert isinstance(answer, CallToolResult)
+            results.append(answer)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(waits):
+                group.start_soon(one)
+            await anyio.lowlevel.checkpoint()  # let the requests go out
+            began = time.monotonic()
+            # Generous bound: with the old shared pool this waited for the waits' timeout.
+            with anyio.fail_after(20):
+                listed = await session.list_tools()
+                quick = await session.call_tool("_dsh_herdr_workspace_list", {})
+            took = time.monotonic() - began
+            assert len(listed.tools) == len(ALL_TOOLS)
+            assert isinstance(quick, CallToolResult) and quick.is_error is False
+            assert not results, "a wait returned before any message was posted"
+            line = json.dumps({"ts": "2026-12-01T00:00:00Z", "type": "NOTE", "text": "wake"})
+            async with await anyio.open_file(inbox, "a") as handle:
+                await handle.write(line + "\n")
+        return took, results
+
+    async def bounded() -> tuple[float, list[CallToolResult]]:
+        with anyio.fail_after(CALL_TIMEOUT):
+            return await body_(tier.mcp.session)
+
+    took, results = tier.mcp.portal.call(bounded)
+    assert took < 20
+    assert len(results) == waits
+    for result in results:
+        answer = body_of(result)
+        assert result.is_error is False, answer
+        assert [m["text"] for m in answer["messages"]] == ["wake"], answer
+
+
+def test_99_every_tool_is_covered() -> None:
+    """A success and a refusal for all 33 tools (failures where a tool has one)."""
+    covered = {
+        (tool, kind)
+        for test, tools in COVERAGE.items()
+        for tool, kinds in tools.items()
+        for kind in kinds
+    }
+    assert all(callable(globals().get(test)) for test in COVERAGE)
+    for name in ALL_TOOLS:
+        assert (name, "success") in covered, name
+        assert (name, "refusal") in covered, name
+    assert len(ALL_TOOLS) == 33
