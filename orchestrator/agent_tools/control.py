@@ -3,10 +3,13 @@
 Rules these tools share:
 
 * **Only our tasks are controlled.** A target resolves through the task records (task id,
-  agent name, pane id) and the record must still own the pane's agent (same pane, same name,
-  see :func:`.fleet.owns`). Interrupt and close refuse anything else (``NOT_OWNED`` when Herdr
-  knows the agent, ``TASK_NOT_FOUND`` otherwise). Message also reaches a foreign agent (the
-  seed's "external agent"), and then answers with an observation.
+  agent name, pane id) and the record must still own the pane's agent (same pane, name, kind
+  and terminal, see :func:`.fleet.owns`). Interrupt and close refuse anything else
+  (``NOT_OWNED`` when Herdr knows the agent, ``TASK_NOT_FOUND`` otherwise). A task whose pane
+  now runs another agent (its own exited, someone started one there by hand) is refused
+  ``NOT_OWNED`` by all three tools, and that agent is left running. Message also reaches a
+  foreign agent named as such (the seed's "external agent"), and then answers with an
+  observation.
 * **Every result is an AgentResult** whose ``status`` describes the agent after the call,
   while the record keeps the task's own state (``interrupted``, ``closed``).
 
@@ -214,6 +217,32 @@ def _live_agent(ctx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
     return agent if owns(record, agent) else None
 
 
+def _foreign_occupant(
+    ctx: AgentToolsContext, tool: str, record: TaskRecord
+) -> dict[str, Any] | None:
+    """``NOT_OWNED`` when the task's pane now runs an agent the task did not start (its own
+    agent exited and someone started another there), else None: that agent is left alone."""
+    if record.pane_id is None:
+        return None
+    try:
+        occupant = ctx.client.agent_get(record.pane_id)
+    except ClientError:
+        return None
+    if owns(record, occupant):
+        return None
+    return refusal(
+        tool,
+        ResultError(
+            "NOT_OWNED",
+            f"pane {record.pane_id} now runs {occupant.agent or 'an'} agent "
+            f"{occupant.name!r}, not this task's {record.kind} agent {record.name!r}; "
+            "this orchestrator did not start it and leaves it alone",
+            field="target",
+        ),
+        next_action="none",
+    )
+
+
 def resolve_owned(ctx: AgentToolsContext, tool: str, target: str) -> TaskRecord:
     """Our task for ``target``, or :class:`Refused` (``TASK_NOT_FOUND`` / ``NOT_OWNED``)."""
     try:
@@ -327,6 +356,9 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
             started=started,
         )
     if agent is None:
+        foreign = _foreign_occupant(ctx, INTERRUPT, record)
+        if foreign is not None:
+            return foreign
         return _gone(
             ctx, INTERRUPT, record, started, f"no agent {record.name} in pane {record.pane_id}"
         )
@@ -410,22 +442,10 @@ def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, A
         return refused.result
     except ClientError as exc:
         return herdr_refusal(CLOSE, exc, field="target")
-    if record.pane_id is not None and agent is None and record.status != "closed":
-        try:
-            occupant = ctx.client.agent_get(record.pane_id)
-        except ClientError:
-            occupant = None
-        if occupant is not None:
-            return refusal(
-                CLOSE,
-                ResultError(
-                    "NOT_OWNED",
-                    f"pane {record.pane_id} now runs agent {occupant.name!r}, not this task's "
-                    f"{record.name!r}; it is not closed",
-                    field="target",
-                ),
-                next_action="none",
-            )
+    if agent is None and record.status != "closed":
+        foreign = _foreign_occupant(ctx, CLOSE, record)
+        if foreign is not None:
+            return foreign
     if agent is not None and agent.agent_status == "working" and not force:
         return task_result(
             ctx,
@@ -571,6 +591,9 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         if record is not None:
             agent = _live_agent(ctx, record)
             if agent is None:
+                foreign = _foreign_occupant(ctx, MESSAGE, record)
+                if foreign is not None:
+                    return foreign
                 return _gone(
                     ctx,
                     MESSAGE,

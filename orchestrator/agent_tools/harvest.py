@@ -32,6 +32,7 @@ from typing import Any
 from orchestrator.agent_tools import contract, transcript, worktree
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.fleet import same_agent
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, pid_alive
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
@@ -233,8 +234,8 @@ def _agent(actx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
         if exc.code in _NOT_FOUND:
             return None
         raise
-    if record.name and info.name not in (None, record.name):
-        return None  # another agent took the pane over
+    if not same_agent(record, info):
+        return None  # another agent took the pane over (fleet.same_agent)
     return info
 
 

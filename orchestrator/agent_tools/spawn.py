@@ -402,7 +402,10 @@ def _launch(
 
     session = _session(started.agent)
     record = actx.store.update(
-        record.task_id, status="running", **({"session_path": session} if session else {})
+        record.task_id,
+        status="running",
+        terminal_id=started.agent.terminal_id or None,
+        **({"session_path": session} if session else {}),
     )
     kickoff = task.kickoff_prompt()
     info: AgentInfo | None = None
