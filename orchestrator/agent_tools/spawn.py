@@ -58,7 +58,8 @@ MIN_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 3_600_000
 #: Herdr's bounds for ``agent start --timeout`` (exclusive lower, inclusive upper).
 START_TIMEOUT_MS = 60_000
-NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
+#: Herdr's agent name grammar; always ``fullmatch`` (``$`` would let a trailing newline in).
+NAME_PATTERN = r"[a-z][a-z0-9_-]{0,31}"
 _NAME = re.compile(NAME_PATTERN)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Label of the workspace holding one tab per task.
@@ -149,19 +150,38 @@ class _Refused(Exception):
         self.field = field
 
 
+def _utf8_cwd(path: str) -> str:
+    """``path`` if it is UTF-8; a name with other bytes (decoded by Python with surrogate
+    escapes) cannot travel to Herdr, into the envelope or into the record, which all carry
+    UTF-8 text."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = path.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+        raise _Refused(
+            "FIELD_INVALID",
+            f"cwd {shown!r} is not valid UTF-8; Herdr and the task files need UTF-8 paths "
+            "(rename the directory or use a UTF-8 path to it)",
+            "cwd",
+        ) from None
+    return path
+
+
 def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, aliases.ResolvedModel]:
     """Gates and argument checks; raises :class:`_Refused`."""
     try:
         config = actx.config
         check_enabled(config)
         check_machine(config, args.get("machine"))
-        cwd = check_cwd(config, str(args.get("cwd") or Path.cwd()))
+        given = _utf8_cwd(str(args.get("cwd") or Path.cwd()))
+        cwd = check_cwd(config, given)
+        _utf8_cwd(str(cwd))  # a link may resolve to a path that is not UTF-8
     except ConfigError as exc:
         raise _Refused(exc.code, str(exc), exc.key) from None
     except GateError as exc:
         raise _Refused(exc.code, str(exc), exc.field or None) from None
     name = args.get("name")
-    if name is not None and not _NAME.match(str(name)):
+    if name is not None and (not isinstance(name, str) or _NAME.fullmatch(name) is None):
         raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
     for arg in args.get("agent_args") or ():
         if _CONTROL.search(str(arg)):
