@@ -116,7 +116,9 @@ def same_agent(record: TaskRecord, agent: AgentInfo) -> bool:
         return False
     if agent.agent != record.kind and not (agent.agent is None and agent.launch_pending):
         return False
-    return not (record.terminal_id and agent.terminal_id and agent.terminal_id != record.terminal_id)
+    return not (
+        record.terminal_id and agent.terminal_id and agent.terminal_id != record.terminal_id
+    )
 
 
 def owns(record: TaskRecord, agent: AgentInfo) -> bool:

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import contract, transcript, worktree
+from orchestrator.agent_tools import contract, questions, screen_text, transcript, worktree
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.fleet import same_agent
@@ -44,8 +44,6 @@ DEFAULT_LINES = 80
 MAX_LINES = 1000
 #: Statuses Herdr calls settled: the turn is over (or waits for a human).
 SETTLED = ("idle", "done", "blocked")
-#: Lines of the screen quoted as a blocked agent's question.
-QUESTION_LINES = 12
 #: A generous bound for the patch read from git; the contract cuts it to ``maxDiffBytes``.
 _DIFF_READ_BYTES = 64 * 1024 * 1024
 _NOT_FOUND = ("agent_not_found", "pane_not_found", "agent_pane_not_found", "agent_not_running")
@@ -180,22 +178,19 @@ def session_path_of(info: AgentInfo) -> str | None:
     return None
 
 
-def pane_tail(actx: AgentToolsContext, pane_id: str, lines: int) -> str | None:
-    """The last ``lines`` lines of the pane's recent text, trailing blank lines dropped."""
+def pane_tail(
+    actx: AgentToolsContext, pane_id: str, lines: int, *, message: bool = False
+) -> str | None:
+    """The pane's recent text (``lines`` lines read) without screen chrome: with ``message``
+    the agent's last message (:func:`.screen_text.last_message`), else the last non-blank
+    lines (:func:`.screen_text.last_lines`)."""
     try:
         text = actx.client.pane_read(pane_id, "recent", lines).text
     except ClientError:
         return None
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def _question(actx: AgentToolsContext, pane_id: str) -> str:
-    try:
-        text = actx.client.pane_read(pane_id, "visible").text
-    except ClientError:
-        return "(the agent is blocked; its screen could not be read)"
-    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return "\n".join(kept[-QUESTION_LINES:]) or "(the agent is blocked; its screen is empty)"
+    if message:
+        return screen_text.last_message(text)
+    return screen_text.last_lines(text, lines) or None
 
 
 def _code(exc: BaseException) -> str | None:
@@ -332,7 +327,7 @@ def harvest(
             )
             if info.agent_status == "blocked":
                 status = "blocked"
-                question = _question(actx, record.pane_id)
+                question = questions.screen_question(actx.client, record.pane_id)
                 evidence.append(contract.Evidence("pane", "the agent's question on screen"))
             elif timed_out or info.agent_status not in SETTLED:
                 status = "running"
@@ -361,9 +356,21 @@ def harvest(
                         status = "failed"
                         error = error_of("INTERRUPTED", last.error or "the turn was aborted")
             elif status == "completed" or (status == "running" and record.kind != "pi"):
-                final = pane_tail(actx, record.pane_id, lines)
+                final = pane_tail(actx, record.pane_id, lines, message=True)
                 if final is not None:
-                    evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+                    evidence.append(
+                        contract.Evidence("pane", f"last message in {lines} lines of the pane")
+                    )
+            if status == "completed":
+                asked = questions.protocol_question(
+                    record,
+                    final,
+                    actx.config.artifact_dir,
+                    final_source="session" if record.kind == "pi" and session else "pane",
+                )
+                if asked is not None:
+                    status, question = "blocked", asked.text
+                    evidence.append(contract.Evidence(asked.source, asked.detail, path=asked.path))
 
     artifacts = artifacts_of(record, actx.config.artifact_dir)
     result_text: str | None = None
@@ -505,7 +512,7 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
             final = last.text
             evidence.append(contract.Evidence("session", "last assistant message", path=session))
     if final is None:
-        final = pane_tail(actx, info.pane_id, lines)
+        final = pane_tail(actx, info.pane_id, lines, message=True)
         if final is not None:
             evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
     result = contract.AgentResult(

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import aliases, envelope, worktree
+from orchestrator.agent_tools import aliases, envelope, start_watch, worktree
 from orchestrator.agent_tools.config import (
     ConfigError,
     GateError,
@@ -40,15 +40,17 @@ from orchestrator.agent_tools.config import (
     check_machine,
 )
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.contract import Evidence
+from orchestrator.agent_tools.control import task_result
 from orchestrator.agent_tools.harvest import (
     DEFAULT_LINES,
     error_of,
     harvest,
     refusal,
 )
-from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir
+from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now_iso
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
-from orchestrator.client.errors import ClientError, HerdrError
+from orchestrator.client.errors import ClientError, HerdrError, NotFound
 from orchestrator.client.types import AgentInfo
 from orchestrator.tools.tool import ToolContext
 
@@ -167,6 +169,23 @@ def _utf8_cwd(path: str) -> str:
     return path
 
 
+def name_taken_message(name: str, holder: AgentInfo | None = None) -> str:
+    """Why a ``name`` cannot be used: a live agent already has it."""
+    where = f" ({holder.agent or 'agent'} in pane {holder.pane_id})" if holder else ""
+    return f"name {name!r} is already used by a live agent{where}; choose another name"
+
+
+def _check_name_free(actx: AgentToolsContext, name: str) -> None:
+    """``NAME_TAKEN`` before anything exists when a live agent already has ``name`` (Herdr
+    would refuse the start; a race with another start is caught there too)."""
+    try:
+        holder = actx.client.agent_get(name)
+    except ClientError:
+        return  # free (agent_not_found), or Herdr unreachable: the later steps say so
+    if holder.name == name:
+        raise _Refused("NAME_TAKEN", name_taken_message(name, holder), "name")
+
+
 def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, aliases.ResolvedModel]:
     """Gates and argument checks; raises :class:`_Refused`."""
     try:
@@ -183,6 +202,8 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
     name = args.get("name")
     if name is not None and (not isinstance(name, str) or _NAME.fullmatch(name) is None):
         raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
+    if name is not None:
+        _check_name_free(actx, name)
     for arg in args.get("agent_args") or ():
         if _CONTROL.search(str(arg)):
             raise _Refused(
@@ -216,12 +237,49 @@ def _fail(
     herdr: str | None = None,
     slot: Slot | None = None,
     began: float,
+    field: str | None = None,
+    close_pane: bool = False,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
-    error = error_of(code, message, herdr=herdr)
-    record = actx.store.update(record.task_id, status="failed", error=error.to_dict())
+    """Record and report the failure this spawn determined (never re-derived from Herdr: an
+    idle agent whose prompt failed is not ``completed``). ``close_pane`` closes the pane this
+    spawn created for the task (and with it a tab or workspace it was alone in), so a task
+    that never ran leaves nothing behind; the record then has no pane."""
+    error = error_of(code, message, field=field, herdr=herdr)
+    evidence = [Evidence("record", f"the spawn failed: {code}", at=now_iso())]
+    changes: dict[str, Any] = {"status": "failed", "error": error.to_dict()}
+    if close_pane and record.pane_id is not None:
+        closed = _close_own_pane(actx, record.pane_id)
+        evidence.append(Evidence("herdr", closed, at=now_iso()))
+        changes.update(pane_id=None, workspace_id=None, tab_id=None, terminal_id=None)
+    record = actx.store.update(record.task_id, **changes)
     if slot is not None:
         slot.release()
-    return harvest(actx, record, tool=TOOL, wait=False, started=began)
+    return task_result(
+        actx,
+        TOOL,
+        record,
+        "failed",
+        next_action="retry" if field else "inspect",
+        evidence=evidence,
+        error=error,
+        warnings=warnings,
+        started=began,
+    )
+
+
+def _close_own_pane(actx: AgentToolsContext, pane_id: str) -> str:
+    """Close the pane this spawn created (under the placement lock: closing the last tab of
+    the agents workspace closes the workspace, which a concurrent placement must not find
+    half gone). Returns the evidence line."""
+    with _placement_lock(actx.config.state_dir):
+        try:
+            actx.client.pane_close(pane_id)
+        except NotFound:
+            return f"pane {pane_id} (created for this task) was already gone"
+        except ClientError as exc:
+            return f"pane {pane_id} (created for this task) could not be closed: {exc}"
+    return f"pane {pane_id} (created for this task) closed: nothing was left running"
 
 
 def _place(actx: AgentToolsContext, cwd: str, label: str) -> tuple[str, str, str, list[str]]:
@@ -400,10 +458,22 @@ def _launch(
     )
 
     argv = (*resolved.argv, *agent_args)
+    secrets = secret_args(agent_args)
     try:
-        started = client.agent_start(
-            name, kind, pane_id, args=argv, timeout_ms=min(START_TIMEOUT_MS, timeout_ms)
+        started = start_watch.start_agent(
+            client,
+            name,
+            kind,
+            pane_id,
+            args=argv,
+            timeout_ms=min(START_TIMEOUT_MS, timeout_ms),
+            secrets=secrets,
         )
+    except start_watch.ExitedDuringStart as exc:
+        return _fail(
+            actx, record, "AGENT_START_FAILED", str(exc), slot=slot, began=began,
+            close_pane=True, warnings=notes,
+        )  # fmt: skip
     except HerdrError as exc:
         if exc.code == "agent_not_ready":
             # Blocked while starting (a trust or login dialog): the user decides, not us.
@@ -414,11 +484,23 @@ def _launch(
                 f"sent yet (it is in {task.task_path})"
             )
             return harvest(actx, record, tool=TOOL, wait=False, started=began, warnings=notes)
+        if exc.code == "agent_name_taken":
+            # Another start took the name after our check: nothing of ours ran.
+            return _fail(
+                actx, record, "NAME_TAKEN", name_taken_message(name), herdr=exc.code,
+                slot=slot, began=began, field="name", close_pane=True, warnings=notes,
+            )  # fmt: skip
         return _fail(
-            actx, record, "AGENT_START_FAILED", exc.message, herdr=exc.code, slot=slot, began=began
-        )
+            actx, record, "AGENT_START_FAILED",
+            _with_tail(exc.message, start_watch.pane_tail(client, pane_id, secrets)),
+            herdr=exc.code, slot=slot, began=began, close_pane=True, warnings=notes,
+        )  # fmt: skip
     except ClientError as exc:
-        return _fail(actx, record, "AGENT_START_FAILED", str(exc), slot=slot, began=began)
+        return _fail(
+            actx, record, "AGENT_START_FAILED",
+            _with_tail(str(exc), start_watch.pane_tail(client, pane_id, secrets)),
+            slot=slot, began=began, close_pane=True, warnings=notes,
+        )  # fmt: skip
 
     session = _session(started.agent)
     record = actx.store.update(
@@ -483,6 +565,22 @@ def _launch(
     else:
         slot.release()
     return result
+
+
+def secret_args(agent_args: tuple[str, ...]) -> list[str]:
+    """The parts of native agent args that may be secrets (values, not flag names): a
+    ``--flag=value``'s value and every argument that is not a flag."""
+    found: list[str] = []
+    for arg in agent_args:
+        value = arg.partition("=")[2] if arg.startswith("-") else arg
+        if len(value) >= 4:
+            found.append(value)
+    return found
+
+
+def _with_tail(message: str, tail: str) -> str:
+    """Herdr's failure message, with the pane's last lines when there are any."""
+    return f"{message}. Last lines of the pane:\n{tail}" if tail else message
 
 
 def _fresh(actx: AgentToolsContext, pane_id: str) -> AgentInfo | None:

@@ -81,7 +81,7 @@ def from_exchange(
             "exitCode": exchange.exit_code,
             "errorCode": code,
             "data": _error_data(exchange.error),
-            "stderr": _redact_text(exchange.stderr, secrets),
+            "stderr": redact_text(exchange.stderr, secrets),
             "transport": exchange.transport,
         }
         return result
@@ -115,7 +115,8 @@ def from_transport_error(
     )
 
 
-def _redact_text(text: str, secrets: Iterable[str]) -> str:
+def redact_text(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every (non-empty) secret replaced by its placeholder."""
     for secret in secrets:
         if secret:
             text = text.replace(secret, redacted(secret))

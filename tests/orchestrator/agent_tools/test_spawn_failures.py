@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.client.errors import NotFound
 from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_spawn import make_ctx, scenario_args, spawn
@@ -46,4 +48,76 @@ def test_a_non_utf8_cwd_is_refused_clearly(ctx: AgentToolsContext, tmp_path: Pat
     assert (result["status"], result["error"]["code"]) == ("failed", "FIELD_INVALID")
     assert result["error"]["field"] == "cwd"
     assert "UTF-8" in result["error"]["message"]
+    assert ctx.client.pane_list() == []
+
+
+def test_a_name_already_taken_is_name_taken_and_leaves_no_tab(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, tmp_path: Path
+) -> None:
+    herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="busy")
+    panes_before = ctx.client.pane_list()
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="busy")
+    assert (result["status"], result["error"]["code"]) == ("failed", "NAME_TAKEN"), result
+    assert result["error"]["field"] == "name"
+    assert "already used" in result["error"]["message"]
+    assert result["nextAction"] == "retry"
+    assert ctx.client.pane_list() == panes_before  # no tab, no workspace made
+    assert [a.name for a in ctx.client.agent_list()] == ["busy"]
+
+
+def test_a_name_taken_during_the_spawn_closes_the_tab_it_made(
+    ctx: AgentToolsContext,
+    herdr_fake_agent: FakeAgents,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="busy")
+    panes_before = ctx.client.pane_list()
+    real_get = ctx.client.agent_get
+
+    def racing_get(target: str) -> Any:
+        if target == "busy":  # the check before the pane sees the name free
+            raise NotFound("agent_not_found", "agent busy not found")
+        return real_get(target)
+
+    monkeypatch.setattr(ctx.client, "agent_get", racing_get)
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="busy")
+    assert (result["status"], result["error"]["code"]) == ("failed", "NAME_TAKEN"), result
+    assert (result["error"]["field"], result["error"]["herdrCode"]) == ("name", "agent_name_taken")
+    assert result["taskId"] is not None and result["paneId"] is None
+    assert ctx.client.pane_list() == panes_before  # the tab made for the task is closed
+    assert ctx.store.get(result["taskId"]).status == "failed"
+    assert not ctx.slots.holders()
+
+
+def test_an_agent_exiting_during_start_fails_fast_with_its_last_lines(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    scenario = Scenario().known_models("fake/fake-model")
+    began = time.monotonic()
+    result = spawn(
+        ctx,
+        prompt="x",
+        cwd=str(tmp_path),
+        model="fake/no-such-model",
+        agent_args=[*scenario_args(tmp_path, scenario), "--api-key=sk-secret-123456"],
+    )
+    elapsed = time.monotonic() - began
+    assert (result["status"], result["error"]["code"]) == ("failed", "AGENT_START_FAILED"), result
+    message = result["error"]["message"]
+    assert 'model "fake/no-such-model" not found' in message
+    assert "sk-secret-123456" not in message
+    assert elapsed < 30, elapsed  # Herdr's start budget here is 60 s
+    assert ctx.client.pane_list() == []  # no empty tab left behind
+    assert ctx.store.get(result["taskId"]).status == "failed"
+    assert not ctx.slots.holders()
+
+
+def test_a_missing_executable_fails_fast(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    ctx = make_ctx(herdr_server, tmp_path)
+    began = time.monotonic()
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), kind="amp")  # no fake amp installed
+    assert (result["status"], result["error"]["code"]) == ("failed", "AGENT_START_FAILED"), result
+    assert "not found" in result["error"]["message"]
+    assert time.monotonic() - began < 30
     assert ctx.client.pane_list() == []
