@@ -8,12 +8,13 @@ the reason (on the pane) is never reported.
 
 So :func:`start_agent` runs the start in a worker thread and watches the pane's foreground
 meanwhile (``pane.process_info``). The shell back alone in the foreground means the command
-ended: at once once the agent's own process (its command line holds the longest argument we
+ended: at once if the agent's own process (its command line holds the longest argument we
 passed) was seen there; without that (it may have exited between two looks, or never ran),
 after :data:`GRACE_S` of a shell alone in the foreground — Herdr types the command as soon
-as the shell is alone, and a shell runs a typed line in milliseconds. Then :class:`ExitedDuringStart` carries the pane's last lines, secrets
-redacted. The abandoned worker ends by itself at Herdr's deadline (the caller closes the
-pane, so nothing is left running).
+as the shell is alone, and a shell runs a typed line in milliseconds. Then
+:class:`ExitedDuringStart` carries the pane's last lines, secrets redacted. The abandoned
+worker ends by itself at Herdr's deadline (the caller closes the pane, so nothing is left
+running).
 """
 
 from __future__ import annotations

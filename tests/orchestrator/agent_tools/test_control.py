@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from herdr_sim.client import RequestFailed
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.control import close_agent, interrupt_agent, message_agent
 from orchestrator.agent_tools.fleet import list_agents
 from orchestrator.agent_tools.transcript import load_messages
 from orchestrator.agent_tools.worktree import create_worktree
 from orchestrator.client.sync import HerdrClient
-from herdr_sim.client import RequestFailed
 from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as PytestHerdrClient

@@ -43,7 +43,7 @@ def test_a_name_with_a_trailing_newline_is_refused(ctx: AgentToolsContext, tmp_p
 
 def test_a_non_utf8_cwd_is_refused_clearly(ctx: AgentToolsContext, tmp_path: Path) -> None:
     odd = os.fsdecode(bytes(tmp_path) + b"/caf\xe9")
-    os.mkdir(odd)
+    Path(odd).mkdir()
     result = spawn(ctx, prompt="x", cwd=odd)
     assert (result["status"], result["error"]["code"]) == ("failed", "FIELD_INVALID")
     assert result["error"]["field"] == "cwd"
