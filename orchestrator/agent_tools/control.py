@@ -59,6 +59,7 @@ from orchestrator.agent_tools.fleet import (
     owns,
 )
 from orchestrator.agent_tools.harvest import artifacts_of
+from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
@@ -167,6 +168,7 @@ def task_result(
     evidence: list[Evidence] | None = None,
     error: ResultError | None = None,
     final_message: str | None = None,
+    question: str | None = None,
     warnings: list[str] | None = None,
     started: float | None = None,
 ) -> dict[str, Any]:
@@ -183,6 +185,7 @@ def task_result(
         model=record.model,
         machine=record.machine,
         final_message=final_message,
+        question=question,
         artifacts=artifacts_of(record, ctx.config.artifact_dir),
         task=task_summary(record.to_dict()),
         evidence=list(evidence or []),
@@ -619,6 +622,8 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         record = ctx.store.update(
             record.task_id, status="running", session_path=_session_path(record, agent)
         )
+        # A BLOCKED the child reported before this message is answered by it.
+        record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir)
     settled: AgentInfo | None = None
     deadline = time.monotonic() + timeout_ms / 1000
     try:
@@ -693,9 +698,11 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after the turn"))
     if settled.agent_status == "blocked":
         record = ctx.store.update(record.task_id, status="blocked")
+        evidence.append(Evidence("pane", "the agent's question on screen"))
         return task_result(
-            ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings, started=started
-        )
+            ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
+            question=screen_question(ctx.client, settled.pane_id), started=started,
+        )  # fmt: skip
     last = last_assistant_message(record.session_path) if record.session_path else None
     if last is not None:
         evidence.append(
@@ -723,6 +730,14 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                 warnings=warnings,
                 started=started,
             )
+    asked = protocol_question(record, last.text if last else None, ctx.config.artifact_dir)
+    if asked is not None:
+        evidence.append(Evidence(asked.source, asked.detail, path=asked.path))
+        record = ctx.store.update(record.task_id, status="blocked")
+        return task_result(
+            ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
+            final_message=last.text if last else None, question=asked.text, started=started,
+        )  # fmt: skip
     record = ctx.store.update(record.task_id, status="completed")
     return task_result(
         ctx,
