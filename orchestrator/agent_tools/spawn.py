@@ -14,9 +14,14 @@ The order is the seed's, and each step exists for a reason:
    what the agent changed. The envelope is written to ``<artifactDir>/task.md``.
 5. **Topology**: a sibling split of the caller's pane when the caller runs inside Herdr
    (``HERDR_PANE_ID``), else one tab per task in a dedicated workspace.
-6. ``agent start`` (Herdr waits until the agent is interactive) → ``agent prompt`` with the one
-   line pointing at the envelope, waiting until idle/done/blocked, bounded by ``timeout_ms``
-   (clamped to 10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once.
+6. ``agent start`` (Herdr waits until the agent is interactive; :mod:`.start_watch` reports
+   an agent whose command ended meanwhile — a bad model, a missing executable — at once,
+   with the pane's last lines) → ``agent prompt`` with the one line pointing at the
+   envelope, waiting until idle/done/blocked, bounded by ``timeout_ms`` (clamped to
+   10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once. A failure is
+   reported as determined (``_fail``), and a start that failed closes the pane made for the
+   task, so nothing is left behind. A ``name`` already in use is ``NAME_TAKEN`` before any
+   of this.
 7. **Harvest** (:mod:`.harvest`). A blocked agent is reported to the caller, never answered.
 """
 
