@@ -57,6 +57,7 @@ from orchestrator.agent_tools.fleet import (
     gate_refusal,
     herdr_refusal,
     owns,
+    same_agent,
 )
 from orchestrator.agent_tools.harvest import artifacts_of
 from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
@@ -231,7 +232,7 @@ def _foreign_occupant(
         occupant = ctx.client.agent_get(record.pane_id)
     except ClientError:
         return None
-    if owns(record, occupant):
+    if same_agent(record, occupant):
         return None
     return refusal(
         tool,

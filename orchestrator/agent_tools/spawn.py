@@ -209,6 +209,12 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
         raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
     if name is not None:
         _check_name_free(actx, name)
+    try:
+        str(args.get("prompt", "")).encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused(
+            "FIELD_INVALID", "prompt is not valid Unicode text (it holds lone surrogates)", "prompt"
+        ) from None
     for arg in args.get("agent_args") or ():
         if _CONTROL.search(str(arg)):
             raise _Refused(

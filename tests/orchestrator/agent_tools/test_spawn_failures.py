@@ -49,6 +49,9 @@ def test_a_non_utf8_cwd_is_refused_clearly(ctx: AgentToolsContext, tmp_path: Pat
     assert result["error"]["field"] == "cwd"
     assert "UTF-8" in result["error"]["message"]
     assert ctx.client.pane_list() == []
+    prompt = spawn(ctx, prompt="caf\udce9", cwd=str(tmp_path))
+    assert (prompt["error"]["code"], prompt["error"]["field"]) == ("FIELD_INVALID", "prompt")
+    assert ctx.store.list_records() == []
 
 
 def test_a_name_already_taken_is_name_taken_and_leaves_no_tab(
