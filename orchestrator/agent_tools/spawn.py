@@ -207,8 +207,6 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
     name = args.get("name")
     if name is not None and (not isinstance(name, str) or _NAME.fullmatch(name) is None):
         raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
-    if name is not None:
-        _check_name_free(actx, name)
     try:
         str(args.get("prompt", "")).encode("utf-8")
     except UnicodeEncodeError:
@@ -373,6 +371,13 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
             started=began,
             warnings=[f"client_task_id {client_task_id!r} already names task {record.task_id}"],
         )
+    if record.name is not None:
+        # After the idempotency check: a repeat names its own (live) agent.
+        try:
+            _check_name_free(actx, record.name)
+        except _Refused as exc:
+            actx.store.remove(record.task_id)
+            return refusal(TOOL, exc.code, exc.message, exc.field)
     name = record.name or default_name(kind, record.task_id)
     artifact_dir = ensure_private_dir(config.artifact_dir / record.task_id)
     record = actx.store.update(record.task_id, name=name, artifact_dir=str(artifact_dir))

@@ -66,6 +66,22 @@ def test_a_name_already_taken_is_name_taken_and_leaves_no_tab(
     assert result["nextAction"] == "retry"
     assert ctx.client.pane_list() == panes_before  # no tab, no workspace made
     assert [a.name for a in ctx.client.agent_list()] == ["busy"]
+    assert ctx.store.list_records() == []  # nothing ran: no task either
+
+
+def test_a_repeated_client_task_id_with_a_name_returns_its_task(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    args = scenario_args(tmp_path, Scenario().reply("done once"))
+    first = spawn(
+        ctx, prompt="once", cwd=str(tmp_path), name="fixer", client_task_id="j", agent_args=args
+    )
+    again = spawn(
+        ctx, prompt="once", cwd=str(tmp_path), name="fixer", client_task_id="j", agent_args=args
+    )
+    assert first["status"] == "completed", first
+    assert (again["taskId"], again["status"]) == (first["taskId"], "completed"), again
+    assert len(ctx.store.list_records()) == 1
 
 
 def test_a_name_taken_during_the_spawn_closes_the_tab_it_made(
