@@ -75,6 +75,15 @@ def _foreground(client: HerdrClient, pane_id: str, marker: str) -> tuple[bool, b
     return info.get("foreground_process_group_id") == shell, ours
 
 
+def _agent_up(client: HerdrClient, name: str, kind: str) -> bool:
+    """Whether Herdr sees the agent running under its name (then it did not exit)."""
+    try:
+        agent = client.agent_get(name)
+    except ClientError:
+        return False
+    return agent.name == name and agent.agent == kind
+
+
 def pane_tail(client: HerdrClient, pane_id: str, secrets: Sequence[str]) -> str:
     """The pane's last lines without chrome, every secret replaced by a placeholder."""
     try:
@@ -119,6 +128,7 @@ def start_agent(
     marker = max(args, key=len) if args else kind
     seen_ours = False
     alone_since: float | None = None
+    confirmations = 0
     while not done.wait(poll_s):
         seen = _foreground(client, pane_id, marker)
         if seen is None or done.is_set():
@@ -126,11 +136,15 @@ def start_agent(
         alone, ours = seen
         seen_ours = seen_ours or ours
         if not alone:
-            alone_since = None
+            alone_since, confirmations = None, 0
             continue
         now = time.monotonic()
         alone_since = alone_since if alone_since is not None else now
-        if (seen_ours or now - alone_since >= grace_s) and not done.is_set():
+        if not (seen_ours or now - alone_since >= grace_s):
+            continue
+        # Two looks in a row, and Herdr not calling the agent up: never a false alarm.
+        confirmations += 1
+        if confirmations >= 2 and not done.is_set() and not _agent_up(client, name, kind):
             raise ExitedDuringStart(kind, pane_tail(client, pane_id, secrets))
     if "error" in outcome:
         raise outcome["error"]
