@@ -75,6 +75,7 @@ _VALUE_FLAGS = {
     "--tools": None,
     "--exclude-tools": None,
     "--session-id": "session_id",
+    "--api-key": None,
     "--scenario": "scenario",
     "--resume": "resume",
     "-r": "resume",
@@ -707,4 +708,12 @@ def main(argv: list[str] | None = None, kind: str | None = None) -> int:
     except (UsageError, ScenarioError, OSError) as exc:
         print(f"{default}: {exc}", file=sys.stderr)
         return 2
+    if scenario.models and options.model and options.model not in scenario.models:
+        # Like an agent that cannot resolve its model: an error line, status 1, no screen.
+        print(
+            f'Error: model "{options.model}" not found. '
+            f"Use --list-models to see the available models.",
+            file=sys.stderr,
+        )
+        return 1
     return FakeAgent(options, scenario, os.environ).run()

@@ -18,6 +18,10 @@ a list of steps run in order:
 
 A turn's ``type_ms`` types its replies one character at a time with that delay.
 
+``models`` (optional) is the agent's model catalog: given a ``--model`` outside it, the agent
+prints an error and exits with status 1 before drawing anything, as real pi does for a model
+it cannot resolve. Without ``models`` every model is accepted.
+
 Python::
 
     Scenario().reply("hi").then().run_tool("bash", "echo hi").reply("done")
@@ -95,6 +99,8 @@ class Scenario:
 
     turns: list[Turn] = field(default_factory=list)
     default_reply: str = "ok"
+    #: The model catalog (``provider/model``); empty: every model is accepted.
+    models: list[str] = field(default_factory=list)
 
     # -- builder ----------------------------------------------------------------------------
 
@@ -149,6 +155,11 @@ class Scenario:
         """Exit immediately with status ``code`` (no release, no goodbye)."""
         return self._add(Step("crash", code=code))
 
+    def known_models(self, *models: str) -> Scenario:
+        """Accept only these models (``provider/model``); another ``--model`` exits at once."""
+        self.models = list(models)
+        return self
+
     def type_slowly(self, ms: int) -> Scenario:
         """Type this turn's replies one character every ``ms`` milliseconds."""
         self._current().type_ms = ms
@@ -166,10 +177,13 @@ class Scenario:
 
     def to_dict(self) -> dict[str, Any]:
         """The scenario as a JSON-compatible document."""
-        return {
+        data: dict[str, Any] = {
             "default_reply": self.default_reply,
             "turns": [turn.to_dict() for turn in self.turns],
         }
+        if self.models:
+            data["models"] = list(self.models)
+        return data
 
     def dump(self, path: Path) -> Path:
         """Write the scenario as JSON to ``path``; return ``path``."""
@@ -181,7 +195,7 @@ class Scenario:
         """Parse a scenario document; raise :class:`ScenarioError` on anything unknown."""
         if not isinstance(data, dict):
             raise ScenarioError("a scenario must be an object with a 'turns' list")
-        unknown = set(data) - {"turns", "default_reply"}
+        unknown = set(data) - {"turns", "default_reply", "models"}
         if unknown:
             raise ScenarioError(f"unknown scenario key(s): {', '.join(sorted(unknown))}")
         default = data.get("default_reply", "ok")
@@ -190,7 +204,10 @@ class Scenario:
         turns = data.get("turns", [])
         if not isinstance(turns, list):
             raise ScenarioError("'turns' must be a list")
-        return cls([_parse_turn(turn, i) for i, turn in enumerate(turns)], default)
+        models = data.get("models", [])
+        if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+            raise ScenarioError("'models' must be a list of strings")
+        return cls([_parse_turn(turn, i) for i, turn in enumerate(turns)], default, list(models))
 
     @classmethod
     def load(cls, path: Path) -> Scenario:

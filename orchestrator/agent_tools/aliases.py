@@ -21,8 +21,8 @@ from herdr_sim.agent_kinds import AGENT_LABELS
 THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
 #: The name, inside a kind's alias table, of the alias used when ``model`` is omitted.
 DEFAULT_KEY = "default"
-_PROVIDER_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:@+-]*$")
-_ALIAS = re.compile(r"^[a-z][a-z0-9._-]{0,31}$")
+_PROVIDER_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._:@+-]*")
+_ALIAS = re.compile(r"[a-z][a-z0-9._-]{0,31}")
 
 
 class AliasError(ValueError):
@@ -177,13 +177,13 @@ def validate_aliases(overrides: Mapping[str, Mapping[str, str]]) -> None:
                 "CONFIG_INVALID", f"aliases.{kind}", f"kind {kind} does not accept a model"
             )
         for name, target in table.items():
-            if not _ALIAS.match(name):
+            if _ALIAS.fullmatch(name) is None:
                 raise AliasError(
                     "CONFIG_INVALID",
                     f"aliases.{kind}.{name}",
                     "alias names match [a-z][a-z0-9._-]*",
                 )
-            if name != DEFAULT_KEY and not _PROVIDER_MODEL.match(target):
+            if name != DEFAULT_KEY and _PROVIDER_MODEL.fullmatch(target) is None:
                 raise AliasError(
                     "CONFIG_INVALID", f"aliases.{kind}.{name}", f"{target!r} is not provider/model"
                 )
@@ -193,7 +193,7 @@ def _lookup(kind: str, name: str, table: Mapping[str, str]) -> tuple[str | None,
     """(alias, provider/model) for ``name``; follows ``default`` one step to an alias."""
     if name in table and name != DEFAULT_KEY:
         return name, table[name]
-    if _PROVIDER_MODEL.match(name):
+    if _PROVIDER_MODEL.fullmatch(name):
         return None, name
     known = ", ".join(sorted(k for k in table if k != DEFAULT_KEY)) or "none"
     raise AliasError(

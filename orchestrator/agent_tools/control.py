@@ -3,10 +3,13 @@
 Rules these tools share:
 
 * **Only our tasks are controlled.** A target resolves through the task records (task id,
-  agent name, pane id) and the record must still own the pane's agent (same pane, same name,
-  see :func:`.fleet.owns`). Interrupt and close refuse anything else (``NOT_OWNED`` when Herdr
-  knows the agent, ``TASK_NOT_FOUND`` otherwise). Message also reaches a foreign agent (the
-  seed's "external agent"), and then answers with an observation.
+  agent name, pane id) and the record must still own the pane's agent (same pane, name, kind
+  and terminal, see :func:`.fleet.owns`). Interrupt and close refuse anything else
+  (``NOT_OWNED`` when Herdr knows the agent, ``TASK_NOT_FOUND`` otherwise). A task whose pane
+  now runs another agent (its own exited, someone started one there by hand) is refused
+  ``NOT_OWNED`` by all three tools, and that agent is left running. Message also reaches a
+  foreign agent named as such (the seed's "external agent"), and then answers with an
+  observation.
 * **Every result is an AgentResult** whose ``status`` describes the agent after the call,
   while the record keeps the task's own state (``interrupted``, ``closed``).
 
@@ -55,9 +58,11 @@ from orchestrator.agent_tools.fleet import (
     gate_refusal,
     herdr_refusal,
     owns,
+    same_agent,
 )
 from orchestrator.agent_tools.harvest import artifacts_of, to_dict
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
+from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
@@ -193,6 +198,7 @@ def task_result(
     evidence: list[Evidence] | None = None,
     error: ResultError | None = None,
     final_message: str | None = None,
+    question: str | None = None,
     warnings: list[str] | None = None,
     started: float | None = None,
 ) -> dict[str, Any]:
@@ -209,6 +215,7 @@ def task_result(
         model=record.model,
         machine=record.machine,
         final_message=final_message,
+        question=question,
         artifacts=artifacts_of(record, ctx.config.artifact_dir),
         task=task_summary(record.to_dict()),
         evidence=list(evidence or []),
@@ -240,6 +247,32 @@ def _live_agent(ctx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
     except NotFound:
         return None
     return agent if owns(record, agent) else None
+
+
+def _foreign_occupant(
+    ctx: AgentToolsContext, tool: str, record: TaskRecord
+) -> dict[str, Any] | None:
+    """``NOT_OWNED`` when the task's pane now runs an agent the task did not start (its own
+    agent exited and someone started another there), else None: that agent is left alone."""
+    if record.pane_id is None:
+        return None
+    try:
+        occupant = ctx.client.agent_get(record.pane_id)
+    except ClientError:
+        return None
+    if same_agent(record, occupant):
+        return None
+    return refusal(
+        tool,
+        ResultError(
+            "NOT_OWNED",
+            f"pane {record.pane_id} now runs {occupant.agent or 'an'} agent "
+            f"{occupant.name!r}, not this task's {record.kind} agent {record.name!r}; "
+            "this orchestrator did not start it and leaves it alone",
+            field="target",
+        ),
+        next_action="none",
+    )
 
 
 def resolve_owned(ctx: AgentToolsContext, tool: str, target: str) -> TaskRecord:
@@ -355,6 +388,9 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
             started=started,
         )
     if agent is None:
+        foreign = _foreign_occupant(ctx, INTERRUPT, record)
+        if foreign is not None:
+            return foreign
         return _gone(
             ctx, INTERRUPT, record, started, f"no agent {record.name} in pane {record.pane_id}"
         )
@@ -438,22 +474,10 @@ def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, A
         return refused.result
     except ClientError as exc:
         return herdr_refusal(CLOSE, exc, field="target")
-    if record.pane_id is not None and agent is None and record.status != "closed":
-        try:
-            occupant = ctx.client.agent_get(record.pane_id)
-        except ClientError:
-            occupant = None
-        if occupant is not None:
-            return refusal(
-                CLOSE,
-                ResultError(
-                    "NOT_OWNED",
-                    f"pane {record.pane_id} now runs agent {occupant.name!r}, not this task's "
-                    f"{record.name!r}; it is not closed",
-                    field="target",
-                ),
-                next_action="none",
-            )
+    if agent is None and record.status != "closed":
+        foreign = _foreign_occupant(ctx, CLOSE, record)
+        if foreign is not None:
+            return foreign
     if agent is not None and agent.agent_status == "working" and not force:
         return task_result(
             ctx,
@@ -616,6 +640,9 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         if record is not None:
             agent = _live_agent(ctx, record)
             if agent is None:
+                foreign = _foreign_occupant(ctx, MESSAGE, record)
+                if foreign is not None:
+                    return foreign
                 return _gone(
                     ctx,
                     MESSAGE,
@@ -645,6 +672,8 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         record = ctx.store.update(
             record.task_id, status="running", session_path=_session_path(record, agent)
         )
+        # A BLOCKED the child reported before this message is answered by it.
+        record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir)
     settled: AgentInfo | None = None
     deadline = time.monotonic() + timeout_ms / 1000
     try:
@@ -730,9 +759,11 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after the turn"))
     if settled.agent_status == "blocked":
         record = ctx.store.update(record.task_id, status="blocked")
+        evidence.append(Evidence("pane", "the agent's question on screen"))
         return task_result(
-            ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings, started=started
-        )
+            ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
+            question=screen_question(ctx.client, settled.pane_id), started=started,
+        )  # fmt: skip
     last = last_assistant_message(record.session_path) if record.session_path else None
     if last is not None:
         evidence.append(
@@ -760,6 +791,14 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                 warnings=warnings,
                 started=started,
             )
+    asked = protocol_question(record, last.text if last else None, ctx.config.artifact_dir)
+    if asked is not None:
+        evidence.append(Evidence(asked.source, asked.detail, path=asked.path))
+        record = ctx.store.update(record.task_id, status="blocked")
+        return task_result(
+            ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
+            final_message=last.text if last else None, question=asked.text, started=started,
+        )  # fmt: skip
     record = ctx.store.update(record.task_id, status="completed")
     return task_result(
         ctx,

@@ -6,10 +6,13 @@ be stale (a pane closed under a task). So the rows come from ``agent.list`` and 
 adds what we know about a row: ``owned``, ``taskId`` and ``taskStatus``. Foreign agents are
 listed read-only (the control tools refuse them, see :mod:`.control`).
 
-Ownership is decided by the pane AND the agent name: a record owns a row when its ``paneId``
-is the row's pane and its ``name`` (when recorded) is the row's agent name, and the record is
-not ``closed``. The name check matters because a pane outlives the agent we started in it (the
-user may start another agent there), and a closed task's pane id may come back later.
+Ownership is decided by the pane, the agent name, the kind and the terminal: a record owns a
+row when its ``paneId`` is the row's pane, its ``name`` is the row's agent name (an unnamed
+agent is never ours: Herdr names the agent we start and clears the name when it exits), its
+``kind`` is the row's agent label, its ``terminalId`` (recorded at spawn) is the row's terminal
+when both are known, and the record is not ``closed``. The checks matter because a pane
+outlives the agent we started in it: after our agent exits, the user may start another agent
+there by hand (unnamed, maybe another kind), and that agent must stay out of our control.
 
 This module also holds the small helpers the other K2 tools share (gate refusals, the
 artifact directory of a record, the text of a recorded error).
@@ -105,11 +108,27 @@ def artifact_dir_of(ctx: AgentToolsContext, record: TaskRecord) -> Path:
     return record.artifact_path(ctx.config.artifact_dir)
 
 
-def owns(record: TaskRecord, agent: AgentInfo) -> bool:
-    """Whether ``record`` is the task running ``agent`` (same pane, same name, not closed)."""
-    if record.status in RELEASED_STATUSES or record.pane_id != agent.pane_id:
+def same_agent(record: TaskRecord, agent: AgentInfo, *, terminal: bool = True) -> bool:
+    """Whether ``agent`` is the agent ``record`` started: same pane, same name (a record without
+    a name owns nothing), same kind (an unlabelled agent only while its launch is pending) and
+    the same terminal when the record and Herdr both know it. ``terminal=False`` also accepts
+    the task's agent restored into a new terminal (a restarted Herdr): a harvest reports such
+    a turn as lost (``AGENT_RESTARTED``), while control tools keep the strict check."""
+    if record.pane_id != agent.pane_id or record.name is None or agent.name != record.name:
         return False
-    return record.name is None or agent.name is None or record.name == agent.name
+    if agent.agent != record.kind and not (agent.agent is None and agent.launch_pending):
+        return False
+    return not (
+        terminal
+        and record.terminal_id
+        and agent.terminal_id
+        and agent.terminal_id != record.terminal_id
+    )
+
+
+def owns(record: TaskRecord, agent: AgentInfo) -> bool:
+    """Whether ``record`` is the task running ``agent`` (:func:`same_agent`, not closed)."""
+    return record.status not in RELEASED_STATUSES and same_agent(record, agent)
 
 
 def owner_of(records: list[TaskRecord], agent: AgentInfo) -> TaskRecord | None:
@@ -180,4 +199,5 @@ __all__ = [
     "list_agents",
     "owner_of",
     "owns",
+    "same_agent",
 ]

@@ -32,9 +32,18 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import completion, contract, safe_fs, transcript, worktree
+from orchestrator.agent_tools import (
+    completion,
+    contract,
+    questions,
+    safe_fs,
+    screen_text,
+    transcript,
+    worktree,
+)
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.fleet import same_agent
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, UnreadableRecord
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
@@ -51,8 +60,6 @@ SETTLED = ("idle", "done", "blocked")
 #: server-side wait for a new turn while the agent is settled without its answer.
 _POLL_S = 0.1
 _POLL_MS = 250
-#: Lines of the screen quoted as a blocked agent's question.
-QUESTION_LINES = 12
 #: A generous bound for the patch read from git; the contract cuts it to ``maxDiffBytes``.
 _DIFF_READ_BYTES = 64 * 1024 * 1024
 _NOT_FOUND = ("agent_not_found", "pane_not_found", "agent_pane_not_found", "agent_not_running")
@@ -187,22 +194,19 @@ def session_path_of(info: AgentInfo) -> str | None:
     return None
 
 
-def pane_tail(actx: AgentToolsContext, pane_id: str, lines: int) -> str | None:
-    """The last ``lines`` lines of the pane's recent text, trailing blank lines dropped."""
+def pane_tail(
+    actx: AgentToolsContext, pane_id: str, lines: int, *, message: bool = False
+) -> str | None:
+    """The pane's recent text (``lines`` lines read) without screen chrome: with ``message``
+    the agent's last message (:func:`.screen_text.last_message`), else the last non-blank
+    lines (:func:`.screen_text.last_lines`)."""
     try:
         text = actx.client.pane_read(pane_id, "recent", lines).text
     except ClientError:
         return None
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def _question(actx: AgentToolsContext, pane_id: str) -> str:
-    try:
-        text = actx.client.pane_read(pane_id, "visible").text
-    except ClientError:
-        return "(the agent is blocked; its screen could not be read)"
-    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return "\n".join(kept[-QUESTION_LINES:]) or "(the agent is blocked; its screen is empty)"
+    if message:
+        return screen_text.last_message(text)
+    return screen_text.last_lines(text, lines) or None
 
 
 def _code(exc: BaseException) -> str | None:
@@ -241,8 +245,9 @@ def _agent(actx: AgentToolsContext, record: TaskRecord) -> AgentInfo | None:
         if exc.code in _NOT_FOUND:
             return None
         raise
-    if record.name and info.name not in (None, record.name):
-        return None  # another agent took the pane over
+    if not same_agent(record, info, terminal=False):
+        return None  # another agent took the pane over (fleet.same_agent); a restored one is
+        # still the task's, and completion.judge reports its lost turn
     return info
 
 
@@ -348,15 +353,29 @@ def harvest(
         elif status == "running" and wait and not verdict.conclusive:
             notes.append(f"no result after waiting {timeout_ms} ms")
         if verdict.pane_tail and status in ("completed", "running") and record.pane_id:
-            final = pane_tail(actx, record.pane_id, lines)
+            final = pane_tail(actx, record.pane_id, lines, message=True)
             if final is not None:
-                evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
+                evidence.append(
+                    contract.Evidence("pane", f"last message in {lines} lines of the pane")
+                )
+        if status == "completed":
+            # A turn that ended reporting BLOCKED (its final message or the inbox) asks a
+            # question; Herdr shows such an agent done, not blocked.
+            asked = questions.protocol_question(
+                record,
+                final,
+                actx.config.artifact_dir,
+                final_source="pane" if verdict.pane_tail else "session",
+            )
+            if asked is not None:
+                status, question, error = "blocked", asked.text, None
+                evidence.append(contract.Evidence(asked.source, asked.detail, path=asked.path))
     elif info is not None:
         # blocked: the agent waits for a human (the orchestrator never answers it)
         evidence.append(contract.Evidence("herdr", f"agent status {info.agent_status}"))
         status = "blocked"
         assert record.pane_id is not None
-        question = _question(actx, record.pane_id)
+        question = questions.screen_question(actx.client, record.pane_id)
         evidence.append(contract.Evidence("pane", "the agent's question on screen"))
     else:
         assert record.pane_id is not None
@@ -568,7 +587,7 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
             final = last.text
             evidence.append(contract.Evidence("session", "last assistant message", path=session))
     if final is None:
-        final = pane_tail(actx, info.pane_id, lines)
+        final = pane_tail(actx, info.pane_id, lines, message=True)
         if final is not None:
             evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
     result = contract.AgentResult(

@@ -61,7 +61,7 @@ RECORD_STATUSES: tuple[RecordStatus, ...] = (
 ACTIVE_STATUSES: frozenset[str] = frozenset({"starting", "running", "blocked"})
 #: Statuses after which nothing more happens to the task's agent.
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "gone", "closed"})
-_TASK_ID = re.compile(r"^t-[0-9a-f]{12}$")
+_TASK_ID = re.compile(r"t-[0-9a-f]{12}")
 PROMPT_PREVIEW_CHARS = 200
 
 
@@ -98,7 +98,7 @@ def new_task_id() -> str:
 
 def is_task_id(text: str) -> bool:
     """Whether ``text`` has the shape of a task id (used to route a ``target``)."""
-    return bool(_TASK_ID.match(text))
+    return _TASK_ID.fullmatch(text) is not None
 
 
 def pid_alive(pid: int) -> bool:
@@ -163,6 +163,8 @@ class TaskRecord:
     pane_id: str | None = None
     workspace_id: str | None = None
     tab_id: str | None = None
+    #: The terminal id of the pane when the agent started (ownership: :func:`.fleet.same_agent`).
+    terminal_id: str | None = None
     session_path: str | None = None
     artifact_dir: str | None = None
     isolated: bool = False

@@ -23,11 +23,16 @@ The order is the seed's, and each step exists for a reason:
    changed. The envelope is written to ``<artifactDir>/task.md``.
 5. **Topology**: a sibling split of the caller's pane when the caller runs inside Herdr
    (``HERDR_PANE_ID``), else one tab per task in a dedicated workspace.
-6. ``agent start`` (Herdr waits until the agent is interactive) → ``agent prompt`` with the one
-   line pointing at the envelope, waiting until idle/done/blocked, bounded by ``timeout_ms``
-   (clamped to 10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once.
-   The record notes the delivery around ``agent prompt`` and stays ``starting`` until Herdr
-   accepted the prompt (:mod:`.completion`): a crash before that reads ``SPAWN_INTERRUPTED``.
+6. ``agent start`` (Herdr waits until the agent is interactive; :mod:`.start_watch` reports
+   an agent whose command ended meanwhile — a bad model, a missing executable — at once,
+   with the pane's last lines) → ``agent prompt`` with the one line pointing at the
+   envelope, waiting until idle/done/blocked, bounded by ``timeout_ms`` (clamped to
+   10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once. A failure is
+   reported as determined (``_fail``), and a start that failed closes the pane made for the
+   task, so nothing is left behind. A ``name`` already in use is ``NAME_TAKEN`` before any
+   of this. The record notes the delivery around ``agent prompt`` and stays ``starting``
+   until Herdr accepted the prompt (:mod:`.completion`): a crash before that reads
+   ``SPAWN_INTERRUPTED``.
 7. **Harvest** (:mod:`.harvest`): ``completed`` only with evidence the prompt was answered,
    waited for within what is left of ``timeout_ms``. A blocked agent is reported to the
    caller, never answered.
@@ -44,7 +49,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import aliases, completion, envelope, worktree
+from orchestrator.agent_tools import aliases, completion, envelope, start_watch, worktree
 from orchestrator.agent_tools.config import (
     Config,
     ConfigError,
@@ -54,6 +59,8 @@ from orchestrator.agent_tools.config import (
     check_machine,
 )
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.contract import Evidence
+from orchestrator.agent_tools.control import task_result
 from orchestrator.agent_tools.harvest import (
     DEFAULT_LINES,
     error_of,
@@ -61,9 +68,9 @@ from orchestrator.agent_tools.harvest import (
     refusal,
 )
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
-from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir
+from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now_iso
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
-from orchestrator.client.errors import ClientError, HerdrError
+from orchestrator.client.errors import ClientError, HerdrError, NotFound
 from orchestrator.client.types import AgentInfo
 from orchestrator.tools.tool import ToolContext
 
@@ -73,7 +80,8 @@ MIN_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 3_600_000
 #: Herdr's bounds for ``agent start --timeout`` (exclusive lower, inclusive upper).
 START_TIMEOUT_MS = 60_000
-NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
+#: Herdr's agent name grammar; always ``fullmatch`` (``$`` would let a trailing newline in).
+NAME_PATTERN = r"[a-z][a-z0-9_-]{0,31}"
 _NAME = re.compile(NAME_PATTERN)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Label of the workspace holding one tab per task.
@@ -193,20 +201,62 @@ class _Refused(Exception):
         self.field = field
 
 
+def _utf8_cwd(path: str) -> str:
+    """``path`` if it is UTF-8; a name with other bytes (decoded by Python with surrogate
+    escapes) cannot travel to Herdr, into the envelope or into the record, which all carry
+    UTF-8 text."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = path.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+        raise _Refused(
+            "FIELD_INVALID",
+            f"cwd {shown!r} is not valid UTF-8; Herdr and the task files need UTF-8 paths "
+            "(rename the directory or use a UTF-8 path to it)",
+            "cwd",
+        ) from None
+    return path
+
+
+def name_taken_message(name: str, holder: AgentInfo | None = None) -> str:
+    """Why a ``name`` cannot be used: a live agent already has it."""
+    where = f" ({holder.agent or 'agent'} in pane {holder.pane_id})" if holder else ""
+    return f"name {name!r} is already used by a live agent{where}; choose another name"
+
+
+def _check_name_free(actx: AgentToolsContext, name: str) -> None:
+    """``NAME_TAKEN`` before anything exists when a live agent already has ``name`` (Herdr
+    would refuse the start; a race with another start is caught there too)."""
+    try:
+        holder = actx.client.agent_get(name)
+    except ClientError:
+        return  # free (agent_not_found), or Herdr unreachable: the later steps say so
+    if holder.name == name:
+        raise _Refused("NAME_TAKEN", name_taken_message(name, holder), "name")
+
+
 def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, aliases.ResolvedModel]:
     """Gates and argument checks; raises :class:`_Refused`."""
     try:
         config = actx.config
         check_enabled(config)
         check_machine(config, args.get("machine"))
-        cwd = check_cwd(config, str(args.get("cwd") or Path.cwd()))
+        given = _utf8_cwd(str(args.get("cwd") or Path.cwd()))
+        cwd = check_cwd(config, given)
+        _utf8_cwd(str(cwd))  # a link may resolve to a path that is not UTF-8
     except ConfigError as exc:
         raise _Refused(exc.code, str(exc), exc.key) from None
     except GateError as exc:
         raise _Refused(exc.code, str(exc), exc.field or None) from None
     name = args.get("name")
-    if name is not None and not _NAME.match(str(name)):
+    if name is not None and (not isinstance(name, str) or _NAME.fullmatch(name) is None):
         raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
+    try:
+        str(args.get("prompt", "")).encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Refused(
+            "FIELD_INVALID", "prompt is not valid Unicode text (it holds lone surrogates)", "prompt"
+        ) from None
     for arg in args.get("agent_args") or ():
         if _CONTROL.search(str(arg)):
             raise _Refused(
@@ -273,12 +323,49 @@ def _fail(
     herdr: str | None = None,
     slot: Slot | None = None,
     began: float,
+    field: str | None = None,
+    close_pane: bool = False,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
-    error = error_of(code, message, herdr=herdr)
-    record = actx.store.update(record.task_id, status="failed", error=error.to_dict())
+    """Record and report the failure this spawn determined (never re-derived from Herdr: an
+    idle agent whose prompt failed is not ``completed``). ``close_pane`` closes the pane this
+    spawn created for the task (and with it a tab or workspace it was alone in), so a task
+    that never ran leaves nothing behind; the record then has no pane."""
+    error = error_of(code, message, field=field, herdr=herdr)
+    evidence = [Evidence("record", f"the spawn failed: {code}", at=now_iso())]
+    changes: dict[str, Any] = {"status": "failed", "error": error.to_dict()}
+    if close_pane and record.pane_id is not None:
+        closed = _close_own_pane(actx, record.pane_id)
+        evidence.append(Evidence("herdr", closed, at=now_iso()))
+        changes.update(pane_id=None, workspace_id=None, tab_id=None, terminal_id=None)
+    record = actx.store.update(record.task_id, **changes)
     if slot is not None:
         slot.release()
-    return harvest(actx, record, tool=TOOL, wait=False, started=began)
+    return task_result(
+        actx,
+        TOOL,
+        record,
+        "failed",
+        next_action="retry" if field else "inspect",
+        evidence=evidence,
+        error=error,
+        warnings=warnings,
+        started=began,
+    )
+
+
+def _close_own_pane(actx: AgentToolsContext, pane_id: str) -> str:
+    """Close the pane this spawn created (under the placement lock: closing the last tab of
+    the agents workspace closes the workspace, which a concurrent placement must not find
+    half gone). Returns the evidence line."""
+    with _placement_lock(actx.config.state_dir):
+        try:
+            actx.client.pane_close(pane_id)
+        except NotFound:
+            return f"pane {pane_id} (created for this task) was already gone"
+        except ClientError as exc:
+            return f"pane {pane_id} (created for this task) could not be closed: {exc}"
+    return f"pane {pane_id} (created for this task) closed: nothing was left running"
 
 
 def _place(actx: AgentToolsContext, cwd: str, label: str) -> tuple[str, str, str, list[str]]:
@@ -373,6 +460,13 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
             started=began,
             warnings=[f"client_task_id {client_task_id!r} already names task {record.task_id}"],
         )
+    if record.name is not None:
+        # After the idempotency check: a repeat names its own (live) agent.
+        try:
+            _check_name_free(actx, record.name)
+        except _Refused as exc:
+            actx.store.remove(record.task_id)
+            return refusal(TOOL, exc.code, exc.message, exc.field)
     name = record.name or default_name(kind, record.task_id)
     artifact_dir = ensure_private_dir(config.artifact_dir / record.task_id)
     record = actx.store.update(record.task_id, name=name, artifact_dir=str(artifact_dir))
@@ -475,10 +569,22 @@ def _launch(
     )
 
     argv = (*resolved.argv, *agent_args)
+    secrets = secret_args(agent_args)
     try:
-        started = client.agent_start(
-            name, kind, pane_id, args=argv, timeout_ms=min(START_TIMEOUT_MS, timeout_ms)
+        started = start_watch.start_agent(
+            client,
+            name,
+            kind,
+            pane_id,
+            args=argv,
+            timeout_ms=min(START_TIMEOUT_MS, timeout_ms),
+            secrets=secrets,
         )
+    except start_watch.ExitedDuringStart as exc:
+        return _fail(
+            actx, record, "AGENT_START_FAILED", str(exc), slot=slot, began=began,
+            close_pane=True, warnings=notes,
+        )  # fmt: skip
     except HerdrError as exc:
         if exc.code == "agent_not_ready":
             # Blocked while starting (a trust or login dialog): the user decides, not us.
@@ -489,11 +595,23 @@ def _launch(
                 f"sent yet (it is in {task.task_path})"
             )
             return harvest(actx, record, tool=TOOL, wait=False, started=began, warnings=notes)
+        if exc.code == "agent_name_taken":
+            # Another start took the name after our check: nothing of ours ran.
+            return _fail(
+                actx, record, "NAME_TAKEN", name_taken_message(name), herdr=exc.code,
+                slot=slot, began=began, field="name", close_pane=True, warnings=notes,
+            )  # fmt: skip
         return _fail(
-            actx, record, "AGENT_START_FAILED", exc.message, herdr=exc.code, slot=slot, began=began
-        )
+            actx, record, "AGENT_START_FAILED",
+            _with_tail(exc.message, start_watch.pane_tail(client, pane_id, secrets)),
+            herdr=exc.code, slot=slot, began=began, close_pane=True, warnings=notes,
+        )  # fmt: skip
     except ClientError as exc:
-        return _fail(actx, record, "AGENT_START_FAILED", str(exc), slot=slot, began=began)
+        return _fail(
+            actx, record, "AGENT_START_FAILED",
+            _with_tail(str(exc), start_watch.pane_tail(client, pane_id, secrets)),
+            slot=slot, began=began, close_pane=True, warnings=notes,
+        )  # fmt: skip
 
     # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
@@ -503,6 +621,7 @@ def _launch(
     record = actx.store.update(
         record.task_id,
         delivery=completion.sending(before),
+        terminal_id=started.agent.terminal_id or None,
         **({"session_path": session} if session else {}),
     )
     kickoff = task.kickoff_prompt()
@@ -598,6 +717,22 @@ def _same_subdirectory(cwd: Path, tree_path: str) -> str:
             f"to {str(target)!r}); nothing was started",
         )
     return str(target)
+
+
+def secret_args(agent_args: tuple[str, ...]) -> list[str]:
+    """The parts of native agent args that may be secrets (values, not flag names): a
+    ``--flag=value``'s value and every argument that is not a flag."""
+    found: list[str] = []
+    for arg in agent_args:
+        value = arg.partition("=")[2] if arg.startswith("-") else arg
+        if len(value) >= 4:
+            found.append(value)
+    return found
+
+
+def _with_tail(message: str, tail: str) -> str:
+    """Herdr's failure message, with the pane's last lines when there are any."""
+    return f"{message}. Last lines of the pane:\n{tail}" if tail else message
 
 
 def _fresh(actx: AgentToolsContext, pane_id: str) -> AgentInfo | None:

@@ -26,6 +26,7 @@ from orchestrator.agent_tools.fleet import (
     config_refusal,
     error_text,
     herdr_refusal,
+    same_agent,
 )
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord
 from orchestrator.agent_tools.transcript import (
@@ -217,7 +218,7 @@ def read_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, An
                 found = ctx.client.agent_get(record.pane_id)
             except ClientError:
                 found = None
-            if found is not None and (record.name is None or found.name == record.name):
+            if found is not None and same_agent(record, found):
                 path = _session_of(found)
     if kind != "pi":
         message = (

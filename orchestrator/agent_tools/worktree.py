@@ -69,7 +69,7 @@ __all__ = [
 BRANCH_PREFIX = "dsh/"
 DEFAULT_MAX_DIFF_BYTES = 512 * 1024
 GIT_TIMEOUT = 60.0
-_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 class WorktreeError(Exception):
@@ -218,7 +218,7 @@ def _commit(cwd: str | Path, rev: str) -> str:
 
 def branch_for(task_id: str) -> str:
     """``dsh/<taskId>``, refusing ids that would make an unsafe or invalid branch name."""
-    if not _TASK_ID.match(task_id) or ".." in task_id or task_id.endswith((".lock", ".")):
+    if _TASK_ID.fullmatch(task_id) is None or ".." in task_id or task_id.endswith((".lock", ".")):
         raise WorktreeError("INVALID_TASK_ID", f"task id {task_id!r} cannot name a git branch")
     return BRANCH_PREFIX + task_id
 

@@ -165,6 +165,13 @@ class HerdrClient:
         self._pong = pong
         return pong
 
+    def _cli_fallback(self) -> bool:
+        """Whether a socket that cannot be reached falls back to the CLI: ``auto`` with a
+        ``herdr`` executable (without one the socket's own failure is the true answer: no
+        server at its path, not a missing executable)."""
+        transport = self.transport
+        return isinstance(transport, AutoTransport) and transport.cli.herdr is not None
+
     def _check(
         self, op: cli_map.Operation, params: Mapping[str, Any], timeout: float | None
     ) -> Exchange | None:
@@ -180,9 +187,10 @@ class HerdrClient:
         try:
             envelope = sock.request("ping", {}, "api-client:status", self.timeout)
         except ConnectFailed as exc:
-            if isinstance(self.transport, AutoTransport):
+            if self._cli_fallback():
                 # no connection could be made: this operation goes through the CLI (which
                 # checks the protocol itself) without a second socket attempt
+                assert isinstance(self.transport, AutoTransport)
                 return self.transport.cli.run(op, params, timeout)
             if exc.missing:
                 return _error_exchange(
@@ -238,9 +246,14 @@ class HerdrClient:
             wire["timeout_ms"] = params["timeout_ms"]
         try:
             sock.request("ping", {}, "api-client:status", self.timeout)
-        except ConnectFailed:
-            if isinstance(self.transport, AutoTransport):
+        except ConnectFailed as exc:
+            if self._cli_fallback():
+                assert isinstance(self.transport, AutoTransport)
                 return self.transport.cli.run(op, params, timeout)
+            if exc.missing:
+                return _error_exchange(
+                    op, argv, "server_not_running", not_running_message(sock.socket_path)
+                )
             raise
 
         def send(rid: str, method: str, p: Mapping[str, Any]) -> dict[str, Any]:

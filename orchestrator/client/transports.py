@@ -354,6 +354,8 @@ class AutoTransport:
                 op.method, op.wire_params(params), op.request_id, deadline
             )
         except ConnectFailed:
+            if self.cli.herdr is None:
+                raise  # no CLI to fall back on: the socket's failure is the true cause
             return self.cli.run(op, params, timeout)
         except TransportError:
             if op.mutation:

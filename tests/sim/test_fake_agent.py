@@ -228,6 +228,20 @@ def test_scenario_rejects_what_it_does_not_understand(doc: dict[str, Any], messa
         Scenario.from_dict(doc)
 
 
+def test_a_model_outside_the_catalog_exits_with_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from herdr_sim.fake_agent.app import main
+
+    scenario = Scenario().known_models("fake/fake-model")
+    assert Scenario.load(scenario.dump(tmp_path / "s.json")) == scenario
+    args = ["--scenario", str(tmp_path / "s.json"), "--model", "fake/other"]
+    assert main(args, kind="pi") == 1
+    assert 'model "fake/other" not found' in capsys.readouterr().err
+    with pytest.raises(ScenarioError, match="'models' must be a list of strings"):
+        Scenario.from_dict({"models": "fake/fake-model"})
+
+
 def test_install_writes_fast_launchers_for_every_kind(tmp_path: Path) -> None:
     paths = install_fake_agents(tmp_path / "bin")
     assert [p.name for p in paths] == list(LAUNCHER_KINDS) == ["pi", "claude", "codex", "opencode"]

@@ -381,6 +381,6 @@ def test_a_spawn_that_failed_before_its_prompt_reports_its_own_error(
     herdr_server.sim.faults.add("agent.start", error=("agent_name_taken", "name taken"), times=1)
     result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="taken")
     assert result["status"] == "failed", result
-    assert result["error"]["code"] == "AGENT_START_FAILED"
+    assert result["error"]["code"] == "NAME_TAKEN"
     assert result["error"]["herdrCode"] == "agent_name_taken"
-    assert result["task"]["error"]["code"] == "AGENT_START_FAILED"
+    assert result["task"]["error"]["code"] == "NAME_TAKEN"

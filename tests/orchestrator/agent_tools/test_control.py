@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from herdr_sim.client import RequestFailed
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.control import close_agent, interrupt_agent, message_agent
+from orchestrator.agent_tools.fleet import list_agents
 from orchestrator.agent_tools.transcript import load_messages
 from orchestrator.agent_tools.worktree import create_worktree
 from orchestrator.client.sync import HerdrClient
@@ -17,6 +19,7 @@ from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as PytestHerdrClient
 from pytest_herdr.handles import Pane
+from pytest_herdr.waits import wait_until
 from tests.orchestrator.agent_tools.test_fleet import SIM, agent_result, make_ctx, own
 
 pytestmark = SIM
@@ -352,3 +355,55 @@ def test_task_md_is_not_written_through_a_symlinked_artifact_dir(tmp_path: Path)
     with pytest.raises(UnsafeFile, match="symbolic link"):
         task.write()
     assert list(elsewhere.iterdir()) == []
+
+
+# -- a foreign agent in a task's pane -----------------------------------------------------------
+
+
+def foreign_after_exit(
+    fake: FakeAgents, ctx: AgentToolsContext, client: PytestHerdrClient, kind: str
+) -> tuple[Agent, str]:
+    """A task whose pi agent exited, and an agent of ``kind`` the user then started by hand in
+    the same pane (unnamed, as Herdr leaves it): ``(the task's agent, task id)``."""
+    agent = fake.start("pi", fake.scenario().reply("x"), name="w")
+    record = own(ctx, agent, terminal_id=str(agent.info["terminal_id"]))
+    pane = agent.pane.pane_id
+    agent.pane.run("/exit")
+    wait_until(lambda: "w" not in agent_names(client), 20, what="the task's agent to exit")
+    agent.pane.run(f"{kind} --scenario {fake.write(fake.scenario().hang())}")
+
+    def detected() -> bool:
+        try:
+            info = client.call("agent.get", target=pane)["agent"]
+        except RequestFailed:
+            return False
+        return bool(info.get("agent") == kind and info.get("agent_status") in ("idle", "done"))
+
+    wait_until(detected, 20, what=f"the hand-started {kind} to be detected")
+    return agent, record.task_id
+
+
+@pytest.mark.parametrize("kind", ["claude", "pi"])
+def test_a_hand_started_agent_in_a_task_pane_is_not_owned_nor_controlled(
+    ctx: AgentToolsContext,
+    herdr_fake_agent: FakeAgents,
+    herdr_client: PytestHerdrClient,
+    kind: str,
+) -> None:
+    agent, task_id = foreign_after_exit(herdr_fake_agent, ctx, herdr_client, kind)
+    pane = agent.pane.pane_id
+    (row,) = list_agents({}, ctx)["agents"]
+    assert (row["paneId"], row["kind"], row["owned"], row["taskId"]) == (pane, kind, False, None)
+    assert list_agents({"owned_only": True}, ctx)["agents"] == []
+    for target in (task_id, "w", pane):
+        for value in (
+            interrupt_agent({"target": target}, ctx),
+            close_agent({"target": target, "force": True}, ctx),
+            message_agent({"target": target, "message": "stop that"}, ctx),
+        ):
+            assert agent_result(value)["error"]["code"] == "NOT_OWNED", (target, value)
+            assert value["nextAction"] == "none"
+    info = herdr_client.call("agent.get", target=pane)["agent"]
+    assert info["agent"] == kind  # still running, never closed
+    assert ctx.store.get(task_id).status == "running"  # the task's record is left as it was
+    assert "stop that" not in agent.pane.read("recent")

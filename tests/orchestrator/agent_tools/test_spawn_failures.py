@@ -1,0 +1,142 @@
+"""``herdr_spawn_agent`` failures reported with their true code and message, and nothing left
+behind: a name already taken, a name with a trailing newline, an agent that exits during start
+(a bad pi model), a cwd that is not UTF-8."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim.fake_agent import Scenario
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.client.errors import NotFound
+from pytest_herdr.agents import FakeAgents
+from pytest_herdr.backends import HerdrServer
+from tests.orchestrator.agent_tools.test_spawn import make_ctx, scenario_args, spawn
+
+pytestmark = pytest.mark.herdr(
+    agent_start_settle=0.1,
+    agent_prompt_submit_delay=0.05,
+    detection_interval=0.1,
+    detection_debounce=0.02,
+    detection_idle_hold=0.1,
+)
+
+
+@pytest.fixture
+def ctx(herdr_server: HerdrServer, tmp_path: Path) -> AgentToolsContext:
+    return make_ctx(herdr_server, tmp_path)
+
+
+def test_a_name_with_a_trailing_newline_is_refused(ctx: AgentToolsContext, tmp_path: Path) -> None:
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="evil\n")
+    assert (result["error"]["code"], result["error"]["field"]) == ("FIELD_INVALID", "name")
+    assert result["taskId"] is None
+    assert "\n" not in result["header"]
+    assert ctx.store.list_records() == []
+    assert ctx.client.pane_list() == []
+
+
+def test_a_non_utf8_cwd_is_refused_clearly(ctx: AgentToolsContext, tmp_path: Path) -> None:
+    odd = os.fsdecode(bytes(tmp_path) + b"/caf\xe9")
+    Path(odd).mkdir()
+    result = spawn(ctx, prompt="x", cwd=odd)
+    assert (result["status"], result["error"]["code"]) == ("failed", "FIELD_INVALID")
+    assert result["error"]["field"] == "cwd"
+    assert "UTF-8" in result["error"]["message"]
+    assert ctx.client.pane_list() == []
+    prompt = spawn(ctx, prompt="caf\udce9", cwd=str(tmp_path))
+    assert (prompt["error"]["code"], prompt["error"]["field"]) == ("FIELD_INVALID", "prompt")
+    assert ctx.store.list_records() == []
+
+
+def test_a_name_already_taken_is_name_taken_and_leaves_no_tab(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, tmp_path: Path
+) -> None:
+    herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="busy")
+    panes_before = ctx.client.pane_list()
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="busy")
+    assert (result["status"], result["error"]["code"]) == ("failed", "NAME_TAKEN"), result
+    assert result["error"]["field"] == "name"
+    assert "already used" in result["error"]["message"]
+    assert result["nextAction"] == "retry"
+    assert ctx.client.pane_list() == panes_before  # no tab, no workspace made
+    assert [a.name for a in ctx.client.agent_list()] == ["busy"]
+    assert ctx.store.list_records() == []  # nothing ran: no task either
+
+
+def test_a_repeated_client_task_id_with_a_name_returns_its_task(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    args = scenario_args(tmp_path, Scenario().reply("done once"))
+    first = spawn(
+        ctx, prompt="once", cwd=str(tmp_path), name="fixer", client_task_id="j", agent_args=args
+    )
+    again = spawn(
+        ctx, prompt="once", cwd=str(tmp_path), name="fixer", client_task_id="j", agent_args=args
+    )
+    assert first["status"] == "completed", first
+    assert (again["taskId"], again["status"]) == (first["taskId"], "completed"), again
+    assert len(ctx.store.list_records()) == 1
+
+
+def test_a_name_taken_during_the_spawn_closes_the_tab_it_made(
+    ctx: AgentToolsContext,
+    herdr_fake_agent: FakeAgents,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="busy")
+    panes_before = ctx.client.pane_list()
+    real_get = ctx.client.agent_get
+
+    def racing_get(target: str) -> Any:
+        if target == "busy":  # the check before the pane sees the name free
+            raise NotFound("agent_not_found", "agent busy not found")
+        return real_get(target)
+
+    monkeypatch.setattr(ctx.client, "agent_get", racing_get)
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="busy")
+    assert (result["status"], result["error"]["code"]) == ("failed", "NAME_TAKEN"), result
+    assert (result["error"]["field"], result["error"]["herdrCode"]) == ("name", "agent_name_taken")
+    assert result["taskId"] is not None and result["paneId"] is None
+    assert ctx.client.pane_list() == panes_before  # the tab made for the task is closed
+    assert ctx.store.get(result["taskId"]).status == "failed"
+    assert not ctx.slots.holders()
+
+
+def test_an_agent_exiting_during_start_fails_fast_with_its_last_lines(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    scenario = Scenario().known_models("fake/fake-model")
+    began = time.monotonic()
+    result = spawn(
+        ctx,
+        prompt="x",
+        cwd=str(tmp_path),
+        model="fake/no-such-model",
+        agent_args=[*scenario_args(tmp_path, scenario), "--api-key=sk-secret-123456"],
+    )
+    elapsed = time.monotonic() - began
+    assert (result["status"], result["error"]["code"]) == ("failed", "AGENT_START_FAILED"), result
+    message = result["error"]["message"]
+    assert 'model "fake/no-such-model" not found' in message
+    assert "sk-secret-123456" not in message
+    assert elapsed < 30, elapsed  # Herdr's start budget here is 60 s
+    assert ctx.client.pane_list() == []  # no empty tab left behind
+    assert ctx.store.get(result["taskId"]).status == "failed"
+    assert not ctx.slots.holders()
+
+
+def test_a_missing_executable_fails_fast(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    ctx = make_ctx(herdr_server, tmp_path)
+    began = time.monotonic()
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), kind="amp")  # no fake amp installed
+    assert (result["status"], result["error"]["code"]) == ("failed", "AGENT_START_FAILED"), result
+    assert "not found" in result["error"]["message"]
+    assert time.monotonic() - began < 30
+    assert ctx.client.pane_list() == []
