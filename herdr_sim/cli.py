@@ -72,6 +72,16 @@ def _parser() -> argparse.ArgumentParser:
     llm.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
     llm.add_argument("--script", type=Path, help="the script: a .json or .toml file")
 
+    agents = sub.add_parser(
+        "install-agent",
+        help="install a pinned real agent (pi) with npm into the agents cache",
+        description="Installs pi (and the Node it needs) from npm into "
+        "~/.cache/pytest-herdr/agents (or $PYTEST_HERDR_AGENTS_DIR) unless already there; "
+        "prints the install directory.",
+    )
+    agents.add_argument("kind", choices=["pi"])
+    agents.add_argument("--cache", type=Path, help="the agents cache directory")
+
     check = sub.add_parser(
         "check-integration",
         help="check an agent's Herdr integration against the guide (exit 1 if a rule fails)",
@@ -129,6 +139,15 @@ def main(argv: list[str] | None = None) -> int:
         return check_integration(args)
     if args.command == "fake-llm":
         return fake_llm(args)
+    if args.command == "install-agent":
+        from .real_agents import AgentInstallError, install_pi
+
+        try:
+            print(install_pi(args.cache).directory)
+        except AgentInstallError as exc:
+            print(f"herdr-sim install-agent: {exc}", file=sys.stderr)
+            return 1
+        return 0
     if args.command == "docs":
         from .schema import supported_methods_markdown
 
@@ -209,11 +228,7 @@ def fake_llm(args: argparse.Namespace) -> int:
         done.set()
 
     def show(request: RecordedRequest) -> None:
-        line = {"index": request.index, "method": request.method, "path": request.path,
-                "api": request.api, "status": request.status, "turn": request.turn,
-                "last_user_text": request.last_user_text,
-                "tool_results": list(request.tool_results)}  # fmt: skip
-        print(json.dumps(line), flush=True)
+        print(json.dumps(request.summary()), flush=True)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)

@@ -59,6 +59,14 @@ class RecordedRequest:
         """The tool results the agent sent back after its last user message."""
         return self.digest.tool_results if self.digest else ()
 
+    def summary(self) -> dict[str, Any]:
+        """One line of the request log (what the CLI prints and failure reports show)."""
+        return {
+            "index": self.index, "method": self.method, "path": self.path, "api": self.api,
+            "status": self.status, "turn": self.turn,
+            "last_user_text": self.last_user_text[:200], "tool_results": list(self.tool_results),
+        }  # fmt: skip
+
 
 class FakeLLM:
     """A scripted model server: ``with FakeLLM(script) as llm: llm.openai_base_url``."""

@@ -1,0 +1,127 @@
+"""The simulator hosts the real pi (1.6, offline against the fake LLM, with the project's
+Herdr extension): start, prompt round trips, the extension's reports, the real session file
+and a real tool call. Marker ``real_agent``; the agent is installed once per machine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim.fake_llm import Match, Script
+from pytest_herdr.real_agents import RealAgent, RealAgents
+from pytest_herdr.waits import wait_until
+
+pytestmark = pytest.mark.real_agent
+
+
+def statuses(pi: RealAgent) -> list[str]:
+    """The pane's agent statuses as the server's events told them, in order."""
+    assert pi.server.events is not None
+    return [
+        e.data.get("agent_status", "")
+        for e in pi.server.events.of("pane.agent_status_changed")
+        if e.data.get("pane_id") == pi.pane.pane_id
+    ]
+
+
+def entries(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_agent_start_brings_real_pi_to_interactive_ready_with_the_extension(
+    herdr_real_agent: RealAgents,
+) -> None:
+    pi = herdr_real_agent.start("pi")
+    info = pi.agent.info
+    assert info["agent"] == "pi" and info["interactive_ready"] is True
+    assert info["agent_status"] == "idle"
+    screen = pi.agent.read("visible")
+    assert "[Extensions]" in screen and "herdr-agent-state.ts" in screen
+    assert "fake-model" in screen  # pi's footer: the model from models.json
+    assert (pi.home.agent_dir / "extensions" / "herdr-agent-state.ts").is_file()
+    assert pi.llm.requests == []  # starting asks the model nothing
+
+
+def test_prompt_wait_round_trip_shows_the_fake_models_answer(
+    herdr_real_agent: RealAgents,
+) -> None:
+    pi = herdr_real_agent.start("pi", Script().reply("Hello from the fake model."))
+    info = pi.prompt("say hello")
+    assert info["agent_status"] == "idle"
+    assert "Hello from the fake model." in pi.agent.read("visible")
+    (request,) = pi.requests()
+    assert (request.api, request.last_user_text, request.turn) == ("openai-chat", "say hello", 0)
+    assert request.body["model"] == "fake-model" and request.body["stream"] is True
+
+
+def test_the_extensions_reports_make_the_state_working_then_idle(
+    herdr_real_agent: RealAgents,
+) -> None:
+    pi = herdr_real_agent.start("pi", Script().reply("done", delay=1.0))
+    before = len(statuses(pi))
+    pi.prompt("take a second")
+    assert pi.server.events is not None
+    pi.server.events.wait_for(
+        "pane.agent_status_changed",
+        lambda d: d.get("pane_id") == pi.pane.pane_id and d.get("agent_status") == "idle",
+    )
+    assert statuses(pi)[before:][:2] == ["working", "idle"]
+    assert pi.agent.info.get("screen_detection_skipped") is True  # the reports rule the pane
+    # no screen rules are loaded for this simulator: only the extension can say "working"
+    assert pi.server.sim is not None and pi.server.sim.config.agent_manifests_dir is None
+
+
+def test_agent_session_is_the_real_session_file_holding_the_turn(
+    herdr_real_agent: RealAgents,
+) -> None:
+    pi = herdr_real_agent.start("pi", Script().reply("The answer is 42."))
+    pi.prompt("what is the answer?")
+    session = pi.agent.info["agent_session"]
+    assert (session["source"], session["agent"], session["kind"]) == ("herdr:pi", "pi", "path")
+    path = Path(session["value"])
+    assert path.is_file() and path.parent.parent == pi.home.sessions_dir
+    assert pi.session_files() == [path]
+    lines = wait_until(
+        lambda: (found := entries(path)) and found[-1].get("message", {}).get("role") == "assistant"
+        and found, what="the assistant message in the session file",
+    )  # fmt: skip
+    header = lines[0]
+    assert (header["type"], header["version"], header["cwd"]) == ("session", 3, str(pi.cwd))
+    messages = [e["message"] for e in lines if e["type"] == "message"]
+    user = [m for m in messages if m["role"] == "user"]
+    assert user[-1]["content"][0]["text"] == "what is the answer?"
+    answer = messages[-1]
+    assert answer["stopReason"] == "stop" and answer["model"] == "fake-model"
+    assert [c["text"] for c in answer["content"] if c["type"] == "text"] == ["The answer is 42."]
+
+
+def test_a_real_tool_call_reaches_the_screen_and_the_fake_llms_log(
+    herdr_real_agent: RealAgents,
+) -> None:
+    script = (
+        Script()
+        .call_tool("bash", {"command": "echo herdr-tool-$((6*7))"}, when=Match(tool_result=False))
+        .reply("The tool printed 42.", when=Match(tool_result_contains="herdr-tool-42"))
+    )
+    pi = herdr_real_agent.start("pi", script)
+    info = pi.prompt("run the tool")
+    assert info["agent_status"] == "idle"
+    screen = pi.agent.read("recent")
+    assert "herdr-tool-42" in screen and "The tool printed 42." in screen
+    first, second = pi.requests()
+    assert first.tool_results == ()
+    assert second.last_user_text == "run the tool"
+    assert second.tool_results == ("herdr-tool-42\n",)
+    call_id = second.digest.tool_result_ids[0] if second.digest else ""
+    assert call_id.startswith("call_")
+    assert pi.llm.unmatched == []
+
+
+def test_a_multi_line_prompt_arrives_as_one_user_message(herdr_real_agent: RealAgents) -> None:
+    pi = herdr_real_agent.start("pi", Script().reply("got both lines"))
+    pi.prompt("first line\nsecond line")
+    (request,) = pi.requests()
+    assert request.last_user_text == "first line\nsecond line"  # pi enables bracketed paste
