@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,10 +156,13 @@ class RealAgents:
         args: tuple[str, ...] = (),
         name: str | None = None,
         extension: bool = True,
+        extra_extensions: tuple[Path, ...] = (),
         ready_timeout: float = 60.0,
     ) -> RealAgent:
         """Start a real ``kind`` agent with ``agent.start`` in a new workspace and wait until
-        it is ``interactive_ready``; ``script`` (if given) becomes the fake LLM's script."""
+        it is ``interactive_ready``; ``script`` (if given) becomes the fake LLM's script.
+        ``extension=False`` leaves the project's Herdr extension out; ``extra_extensions``
+        are more pi extensions (``.ts`` files) to install beside it."""
         if kind not in REAL_KINDS:
             raise ValueError(f"no real agent {kind!r}; real kinds: {', '.join(REAL_KINDS)}")
         installed = require_pi()
@@ -169,6 +173,9 @@ class RealAgents:
             self.directory / f"{kind}-{number}-home", self.llm.openai_base_url,
             extension=extension,
         )  # fmt: skip
+        for source in extra_extensions:
+            (home.agent_dir / "extensions").mkdir(exist_ok=True)
+            shutil.copyfile(source, home.agent_dir / "extensions" / source.name)
         cwd = self.directory / f"{kind}-{number}-project"
         cwd.mkdir(parents=True, exist_ok=True)
         server, client = self.server()

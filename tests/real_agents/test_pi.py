@@ -51,7 +51,7 @@ def test_prompt_wait_round_trip_shows_the_fake_models_answer(
     pi = herdr_real_agent.start("pi", Script().reply("Hello from the fake model."))
     info = pi.prompt("say hello")
     assert info["agent_status"] == "idle"
-    assert "Hello from the fake model." in pi.agent.read("visible")
+    pi.pane.wait_for("Hello from the fake model.")  # (drawn just after pi reports idle)
     (request,) = pi.requests()
     assert (request.api, request.last_user_text, request.turn) == ("openai-chat", "say hello", 0)
     assert request.body["model"] == "fake-model" and request.body["stream"] is True
@@ -109,8 +109,8 @@ def test_a_real_tool_call_reaches_the_screen_and_the_fake_llms_log(
     pi = herdr_real_agent.start("pi", script)
     info = pi.prompt("run the tool")
     assert info["agent_status"] == "idle"
-    screen = pi.agent.read("recent")
-    assert "herdr-tool-42" in screen and "The tool printed 42." in screen
+    pi.pane.wait_for("The tool printed 42.")
+    assert "herdr-tool-42" in pi.agent.read("recent")
     first, second = pi.requests()
     assert first.tool_results == ()
     assert second.last_user_text == "run the tool"
@@ -125,3 +125,22 @@ def test_a_multi_line_prompt_arrives_as_one_user_message(herdr_real_agent: RealA
     pi.prompt("first line\nsecond line")
     (request,) = pi.requests()
     assert request.last_user_text == "first line\nsecond line"  # pi enables bracketed paste
+
+
+def test_a_dialog_makes_real_pi_blocked_until_the_user_answers(
+    herdr_real_agent: RealAgents,
+) -> None:
+    script = (
+        Script()
+        .call_tool("ask_user", {"question": "Deploy now?"}, when=Match(tool_result=False))
+        .reply("Deploying.", when=Match(tool_result_contains="user said"))
+    )
+    ask_tool = Path(__file__).with_name("ask_user_tool.ts")
+    pi = herdr_real_agent.start("pi", script, extra_extensions=(ask_tool,))
+    info = pi.prompt("deploy", until=("blocked",))
+    assert info["agent_status"] == "blocked"
+    assert "Deploy now?" in pi.agent.read("visible")
+    pi.agent.send_keys("Enter")
+    assert pi.agent.wait("idle")["agent_status"] == "idle"
+    pi.pane.wait_for("Deploying.")  # pi draws its last frame just after it reports idle
+    assert pi.requests()[-1].tool_results == ("user said yes",)
