@@ -18,11 +18,10 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from herdr_sim.fake_llm import FakeLLM, RecordedRequest, Script
 from herdr_sim.real_agents import (
     AgentInstallError,
     InstalledAgent,
@@ -39,6 +38,9 @@ from .client import HerdrClient
 from .fixtures import ServerFactory
 from .handles import Pane, Workspace
 from .waits import wait_until
+
+if TYPE_CHECKING:  # the fake LLM (http.server, ssl) is imported when a test asks for it
+    from herdr_sim.fake_llm import FakeLLM, RecordedRequest, Script
 
 __all__ = ["RealAgent", "RealAgents", "herdr_fake_llm", "herdr_real_agent", "in_ci"]
 
@@ -85,6 +87,8 @@ def herdr_fake_llm(request: pytest.FixtureRequest) -> Iterator[FakeLLM]:
     """A scripted fake LLM on 127.0.0.1 for this test (:class:`herdr_sim.fake_llm.FakeLLM`):
     ``herdr_fake_llm.set_script(Script().reply("hi"))``; ``.url``, ``.openai_base_url``,
     ``.requests`` (every request, parsed). A failing test's report shows the request log."""
+    from herdr_sim.fake_llm import FakeLLM  # only once a test asks for it
+
     with FakeLLM() as llm:
         yield llm
         if getattr(request.node, "herdr_call_failed", False):

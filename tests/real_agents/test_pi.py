@@ -63,12 +63,12 @@ def test_the_extensions_reports_make_the_state_working_then_idle(
     pi = herdr_real_agent.start("pi", Script().reply("done", delay=1.0))
     before = len(statuses(pi))
     pi.prompt("take a second")
-    assert pi.server.events is not None
-    pi.server.events.wait_for(
-        "pane.agent_status_changed",
-        lambda d: d.get("pane_id") == pi.pane.pane_id and d.get("agent_status") == "idle",
+    # the events recorder may still be reading the last event when the prompt returns
+    wait_until(
+        lambda: "working" in statuses(pi)[before:] and statuses(pi)[-1] == "idle",
+        what="working, then idle",
     )
-    assert statuses(pi)[before:][:2] == ["working", "idle"]
+    assert statuses(pi)[-2:] == ["working", "idle"]
     assert pi.agent.info.get("screen_detection_skipped") is True  # the reports rule the pane
     # no screen rules are loaded for this simulator: only the extension can say "working"
     assert pi.server.sim is not None and pi.server.sim.config.agent_manifests_dir is None
