@@ -92,6 +92,16 @@ _BOOL_FLAGS = {
 }
 
 
+#: real pi 1.6's flags that change nothing the fake simulates (checked against ``pi --help``
+#: of 1.6.0; docs/simulator/real-agents.md). Flags that would change what the fake shows or
+#: reports (``-p``, ``--no-extensions``, ``--provider``, ``--name`` …) stay refused.
+_PI_VALUE_FLAGS = {"--api-key", "-t", "-xt"}
+_PI_BOOL_FLAGS = {
+    "--offline", "--no-mcp", "--approve", "-a", "--no-approve", "-na", "--no-context-files",
+    "-nc", "--no-skills", "-ns", "--no-prompt-templates", "-np", "--no-themes",
+}  # fmt: skip
+
+
 def parse_args(argv: list[str], kind: str) -> Options:
     """Accept the flags an orchestrator passes to the real agent of ``kind``."""
     options = Options(kind)
@@ -114,7 +124,12 @@ def parse_args(argv: list[str], kind: str) -> Options:
             attr = _VALUE_FLAGS[name]
             if attr is not None:
                 setattr(options, attr, value)
-        elif name in _BOOL_FLAGS:
+        elif kind == "pi" and name in _PI_VALUE_FLAGS:
+            if not eq and not args:
+                raise UsageError(f"{name} needs a value")
+            if not eq:
+                args.pop(0)
+        elif name in _BOOL_FLAGS or (kind == "pi" and name in _PI_BOOL_FLAGS):
             continue
         elif arg.startswith("-") and arg != "-":
             raise UsageError(f"unknown option: {arg}")

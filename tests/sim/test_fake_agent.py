@@ -509,3 +509,19 @@ def test_ctrl_c_interrupts_a_turn_and_exits_when_idle(world: World) -> None:
     pi.send(b"\x03")
     assert pi.wait_exit() == 0
     assert "pane.release_agent" not in world.herdr.methods()  # pi's extension never releases
+
+
+def test_fake_pi_accepts_real_pis_flags_that_change_nothing_it_simulates() -> None:
+    # real pi 1.6.0 accepts these (pi --help); the fake pi used to refuse them
+    from herdr_sim.fake_agent.app import UsageError, parse_args
+
+    options = parse_args(
+        ["--offline", "--api-key", "k", "-t", "read,bash", "-xt=edit", "--no-mcp", "-a",
+         "-nc", "--no-skills", "--model", "fake/m", "hello"],
+        "pi",
+    )  # fmt: skip
+    assert (options.model, options.prompt) == ("fake/m", "hello")
+    # flags whose effect the fake does not simulate stay refused rather than ignored
+    for flag in ("-p", "--no-extensions", "--provider"):
+        with pytest.raises(UsageError, match="unknown option"):
+            parse_args([flag, "x"], "pi")
