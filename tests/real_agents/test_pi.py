@@ -144,3 +144,24 @@ def test_a_dialog_makes_real_pi_blocked_until_the_user_answers(
     assert pi.agent.wait("idle")["agent_status"] == "idle"
     pi.pane.wait_for("Deploying.")  # pi draws its last frame just after it reports idle
     assert pi.requests()[-1].tool_results == ("user said yes",)
+
+
+def test_a_provider_error_ends_the_turn_as_an_error_in_the_session(
+    herdr_real_agent: RealAgents,
+) -> None:
+    # a 4xx is not retried (a 5xx is, three times with 2, 4 and 8 s backoff)
+    pi = herdr_real_agent.start("pi", Script().fail(400, "bad request from the fake"))
+    assert pi.prompt("hello")["agent_status"] == "idle"
+    pi.pane.wait_for("bad request from the fake")
+    (request,) = pi.requests()
+    assert request.status == 400
+    path = Path(pi.agent.info["agent_session"]["value"])
+
+    def failed_message() -> dict[str, Any]:
+        found = entries(path)
+        message: dict[str, Any] = found[-1].get("message", {}) if found else {}
+        return message if message.get("stopReason") else {}
+
+    last = wait_until(failed_message, what="the failed assistant message")
+    assert last["stopReason"] == "error" and last["content"] == []
+    assert "bad request from the fake" in last["errorMessage"]
