@@ -29,6 +29,7 @@ BENCHMARKS = [
     "plugin_fixtures",
     "tool_calls",
     "agent_tools",
+    "real_pi",
 ]
 #: a benchmark is meant to finish well within a minute; this only bounds a hung one
 TIMEOUT = 180.0
