@@ -335,7 +335,7 @@ class FakeAgent:
                 width=cols,
                 height=rows,
                 transcript=self.transcript,
-                typed=self.typed,
+                typed=self.typed.replace("\n", " "),
                 question=self.question,
                 frame=self.frame,
                 elapsed_s=elapsed,
@@ -444,7 +444,8 @@ class FakeAgent:
     def run_turn(self, prompt: str, turn: Turn) -> None:
         """Run one prompt's turn to its end (stop, error, aborted) and settle to idle."""
         self.turn_started = time.monotonic()
-        self.say(f"> {prompt}")
+        for number, line in enumerate(prompt.split("\n")):
+            self.say(("> " if number == 0 else "  ") + line)
         self.set_state("working")
         self.report_turn_start()
         self.session.user(prompt)
@@ -593,7 +594,9 @@ class FakeAgent:
             elif text.startswith("\x1b[200~", i):
                 end = text.find("\x1b[201~", i)
                 end = len(text) if end < 0 else end
-                pasted = text[i + 6 : end].replace("\r", " ").replace("\n", " ")
+                pasted = text[i + 6 : end].replace("\r\n", "\n").replace("\r", "\n")
+                if self.kind != "pi":  # only the pi persona keeps pasted lines (as pi does)
+                    pasted = pasted.replace("\n", " ")
                 with self.lock:
                     self.typed += pasted
                 i = end + 6
@@ -637,6 +640,8 @@ class FakeAgent:
     def run(self) -> int:
         """The main loop: draw, report, read keys until the user exits."""
         self.raw_terminal()
+        if self.kind == "pi":  # real pi turns bracketed paste on: a pasted prompt is one prompt
+            os.write(sys.stdout.fileno(), b"\x1b[?2004h")
         signal.signal(signal.SIGWINCH, lambda signum, frame: self.draw())
         self.draw()
         self.report_startup()
@@ -655,6 +660,8 @@ class FakeAgent:
                     self.frame += 1
                     self.draw()
         finally:
+            if self.kind == "pi":
+                os.write(sys.stdout.fileno(), b"\x1b[?2004l")
             self.restore_terminal()
         self.report_exit()
         if self.reporter is not None:

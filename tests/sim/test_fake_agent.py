@@ -525,3 +525,15 @@ def test_fake_pi_accepts_real_pis_flags_that_change_nothing_it_simulates() -> No
     for flag in ("-p", "--no-extensions", "--provider"):
         with pytest.raises(UsageError, match="unknown option"):
             parse_args([flag, "x"], "pi")
+
+
+def test_fake_pi_takes_a_multi_line_prompt_as_one_prompt_like_real_pi(
+    herdr_fake_agent: Any,
+) -> None:
+    # real pi 1.6 turns bracketed paste on (tests/real_agents/test_pi.py), so Herdr pastes a
+    # prompt's newlines instead of typing them as Enter; the fake pi used to split it in two
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("one turn"))
+    agent.prompt("first line\nsecond line")
+    users = [m for m in messages(agent.info["agent_session"]["value"]) if m["role"] == "user"]
+    assert [u["content"][0]["text"] for u in users] == ["first line\nsecond line"]
+    assert "> first line" in agent.read("visible") and "  second line" in agent.read("visible")
