@@ -240,9 +240,7 @@ def _user_prompts(sessions: Path, count: int) -> list[str]:
 
 
 @LIVE
-def test_a_multi_line_prompt_reaches_the_fake_pi_as_one_prompt(
-    api: Api, short_dir: Path
-) -> None:
+def test_a_multi_line_prompt_reaches_the_fake_pi_as_one_prompt(api: Api, short_dir: Path) -> None:
     # like real pi 1.6, the fake pi turns bracketed paste on (tests/real_agents/test_pi.py)
     sessions = _start_pi(api, short_dir)
     api(
