@@ -29,7 +29,7 @@ from typing import Any
 from .personas import PERSONA_SOURCES, render
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Step, Turn
-from .session import PiSession, iso_now, new_session_id, session_path_for
+from .session import PiSession, find_session, iso_now, new_session_id, session_path_for
 
 __all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
 
@@ -208,6 +208,12 @@ class FakeAgent:
                 return session.session_id, session
             session_id = new_session_id(ms)
             return session_id, PiSession(path, session_id, self.cwd, **common)
+        if opts.session and self.kind == "pi":
+            found = find_session(self.cwd, opts.session, session_dir=opts.session_dir, env=env)
+            if found is None:  # main() refuses this before the agent starts
+                raise UsageError(f"No session found matching '{opts.session}'")
+            session = PiSession.resume(found, **common)
+            return session.session_id, session
         session_id = opts.session or opts.resume or opts.session_id or new_session_id(ms)
         path = session_path_for(self.cwd, session_id, ms, session_dir=opts.session_dir, env=env)
         return session_id, PiSession(path, session_id, self.cwd, **common)
@@ -674,8 +680,8 @@ class FakeAgent:
         """What the agent prints on exit: how to resume."""
         if self.kind == "fake-agent":
             return "Resume this session with: " + " ".join(self.resume_argv())
-        if self.kind == "pi":
-            return f"Resume this session with: pi --session {self.session.path}"
+        if self.kind == "pi":  # real pi 1.6's words, and it resumes by the id
+            return f"To resume this session:\npi --session {self.session_id}"
         if self.kind == "claude":
             return f"Resume this session with: claude --resume {self.session_id}"
         if self.kind == "codex":
@@ -698,4 +704,17 @@ def main(argv: list[str] | None = None, kind: str | None = None) -> int:
     except (UsageError, ScenarioError, OSError) as exc:
         print(f"{default}: {exc}", file=sys.stderr)
         return 2
+    session = options.session
+    if (
+        options.kind == "pi"
+        and session
+        and os.sep not in session
+        and not session.endswith(".jsonl")
+    ):
+        found = find_session(
+            str(Path.cwd()), session, session_dir=options.session_dir, env=os.environ
+        )
+        if found is None:
+            print(f"No session found matching '{session}'", file=sys.stderr)
+            return 1
     return FakeAgent(options, scenario, os.environ).run()

@@ -375,10 +375,12 @@ def test_pi_resumes_a_session_by_appending_to_it(world: World) -> None:
     before = session_lines(path)
     first.prompt("/exit")
     assert first.wait_exit() == 0
-    hint = f"Resume this session with: pi --session {path}"
+    session_id = session_lines(path)[0]["id"]
+    # real pi 1.6's goodbye, and like it the fake resumes by a full or partial id
+    hint = f"To resume this session:pi --session {session_id}"
     wait_until(lambda: hint in first.screen().replace("\n", ""), 3, 0.01, hint)
     count = len(world.reports())
-    second = world.start("pi", "--session", path)
+    second = world.start("pi", "--session", session_id[:13])
     wait_until(lambda: len(world.reports()) >= count + 2, 3, 0.01, "startup reports")
     assert world.reports()[count]["params"]["agent_session_path"] == path
     second.prompt("two")
@@ -390,6 +392,14 @@ def test_pi_resumes_a_session_by_appending_to_it(world: World) -> None:
     added = after[len(before) :]
     assert added[0]["parentId"] == before[-1]["id"]
     assert [e["message"]["role"] for e in added] == ["user", "assistant"]
+
+
+def test_pi_refuses_a_session_id_it_cannot_find_like_real_pi(world: World) -> None:
+    pi = world.start("pi", "--session", "0123abcd-nope")
+    assert pi.wait_exit() == 1
+    wait_until(
+        lambda: "No session found matching '0123abcd-nope'" in pi.screen(), 3, 0.01, "message"
+    )
 
 
 def test_escape_interrupts_a_hanging_turn(world: World) -> None:
