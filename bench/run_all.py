@@ -30,6 +30,7 @@ BENCHMARKS = [
     "tool_calls",
     "agent_tools",
     "tool_list",
+    "real_pi",
 ]
 #: a benchmark is meant to finish well within a minute; this only bounds a hung one
 TIMEOUT = 180.0

@@ -63,6 +63,25 @@ def _parser() -> argparse.ArgumentParser:
     )
     fake.add_argument("args", nargs=argparse.REMAINDER)
 
+    llm = sub.add_parser(
+        "fake-llm",
+        help="serve a scripted fake LLM (OpenAI chat/Responses, Anthropic) on 127.0.0.1",
+        description="Answers every model request from a script (docs/simulator/real-agents.md) "
+        "and prints one JSON line per request it received.",
+    )
+    llm.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: a free one)")
+    llm.add_argument("--script", type=Path, help="the script: a .json or .toml file")
+
+    agents = sub.add_parser(
+        "install-agent",
+        help="install a pinned real agent (pi) with npm into the agents cache",
+        description="Installs pi (and the Node it needs) from npm into "
+        "~/.cache/pytest-herdr/agents (or $PYTEST_HERDR_AGENTS_DIR) unless already there; "
+        "prints the install directory.",
+    )
+    agents.add_argument("kind", choices=["pi"])
+    agents.add_argument("--cache", type=Path, help="the agents cache directory")
+
     check = sub.add_parser(
         "check-integration",
         help="check an agent's Herdr integration against the guide (exit 1 if a rule fails)",
@@ -118,6 +137,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "check-integration":
         return check_integration(args)
+    if args.command == "fake-llm":
+        return fake_llm(args)
+    if args.command == "install-agent":
+        from .real_agents import AgentInstallError, install_pi
+
+        try:
+            print(install_pi(args.cache).directory)
+        except AgentInstallError as exc:
+            print(f"herdr-sim install-agent: {exc}", file=sys.stderr)
+            return 1
+        return 0
     if args.command == "docs":
         from .schema import supported_methods_markdown
 
@@ -180,6 +210,38 @@ def serve(args: argparse.Namespace) -> int:
     threading.Thread(target=watch_stop, daemon=True).start()
     done.wait()
     sim.stop()
+    return 0
+
+
+def fake_llm(args: argparse.Namespace) -> int:
+    """``fake-llm``: serve until SIGTERM/SIGINT; 2 when the script cannot be loaded."""
+    from .fake_llm import FakeLLM, RecordedRequest, Script, ScriptError
+
+    try:
+        script = Script.load(args.script) if args.script is not None else Script()
+    except ScriptError as exc:
+        print(f"herdr-sim fake-llm: {exc}", file=sys.stderr)
+        return 2
+    done = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    def show(request: RecordedRequest) -> None:
+        print(json.dumps(request.summary()), flush=True)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    server = FakeLLM(script, port=args.port)
+    server.on_request = show
+    try:
+        server.start()
+    except OSError as exc:
+        print(f"herdr-sim fake-llm: cannot listen on port {args.port}: {exc}", file=sys.stderr)
+        return 1
+    print(f"herdr-sim fake-llm: listening on {server.url}", file=sys.stderr, flush=True)
+    done.wait()
+    server.stop()
     return 0
 
 

@@ -109,19 +109,24 @@ class FakeAgents:
         if scenario is not None:
             argv = ["--scenario", str(self.write(scenario)), *argv]
         agent_name = name or f"{kind}-{next(self._numbers)}"
-        self.client.call("agent.start", name=agent_name, kind=kind, pane_id=target.pane_id,
-                         args=argv)  # fmt: skip
-        agent = Agent(self.client, agent_name, target)
+        return start_agent(self.client, kind, target, agent_name, argv, ready_timeout)
 
-        def ready() -> bool:
-            try:
-                return bool(agent.info.get("interactive_ready"))
-            except RequestFailed as exc:
-                if exc.code == "agent_not_found":  # the launch failed and lost its name
-                    raise WaitTimeout(f"{kind} agent {agent_name} failed to start") from exc
-                raise
 
-        wait_until(
-            ready, ready_timeout, interval=0.05, what=f"{agent_name} to be interactive_ready"
-        )
-        return agent
+def start_agent(
+    client: HerdrClient, kind: str, pane: Pane, name: str, args: list[str], ready_timeout: float
+) -> Agent:
+    """``agent.start`` of ``kind`` named ``name`` in ``pane``, then wait (bounded) until Herdr
+    calls it ``interactive_ready``, as ``herdr agent start`` does; fake and real agents alike."""
+    client.call("agent.start", name=name, kind=kind, pane_id=pane.pane_id, args=args)
+    agent = Agent(client, name, pane)
+
+    def ready() -> bool:
+        try:
+            return bool(agent.info.get("interactive_ready"))
+        except RequestFailed as exc:
+            if exc.code == "agent_not_found":  # the launch failed and lost its name
+                raise WaitTimeout(f"{kind} agent {name} failed to start") from exc
+            raise
+
+    wait_until(ready, ready_timeout, interval=0.05, what=f"{name} to be interactive_ready")
+    return agent

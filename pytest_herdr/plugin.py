@@ -33,6 +33,7 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_wait,
     herdr_workspace,
 )
+from .real_agents import herdr_fake_llm, herdr_real_agent  # noqa: F401
 from .settings import SETTINGS_KEY, Settings, add_options
 
 MARKERS = (
@@ -42,6 +43,10 @@ MARKERS = (
     ),
     "herdr_sim_only: run only against the simulator (skipped with --herdr-backend real)",
     "herdr_real_only: run only against a real Herdr (skipped on the simulator)",
+    (
+        "real_agent: runs a real coding agent (herdr_real_agent); skipped when the agent "
+        "cannot be installed, failed instead under CI=true"
+    ),
     (
         "herdr_difference(*ids): the test meets known simulator/Herdr differences "
         "(pytest_herdr.differences); skipped or xfailed on the backends where they show"

@@ -13,6 +13,7 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import call, request
+from herdr_sim.real_agents import agents_cache
 from herdr_sim.server import WIRE_TAPS
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.contracts import ContractChecker
@@ -31,6 +32,10 @@ def _check_line(kind: str, line: dict[str, Any]) -> None:
 
 
 WIRE_TAPS.append(_check_line)
+
+# The real agents' cache is found from $HOME, which pytester points at a temporary directory:
+# pin it for the whole run so examples run under pytester use the installed agents too.
+os.environ.setdefault("PYTEST_HERDR_AGENTS_DIR", str(agents_cache()))
 
 
 @pytest.fixture(autouse=True)

@@ -29,7 +29,7 @@ from typing import Any
 from .personas import PERSONA_SOURCES, render
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Step, Turn
-from .session import PiSession, iso_now, new_session_id, session_path_for
+from .session import PiSession, find_session, iso_now, new_session_id, session_path_for
 
 __all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
 
@@ -93,6 +93,16 @@ _BOOL_FLAGS = {
 }
 
 
+#: real pi 1.6's flags that change nothing the fake simulates (checked against ``pi --help``
+#: of 1.6.0; docs/simulator/real-agents.md). Flags that would change what the fake shows or
+#: reports (``-p``, ``--no-extensions``, ``--provider``, ``--name`` …) stay refused.
+_PI_VALUE_FLAGS = {"--api-key", "-t", "-xt"}
+_PI_BOOL_FLAGS = {
+    "--offline", "--no-mcp", "--approve", "-a", "--no-approve", "-na", "--no-context-files",
+    "-nc", "--no-skills", "-ns", "--no-prompt-templates", "-np", "--no-themes",
+}  # fmt: skip
+
+
 def parse_args(argv: list[str], kind: str) -> Options:
     """Accept the flags an orchestrator passes to the real agent of ``kind``."""
     options = Options(kind)
@@ -115,7 +125,12 @@ def parse_args(argv: list[str], kind: str) -> Options:
             attr = _VALUE_FLAGS[name]
             if attr is not None:
                 setattr(options, attr, value)
-        elif name in _BOOL_FLAGS:
+        elif kind == "pi" and name in _PI_VALUE_FLAGS:
+            if not eq and not args:
+                raise UsageError(f"{name} needs a value")
+            if not eq:
+                args.pop(0)
+        elif name in _BOOL_FLAGS or (kind == "pi" and name in _PI_BOOL_FLAGS):
             continue
         elif arg.startswith("-") and arg != "-":
             raise UsageError(f"unknown option: {arg}")
@@ -194,6 +209,12 @@ class FakeAgent:
                 return session.session_id, session
             session_id = new_session_id(ms)
             return session_id, PiSession(path, session_id, self.cwd, **common)
+        if opts.session and self.kind == "pi":
+            found = find_session(self.cwd, opts.session, session_dir=opts.session_dir, env=env)
+            if found is None:  # main() refuses this before the agent starts
+                raise UsageError(f"No session found matching '{opts.session}'")
+            session = PiSession.resume(found, **common)
+            return session.session_id, session
         session_id = opts.session or opts.resume or opts.session_id or new_session_id(ms)
         path = session_path_for(self.cwd, session_id, ms, session_dir=opts.session_dir, env=env)
         return session_id, PiSession(path, session_id, self.cwd, **common)
@@ -321,7 +342,7 @@ class FakeAgent:
                 width=cols,
                 height=rows,
                 transcript=self.transcript,
-                typed=self.typed,
+                typed=self.typed.replace("\n", " "),
                 question=self.question,
                 frame=self.frame,
                 elapsed_s=elapsed,
@@ -430,7 +451,8 @@ class FakeAgent:
     def run_turn(self, prompt: str, turn: Turn) -> None:
         """Run one prompt's turn to its end (stop, error, aborted) and settle to idle."""
         self.turn_started = time.monotonic()
-        self.say(f"> {prompt}")
+        for number, line in enumerate(prompt.split("\n")):
+            self.say(("> " if number == 0 else "  ") + line)
         self.set_state("working")
         self.report_turn_start()
         self.session.user(prompt)
@@ -585,7 +607,9 @@ class FakeAgent:
             elif text.startswith("\x1b[200~", i):
                 end = text.find("\x1b[201~", i)
                 end = len(text) if end < 0 else end
-                pasted = text[i + 6 : end].replace("\r", " ").replace("\n", " ")
+                pasted = text[i + 6 : end].replace("\r\n", "\n").replace("\r", "\n")
+                if self.kind != "pi":  # only the pi persona keeps pasted lines (as pi does)
+                    pasted = pasted.replace("\n", " ")
                 with self.lock:
                     self.typed += pasted
                 i = end + 6
@@ -629,6 +653,8 @@ class FakeAgent:
     def run(self) -> int:
         """The main loop: draw, report, read keys until the user exits."""
         self.raw_terminal()
+        if self.kind == "pi":  # real pi turns bracketed paste on: a pasted prompt is one prompt
+            os.write(sys.stdout.fileno(), b"\x1b[?2004h")
         signal.signal(signal.SIGWINCH, lambda signum, frame: self.draw())
         self.draw()
         self.report_startup()
@@ -647,6 +673,8 @@ class FakeAgent:
                     self.frame += 1
                     self.draw()
         finally:
+            if self.kind == "pi":
+                os.write(sys.stdout.fileno(), b"\x1b[?2004l")
             self.restore_terminal()
         self.report_exit()
         if self.reporter is not None:
@@ -659,8 +687,8 @@ class FakeAgent:
         """What the agent prints on exit: how to resume."""
         if self.kind == "fake-agent":
             return "Resume this session with: " + " ".join(self.resume_argv())
-        if self.kind == "pi":
-            return f"Resume this session with: pi --session {self.session.path}"
+        if self.kind == "pi":  # real pi 1.6's words, and it resumes by the id
+            return f"To resume this session:\npi --session {self.session_id}"
         if self.kind == "claude":
             return f"Resume this session with: claude --resume {self.session_id}"
         if self.kind == "codex":
@@ -716,4 +744,17 @@ def main(argv: list[str] | None = None, kind: str | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    session = options.session
+    if (
+        options.kind == "pi"
+        and session
+        and os.sep not in session
+        and not session.endswith(".jsonl")
+    ):
+        found = find_session(
+            str(Path.cwd()), session, session_dir=options.session_dir, env=os.environ
+        )
+        if found is None:
+            print(f"No session found matching '{session}'", file=sys.stderr)
+            return 1
     return FakeAgent(options, scenario, os.environ).run()

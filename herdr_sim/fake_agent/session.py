@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PiSession", "iso_now", "new_session_id", "session_path_for"]
+__all__ = ["PiSession", "find_session", "iso_now", "new_session_id", "session_path_for"]
 
 _ZERO_COST = {
     "input": 0,
@@ -68,6 +68,25 @@ def session_path_for(
         return Path(directory) / name
     bucket = "--" + cwd.lstrip("/").replace("/", "-").replace(":", "-") + "--"
     return _agent_dir(env) / "sessions" / bucket / name
+
+
+def find_session(
+    cwd: str, prefix: str, *, session_dir: str | None, env: dict[str, str] | os._Environ[str]
+) -> Path | None:
+    """The session of this project whose id starts with ``prefix`` (``pi --session ID``).
+
+    Real pi 1.6 opens the current project's session by its full or partial id and appends
+    to it; an id found nowhere makes it exit with ``No session found matching 'ID'`` (and one
+    of another project makes it ask to fork, which the fake does not simulate).
+    """
+    directory = session_path_for(cwd, "x", 0, session_dir=session_dir, env=env).parent
+    if not prefix or not directory.is_dir():
+        return None
+    for path in sorted(directory.glob("*.jsonl")):
+        _, _, session_id = path.stem.partition("_")
+        if session_id.startswith(prefix):
+            return path
+    return None
 
 
 class PiSession:

@@ -389,10 +389,12 @@ def test_pi_resumes_a_session_by_appending_to_it(world: World) -> None:
     before = session_lines(path)
     first.prompt("/exit")
     assert first.wait_exit() == 0
-    hint = f"Resume this session with: pi --session {path}"
+    session_id = session_lines(path)[0]["id"]
+    # real pi 1.6's goodbye, and like it the fake resumes by a full or partial id
+    hint = f"To resume this session:pi --session {session_id}"
     wait_until(lambda: hint in first.screen().replace("\n", ""), 3, 0.01, hint)
     count = len(world.reports())
-    second = world.start("pi", "--session", path)
+    second = world.start("pi", "--session", session_id[:13])
     wait_until(lambda: len(world.reports()) >= count + 2, 3, 0.01, "startup reports")
     assert world.reports()[count]["params"]["agent_session_path"] == path
     second.prompt("two")
@@ -404,6 +406,14 @@ def test_pi_resumes_a_session_by_appending_to_it(world: World) -> None:
     added = after[len(before) :]
     assert added[0]["parentId"] == before[-1]["id"]
     assert [e["message"]["role"] for e in added] == ["user", "assistant"]
+
+
+def test_pi_refuses_a_session_id_it_cannot_find_like_real_pi(world: World) -> None:
+    pi = world.start("pi", "--session", "0123abcd-nope")
+    assert pi.wait_exit() == 1
+    wait_until(
+        lambda: "No session found matching '0123abcd-nope'" in pi.screen(), 3, 0.01, "message"
+    )
 
 
 def test_escape_interrupts_a_hanging_turn(world: World) -> None:
@@ -523,3 +533,31 @@ def test_ctrl_c_interrupts_a_turn_and_exits_when_idle(world: World) -> None:
     pi.send(b"\x03")
     assert pi.wait_exit() == 0
     assert "pane.release_agent" not in world.herdr.methods()  # pi's extension never releases
+
+
+def test_fake_pi_accepts_real_pis_flags_that_change_nothing_it_simulates() -> None:
+    # real pi 1.6.0 accepts these (pi --help); the fake pi used to refuse them
+    from herdr_sim.fake_agent.app import UsageError, parse_args
+
+    options = parse_args(
+        ["--offline", "--api-key", "k", "-t", "read,bash", "-xt=edit", "--no-mcp", "-a",
+         "-nc", "--no-skills", "--model", "fake/m", "hello"],
+        "pi",
+    )  # fmt: skip
+    assert (options.model, options.prompt) == ("fake/m", "hello")
+    # flags whose effect the fake does not simulate stay refused rather than ignored
+    for flag in ("-p", "--no-extensions", "--provider"):
+        with pytest.raises(UsageError, match="unknown option"):
+            parse_args([flag, "x"], "pi")
+
+
+def test_fake_pi_takes_a_multi_line_prompt_as_one_prompt_like_real_pi(
+    herdr_fake_agent: Any,
+) -> None:
+    # real pi 1.6 turns bracketed paste on (tests/real_agents/test_pi.py), so Herdr pastes a
+    # prompt's newlines instead of typing them as Enter; the fake pi used to split it in two
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("one turn"))
+    agent.prompt("first line\nsecond line")
+    users = [m for m in messages(agent.info["agent_session"]["value"]) if m["role"] == "user"]
+    assert [u["content"][0]["text"] for u in users] == ["first line\nsecond line"]
+    assert "> first line" in agent.read("visible") and "  second line" in agent.read("visible")
