@@ -57,7 +57,13 @@ import ptyprocess
 
 from . import procfs
 
-__all__ = ["EXIT_OUTPUT_GRACE", "PtyClosedError", "PtyProcess", "enable_subreaper"]
+__all__ = [
+    "EXIT_OUTPUT_GRACE",
+    "PtyClosedError",
+    "PtyProcess",
+    "default_signal_state",
+    "enable_subreaper",
+]
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +117,20 @@ _RESETTABLE_SIGNALS = tuple(
 )
 
 
+def default_signal_state() -> None:
+    """Give the calling thread an empty signal mask and every signal its default action.
+
+    For a child between fork and exec (a ``preexec_fn``): what Herdr's pty library does
+    for a pane, so a program started in a pty sees the signal state a terminal gives it,
+    not whatever the spawning thread blocked or the simulator's process ignored.
+    """
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+    for sig in _RESETTABLE_SIGNALS:
+        # OSError: reserved by libc (the first real-time signals)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+
+
 def _child_exec(
     program: str, argv: Sequence[str], cwd: str, env: Mapping[str, str]
 ) -> Callable[[], None]:
@@ -128,11 +148,7 @@ def _child_exec(
 
     def run() -> None:
         os.chdir(cwd)
-        signal.pthread_sigmask(signal.SIG_SETMASK, ())
-        for sig in _RESETTABLE_SIGNALS:
-            # OSError: reserved by libc (the first real-time signals)
-            with contextlib.suppress(OSError, ValueError):
-                signal.signal(sig, signal.SIG_DFL)
+        default_signal_state()
         os.execve(program, args, environ)
 
     return run
