@@ -43,7 +43,6 @@ import io
 import logging
 import os
 import select
-import shutil
 import signal
 import struct
 import sys
@@ -217,12 +216,21 @@ class _Forked(ptyprocess.PtyProcess):  # type: ignore[misc]  # ptyprocess is unt
             os.waitpid(self.pid, 0)
 
 
-def _resolve(program: str, env: Mapping[str, str]) -> str:
-    """``program`` as exec would find it on the pane's ``PATH`` (not ours)."""
-    found = shutil.which(program, path=env.get("PATH", os.defpath))
-    if found is None:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
-    return found
+def _resolve(program: str, env: Mapping[str, str], cwd: str) -> str:
+    """The file exec would run for ``program`` in the child, as ``subprocess`` finds it.
+
+    After the child's ``chdir``: a name with a slash is taken relative to ``cwd``, a bare
+    name is looked up on the *pane's* ``PATH`` (relative entries relative to ``cwd``).
+    """
+    if os.sep in program:
+        candidates = [Path(cwd, program)]
+    else:
+        path = env.get("PATH", os.defpath)
+        candidates = [Path(cwd, entry, program) for entry in path.split(os.pathsep)]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 def _winsize(cols: int, rows: int) -> bytes:
@@ -372,9 +380,9 @@ class PtyProcess:
         _winsize(cols, rows)  # validates before anything is created
         if not argv:
             raise ValueError("empty argv")
-        program = _resolve(argv[0], env)
         if not Path(cwd).is_dir():
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
+        program = _resolve(argv[0], env, cwd)
         # Like subprocess with a preexec_fn: no collection (and so no finaliser)
         # may run in the child between fork and exec.
         gc_was_enabled = gc.isenabled()

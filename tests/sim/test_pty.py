@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import threading
 import time
@@ -659,3 +660,23 @@ def test_ctrl_c_interrupts_a_foreground_program_of_a_pane_spawned_with_sigint_ig
             await pane.proc.terminate(timeout=1.5)
 
     run_async(body)
+
+
+def test_program_is_found_from_the_pane_cwd_and_keeps_its_argv0(runtime_dir: Path) -> None:
+    """As ``subprocess`` (and Herdr) start it: lookup after the chdir, ``argv[0]`` as given."""
+    tool = runtime_dir / "tools" / "my-cat"
+    tool.parent.mkdir()
+    tool.write_bytes(Path(shutil.which("cat") or "/bin/cat").read_bytes())
+    tool.chmod(0o755)
+    spawned = [
+        (["./tools/my-cat"], {"PATH": os.defpath}),
+        (["my-cat"], {"PATH": f"tools{os.pathsep}{os.defpath}"}),  # a relative PATH entry
+        (["cat", "-u"], {"PATH": os.defpath}),
+    ]
+    for argv, env in spawned:
+        proc = PtyProcess.spawn(argv, cwd=str(runtime_dir), env=env, cols=80, rows=24)
+        try:
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")[:-1]
+            assert [arg.decode() for arg in cmdline] == argv
+        finally:
+            proc.terminate_sync(timeout=1.0)
