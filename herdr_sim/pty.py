@@ -125,8 +125,10 @@ def default_signal_state() -> None:
     """
     signal.pthread_sigmask(signal.SIG_SETMASK, ())
     for sig in _RESETTABLE_SIGNALS:
-        # OSError: reserved by libc (the first real-time signals)
-        with contextlib.suppress(OSError, ValueError):
+        # OSError: reserved by libc (the first real-time signals).  Not ValueError:
+        # in a forked child the forking thread is the main thread (3.11 to 3.13), and
+        # if that ever changed the spawn must fail, not leave the state half reset.
+        with contextlib.suppress(OSError):
             signal.signal(sig, signal.SIG_DFL)
 
 

@@ -680,3 +680,20 @@ def test_program_is_found_from_the_pane_cwd_and_keeps_its_argv0(runtime_dir: Pat
             assert [arg.decode() for arg in cmdline] == argv
         finally:
             proc.terminate_sync(timeout=1.0)
+
+
+def test_child_of_a_non_main_thread_gets_default_dispositions(runtime_dir: Path) -> None:
+    """The simulator spawns from its loop thread: the reset must work there too."""
+    spawned: list[PtyProcess] = []
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        thread = threading.Thread(target=lambda: spawned.append(_spawn_cat(runtime_dir)))
+        thread.start()
+        thread.join(WAIT)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    proc = spawned[0]
+    try:
+        assert _signal_masks(proc.pid) == {"SigBlk": 0, "SigIgn": 0}
+    finally:
+        proc.terminate_sync(timeout=1.0)
