@@ -229,16 +229,21 @@ def _resolve(program: str, env: Mapping[str, str], cwd: str) -> str:
 
     After the child's ``chdir``: a name with a slash is taken relative to ``cwd``, a bare
     name is looked up on the *pane's* ``PATH`` (relative entries relative to ``cwd``).
+    Raises what ``subprocess`` raises: ``PermissionError`` if only something not
+    executable was found, else ``FileNotFoundError``.
     """
     if os.sep in program:
         candidates = [Path(cwd, program)]
     else:
         path = env.get("PATH", os.defpath)
         candidates = [Path(cwd, entry, program) for entry in path.split(os.pathsep)]
+    denied = False
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        denied = denied or candidate.exists()  # exec would fail with EACCES
+    code = errno.EACCES if denied else errno.ENOENT
+    raise OSError(code, os.strerror(code), program)  # PermissionError / FileNotFoundError
 
 
 def _winsize(cols: int, rows: int) -> bytes:

@@ -422,6 +422,17 @@ def test_spawn_failure_raises_and_leaks_no_fd(runtime_dir: Path) -> None:
     assert {entry.name for entry in Path("/proc/self/fd").iterdir()} <= before
 
 
+def test_a_program_that_is_not_executable_is_a_permission_error(runtime_dir: Path) -> None:
+    """As subprocess reports it: the error type and message name the program as given."""
+    (runtime_dir / "notes").write_text("not a program\n")
+    env = {"PATH": f"{runtime_dir}{os.pathsep}{os.defpath}"}
+    for program in ("./notes", "notes"):
+        with pytest.raises(PermissionError, match=r"\[Errno 13\] Permission denied: '"):
+            PtyProcess.spawn([program], cwd=str(runtime_dir), env=env, cols=80, rows=24)
+    with pytest.raises(FileNotFoundError, match=r"No such file or directory: 'no-such'"):
+        PtyProcess.spawn(["no-such"], cwd=str(runtime_dir), env=env, cols=80, rows=24)
+
+
 # -- input -------------------------------------------------------------------------------------
 
 
