@@ -10,23 +10,22 @@ Every wait is bounded; what it saw goes into :class:`Observed`, which the rules 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
+import select
 import shlex
 import shutil
 import signal
-import struct
-import subprocess
 import tempfile
-import termios
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pexpect
+
 from .. import keys
+from ..pty import default_signal_state
 from ..simulator import Simulator
 from .recorder import REPORT_METHODS, Report, ReportLog, SocketRecorder
 from .report import Evidence
@@ -141,6 +140,45 @@ def _wait(predicate: Callable[[], Any], timeout: float) -> Any:
         time.sleep(_POLL)
 
 
+def _read_until_quiet(child: pexpect.spawn[bytes], out: bytearray, timeout: float) -> None:
+    """Collect output until some arrived and then none for ``SETTLE`` s, or ``timeout``, or EOF."""
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        wait = min(SETTLE, remaining) if out else remaining
+        try:
+            out.extend(child.read_nonblocking(65536, timeout=wait))
+        except pexpect.TIMEOUT:
+            if out:
+                return
+        except pexpect.EOF:
+            return
+
+
+def _read_until_exit(child: pexpect.spawn[bytes], out: bytearray, timeout: float) -> bool:
+    """Collect output until the pty ends, then whether the child exited, all within ``timeout``.
+
+    pexpect's own wait after end-of-output blocks without bound, so the exit is awaited on a
+    pidfd (readable once the child is a zombie) before pexpect reaps it.
+    """
+    deadline = time.monotonic() + timeout
+    try:
+        child.expect(pexpect.EOF, timeout=timeout)
+    except pexpect.TIMEOUT:
+        return False
+    finally:
+        out.extend(child.before or b"")
+    assert child.pid is not None  # set by a successful spawn
+    pidfd = os.pidfd_open(child.pid)
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        if not poller.poll(max(deadline - time.monotonic(), 0) * 1000):
+            return False
+    finally:
+        os.close(pidfd)
+    return not child.isalive()
+
+
 class _Driver:
     def __init__(self, options: CheckOptions, workdir: Path) -> None:
         self.o = options
@@ -211,83 +249,41 @@ class _Driver:
             self.seen.outside.append(Outside(label, shown, recorder.seen(), output, exited))
 
     def _run_in_own_pty(self, env: dict[str, str]) -> tuple[str, bool]:
-        master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        """Run the agent in a 100x30 pty as a terminal would; its output and whether it exited.
+
+        pexpect drives it: wait until the first screen settles, type the prompt, wait until
+        the answer settles, type the exit keys, then expect the end of output and the exit.
+        """
         try:
-            proc = subprocess.Popen(
-                self.o.argv,
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
+            child: pexpect.spawn[bytes] = pexpect.spawn(
+                self.o.argv[0],
+                list(self.o.argv[1:]),
                 cwd=self.seen.cwd,
                 env=env,
-                start_new_session=True,
+                dimensions=(30, 100),
+                encoding=None,  # bytes: the output is decoded once, leniently
+                use_poll=True,  # the simulator's process may hold fds above 1023
+                preexec_fn=default_signal_state,
             )
-        except OSError as exc:
-            os.close(master)
-            os.close(slave)
+        except (OSError, pexpect.ExceptionPexpect) as exc:
             return f"could not start: {exc}", False
-        os.close(slave)
         out = bytearray()
-        state = {"changed": time.monotonic()}
-        lock = threading.Lock()
-        #: guards the master fd's life: written by this thread, closed by the reader
-        fd_lock, closed = threading.Lock(), threading.Event()
-
-        def pump() -> None:
-            # The reader owns the master from here: it closes it when the pty ends. Closed
-            # from the other thread, its number could be reused (by a socket the simulator
-            # accepts, say) before this loop reads again, and the read would steal from it.
-            try:
-                while True:
-                    try:
-                        data = os.read(master, 65536)
-                    except OSError:
-                        return
-                    if not data:
-                        return
-                    with lock:
-                        out.extend(data)
-                        state["changed"] = time.monotonic()
-            finally:
-                with fd_lock:
-                    closed.set()
-                    os.close(master)
-
-        def send(data: bytes) -> None:
-            """Write to the agent's pty unless it is already gone (and the fd with it)."""
-            with fd_lock:
-                if not closed.is_set():
-                    os.write(master, data)
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-
-        def quiet() -> bool:
-            with lock:
-                return bool(out) and time.monotonic() - state["changed"] >= SETTLE
-
+        exited = False
         try:
-            _wait(quiet, self.o.timeout)
-            send(self.o.prompt.encode() + b"\r")
-            state["changed"] = time.monotonic()
-            _wait(quiet, 3.0)
-            send(_encode(self.o.exit_keys))
-            try:
-                proc.wait(5.0)
-                exited = True
-            except subprocess.TimeoutExpired:
-                exited = False
+            _read_until_quiet(child, out, self.o.timeout)
+            child.send(self.o.prompt.encode() + b"\r")
+            _read_until_quiet(child, out, 3.0)
+            child.send(_encode(self.o.exit_keys))
+            exited = _read_until_exit(child, out, 5.0)
         except OSError:
-            exited = proc.poll() is not None
+            exited = not child.isalive()
         finally:
-            if proc.poll() is None:
+            if child.isalive() and child.pid is not None:
+                # the agent leads its own session: end its whole process group
                 with contextlib.suppress(OSError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5.0)
-            reader.join(5.0)  # the agent's end hangs the pty up: the reader sees EOF
-        with lock:
-            return out.decode(errors="replace"), exited
+                    os.killpg(child.pid, signal.SIGKILL)
+            child.close(force=True)
+        return out.decode(errors="replace"), exited
 
     # -- the simulator -------------------------------------------------------------------------
 

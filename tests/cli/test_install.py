@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pexpect
 import pytest
 
 from herdr_sim import Simulator
@@ -96,6 +97,27 @@ def test_script_dies_quietly_on_sigint(fake: FakeHerdr, launcher: Path) -> None:
         proc.kill()
     assert proc.returncode == -signal.SIGINT
     assert b"Traceback" not in err
+
+
+def test_ctrl_c_typed_at_the_terminal_ends_a_blocking_wait_quietly(
+    fake: FakeHerdr, launcher: Path
+) -> None:
+    """Ctrl-C typed in a real terminal (pexpect's pty) ends ``agent wait`` by SIGINT, silently."""
+    release = threading.Event()
+    fake.handle("agent.wait", lambda request: {"result": {"ok": release.wait(10)}})
+    child: pexpect.spawn[bytes] = pexpect.spawn(
+        str(launcher), ["agent", "wait", "r"], env=dict(os.environ), encoding=None, timeout=10
+    )
+    try:
+        assert fake.wait_for("agent.wait", timeout=10)
+        child.sendintr()  # the terminal's VINTR character: the kernel signals the foreground job
+        child.expect(pexpect.EOF)
+        child.wait()
+    finally:
+        release.set()
+        child.close(force=True)
+    assert child.signalstatus == signal.SIGINT
+    assert b"Traceback" not in (child.before or b"")
 
 
 #: Start-up target of `herdr pane list`, as a multiple of `python -c pass` (the issue's).

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
+import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -420,6 +422,17 @@ def test_spawn_failure_raises_and_leaks_no_fd(runtime_dir: Path) -> None:
     assert {entry.name for entry in Path("/proc/self/fd").iterdir()} <= before
 
 
+def test_a_program_that_is_not_executable_is_a_permission_error(runtime_dir: Path) -> None:
+    """As subprocess reports it: the error type and message name the program as given."""
+    (runtime_dir / "notes").write_text("not a program\n")
+    env = {"PATH": f"{runtime_dir}{os.pathsep}{os.defpath}"}
+    for program in ("./notes", "notes"):
+        with pytest.raises(PermissionError, match=r"\[Errno 13\] Permission denied: '"):
+            PtyProcess.spawn([program], cwd=str(runtime_dir), env=env, cols=80, rows=24)
+    with pytest.raises(FileNotFoundError, match=r"No such file or directory: 'no-such'"):
+        PtyProcess.spawn(["no-such"], cwd=str(runtime_dir), env=env, cols=80, rows=24)
+
+
 # -- input -------------------------------------------------------------------------------------
 
 
@@ -574,3 +587,124 @@ def test_200_idle_shells_use_almost_no_cpu(runtime_dir: Path) -> None:
         thread.join(WAIT)
         loop.close()
     assert all(gone(p.proc.pid) for p in panes)
+
+
+# -- the child's signal state --------------------------------------------------------------------
+
+
+def _signal_masks(pid: int) -> dict[str, int]:
+    """SigBlk/SigIgn of ``pid`` from /proc (hex bit sets, bit n-1 = signal n)."""
+    fields: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("SigBlk", "SigIgn"):
+            fields[key] = int(value.strip(), 16)
+    return fields
+
+
+def _spawn_cat(runtime_dir: Path) -> PtyProcess:
+    """A non-shell child: it keeps the dispositions and mask it was started with."""
+    return PtyProcess.spawn(
+        ["cat"], cwd=str(runtime_dir), env={"PATH": os.defpath}, cols=80, rows=24
+    )
+
+
+def test_child_starts_with_an_empty_signal_mask_whatever_the_spawning_thread_blocks(
+    runtime_dir: Path,
+) -> None:
+    """Herdr's pty library clears the mask: Ctrl-C must reach a pane started from any thread."""
+    spawned: list[PtyProcess] = []
+    failure: list[BaseException] = []
+
+    def spawn_with_sigint_blocked() -> None:
+        try:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            spawned.append(_spawn_cat(runtime_dir))
+        except BaseException as exc:  # reported by the main thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=spawn_with_sigint_blocked)
+    thread.start()
+    thread.join(WAIT)
+    assert not failure, failure
+    proc = spawned[0]
+    try:
+        assert _signal_masks(proc.pid)["SigBlk"] == 0
+    finally:
+        proc.terminate_sync(timeout=1.0)
+
+
+def test_child_starts_with_default_dispositions_even_if_the_simulator_ignores_signals(
+    runtime_dir: Path,
+) -> None:
+    ignored = (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGPIPE)
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in ignored}
+    try:
+        proc = _spawn_cat(runtime_dir)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    try:
+        assert _signal_masks(proc.pid)["SigIgn"] == 0
+    finally:
+        proc.terminate_sync(timeout=1.0)
+
+
+def test_ctrl_c_interrupts_a_foreground_program_of_a_pane_spawned_with_sigint_ignored(
+    runtime_dir: Path,
+) -> None:
+    async def body() -> None:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            pane = await started(runtime_dir)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        try:
+            await pane.run('sleep 30; echo "slept=$((6*7))"', r"sleep 30")
+            await wait_until(
+                lambda: any(p.name == "sleep" for p in procfs.descendants(pane.proc.pid))
+            )
+            pane.proc.write(b"\x03")
+            await pane.run('echo "back=$((6*8))"', r"back=48")
+            assert b"slept=42" not in pane.output
+        finally:
+            await pane.proc.terminate(timeout=1.5)
+
+    run_async(body)
+
+
+def test_program_is_found_from_the_pane_cwd_and_keeps_its_argv0(runtime_dir: Path) -> None:
+    """As ``subprocess`` (and Herdr) start it: lookup after the chdir, ``argv[0]`` as given."""
+    tool = runtime_dir / "tools" / "my-cat"
+    tool.parent.mkdir()
+    tool.write_bytes(Path(shutil.which("cat") or "/bin/cat").read_bytes())
+    tool.chmod(0o755)
+    spawned = [
+        (["./tools/my-cat"], {"PATH": os.defpath}),
+        (["my-cat"], {"PATH": f"tools{os.pathsep}{os.defpath}"}),  # a relative PATH entry
+        (["cat", "-u"], {"PATH": os.defpath}),
+    ]
+    for argv, env in spawned:
+        proc = PtyProcess.spawn(argv, cwd=str(runtime_dir), env=env, cols=80, rows=24)
+        try:
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")[:-1]
+            assert [arg.decode() for arg in cmdline] == argv
+        finally:
+            proc.terminate_sync(timeout=1.0)
+
+
+def test_child_of_a_non_main_thread_gets_default_dispositions(runtime_dir: Path) -> None:
+    """The simulator spawns from its loop thread: the reset must work there too."""
+    spawned: list[PtyProcess] = []
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        thread = threading.Thread(target=lambda: spawned.append(_spawn_cat(runtime_dir)))
+        thread.start()
+        thread.join(WAIT)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    proc = spawned[0]
+    try:
+        assert _signal_masks(proc.pid) == {"SigBlk": 0, "SigIgn": 0}
+    finally:
+        proc.terminate_sync(timeout=1.0)

@@ -1,0 +1,198 @@
+"""The facade: :class:`Terminal`, what a pane holds; fed with pty output, read by the server.
+
+It owns one screen and one parser and turns Herdr's read sources (``visible``,
+``recent``, ``recent_unwrapped``, ``detection``) into text with the renderers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from ._cells import _Row, _row_text
+from ._parser import _Stream
+from ._render import _format_plain_unwrapped, _format_vt, _join_rows, _limit_lines
+from ._screen import _Screen
+
+logger = logging.getLogger(__name__)
+
+ReadSource = Literal["visible", "recent", "recent_unwrapped", "detection"]
+ReadFormat = Literal["text", "ansi"]
+
+DEFAULT_SCROLLBACK = 10_000
+DEFAULT_RECENT_LINES = 80
+MAX_READ_LINES = 1000
+
+#: Herdr sizes the detection snapshot as ``max(screen rows, 1)`` (``ghostty_detection_text``);
+#: 24 is only its fallback when the size is unknown. Raise this to force a larger floor.
+DETECTION_MIN_ROWS = 1
+
+
+class Terminal:
+    """One pane's screen, history and terminal state, fed with the pane's pty output.
+
+    ``reply`` receives the bytes a real terminal would write back to the program
+    (cursor position reports, device attributes...); the pane writes them to the pty.
+    """
+
+    def __init__(
+        self,
+        cols: int,
+        rows: int,
+        *,
+        scrollback: int = DEFAULT_SCROLLBACK,
+        reply: Callable[[bytes], None] | None = None,
+    ) -> None:
+        if cols < 1 or rows < 1:
+            raise ValueError(f"terminal size must be at least 1x1, got {cols}x{rows}")
+        if scrollback < 0:
+            raise ValueError("scrollback must not be negative")
+        self._screen = _Screen(cols, rows, scrollback, reply)
+        self._stream = _Stream(self._screen)
+        #: Bumped by every feed or resize that changed the screen, history, title or
+        #: modes; compare two values to learn cheaply whether a re-read is worthwhile.
+        self.changes = 0
+        #: Internal parser errors swallowed by :meth:`feed` (should stay 0).
+        self.parse_errors = 0
+
+    # -- input ---------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> None:
+        """Process pty output. Chunks may split escape sequences and UTF-8 characters."""
+        if not data:
+            return
+        screen = self._screen
+        try:
+            self._stream.feed(data)
+        except Exception:
+            # A bug here must not kill the pane's reader; keep going with a clean parser.
+            self.parse_errors += 1
+            logger.exception("terminal parser error; parser state reset")
+            self._stream._initialize_parser()
+        if screen.touched or screen.dirty:
+            self.changes += 1
+            screen.touched = False
+            screen.dirty.clear()
+
+    def resize(self, cols: int, rows: int) -> None:
+        """Resize like Herdr: the main screen and its history reflow to the new width."""
+        if cols < 1 or rows < 1:
+            raise ValueError(f"terminal size must be at least 1x1, got {cols}x{rows}")
+        if (cols, rows) == (self.cols, self.rows):
+            return
+        self._screen.resize(rows, cols)
+        self._screen.touched = False
+        self.changes += 1
+
+    # -- state ---------------------------------------------------------------------
+
+    @property
+    def cols(self) -> int:
+        return self._screen.columns
+
+    @property
+    def rows(self) -> int:
+        return self._screen.lines
+
+    @property
+    def bracketed_paste(self) -> bool:
+        """DECSET 2004 is on: Herdr wraps sent text in ``ESC[200~`` / ``ESC[201~``."""
+        return 2004 in self._screen.dec_modes
+
+    @property
+    def application_cursor(self) -> bool:
+        """DECCKM (DECSET 1) is on: unmodified arrow keys are sent as ``ESC O A``."""
+        return 1 in self._screen.dec_modes
+
+    @property
+    def alternate_screen(self) -> bool:
+        return self._screen.alternate
+
+    @property
+    def title(self) -> str | None:
+        """The last OSC 0 / OSC 2 title, or None if the program never set one."""
+        return self._screen.osc_title
+
+    @property
+    def cursor(self) -> tuple[int, int]:
+        """0-based (column, row) of the cursor on the active screen."""
+        screen = self._screen
+        return min(screen.cursor.x, screen.columns - 1), screen.cursor.y
+
+    @property
+    def bells(self) -> int:
+        """How many BEL characters the program has printed outside escape sequences."""
+        return self._screen.bells
+
+    def history_len(self) -> int:
+        """Rows in the main screen's scrollback."""
+        return len(self._screen.history)
+
+    # -- reads ---------------------------------------------------------------------
+
+    def read(
+        self, source: ReadSource, lines: int | None = None, fmt: ReadFormat = "text"
+    ) -> tuple[str, bool]:
+        """Render the pane like Herdr's ``pane.read``: returns ``(text, truncated)``."""
+        if lines is not None:
+            if lines < 0:
+                raise ValueError("lines must not be negative")
+            lines = min(lines, MAX_READ_LINES)
+        screen = self._screen
+        width = screen.columns
+        if source == "visible":
+            rows = [screen._rows.get(y) for y in range(screen.lines)]
+            if fmt == "ansi":
+                return _limit_lines(_format_vt(rows, width, unwrap=False), lines)
+            return _limit_lines(_join_rows(rows, width), lines)
+        if source == "detection":
+            rows, _ = self._tail_rows(max(screen.lines, DETECTION_MIN_ROWS))
+            return _limit_lines(_join_rows(rows, width), lines)
+        if source in ("recent", "recent_unwrapped"):
+            unwrap = source == "recent_unwrapped"
+            rows, truncated = self._tail_rows(DEFAULT_RECENT_LINES if lines is None else lines)
+            if fmt == "ansi":
+                return _format_vt(rows, width, unwrap=unwrap), truncated
+            if unwrap:
+                return _format_plain_unwrapped(rows, width), truncated
+            return _join_rows(rows, width), truncated
+        raise ValueError(f"unknown read source: {source!r}")
+
+    def _tail_rows(self, count: int) -> tuple[list[_Row | None], bool]:
+        """The ``count`` rendered rows ending at the last row with text.
+
+        Rows are history (main screen only) followed by the active screen. ``truncated``
+        is true when rows with an older index exist before the returned ones.
+        """
+        screen = self._screen
+        width = screen.columns
+        history: Sequence[_Row] = () if screen.alternate else screen.history
+        screen_rows = [screen._rows.get(y) for y in range(screen.lines)]
+        h = len(history)
+        end = next(
+            (
+                h + y
+                for y in range(len(screen_rows) - 1, -1, -1)
+                if _row_text(screen_rows[y], width)
+            ),
+            -1,
+        )
+        if end < 0:
+            for back, row in enumerate(reversed(history)):
+                if _row_text(row, width):
+                    end = h - 1 - back
+                    break
+        if end < 0 or count == 0:
+            return [], end >= 0
+        start = max(0, end - count + 1)
+        out: list[_Row | None] = []
+        if start < h:
+            stop = min(end + 1, h)
+            older = list(itertools.islice(reversed(history), h - stop, h - start))
+            older.reverse()
+            out.extend(older)
+        if end >= h:
+            out.extend(screen_rows[max(start - h, 0) : end - h + 1])
+        return out, start > 0
