@@ -32,6 +32,7 @@ __all__ = [
     "Risk",
     "Tool",
     "ToolContext",
+    "run_given",
     "run_tool",
 ]
 
@@ -129,13 +130,20 @@ def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> di
     tool = ALL_TOOLS.get(name)
     if tool is None:
         return failure(name, "unknown_tool", f"unknown tool {name!r}")
+    return run_given(tool, arguments, ctx)
+
+
+def run_given(tool: Tool, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
+    """Run ``tool`` (the registry's or any other, e.g. an MCP server's own): its schema is
+    checked, whole-number floats become integers (:func:`integers`) and a handler bug is a
+    result. The one path from arguments to a handler, so no server skips a step."""
     problem = _argument_error(tool, arguments)
     if problem is not None:
-        return _invalid(name, problem)
+        return _invalid(tool.name, problem)
     assert isinstance(arguments, Mapping)
     normalised = integers(tool.input_schema, arguments)
     context = ctx if ctx is not None else ToolContext.from_env()
     try:
         return tool.handler(normalised, context)
     except Exception as exc:  # a handler bug must still answer as a result
-        return _crashed(name, exc)
+        return _crashed(tool.name, exc)
