@@ -23,6 +23,7 @@ from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
 from orchestrator.tools.outcome import is_agent_tool
 from orchestrator.tools.result import failure
+from orchestrator.tools.text_rules import NO_NUL, unsendable
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
 
 __all__ = [
@@ -59,10 +60,17 @@ def _argument_error(tool: Tool, arguments: object) -> ArgumentProblem | None:
     validator = Draft202012Validator(dict(tool.input_schema))
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
     if not errors:
-        return None
+        found = unsendable(dict(arguments))
+        if found is None:
+            return None
+        path, reason = found
+        return ArgumentProblem(f"{'/'.join(path)}: {reason}", path[0] if path else None)
     first = errors[0]
     where = "/".join(str(part) for part in first.absolute_path)
-    message = f"{where}: {first.message}" if where else first.message
+    said = first.message
+    if first.validator == "pattern" and first.validator_value == NO_NUL:
+        said = "holds a NUL character, which Herdr cannot carry"  # the value is not echoed
+    message = f"{where}: {said}" if where else said
     return ArgumentProblem(message, _field_of(first, arguments))
 
 
