@@ -567,7 +567,7 @@ def _launch(
     )
 
     argv = (*resolved.argv, *agent_args)
-    secrets = secret_args(agent_args)
+    secrets = list(agent_args)  # redacted by the one rule (tools.result.secret_parts)
     try:
         started = start_watch.start_agent(
             client,
@@ -715,17 +715,6 @@ def _same_subdirectory(cwd: Path, tree_path: str) -> str:
             f"to {str(target)!r}); nothing was started",
         )
     return str(target)
-
-
-def secret_args(agent_args: tuple[str, ...]) -> list[str]:
-    """The parts of native agent args that may be secrets (values, not flag names): a
-    ``--flag=value``'s value and every argument that is not a flag."""
-    found: list[str] = []
-    for arg in agent_args:
-        value = arg.partition("=")[2] if arg.startswith("-") else arg
-        if len(value) >= 4:
-            found.append(value)
-    return found
 
 
 def _with_tail(message: str, tail: str) -> str:
