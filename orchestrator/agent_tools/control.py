@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import safe_fs
+from orchestrator.agent_tools import completion, safe_fs
 from orchestrator.agent_tools.config import GateError, check_enabled, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
@@ -355,13 +355,7 @@ def _settled_status(
 
 
 def _session_path(record: TaskRecord, agent: AgentInfo | None) -> str | None:
-    if record.session_path or agent is None:
-        return record.session_path
-    session = agent.raw.get("agent_session")
-    if isinstance(session, Mapping) and session.get("kind") == "path":
-        value = session.get("value")
-        return value if isinstance(value, str) else None
-    return None
+    return record.session_path or completion.session_path_of(agent)
 
 
 def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:

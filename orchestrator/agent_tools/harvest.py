@@ -186,14 +186,6 @@ def artifacts_of(record: TaskRecord, artifact_root: Path) -> contract.Artifacts:
     )
 
 
-def session_path_of(info: AgentInfo) -> str | None:
-    """The session file Herdr reports for the agent (``agent_session`` of kind ``path``)."""
-    ref = info.raw.get("agent_session")
-    if isinstance(ref, Mapping) and ref.get("kind") == "path" and isinstance(ref.get("value"), str):
-        return str(ref["value"])
-    return None
-
-
 def pane_tail(
     actx: AgentToolsContext, pane_id: str, lines: int, *, message: bool = False
 ) -> str | None:
@@ -327,7 +319,7 @@ def harvest(
         if info is None:
             info = _look(actx, record)
         while True:
-            session = (session_path_of(info) if info is not None else None) or session
+            session = completion.session_path_of(info) or session
             verdict = None
             if completion.phase(record) in ("pending", "failed"):
                 verdict = completion.before_delivery(record, info, session, root)
@@ -575,7 +567,7 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
         )
     evidence = [contract.Evidence("herdr", f"agent status {info.agent_status} (not ours)")]
     final: str | None = None
-    session = session_path_of(info)
+    session = completion.session_path_of(info)
     if info.agent == "pi" and session:
         last = transcript.last_assistant_message(session)
         if last is not None:

@@ -615,11 +615,11 @@ def _launch(
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
     # after a crash can tell "prompt never sent" from "sent, and answered".
     before = _fresh(actx, pane_id) or started.agent
-    session = _session(before) or _session(started.agent)
+    session = completion.session_path_of(before) or completion.session_path_of(started.agent)
+    sending = completion.sending(before)
     record = actx.store.update(
         record.task_id,
-        delivery=completion.sending(before),
-        terminal_id=started.agent.terminal_id or None,
+        **sending,
         **({"session_path": session} if session else {}),
     )
     kickoff = task.kickoff_prompt()
@@ -727,12 +727,6 @@ def _fresh(actx: AgentToolsContext, pane_id: str) -> AgentInfo | None:
         return actx.client.agent_get(pane_id)
     except ClientError:
         return None
-
-
-def _session(info: AgentInfo) -> str | None:
-    from orchestrator.agent_tools.harvest import session_path_of
-
-    return session_path_of(info)
 
 
 __all__ = ["SPAWN_SCHEMA", "TOOL", "clamp_timeout", "default_name", "handle_spawn"]

@@ -339,7 +339,7 @@ def _record(tmp_path: Path, kind: str = "claude", **delivery: Any) -> TaskRecord
     return TaskRecord(
         task_id="t-000000000001", status="running", created_at=stamp, updated_at=stamp,
         kind=kind, cwd=str(tmp_path), pane_id="w1:p1", artifact_dir=str(tmp_path / "art"),
-        delivery={"sendingAt": stamp, "terminalId": "term_1", **delivery},
+        terminal_id="term_1", delivery={"sendingAt": stamp, **delivery},
     )  # fmt: skip
 
 
@@ -359,6 +359,20 @@ def test_screen_kind_completes_only_after_herdr_saw_it_settle_after_the_prompt(
     (tmp_path / "art").mkdir()
     (tmp_path / "art" / "result.md").write_text("done\n")
     assert completion.judge(record, _agent("idle", 9, "term_2"), None, root).status == "completed"
+
+
+def test_the_prompted_terminal_is_the_records_own_terminal_id(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    # one fact in one place: ownership (fleet.same_agent) and the restart rule read the same
+    result = spawn(
+        ctx, prompt="x", cwd=str(tmp_path), agent_args=scenario_args(tmp_path, Scenario())
+    )
+    assert result["status"] == "completed", result
+    record = ctx.store.get(result["taskId"])
+    assert record.terminal_id and record.delivery is not None
+    assert "terminalId" not in record.delivery
+    assert completion.Delivery.of(record).terminal_id == record.terminal_id
 
 
 def test_a_prompt_held_back_by_a_question_at_start_is_never_completed(tmp_path: Path) -> None:

@@ -204,7 +204,7 @@ def test_spawn_killed_after_its_prompt_was_delivered_is_harvested(
         owner_pid=dead_pid(),
         pane_id=agent.pane.pane_id,
         artifact_dir=str(artifact_dir),
-        delivery=completion.sending(before),
+        **completion.sending(before),
     )
     agent.prompt(f"Your task is in {artifact_dir / 'task.md'} - read it")
     ctx.store.update(record.task_id, status="running", delivery=completion.sent(record, None))
