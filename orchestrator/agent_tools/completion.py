@@ -175,6 +175,22 @@ def task_file(record: TaskRecord, artifact_root: Path) -> str:
     return str(record.artifact_path(artifact_root) / TASK_FILE)
 
 
+def turn_answer(
+    record: TaskRecord, session: str | None, artifact_root: Path
+) -> transcript.LastAssistant | None:
+    """The final assistant message ending the task's latest turn — the one after the newest
+    user message since our task prompt (:func:`.transcript.answer_to`) — or ``None``: no
+    session, our prompt not in it, or that turn not over. An older answer (a turn before our
+    prompt) is never the task's, whatever the session's last message is."""
+    if not session:
+        return None
+    try:
+        found = transcript.answer_to(session, task_file(record, artifact_root))
+    except OSError:  # not a regular file (never followed, never blocked on)
+        return None
+    return found.answer if found is not None else None
+
+
 # -- the verdict -----------------------------------------------------------------------------
 
 
@@ -592,5 +608,6 @@ __all__ = [
     "sent",
     "session_path_of",
     "task_file",
+    "turn_answer",
     "write_status",
 ]

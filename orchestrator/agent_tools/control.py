@@ -323,35 +323,34 @@ def _gone(
 
 
 def _settled_status(
-    record: TaskRecord, agent: AgentInfo | None
+    record: TaskRecord, agent: AgentInfo | None, artifact_root: Path
 ) -> tuple[ResultStatus, ResultError | None, str | None, Evidence | None]:
-    """What the agent is doing after Escape, read from Herdr and the pi session."""
+    """What the agent is doing after Escape, read from Herdr and, for the turn's end, the
+    completion rule (:func:`.completion.turn_answer`): only an answer after our prompt counts,
+    never an older message of the session."""
     if agent is None:
         return "running", None, None, None
     if agent.agent_status == "blocked":
         return "blocked", None, None, None
     if agent.agent_status == "working":
         return "running", None, None, None
-    last = last_assistant_message(record.session_path) if record.session_path else None
-    if last is not None and last.stop_reason != "aborted":
-        evidence = Evidence(
-            "session",
-            f"last assistant message, stopReason {last.stop_reason}",
-            path=record.session_path,
-            at=last.timestamp,
-        )
-        return "completed", None, last.text, evidence
-    message = "the turn was interrupted (Escape)"
-    if last is not None:
-        message = f"the turn was aborted: {last.error or 'stopReason aborted'}"
-        evidence = Evidence(
-            "session",
-            "last assistant message, stopReason aborted",
-            path=record.session_path,
-            at=last.timestamp,
-        )
-        return "failed", ResultError("INTERRUPTED", message), last.text or None, evidence
-    return "failed", ResultError("INTERRUPTED", message), None, None
+    answer = completion.turn_answer(record, record.session_path, artifact_root)
+    if answer is None:
+        return "failed", ResultError("INTERRUPTED", "the turn was interrupted (Escape)"), None, None
+    evidence = Evidence(
+        "session",
+        f"answer to the task's latest prompt: last assistant message, stopReason "
+        f"{answer.stop_reason}",
+        path=record.session_path,
+        at=answer.timestamp,
+    )
+    if answer.stop_reason == "aborted":
+        message = f"the turn was aborted: {answer.error or 'stopReason aborted'}"
+        return "failed", ResultError("INTERRUPTED", message), answer.text or None, evidence
+    if answer.failed:
+        error = ResultError("AGENT_ERROR", answer.error or "the turn ended in an error")
+        return "failed", error, answer.text, evidence
+    return "completed", None, answer.text, evidence
 
 
 def _session_path(record: TaskRecord, agent: AgentInfo | None) -> str | None:
@@ -416,7 +415,9 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
         evidence.append(_herdr_evidence(f"still working {SETTLE_MS} ms after Escape"))
     except ClientError:
         settled = None
-    status, error, final, session_evidence = _settled_status(record, settled)
+    status, error, final, session_evidence = _settled_status(
+        record, settled, ctx.config.artifact_dir
+    )
     if settled is not None:
         evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after Escape"))
     if session_evidence is not None:
@@ -596,6 +597,21 @@ def _observation(
     ).to_dict()
 
 
+def _restore(ctx: AgentToolsContext, record: TaskRecord, before: TaskRecord) -> TaskRecord:
+    """The record as it was before a message that was not delivered (its status and error),
+    through the record-write check."""
+    error: ResultError | None = None
+    if before.error:
+        field_, herdr = before.error.get("field"), before.error.get("herdrCode")
+        error = ResultError(
+            str(before.error.get("code") or "FAILED"),
+            str(before.error.get("message") or ""),
+            field_ if isinstance(field_, str) else None,
+            herdr if isinstance(herdr, str) else None,
+        )
+    return completion.write_status(ctx.store, record, before.status, error)
+
+
 def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     """Deliver a message (or the answer to a blocked agent's question); optionally wait."""
     started = time.monotonic()
@@ -663,8 +679,10 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     blocked = agent.agent_status == "blocked"
     before = record
     if record is not None:
-        record = ctx.store.update(
-            record.task_id, status="running", session_path=_session_path(record, agent)
+        # Through the record-write check: a spawn still in flight keeps its "starting" record
+        # and a record changed since it was read is not written over.
+        record = completion.write_status(
+            ctx.store, record, "running", None, _session_path(record, agent)
         )
         # A BLOCKED the child reported before this message is answered by it.
         record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir)
@@ -698,7 +716,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                 )
                 if record is None or before is None:
                     return refusal(MESSAGE, error, next_action="inspect")
-                record = ctx.store.update(record.task_id, status=before.status)
+                record = _restore(ctx, record, before)
                 return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
             if written is not None:
                 evidence.append(Evidence("record", "message written to a file", path=str(written)))
@@ -740,7 +758,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         if record is None or before is None:
             return refusal(MESSAGE, error, next_action="inspect")
         if not evidence:  # nothing was delivered: the task is as it was
-            record = ctx.store.update(record.task_id, status=before.status)
+            record = _restore(ctx, record, before)
         return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
     if record is None:
         if settled is not None:
@@ -752,7 +770,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         )
     evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after the turn"))
     if settled.agent_status == "blocked":
-        record = ctx.store.update(record.task_id, status="blocked")
+        record = completion.write_status(ctx.store, record, "blocked", None)
         evidence.append(Evidence("pane", "the agent's question on screen"))
         return task_result(
             ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
@@ -769,10 +787,11 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             )
         )
         if last.failed:
-            record = ctx.store.update(
-                record.task_id,
-                status="failed",
-                error={"code": "AGENT_ERROR", "message": last.error or "stopReason error"},
+            record = completion.write_status(
+                ctx.store,
+                record,
+                "failed",
+                ResultError("AGENT_ERROR", last.error or "stopReason error"),
             )
             return task_result(
                 ctx,
@@ -788,12 +807,12 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     asked = protocol_question(record, last.text if last else None, ctx.config.artifact_dir)
     if asked is not None:
         evidence.append(Evidence(asked.source, asked.detail, path=asked.path))
-        record = ctx.store.update(record.task_id, status="blocked")
+        record = completion.write_status(ctx.store, record, "blocked", None)
         return task_result(
             ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
             final_message=last.text if last else None, question=asked.text, started=started,
         )  # fmt: skip
-    record = ctx.store.update(record.task_id, status="completed")
+    record = completion.write_status(ctx.store, record, "completed", None)
     return task_result(
         ctx,
         MESSAGE,
