@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -65,7 +64,12 @@ from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
-from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
+from orchestrator.agent_tools.worktree import (
+    Worktree,
+    WorktreeError,
+    main_repository,
+    remove_worktree,
+)
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
 from orchestrator.tools.gates import Refused as GatesRefused
@@ -437,23 +441,6 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
 # -- close ----------------------------------------------------------------------------------
 
 
-def _repo_of(worktree_path: str, fallback: str) -> str:
-    """The main repository of a linked worktree (``--git-common-dir``'s parent)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", worktree_path, "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return fallback
-    if done.returncode != 0 or not done.stdout.strip():
-        return fallback
-    return str(Path(done.stdout.strip()).parent)
-
-
 def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     """Close an owned agent's pane (refusing a working one unless ``force``)."""
     started = time.monotonic()
@@ -492,7 +479,7 @@ def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, A
     warnings: list[str] = []
     if params.get("remove_worktree") and record.worktree_path:
         worktree = Worktree(
-            repo=_repo_of(record.worktree_path, record.cwd),
+            repo=main_repository(record.worktree_path, record.cwd),
             path=record.worktree_path,
             branch=record.branch or f"dsh/{record.task_id}",
             base_commit=record.base_commit or "",
