@@ -39,7 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.agent_tools import contract, transcript
+from orchestrator.agent_tools import contract, safe_fs, transcript
 from orchestrator.agent_tools.envelope import TASK_FILE
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 
@@ -434,7 +434,7 @@ def _judge_screen(
 ) -> Verdict:
     """Kinds without a session we read: Herdr's transition after the prompt, or result.md."""
     result_md = record.artifact_path(artifact_root) / "result.md"
-    wrote = result_md.is_file()
+    wrote = safe_fs.is_regular_file(result_md)  # a link is not the child's report
     settled = info.agent_status in SETTLED
     if restarted and not wrote:
         return Verdict(

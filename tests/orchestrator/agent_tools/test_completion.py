@@ -357,6 +357,12 @@ def test_screen_kind_completes_only_after_herdr_saw_it_settle_after_the_prompt(
     restarted = completion.judge(record, _agent("idle", 9, terminal="term_2"), None, root)
     assert restarted.error is not None and restarted.error.code == "AGENT_RESTARTED"
     (tmp_path / "art").mkdir()
+    # a link planted as result.md is not the child's report (safe_fs: no link followed)
+    (tmp_path / "elsewhere.md").write_text("done\n")
+    (tmp_path / "art" / "result.md").symlink_to(tmp_path / "elsewhere.md")
+    linked = completion.judge(record, _agent("idle", 9, "term_2"), None, root)
+    assert linked.error is not None and linked.error.code == "AGENT_RESTARTED"
+    (tmp_path / "art" / "result.md").unlink()
     (tmp_path / "art" / "result.md").write_text("done\n")
     assert completion.judge(record, _agent("idle", 9, "term_2"), None, root).status == "completed"
 
