@@ -106,6 +106,17 @@ def test_spawn_killed_before_its_prompt_then_retried_is_spawn_interrupted(
     assert len(ctx.client.agent_list()) == 1
 
 
+def test_a_starting_record_whose_spawn_is_alive_reads_running(ctx: AgentToolsContext) -> None:
+    """The spawn (this process) has not delivered the prompt yet: running, never completed or
+    failed, and the record stays the spawn's."""
+    record, _ = ctx.store.create(kind="pi", cwd="/")
+    result = get_result(ctx, target=record.task_id, wait=False)
+    assert result["status"] == "running", result
+    assert result["error"] is None
+    assert any("still preparing" in note for note in result["warnings"]), result["warnings"]
+    assert ctx.store.get(record.task_id).status == "starting"
+
+
 def test_a_reused_pid_is_not_the_owner_of_a_starting_record(ctx: AgentToolsContext) -> None:
     """The spawn died long ago and its pid now names another process: not "running"."""
     record, _ = ctx.store.create(kind="pi", cwd="/")
