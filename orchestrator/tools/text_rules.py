@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 #: No NUL anywhere in the string.
-NO_NUL = "^[^\\u0000]*$"
+NO_NUL = "^[^\\x00]*$"
 #: Herdr's agent name grammar (always ``fullmatch`` it in Python).
 AGENT_NAME = r"[a-z][a-z0-9_-]{0,31}"
 #: :data:`AGENT_NAME` as a schema pattern: the whole string, in both dialects (the lookahead
