@@ -11,12 +11,15 @@ Rules these tools share:
   foreign agent named as such (the seed's "external agent"), and then answers with an
   observation.
 * **Every result is an AgentResult** whose ``status`` describes the agent after the call,
-  while the record keeps the task's own state (``interrupted``, ``closed``).
+  while the record keeps the task's own state (``interrupted``, ``closed``). Message writes
+  the record through :func:`.completion.write_status`, so a spawn still in flight keeps its
+  ``starting`` record and a record changed meanwhile is not written over.
 
 Interrupt sends Escape with ``agent.send_keys`` and waits briefly for the agent to settle: a
 pi turn that ended ``aborted`` is ``failed`` with ``INTERRUPTED``; a turn that still finished
-is ``completed``. The record becomes ``interrupted`` (the pane, the session file and the
-record all stay).
+is ``completed`` — by the completion rule, with an answer after the task's latest prompt
+(:func:`.completion.turn_answer`), never an older message of the session. The record
+becomes ``interrupted`` (the pane, the session file and the record all stay).
 
 Close refuses a ``working`` agent unless ``force``; with ``remove_worktree`` an isolated
 task's worktree is removed first (a dirty one needs ``force``); then the pane is closed and
