@@ -186,21 +186,12 @@ def _registry_runner() -> Runner:
 
 
 def _direct_runner(tools: Mapping[str, Tool]) -> Runner:
-    """For tools outside the registry: the same checks as ``run_tool``, against their own schema."""
-    from jsonschema import Draft202012Validator
-
-    from orchestrator.tools.result import failure
+    """For tools outside the registry: ``run_tool``'s own path (schema check, whole-number
+    floats made integers, a handler bug answered as a result) over their own schema."""
+    from orchestrator.tools.registry import run_given
 
     def run(name: str, arguments: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        tool = tools[name]
-        validator = Draft202012Validator(_plain(tool.input_schema))
-        problem = next(iter(validator.iter_errors(dict(arguments))), None)
-        if problem is not None:
-            return failure(name, "invalid_arguments", problem.message)
-        try:
-            return tool.handler(arguments, ctx)
-        except Exception as exc:  # a handler bug answers as a result, like run_tool
-            return failure(name, "internal_error", f"{type(exc).__name__}: {exc}")
+        return run_given(tools[name], arguments, ctx)
 
     return run
 

@@ -33,19 +33,19 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.agent_tools import contract, transcript
+from orchestrator.agent_tools import contract, safe_fs, transcript
 from orchestrator.agent_tools.envelope import TASK_FILE
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 
 if TYPE_CHECKING:
-    from orchestrator.agent_tools.context import AgentToolsContext
     from orchestrator.agent_tools.records import TaskStore
+    from orchestrator.client.sync import HerdrClient
     from orchestrator.client.types import AgentInfo
 
 #: Herdr statuses after a turn (``blocked`` waits for a human and is reported as such).
@@ -68,10 +68,12 @@ LIVENESS_CHECK_S = 0.5
 class Delivery:
     """How the task prompt reached the agent (the record's ``delivery``).
 
-    ``sending_at`` is written just before ``agent prompt`` with the agent's ``terminal_id``
-    and ``seq_before`` (Herdr's ``state_change_seq``); ``sent_at`` once Herdr accepted the
-    prompt, with the status and seq it reported then (``status_after``/``seq_after``).
-    ``held``: the agent asked a question while starting, so the prompt was kept back.
+    ``sending_at`` is written just before ``agent prompt`` with ``seq_before`` (Herdr's
+    ``state_change_seq``); ``sent_at`` once Herdr accepted the prompt, with the status and
+    seq it reported then (``status_after``/``seq_after``). ``held``: the agent asked a
+    question while starting, so the prompt was kept back. ``terminal_id`` is the record's own
+    (:attr:`TaskRecord.terminal_id`, written with ``sending_at``): the terminal the prompt went
+    to is the one the task owns, one fact kept in one place.
     """
 
     sending_at: str | None = None
@@ -98,7 +100,7 @@ class Delivery:
         return cls(
             sending_at=text("sendingAt"),
             sent_at=text("sentAt"),
-            terminal_id=text("terminalId"),
+            terminal_id=record.terminal_id or None,
             seq_before=number("seqBefore"),
             seq_after=number("seqAfter"),
             status_after=text("statusAfter"),
@@ -106,11 +108,10 @@ class Delivery:
         )
 
     def to_json(self) -> dict[str, Any]:
-        """The record's ``delivery`` value."""
+        """The record's ``delivery`` value (the terminal is the record's ``terminal_id``)."""
         return {
             "sendingAt": self.sending_at,
             "sentAt": self.sent_at,
-            "terminalId": self.terminal_id,
             "seqBefore": self.seq_before,
             "seqAfter": self.seq_after,
             "statusAfter": self.status_after,
@@ -119,12 +120,12 @@ class Delivery:
 
 
 def sending(info: AgentInfo) -> dict[str, Any]:
-    """The ``delivery`` written just before the prompt goes to ``info``'s agent."""
-    return Delivery(
-        sending_at=now_iso(),
-        terminal_id=info.terminal_id or None,
-        seq_before=info.state_change_seq,
-    ).to_json()
+    """The record changes written just before the prompt goes to ``info``'s agent: its
+    ``delivery`` and the ``terminal_id`` the task owns."""
+    return {
+        "delivery": Delivery(sending_at=now_iso(), seq_before=info.state_change_seq).to_json(),
+        "terminal_id": info.terminal_id or None,
+    }
 
 
 def sent(record: TaskRecord, after: AgentInfo | None) -> dict[str, Any]:
@@ -133,7 +134,6 @@ def sent(record: TaskRecord, after: AgentInfo | None) -> dict[str, Any]:
     return Delivery(
         sending_at=before.sending_at,
         sent_at=now_iso(),
-        terminal_id=before.terminal_id,
         seq_before=before.seq_before,
         seq_after=after.state_change_seq if after is not None else None,
         status_after=after.agent_status if after is not None else None,
@@ -143,6 +143,14 @@ def sent(record: TaskRecord, after: AgentInfo | None) -> dict[str, Any]:
 def held() -> dict[str, Any]:
     """The ``delivery`` of a task whose prompt was kept back (a question at start)."""
     return Delivery(held=True).to_json()
+
+
+def session_path_of(info: AgentInfo | None) -> str | None:
+    """The session file Herdr reports for the agent (``agent_session`` of kind ``path``)."""
+    ref = info.raw.get("agent_session") if info is not None else None
+    if isinstance(ref, Mapping) and ref.get("kind") == "path" and isinstance(ref.get("value"), str):
+        return str(ref["value"])
+    return None
 
 
 def phase(record: TaskRecord) -> str:
@@ -165,6 +173,22 @@ def phase(record: TaskRecord) -> str:
 def task_file(record: TaskRecord, artifact_root: Path) -> str:
     """The task file path the kickoff prompt names: how our prompt is found in a session."""
     return str(record.artifact_path(artifact_root) / TASK_FILE)
+
+
+def turn_answer(
+    record: TaskRecord, session: str | None, artifact_root: Path
+) -> transcript.LastAssistant | None:
+    """The final assistant message ending the task's latest turn — the one after the newest
+    user message since our task prompt (:func:`.transcript.answer_to`) — or ``None``: no
+    session, our prompt not in it, or that turn not over. An older answer (a turn before our
+    prompt) is never the task's, whatever the session's last message is."""
+    if not session:
+        return None
+    try:
+        found = transcript.answer_to(session, task_file(record, artifact_root))
+    except OSError:  # not a regular file (never followed, never blocked on)
+        return None
+    return found.answer if found is not None else None
 
 
 # -- the verdict -----------------------------------------------------------------------------
@@ -410,7 +434,7 @@ def _judge_screen(
 ) -> Verdict:
     """Kinds without a session we read: Herdr's transition after the prompt, or result.md."""
     result_md = record.artifact_path(artifact_root) / "result.md"
-    wrote = result_md.is_file()
+    wrote = safe_fs.is_regular_file(result_md)  # a link is not the child's report
     settled = info.agent_status in SETTLED
     if restarted and not wrote:
         return Verdict(
@@ -500,9 +524,16 @@ def write_status(
         return read
 
 
-def holds_slot(actx: AgentToolsContext, task_id: str) -> bool:
+def holds_slot(
+    store: TaskStore,
+    client: Callable[[], HerdrClient],
+    artifact_root: Path,
+    liveness: dict[str, tuple[float, bool]],
+    task_id: str,
+) -> bool:
     """Whether ``task_id`` still holds a concurrency slot: its record is active and its
-    agent may still work (Herdr is asked at most every :data:`LIVENESS_CHECK_S` per task).
+    agent may still work (Herdr, built by ``client`` when needed, is asked at most every
+    :data:`LIVENESS_CHECK_S` per task; ``liveness`` remembers the last look).
 
     A task whose pane or agent is gone, or whose turn ended by the evidence rule, frees its
     slot at once (and its record says so), harvested or not; when Herdr cannot be asked, the
@@ -511,27 +542,25 @@ def holds_slot(actx: AgentToolsContext, task_id: str) -> bool:
     from orchestrator.client.errors import ClientError, HerdrError
 
     try:
-        record = actx.store.get(task_id)
+        record = store.get(task_id)
     except TaskNotFound:
         return False
     if not record.active:
         return False
     if record.status == "starting" or record.pane_id is None:
         return True  # its spawn is alive and holds the slot's lock itself
-    cache = actx.liveness
+    cache = liveness
     seen = cache.get(task_id)
     clock = time.monotonic()
     if seen is not None and clock - seen[0] < LIVENESS_CHECK_S:
         return seen[1]
-    from orchestrator.agent_tools.harvest import session_path_of
-
     status: str | None = None
     error: contract.ResultError | None = None
     session = record.session_path
-    client = actx.client
     try:
+        herdr = client()
         try:
-            info: AgentInfo | None = client.agent_get(record.pane_id)
+            info: AgentInfo | None = herdr.agent_get(record.pane_id)
         except HerdrError as exc:
             if exc.code not in ("agent_not_found", "agent_pane_not_found", "agent_not_running"):
                 raise
@@ -540,7 +569,7 @@ def holds_slot(actx: AgentToolsContext, task_id: str) -> bool:
             info = None  # another agent took the pane over
         if info is None:
             try:
-                client.pane_get(record.pane_id)
+                herdr.pane_get(record.pane_id)
                 status = "failed"
                 error = _error("AGENT_EXITED", f"no {record.kind} agent in pane {record.pane_id}")
             except HerdrError as exc:
@@ -550,7 +579,7 @@ def holds_slot(actx: AgentToolsContext, task_id: str) -> bool:
                 error = _error("PANE_GONE", f"pane {record.pane_id} no longer exists")
         elif info.agent_status in SETTLED:
             session = session_path_of(info) or session
-            verdict = judge(record, info, session, actx.config.artifact_dir)
+            verdict = judge(record, info, session, artifact_root)
             if verdict.conclusive:
                 status, error = verdict.status, verdict.error
     except ClientError:
@@ -560,7 +589,7 @@ def holds_slot(actx: AgentToolsContext, task_id: str) -> bool:
     if not holds:
         assert status is not None
         with contextlib.suppress(OSError):
-            write_status(actx.store, record, status, error, session)
+            write_status(store, record, status, error, session)
     return holds
 
 
@@ -577,6 +606,8 @@ __all__ = [
     "phase",
     "sending",
     "sent",
+    "session_path_of",
     "task_file",
+    "turn_answer",
     "write_status",
 ]

@@ -331,7 +331,8 @@ def check_cwd(config: Config, cwd: str | Path) -> Path:
 
     Both sides are resolved (symlinks followed) before comparing, so a link inside an allowed
     root that points outside it is refused, and a root given through a link still matches.
-    An empty ``allowCwd`` allows every directory.
+    No ``allowCwd`` setting (the default) allows every directory; an empty list is refused
+    when the configuration is read.
     """
     given = Path(cwd).expanduser()
     try:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from orchestrator.agent_tools.completion import holds_slot
 from orchestrator.agent_tools.config import Config, load_config
 from orchestrator.agent_tools.records import TaskStore
 from orchestrator.agent_tools.slots import Slots
@@ -90,9 +91,9 @@ class AgentToolsContext(ToolContext):
         return self._slots
 
     def _holds_slot(self, task_id: str) -> bool:
-        from orchestrator.agent_tools.completion import holds_slot
-
-        return holds_slot(self, task_id)
+        return holds_slot(
+            self.store, lambda: self.client, self.config.artifact_dir, self.liveness, task_id
+        )
 
     @property
     def client(self) -> HerdrClient:

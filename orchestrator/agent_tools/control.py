@@ -11,12 +11,15 @@ Rules these tools share:
   foreign agent named as such (the seed's "external agent"), and then answers with an
   observation.
 * **Every result is an AgentResult** whose ``status`` describes the agent after the call,
-  while the record keeps the task's own state (``interrupted``, ``closed``).
+  while the record keeps the task's own state (``interrupted``, ``closed``). Message writes
+  the record through :func:`.completion.write_status`, so a spawn still in flight keeps its
+  ``starting`` record and a record changed meanwhile is not written over.
 
 Interrupt sends Escape with ``agent.send_keys`` and waits briefly for the agent to settle: a
 pi turn that ended ``aborted`` is ``failed`` with ``INTERRUPTED``; a turn that still finished
-is ``completed``. The record becomes ``interrupted`` (the pane, the session file and the
-record all stay).
+is ``completed`` — by the completion rule, with an answer after the task's latest prompt
+(:func:`.completion.turn_answer`), never an older message of the session. The record
+becomes ``interrupted`` (the pane, the session file and the record all stay).
 
 Close refuses a ``working`` agent unless ``force``; with ``remove_worktree`` an isolated
 task's worktree is removed first (a dirty one needs ``force``); then the pane is closed and
@@ -33,13 +36,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import safe_fs
+from orchestrator.agent_tools import completion, safe_fs
 from orchestrator.agent_tools.config import GateError, check_enabled, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
@@ -65,7 +67,12 @@ from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
 from orchestrator.agent_tools.transcript import last_assistant_message
-from orchestrator.agent_tools.worktree import Worktree, WorktreeError, remove_worktree
+from orchestrator.agent_tools.worktree import (
+    Worktree,
+    WorktreeError,
+    main_repository,
+    remove_worktree,
+)
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
 from orchestrator.tools.gates import Refused as GatesRefused
@@ -323,45 +330,38 @@ def _gone(
 
 
 def _settled_status(
-    record: TaskRecord, agent: AgentInfo | None
+    record: TaskRecord, agent: AgentInfo | None, artifact_root: Path
 ) -> tuple[ResultStatus, ResultError | None, str | None, Evidence | None]:
-    """What the agent is doing after Escape, read from Herdr and the pi session."""
+    """What the agent is doing after Escape, read from Herdr and, for the turn's end, the
+    completion rule (:func:`.completion.turn_answer`): only an answer after our prompt counts,
+    never an older message of the session."""
     if agent is None:
         return "running", None, None, None
     if agent.agent_status == "blocked":
         return "blocked", None, None, None
     if agent.agent_status == "working":
         return "running", None, None, None
-    last = last_assistant_message(record.session_path) if record.session_path else None
-    if last is not None and last.stop_reason != "aborted":
-        evidence = Evidence(
-            "session",
-            f"last assistant message, stopReason {last.stop_reason}",
-            path=record.session_path,
-            at=last.timestamp,
-        )
-        return "completed", None, last.text, evidence
-    message = "the turn was interrupted (Escape)"
-    if last is not None:
-        message = f"the turn was aborted: {last.error or 'stopReason aborted'}"
-        evidence = Evidence(
-            "session",
-            "last assistant message, stopReason aborted",
-            path=record.session_path,
-            at=last.timestamp,
-        )
-        return "failed", ResultError("INTERRUPTED", message), last.text or None, evidence
-    return "failed", ResultError("INTERRUPTED", message), None, None
+    answer = completion.turn_answer(record, record.session_path, artifact_root)
+    if answer is None:
+        return "failed", ResultError("INTERRUPTED", "the turn was interrupted (Escape)"), None, None
+    evidence = Evidence(
+        "session",
+        f"answer to the task's latest prompt: last assistant message, stopReason "
+        f"{answer.stop_reason}",
+        path=record.session_path,
+        at=answer.timestamp,
+    )
+    if answer.stop_reason == "aborted":
+        message = f"the turn was aborted: {answer.error or 'stopReason aborted'}"
+        return "failed", ResultError("INTERRUPTED", message), answer.text or None, evidence
+    if answer.failed:
+        error = ResultError("AGENT_ERROR", answer.error or "the turn ended in an error")
+        return "failed", error, answer.text, evidence
+    return "completed", None, answer.text, evidence
 
 
 def _session_path(record: TaskRecord, agent: AgentInfo | None) -> str | None:
-    if record.session_path or agent is None:
-        return record.session_path
-    session = agent.raw.get("agent_session")
-    if isinstance(session, Mapping) and session.get("kind") == "path":
-        value = session.get("value")
-        return value if isinstance(value, str) else None
-    return None
+    return record.session_path or completion.session_path_of(agent)
 
 
 def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
@@ -422,7 +422,9 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
         evidence.append(_herdr_evidence(f"still working {SETTLE_MS} ms after Escape"))
     except ClientError:
         settled = None
-    status, error, final, session_evidence = _settled_status(record, settled)
+    status, error, final, session_evidence = _settled_status(
+        record, settled, ctx.config.artifact_dir
+    )
     if settled is not None:
         evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after Escape"))
     if session_evidence is not None:
@@ -440,23 +442,6 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
 
 
 # -- close ----------------------------------------------------------------------------------
-
-
-def _repo_of(worktree_path: str, fallback: str) -> str:
-    """The main repository of a linked worktree (``--git-common-dir``'s parent)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", worktree_path, "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return fallback
-    if done.returncode != 0 or not done.stdout.strip():
-        return fallback
-    return str(Path(done.stdout.strip()).parent)
 
 
 def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
@@ -497,7 +482,7 @@ def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, A
     warnings: list[str] = []
     if params.get("remove_worktree") and record.worktree_path:
         worktree = Worktree(
-            repo=_repo_of(record.worktree_path, record.cwd),
+            repo=main_repository(record.worktree_path, record.cwd),
             path=record.worktree_path,
             branch=record.branch or f"dsh/{record.task_id}",
             base_commit=record.base_commit or "",
@@ -602,6 +587,21 @@ def _observation(
     ).to_dict()
 
 
+def _restore(ctx: AgentToolsContext, record: TaskRecord, before: TaskRecord) -> TaskRecord:
+    """The record as it was before a message that was not delivered (its status and error),
+    through the record-write check."""
+    error: ResultError | None = None
+    if before.error:
+        field_, herdr = before.error.get("field"), before.error.get("herdrCode")
+        error = ResultError(
+            str(before.error.get("code") or "FAILED"),
+            str(before.error.get("message") or ""),
+            field_ if isinstance(field_, str) else None,
+            herdr if isinstance(herdr, str) else None,
+        )
+    return completion.write_status(ctx.store, record, before.status, error)
+
+
 def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     """Deliver a message (or the answer to a blocked agent's question); optionally wait."""
     started = time.monotonic()
@@ -669,8 +669,10 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     blocked = agent.agent_status == "blocked"
     before = record
     if record is not None:
-        record = ctx.store.update(
-            record.task_id, status="running", session_path=_session_path(record, agent)
+        # Through the record-write check: a spawn still in flight keeps its "starting" record
+        # and a record changed since it was read is not written over.
+        record = completion.write_status(
+            ctx.store, record, "running", None, _session_path(record, agent)
         )
         # A BLOCKED the child reported before this message is answered by it.
         record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir)
@@ -704,7 +706,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                 )
                 if record is None or before is None:
                     return refusal(MESSAGE, error, next_action="inspect")
-                record = ctx.store.update(record.task_id, status=before.status)
+                record = _restore(ctx, record, before)
                 return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
             if written is not None:
                 evidence.append(Evidence("record", "message written to a file", path=str(written)))
@@ -746,7 +748,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         if record is None or before is None:
             return refusal(MESSAGE, error, next_action="inspect")
         if not evidence:  # nothing was delivered: the task is as it was
-            record = ctx.store.update(record.task_id, status=before.status)
+            record = _restore(ctx, record, before)
         return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
     if record is None:
         if settled is not None:
@@ -758,7 +760,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         )
     evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after the turn"))
     if settled.agent_status == "blocked":
-        record = ctx.store.update(record.task_id, status="blocked")
+        record = completion.write_status(ctx.store, record, "blocked", None)
         evidence.append(Evidence("pane", "the agent's question on screen"))
         return task_result(
             ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
@@ -775,10 +777,11 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             )
         )
         if last.failed:
-            record = ctx.store.update(
-                record.task_id,
-                status="failed",
-                error={"code": "AGENT_ERROR", "message": last.error or "stopReason error"},
+            record = completion.write_status(
+                ctx.store,
+                record,
+                "failed",
+                ResultError("AGENT_ERROR", last.error or "stopReason error"),
             )
             return task_result(
                 ctx,
@@ -794,12 +797,12 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     asked = protocol_question(record, last.text if last else None, ctx.config.artifact_dir)
     if asked is not None:
         evidence.append(Evidence(asked.source, asked.detail, path=asked.path))
-        record = ctx.store.update(record.task_id, status="blocked")
+        record = completion.write_status(ctx.store, record, "blocked", None)
         return task_result(
             ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
             final_message=last.text if last else None, question=asked.text, started=started,
         )  # fmt: skip
-    record = ctx.store.update(record.task_id, status="completed")
+    record = completion.write_status(ctx.store, record, "completed", None)
     return task_result(
         ctx,
         MESSAGE,

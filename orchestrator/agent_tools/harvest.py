@@ -47,7 +47,7 @@ from orchestrator.agent_tools.fleet import same_agent
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, UnreadableRecord
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
-from orchestrator.tools.result import redact_text
+from orchestrator.tools.result import redact_text, secret_parts
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_get_agent_result"
@@ -186,14 +186,6 @@ def artifacts_of(record: TaskRecord, artifact_root: Path) -> contract.Artifacts:
     )
 
 
-def session_path_of(info: AgentInfo) -> str | None:
-    """The session file Herdr reports for the agent (``agent_session`` of kind ``path``)."""
-    ref = info.raw.get("agent_session")
-    if isinstance(ref, Mapping) and ref.get("kind") == "path" and isinstance(ref.get("value"), str):
-        return str(ref["value"])
-    return None
-
-
 def pane_tail(
     actx: AgentToolsContext, pane_id: str, lines: int, *, message: bool = False
 ) -> str | None:
@@ -327,7 +319,7 @@ def harvest(
         if info is None:
             info = _look(actx, record)
         while True:
-            session = (session_path_of(info) if info is not None else None) or session
+            session = completion.session_path_of(info) or session
             verdict = None
             if completion.phase(record) in ("pending", "failed"):
                 verdict = completion.before_delivery(record, info, session, root)
@@ -452,21 +444,16 @@ def harvest(
 #: The most of a child's ``result.md`` read into a result (the rest stays in the file).
 RESULT_MD_MAX_BYTES = 1 << 20
 
-#: Native args shorter than this are flags or small values (``-p``, ``high``), not credentials;
-#: replacing every occurrence of them would corrupt the agent's message.
-MIN_SECRET_CHARS = 8
-
 
 def redact_args(value: Any, agent_args: Sequence[str]) -> Any:
     """``value`` (a string, or a result's lists and objects of them) with the task's native
-    agent args redacted, as the low-level tools redact them
+    agent args redacted by the low-level tools' rule
     (:func:`orchestrator.tools.result.redact_text`): a pane tail shows the command line the
     agent was started with (``pi --api-key sk-…``), and it must not leave in a result, whether
     as ``finalMessage``, ``question``, an error message quoting the pane or a warning."""
-    secrets = sorted((a for a in agent_args if len(a) >= MIN_SECRET_CHARS), key=len, reverse=True)
-    if not secrets:
+    if not secret_parts(agent_args):
         return value
-    return _redact_tree(value, secrets)
+    return _redact_tree(value, agent_args)
 
 
 #: The texts of a result that may quote the agent's screen or output (ids, paths, the
@@ -580,7 +567,7 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
         )
     evidence = [contract.Evidence("herdr", f"agent status {info.agent_status} (not ours)")]
     final: str | None = None
-    session = session_path_of(info)
+    session = completion.session_path_of(info)
     if info.agent == "pi" and session:
         last = transcript.last_assistant_message(session)
         if last is not None:

@@ -72,6 +72,7 @@ from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound
 from orchestrator.client.types import AgentInfo
+from orchestrator.tools.text_rules import AGENT_NAME, is_agent_name
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_spawn_agent"
@@ -80,9 +81,6 @@ MIN_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 3_600_000
 #: Herdr's bounds for ``agent start --timeout`` (exclusive lower, inclusive upper).
 START_TIMEOUT_MS = 60_000
-#: Herdr's agent name grammar; always ``fullmatch`` (``$`` would let a trailing newline in).
-NAME_PATTERN = r"[a-z][a-z0-9_-]{0,31}"
-_NAME = re.compile(NAME_PATTERN)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Label of the workspace holding one tab per task.
 WORKSPACE_LABEL = "herdr-agents"
@@ -249,8 +247,8 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
     except GateError as exc:
         raise _Refused(exc.code, str(exc), exc.field or None) from None
     name = args.get("name")
-    if name is not None and (not isinstance(name, str) or _NAME.fullmatch(name) is None):
-        raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
+    if name is not None and not is_agent_name(name):
+        raise _Refused("FIELD_INVALID", f"name {name!r} must match {AGENT_NAME}", "name")
     try:
         str(args.get("prompt", "")).encode("utf-8")
     except UnicodeEncodeError:
@@ -569,7 +567,7 @@ def _launch(
     )
 
     argv = (*resolved.argv, *agent_args)
-    secrets = secret_args(agent_args)
+    secrets = list(agent_args)  # redacted by the one rule (tools.result.secret_parts)
     try:
         started = start_watch.start_agent(
             client,
@@ -617,11 +615,11 @@ def _launch(
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
     # after a crash can tell "prompt never sent" from "sent, and answered".
     before = _fresh(actx, pane_id) or started.agent
-    session = _session(before) or _session(started.agent)
+    session = completion.session_path_of(before) or completion.session_path_of(started.agent)
+    sending = completion.sending(before)
     record = actx.store.update(
         record.task_id,
-        delivery=completion.sending(before),
-        terminal_id=started.agent.terminal_id or None,
+        **sending,
         **({"session_path": session} if session else {}),
     )
     kickoff = task.kickoff_prompt()
@@ -719,17 +717,6 @@ def _same_subdirectory(cwd: Path, tree_path: str) -> str:
     return str(target)
 
 
-def secret_args(agent_args: tuple[str, ...]) -> list[str]:
-    """The parts of native agent args that may be secrets (values, not flag names): a
-    ``--flag=value``'s value and every argument that is not a flag."""
-    found: list[str] = []
-    for arg in agent_args:
-        value = arg.partition("=")[2] if arg.startswith("-") else arg
-        if len(value) >= 4:
-            found.append(value)
-    return found
-
-
 def _with_tail(message: str, tail: str) -> str:
     """Herdr's failure message, with the pane's last lines when there are any."""
     return f"{message}. Last lines of the pane:\n{tail}" if tail else message
@@ -740,12 +727,6 @@ def _fresh(actx: AgentToolsContext, pane_id: str) -> AgentInfo | None:
         return actx.client.agent_get(pane_id)
     except ClientError:
         return None
-
-
-def _session(info: AgentInfo) -> str | None:
-    from orchestrator.agent_tools.harvest import session_path_of
-
-    return session_path_of(info)
 
 
 __all__ = ["SPAWN_SCHEMA", "TOOL", "clamp_timeout", "default_name", "handle_spawn"]

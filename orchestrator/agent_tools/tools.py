@@ -8,6 +8,10 @@ handler is not written yet is simply absent, never a stub that answers success.
 Handlers take any :class:`~orchestrator.tools.tool.ToolContext`; they turn it into an
 :class:`~orchestrator.agent_tools.context.AgentToolsContext` with
 :func:`~orchestrator.agent_tools.context.agent_context`.
+
+Every string parameter refuses NUL in the schema
+(:func:`~orchestrator.tools.text_rules.refuse_nul`), as the low-level tools' do: a host
+sees the rule, and ``run_tool`` answers it with the AgentResult refusal shape.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from orchestrator.agent_tools import (
     spawn,
     transcript_tool,
 )
+from orchestrator.tools.text_rules import refuse_nul
 from orchestrator.tools.tool import Tool
 
 AGENT_TOOLS: dict[str, Tool] = {
@@ -32,7 +37,7 @@ AGENT_TOOLS: dict[str, Tool] = {
             "the agent, sends the task envelope, waits until it settles and returns the "
             "AgentResult (final message, result.md, diff). Never answers a blocked agent."
         ),
-        input_schema=spawn.SPAWN_SCHEMA,
+        input_schema=refuse_nul(spawn.SPAWN_SCHEMA),
         handler=spawn.handle_spawn,
     ),
     harvest.TOOL: Tool(
@@ -43,7 +48,7 @@ AGENT_TOOLS: dict[str, Tool] = {
             "the agent settles by default; a target not spawned here gets an observation. "
             "Never re-submits the task."
         ),
-        input_schema=harvest.GET_RESULT_SCHEMA,
+        input_schema=refuse_nul(harvest.GET_RESULT_SCHEMA),
         handler=harvest.handle_get_result,
     ),
     control.MESSAGE: Tool(
@@ -51,49 +56,49 @@ AGENT_TOOLS: dict[str, Tool] = {
         # R2: it prompts an agent (or types the answer to its question and presses Enter).
         risk="R2",
         description=control.MESSAGE_DESCRIPTION,
-        input_schema=control.MESSAGE_SCHEMA,
+        input_schema=refuse_nul(control.MESSAGE_SCHEMA),
         handler=control.message_agent,
     ),
     fleet.TOOL: Tool(
         name=fleet.TOOL,
         risk="R0",
         description=fleet.LIST_AGENTS_DESCRIPTION,
-        input_schema=fleet.LIST_AGENTS_SCHEMA,
+        input_schema=refuse_nul(fleet.LIST_AGENTS_SCHEMA),
         handler=fleet.list_agents,
     ),
     control.INTERRUPT: Tool(
         name=control.INTERRUPT,
         risk="R1",
         description=control.INTERRUPT_DESCRIPTION,
-        input_schema=control.INTERRUPT_SCHEMA,
+        input_schema=refuse_nul(control.INTERRUPT_SCHEMA),
         handler=control.interrupt_agent,
     ),
     inbox_tool.TOOL: Tool(
         name=inbox_tool.TOOL,
         risk="R0",
         description=inbox_tool.INBOX_DESCRIPTION,
-        input_schema=inbox_tool.INBOX_SCHEMA,
+        input_schema=refuse_nul(inbox_tool.INBOX_SCHEMA),
         handler=inbox_tool.inbox,
     ),
     transcript_tool.TOOL: Tool(
         name=transcript_tool.TOOL,
         risk="R0",
         description=transcript_tool.READ_AGENT_DESCRIPTION,
-        input_schema=transcript_tool.READ_AGENT_SCHEMA,
+        input_schema=refuse_nul(transcript_tool.READ_AGENT_SCHEMA),
         handler=transcript_tool.read_agent,
     ),
     control.CLOSE: Tool(
         name=control.CLOSE,
         risk="R1",
         description=control.CLOSE_DESCRIPTION,
-        input_schema=control.CLOSE_SCHEMA,
+        input_schema=refuse_nul(control.CLOSE_SCHEMA),
         handler=control.close_agent,
     ),
     doctor_tool.TOOL: Tool(
         name=doctor_tool.TOOL,
         risk="R0",
         description=doctor_tool.DOCTOR_DESCRIPTION,
-        input_schema=doctor_tool.DOCTOR_SCHEMA,
+        input_schema=refuse_nul(doctor_tool.DOCTOR_SCHEMA),
         handler=doctor_tool.doctor,
     ),
 }

@@ -61,6 +61,7 @@ __all__ = [
     "create_worktree",
     "diff",
     "dirty_files",
+    "main_repository",
     "remove_worktree",
     "repo_root",
     "snapshot",
@@ -435,6 +436,20 @@ def dirty_files(path: str | Path) -> list[str]:
     """``git status --porcelain`` lines of the worktree (untracked files included)."""
     out = _git(path, "status", "--porcelain", "--untracked-files=all").stdout
     return [line for line in out.splitlines() if line.strip()]
+
+
+def main_repository(worktree_path: str | Path, fallback: str) -> str:
+    """The main repository of a linked worktree (``--git-common-dir``'s parent), asked with
+    the same hardened git as every other call here; ``fallback`` when git cannot say."""
+    try:
+        done = _git(
+            worktree_path, "rev-parse", "--path-format=absolute", "--git-common-dir", check=False
+        )
+    except WorktreeError:
+        return fallback
+    if done.returncode != 0 or not done.stdout.strip():
+        return fallback
+    return str(Path(done.stdout.strip()).parent)
 
 
 def remove_worktree(worktree: Worktree, *, force: bool = False) -> Removal:

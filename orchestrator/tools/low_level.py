@@ -39,6 +39,7 @@ from orchestrator.tools.result import (
     from_transport_error,
     redacted,
 )
+from orchestrator.tools.text_rules import AGENT_NAME_PATTERN, NO_NUL
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
 
 Args = Mapping[str, Any]
@@ -66,15 +67,11 @@ DEFAULT_AGENT_WAIT_MS = 120_000
 # -- schema helpers ----------------------------------------------------------------------------
 
 
-#: No NUL anywhere: no command line can carry one, and no Herdr text wants one.
-_NO_NUL = "^[^\\u0000]*$"
-
-
 def _str(description: str, **extra: Any) -> dict[str, Any]:
     return {
         "type": "string",
         "minLength": 1,
-        "pattern": _NO_NUL,
+        "pattern": NO_NUL,
         "description": description,
         **extra,
     }
@@ -102,7 +99,7 @@ _ENV = {
     "type": "object",
     "description": "Extra environment variables for the new shell (NAME: value).",
     "propertyNames": {"pattern": "^[^=\\u0000]+$"},
-    "additionalProperties": {"type": "string", "pattern": _NO_NUL},
+    "additionalProperties": {"type": "string", "pattern": NO_NUL},
 }
 _LINES = {
     "type": "integer",
@@ -669,13 +666,13 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             name=_str(
                 "New unique agent name: a lowercase letter, then lowercase letters, digits, "
                 "'-' or '_' (at most 32).",
-                pattern="^[a-z][a-z0-9_-]{0,31}$",
+                pattern=AGENT_NAME_PATTERN,
             ),
             kind={"enum": list(AGENT_KINDS), "description": "Which agent to start."},
             pane=_PANE,
             args={
                 "type": "array",
-                "items": {"type": "string"},
+                "items": {"type": "string", "pattern": NO_NUL},
                 "description": "Native arguments for the agent executable.",
             },
             timeout=_ms(

@@ -23,6 +23,7 @@ from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
 from orchestrator.tools.outcome import is_agent_tool
 from orchestrator.tools.result import failure
+from orchestrator.tools.text_rules import NO_NUL, unsendable
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Risk",
     "Tool",
     "ToolContext",
+    "run_given",
     "run_tool",
 ]
 
@@ -58,10 +60,17 @@ def _argument_error(tool: Tool, arguments: object) -> ArgumentProblem | None:
     validator = Draft202012Validator(dict(tool.input_schema))
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
     if not errors:
-        return None
+        found = unsendable(dict(arguments))
+        if found is None:
+            return None
+        path, reason = found
+        return ArgumentProblem(f"{'/'.join(path)}: {reason}", path[0] if path else None)
     first = errors[0]
     where = "/".join(str(part) for part in first.absolute_path)
-    message = f"{where}: {first.message}" if where else first.message
+    said = first.message
+    if first.validator == "pattern" and first.validator_value == NO_NUL:
+        said = "holds a NUL character, which Herdr cannot carry"  # the value is not echoed
+    message = f"{where}: {said}" if where else said
     return ArgumentProblem(message, _field_of(first, arguments))
 
 
@@ -129,13 +138,20 @@ def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> di
     tool = ALL_TOOLS.get(name)
     if tool is None:
         return failure(name, "unknown_tool", f"unknown tool {name!r}")
+    return run_given(tool, arguments, ctx)
+
+
+def run_given(tool: Tool, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
+    """Run ``tool`` (the registry's or any other, e.g. an MCP server's own): its schema is
+    checked, whole-number floats become integers (:func:`integers`) and a handler bug is a
+    result. The one path from arguments to a handler, so no server skips a step."""
     problem = _argument_error(tool, arguments)
     if problem is not None:
-        return _invalid(name, problem)
+        return _invalid(tool.name, problem)
     assert isinstance(arguments, Mapping)
     normalised = integers(tool.input_schema, arguments)
     context = ctx if ctx is not None else ToolContext.from_env()
     try:
         return tool.handler(normalised, context)
     except Exception as exc:  # a handler bug must still answer as a result
-        return _crashed(name, exc)
+        return _crashed(tool.name, exc)

@@ -19,6 +19,7 @@ by ``<redacted: N chars>``. Reports and logs may then copy ``command`` freely (s
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -32,16 +33,44 @@ def redacted(value: str) -> str:
     return f"<redacted: {len(value)} chars>"
 
 
+#: Values shorter than this are flags or ordinary words (``-p``, ``high``, ``openai``), not
+#: credentials: replacing every occurrence of them would corrupt the text they appear in.
+MIN_SECRET_CHARS = 8
+#: A native argument that is a flag: ``-x``, ``--flag``, ``--flag=value``.
+_FLAG = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*(=.*)?", re.DOTALL)
+
+
+def secret_parts(secrets: Iterable[str]) -> list[str]:
+    """What of each secret (a native agent arg, a payload) is hidden in free text — the one
+    redaction rule of both tool families.
+
+    A flag's name is not a secret (``--api-key`` stays readable); the value of a
+    ``--flag=value`` is, and so is every other argument (``sk-…`` after ``--api-key``), when
+    it has at least :data:`MIN_SECRET_CHARS` characters. Longest first, so a secret holding
+    another is replaced whole.
+    """
+    parts: set[str] = set()
+    for secret in secrets:
+        flag = _FLAG.fullmatch(secret)
+        value = (flag.group(1) or "=")[1:] if flag else secret
+        if len(value) >= MIN_SECRET_CHARS:
+            parts.add(value)
+    return sorted(parts, key=len, reverse=True)
+
+
 def command_text(argv: Sequence[str], secrets: Iterable[str] = ()) -> str:
-    """``argv`` as one shell-quoted line, every secret element and ``--env`` value redacted."""
-    hidden = {s for s in secrets if s}
+    """``argv`` as one shell-quoted line, every secret element (or element holding a secret's
+    part, :func:`secret_parts`) and ``--env`` value redacted."""
+    given = list(secrets)
+    hidden = {s for s in given if s}
+    parts_hidden = secret_parts(given)
     parts: list[str] = []
     after_env = False
     for arg in argv:
         if after_env and "=" in arg:
             key, _, value = arg.partition("=")
             parts.append(shlex.quote(f"{key}={redacted(value)}"))
-        elif arg in hidden:
+        elif arg in hidden or any(part in arg for part in parts_hidden):
             parts.append(shlex.quote(redacted(arg)))
         else:
             parts.append(shlex.quote(arg))
@@ -133,10 +162,10 @@ def from_transport_error(
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every occurrence of each secret replaced by :func:`redacted`."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, redacted(secret))
+    """``text`` with every occurrence of each secret's part (:func:`secret_parts`: native
+    agent args, payloads) replaced by :func:`redacted`."""
+    for part in secret_parts(secrets):
+        text = text.replace(part, redacted(part))
     return text
 
 

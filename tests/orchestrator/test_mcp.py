@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import anyio
@@ -285,6 +286,35 @@ def test_tools_outside_the_registry_are_validated_and_contained() -> None:
     assert body_of(fine)["data"] == {"word": "hi"} and fine.is_error is False
     assert body_of(refused)["errorCode"] == "invalid_arguments" and refused.is_error is True
     assert body_of(crashed)["errorCode"] == "internal_error" and crashed.is_error is True
+
+
+def _typed(params: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    value = params["timeout"]
+    return {"ok": True, "command": "typed", "exitCode": 0, "data": {"type": type(value).__name__}}
+
+
+def test_tools_outside_the_registry_get_integers_as_registry_tools_do() -> None:
+    # JSON's 5000.0 validates as an integer; run_tool hands handlers an int (Herdr refuses
+    # "--timeout 5000.0"), and a server's own tools take the same path (a frozen schema too)
+    schema = MappingProxyType(
+        {
+            "type": "object",
+            "properties": MappingProxyType({"timeout": MappingProxyType({"type": "integer"})}),
+            "required": ["timeout"],
+            "additionalProperties": False,
+        }
+    )
+    typed = Tool(name="typed", risk="R0", description="Type.", input_schema=schema, handler=_typed)
+
+    async def body() -> CallToolResult:
+        async with Client(
+            build_server([typed], context=ToolContext.from_env({})), mode="legacy"
+        ) as client:
+            return await client.call_tool("typed", {"timeout": 5000.0})
+
+    result = run(body)
+    assert result.is_error is False, body_of(result)
+    assert body_of(result)["data"] == {"type": "int"}
 
 
 @pytest.mark.slow

@@ -177,6 +177,14 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
 
 # -- the cases ----------------------------------------------------------------------------------
 
+#: Every R2 tool (seed 001 and 000): what DSH_HERDR_PREVIEW_REQUIRED refuses without a preview.
+R2_TOOLS = (
+    "_dsh_herdr_pane_run",
+    "_dsh_herdr_agent_start",
+    "_dsh_herdr_agent_prompt",
+    "herdr_spawn_agent",
+    "herdr_message_agent",
+)
 #: Which test exercises which tools, and how (checked by ``test_99_every_tool_is_covered``).
 #: Static, so the check holds whichever xdist worker runs which test.
 _PANE_READS = ("pane_get", "pane_layout", "pane_process_info", "pane_edges", "pane_read")
@@ -231,6 +239,17 @@ COVERAGE: dict[str, dict[str, tuple[str, ...]]] = {
     "test_10_interrupt_and_close": {
         "herdr_interrupt_agent": ("success", "failure"),
         "herdr_close_agent": ("success", "failure"),
+    },
+    "test_13_previews_name_taken_and_a_blocked_header": {
+        **dict.fromkeys(
+            ("_dsh_herdr_agent_start", "_dsh_herdr_agent_prompt", "_dsh_herdr_pane_run"),
+            ("success",),
+        ),
+        "herdr_spawn_agent": ("success", "failure"),
+        "herdr_message_agent": ("success",),
+    },
+    "test_14_the_preview_gate_over_stdio": {
+        **dict.fromkeys(R2_TOOLS, ("refusal",)),
     },
 }
 
@@ -560,6 +579,77 @@ def test_12_a_hundred_long_waits_do_not_starve_other_calls(tier: Tier, world: Wo
         assert [m["text"] for m in answer["messages"]] == ["wake"], answer
 
 
+def test_13_previews_name_taken_and_a_blocked_header(tier: Tier, world: World) -> None:
+    # previews of the R2 tools: nothing runs, a result to read (isError false)
+    for name, arguments in (
+        ("_dsh_herdr_agent_start", {"pane": world.split, "kind": "pi", "name": "never"}),
+        ("_dsh_herdr_agent_prompt", {"agent": "tier-asks", "prompt": "secret words"}),
+        ("_dsh_herdr_pane_run", {"pane": world.split, "command": "touch never"}),
+    ):
+        body = ok_call(tier, name, {**arguments, "preview": True})
+        assert body["data"]["preview"] is True and "secret words" not in json.dumps(body)
+    for name, arguments in (
+        ("herdr_spawn_agent", {"prompt": "secret words", "cwd": str(tier.root)}),
+        ("herdr_message_agent", {"target": "tier-asks", "message": "secret words"}),
+    ):
+        is_error, body = tier.call(name, {**arguments, "preview": True})
+        full = agent_result(body)
+        assert (full["status"], full["nextAction"]) == ("idle", "ask_user"), full
+        assert full["preview"] is not None and "secret words" not in json.dumps(body)
+        assert is_error is False
+    assert not (tier.root / "never").exists()
+    # a name a live agent has: NAME_TAKEN (a failure), nothing left behind
+    panes = len(ok_call(tier, "_dsh_herdr_pane_list", {})["data"]["panes"])
+    is_error, body = tier.call(
+        "herdr_spawn_agent", {"prompt": "x", "cwd": str(tier.root), "name": "tier-asks"}
+    )
+    full = agent_result(body)
+    assert (full["status"], full["error"]["code"]) == ("failed", "NAME_TAKEN"), full
+    assert full["error"]["field"] == "name" and is_error is True
+    assert len(ok_call(tier, "_dsh_herdr_pane_list", {})["data"]["panes"]) == panes
+    # a turn ending with the BLOCKED header: blocked with the question, not an error
+    asks = tier.scenario("tier-header", Scenario().reply("BLOCKED\nShould I drop the table?"))
+    is_error, body = tier.call(
+        "herdr_spawn_agent",
+        {"prompt": "migrate", "cwd": str(tier.root), "name": "tier-header", "agent_args": asks},
+    )
+    full = agent_result(body)
+    assert (full["status"], full["question"]) == ("blocked", "Should I drop the table?"), full
+    assert full["nextAction"] == "ask_user" and is_error is False
+
+
+def test_14_the_preview_gate_over_stdio(tier: Tier, world: World) -> None:
+    """A server whose environment turns the gate on (spelt ``on``): every R2 tool without a
+    preview is refused in its family's shape, isError true, and nothing runs."""
+    env = {
+        **{k: v for k, v in tier.sim.env.items() if k != "HERDR_PANE_ID"},
+        "HERDR_BIN_PATH": str(tier.sim.cli_path),
+        "HERDR_ORCHESTRATOR_STATE_DIR": str(tier.root / "gated-state"),
+        "DSH_HERDR_PREVIEW_REQUIRED": "on",
+    }
+    gated = start_mcp(env, tier.root / "gated.stderr")
+    try:
+        for name, arguments in (
+            ("_dsh_herdr_pane_run", {"pane": world.split, "command": "touch gated"}),
+            ("_dsh_herdr_agent_start", {"pane": world.split, "kind": "pi", "name": "gated"}),
+            ("_dsh_herdr_agent_prompt", {"agent": "tier-asks", "prompt": "x"}),
+            ("herdr_spawn_agent", {"prompt": "x", "cwd": str(tier.root), "name": "gated"}),
+            ("herdr_message_agent", {"target": "tier-asks", "message": "x"}),
+        ):
+            result = gated.call(name, arguments)
+            body = body_of(result)
+            assert result.is_error is True, body
+            if name.startswith("_dsh_herdr_"):
+                assert body["errorCode"] == "preview_required", body
+            else:
+                assert agent_result(body)["error"]["code"] == "PREVIEW_REQUIRED", body
+    finally:
+        gated.stack.close()
+    assert not (tier.root / "gated").exists()
+    names = {row["name"] for row in tier.call("herdr_list_agents", {})[1]["agents"]}
+    assert "gated" not in names
+
+
 def test_99_every_tool_is_covered() -> None:
     """A success and a refusal for all 33 tools (failures where a tool has one)."""
     covered = {
@@ -573,3 +663,5 @@ def test_99_every_tool_is_covered() -> None:
         assert (name, "success") in covered, name
         assert (name, "refusal") in covered, name
     assert len(ALL_TOOLS) == 33
+    r2 = {name for name, tool in ALL_TOOLS.items() if tool.risk == "R2"}
+    assert r2 == set(R2_TOOLS)  # the preview gate case drives every R2 tool

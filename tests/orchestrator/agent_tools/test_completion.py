@@ -106,6 +106,17 @@ def test_spawn_killed_before_its_prompt_then_retried_is_spawn_interrupted(
     assert len(ctx.client.agent_list()) == 1
 
 
+def test_a_starting_record_whose_spawn_is_alive_reads_running(ctx: AgentToolsContext) -> None:
+    """The spawn (this process) has not delivered the prompt yet: running, never completed or
+    failed, and the record stays the spawn's."""
+    record, _ = ctx.store.create(kind="pi", cwd="/")
+    result = get_result(ctx, target=record.task_id, wait=False)
+    assert result["status"] == "running", result
+    assert result["error"] is None
+    assert any("still preparing" in note for note in result["warnings"]), result["warnings"]
+    assert ctx.store.get(record.task_id).status == "starting"
+
+
 def test_a_reused_pid_is_not_the_owner_of_a_starting_record(ctx: AgentToolsContext) -> None:
     """The spawn died long ago and its pid now names another process: not "running"."""
     record, _ = ctx.store.create(kind="pi", cwd="/")
@@ -339,7 +350,7 @@ def _record(tmp_path: Path, kind: str = "claude", **delivery: Any) -> TaskRecord
     return TaskRecord(
         task_id="t-000000000001", status="running", created_at=stamp, updated_at=stamp,
         kind=kind, cwd=str(tmp_path), pane_id="w1:p1", artifact_dir=str(tmp_path / "art"),
-        delivery={"sendingAt": stamp, "terminalId": "term_1", **delivery},
+        terminal_id="term_1", delivery={"sendingAt": stamp, **delivery},
     )  # fmt: skip
 
 
@@ -357,8 +368,28 @@ def test_screen_kind_completes_only_after_herdr_saw_it_settle_after_the_prompt(
     restarted = completion.judge(record, _agent("idle", 9, terminal="term_2"), None, root)
     assert restarted.error is not None and restarted.error.code == "AGENT_RESTARTED"
     (tmp_path / "art").mkdir()
+    # a link planted as result.md is not the child's report (safe_fs: no link followed)
+    (tmp_path / "elsewhere.md").write_text("done\n")
+    (tmp_path / "art" / "result.md").symlink_to(tmp_path / "elsewhere.md")
+    linked = completion.judge(record, _agent("idle", 9, "term_2"), None, root)
+    assert linked.error is not None and linked.error.code == "AGENT_RESTARTED"
+    (tmp_path / "art" / "result.md").unlink()
     (tmp_path / "art" / "result.md").write_text("done\n")
     assert completion.judge(record, _agent("idle", 9, "term_2"), None, root).status == "completed"
+
+
+def test_the_prompted_terminal_is_the_records_own_terminal_id(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    # one fact in one place: ownership (fleet.same_agent) and the restart rule read the same
+    result = spawn(
+        ctx, prompt="x", cwd=str(tmp_path), agent_args=scenario_args(tmp_path, Scenario())
+    )
+    assert result["status"] == "completed", result
+    record = ctx.store.get(result["taskId"])
+    assert record.terminal_id and record.delivery is not None
+    assert "terminalId" not in record.delivery
+    assert completion.Delivery.of(record).terminal_id == record.terminal_id
 
 
 def test_a_prompt_held_back_by_a_question_at_start_is_never_completed(tmp_path: Path) -> None:

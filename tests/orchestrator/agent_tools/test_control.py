@@ -91,6 +91,32 @@ def test_interrupt_a_task_whose_pane_is_gone(
     assert ctx.store.get(record.task_id).status == "gone"
 
 
+def test_interrupt_never_reports_an_answer_from_before_the_task_prompt(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    # the session's last assistant message answered an earlier prompt, not the task's: the
+    # completion rule (an answer after our prompt) holds for interrupt too
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("old answer"), name="w")
+    agent.prompt("someone else's question")
+    record = own(ctx, agent)
+    value = agent_result(interrupt_agent({"target": record.task_id}, ctx))
+    assert (value["status"], value["error"]["code"]) == ("failed", "INTERRUPTED"), value
+    assert value["finalMessage"] is None
+
+
+def test_interrupt_after_the_task_was_answered_reports_that_answer(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    scenario = herdr_fake_agent.scenario().reply("old answer").then().reply("task answer")
+    agent = herdr_fake_agent.start("pi", scenario, name="w")
+    agent.prompt("someone else's question")
+    record = own(ctx, agent)
+    task_md = Path(str(record.artifact_dir)) / "task.md"
+    agent.prompt(f"Your task is in {task_md} - read it")
+    value = agent_result(interrupt_agent({"target": record.task_id}, ctx))
+    assert (value["status"], value["finalMessage"]) == ("completed", "task answer"), value
+
+
 # -- close --------------------------------------------------------------------------------------
 
 
@@ -249,6 +275,19 @@ def test_without_wait_the_task_is_running(
     assert (value["status"], value["nextAction"]) == ("running", "wait")
     assert ctx.store.get(record.task_id).status == "running"
     agent.wait("working")
+
+
+def test_message_to_a_starting_task_leaves_its_spawn_the_record(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    # a spawn in flight (its owner, this process, is alive) owns its "starting" record: the
+    # message goes through the record-write check and never marks it running
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("ok"), name="w")
+    record = own(ctx, agent, status="starting")
+    value = agent_result(message_agent({"target": "w", "message": "go on"}, ctx))
+    assert value["status"] == "running", value
+    assert ctx.store.get(record.task_id).status == "starting"
+    assert "running" not in [step["status"] for step in ctx.store.get(record.task_id).history]
 
 
 def test_message_to_a_foreign_agent_is_an_observation(

@@ -6,6 +6,7 @@ task for a running fake agent, schema assertions).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,11 @@ import pytest
 from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA, LIST_RESULT_SCHEMA
-from orchestrator.agent_tools.fleet import list_agents
-from orchestrator.agent_tools.records import TaskRecord
+from orchestrator.agent_tools.control import close_agent, interrupt_agent
+from orchestrator.agent_tools.fleet import list_agents, owns
+from orchestrator.agent_tools.records import TaskRecord, now_iso
 from orchestrator.client.sync import HerdrClient
+from orchestrator.client.types import AgentInfo
 from orchestrator.tools.tool import ToolContext
 from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
@@ -154,6 +157,46 @@ def test_a_record_for_another_agent_in_the_same_pane_does_not_own_it(
     ctx.store.update(record.task_id, status="completed", pane_id=agent.pane.pane_id)
     (row,) = list_agents({}, ctx)["agents"]
     assert row["owned"] is False
+
+
+def _info(name: str | None, kind: str | None, terminal: str, pending: bool = False) -> AgentInfo:
+    return AgentInfo.from_wire(
+        {"name": name, "agent": kind, "pane_id": "w1:p1", "terminal_id": terminal,
+         "agent_status": "idle", "launch_pending": pending}
+    )  # fmt: skip
+
+
+def test_ownership_needs_pane_name_kind_and_terminal() -> None:
+    stamp = now_iso()
+    record = TaskRecord(
+        task_id="t-000000000001", status="running", created_at=stamp, updated_at=stamp,
+        kind="pi", cwd="/", name="w", pane_id="w1:p1", terminal_id="term_1",
+    )  # fmt: skip
+    assert owns(record, _info("w", "pi", "term_1"))
+    assert owns(record, _info("w", None, "term_1", pending=True))  # its launch, not yet labelled
+    assert not owns(record, _info(None, "pi", "term_1"))  # an unnamed agent in the old pane
+    assert not owns(record, _info("w", "claude", "term_1"))  # same name, another kind
+    assert not owns(record, _info("w", "pi", "term_2"))  # same name and kind, a new terminal
+    assert not owns(replace(record, name=None), _info(None, "pi", "term_1"))
+    assert not owns(replace(record, status="closed"), _info("w", "pi", "term_1"))
+
+
+def test_an_agent_in_a_new_terminal_is_listed_not_owned_and_not_controlled(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    # same pane, name and kind as the record, but not the terminal it recorded at spawn
+    agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().hang(), name="w")
+    agent.prompt("loop", wait=False)
+    agent.wait("working")
+    record = own(ctx, agent, terminal_id="term_from_an_earlier_life")
+    (row,) = list_agents({}, ctx)["agents"]
+    assert (row["owned"], row["taskId"]) == (False, None)
+    for value in (
+        interrupt_agent({"target": record.task_id}, ctx),
+        close_agent({"target": record.task_id, "force": True}, ctx),
+    ):
+        assert value["error"]["code"] == "NOT_OWNED", value
+    assert agent.status == "working"  # never interrupted nor closed
 
 
 def test_a_closed_task_no_longer_owns_its_pane(

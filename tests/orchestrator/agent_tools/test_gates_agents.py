@@ -53,8 +53,12 @@ def acted(rec: Received) -> list[str]:
 
 
 def prompts(agent: Agent) -> list[str]:
-    """What the pi agent received as prompts; none when it never got one (no session yet)."""
-    path = Path(agent.info["agent_session"]["value"])
+    """What the pi agent received as prompts; none when it never got one (no session yet:
+    a fake pi that was never prompted may not have reported its session to Herdr at all)."""
+    session = agent.info.get("agent_session")
+    if not session:
+        return []
+    path = Path(session["value"])
     if not path.exists():
         return []
     return [m["text"] for m in load_messages(str(path)) if m["role"] == "user"]

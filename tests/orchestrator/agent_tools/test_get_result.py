@@ -204,7 +204,7 @@ def test_spawn_killed_after_its_prompt_was_delivered_is_harvested(
         owner_pid=dead_pid(),
         pane_id=agent.pane.pane_id,
         artifact_dir=str(artifact_dir),
-        delivery=completion.sending(before),
+        **completion.sending(before),
     )
     agent.prompt(f"Your task is in {artifact_dir / 'task.md'} - read it")
     ctx.store.update(record.task_id, status="running", delivery=completion.sent(record, None))
@@ -239,5 +239,6 @@ def test_native_args_are_redacted_from_every_screen_text_of_a_result(tmp_path: P
     )
     value = to_dict(ctx, result, secrets=("--api-key", secret, "on"))
     assert secret not in repr(value)
-    assert value["error"]["message"] == "pane: claude <redacted: 9 chars> <redacted: 24 chars>"
+    # a flag's name is not a secret, its value is (tools.result.secret_parts)
+    assert value["error"]["message"] == "pane: claude --api-key <redacted: 24 chars>"
     assert (value["taskId"], value["model"]) == ("t-0123456789ab", "anthropic/claude-sonnet-4-5")

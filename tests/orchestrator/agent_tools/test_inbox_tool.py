@@ -7,6 +7,7 @@ context on a state directory alone.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from pathlib import Path
@@ -198,3 +199,21 @@ def test_a_symlinked_inbox_is_a_warning_and_its_target_is_never_shown(
     assert "TOP-SECRET" not in json.dumps(value)
     assert value["messages"] == [] and value["tasks"][0]["nextOffset"] == 0
     assert "symbolic link" in value["warnings"][0] and record.task_id in value["warnings"][0]
+
+
+@pytest.mark.parametrize("wait", [False, True])
+def test_a_fifo_inbox_never_blocks_the_tool(ctx: AgentToolsContext, wait: bool) -> None:
+    # a child replaces its inbox with a FIFO: herdr_inbox answers (a warning), waiting or not,
+    # within its own timeout, and never opens the FIFO for a blocking read
+    record = task(ctx, "w")
+    assert record.artifact_dir is not None
+    os.mkfifo(Path(record.artifact_dir) / "inbox.ndjson")
+    result: dict[str, Any] = {}
+    worker = threading.Thread(
+        target=lambda: result.update(read(ctx, wait=wait, timeout_ms=300)), daemon=True
+    )
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive(), "herdr_inbox blocked on a FIFO inbox"
+    assert result["messages"] == []
+    assert any(record.task_id in warning for warning in result["warnings"]), result

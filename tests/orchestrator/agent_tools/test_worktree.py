@@ -280,6 +280,8 @@ def test_a_hostile_repository_runs_none_of_its_code(hostile: Path, tmp_path: Pat
     made = wt.create_worktree(hostile, "t9", tmp_path / "wt")
     (Path(made.path) / "b.txt").write_text("agent\n")
     assert "+agent" in wt.diff(made.path, made).patch
+    # close finds the main repository of a worktree with the same hardened git
+    assert Path(wt.main_repository(made.path, "?")).resolve() == hostile.resolve()
     wt.remove_worktree(made, force=True)
     assert sorted(p.name for p in (tmp_path / "markers").iterdir()) == []
 
