@@ -40,6 +40,18 @@ def _all(seen: Observed) -> list[Report]:
     return [r for r in seen.log.snapshot() if r.phase != "outside"]
 
 
+def _without_retries(reports: list[Report]) -> list[Report]:
+    """``reports`` without exact resends of a line already read (a client's retry)."""
+    seen_lines: set[str] = set()
+    kept: list[Report] = []
+    for report in reports:
+        if report.raw in seen_lines:
+            continue
+        seen_lines.add(report.raw)
+        kept.append(report)
+    return kept
+
+
 def _no_reports(seen: Observed) -> tuple[Status, str, list[Evidence]] | None:
     if _all(seen):
         return None
@@ -95,10 +107,15 @@ def states(seen: Observed) -> tuple[Status, str, list[Evidence]]:
 
 
 def seq(seen: Observed) -> tuple[Status, str, list[Evidence]]:
-    """``seq`` strictly increasing per source, across restarts of the agent."""
+    """``seq`` strictly increasing per source, across restarts of the agent.
+
+    A request line read twice, byte for byte (same request id, same params), is one report
+    retried after its answer was slow or lost, not a second report: Herdr takes the first and
+    ignores the copy as stale, which is what the number is for.
+    """
     if (empty := _no_reports(seen)) is not None:
         return empty
-    reports = [r for r in _all(seen) if not r.faulted]
+    reports = _without_retries([r for r in _all(seen) if not r.faulted])
     numbered = [r for r in reports if r.seq is not None]
     if not numbered:
         why = "no report carries a seq (optional, but recommended by the guide)"
