@@ -49,6 +49,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from herdr_sim.protocol import AGENT_NAME_PATTERN, is_agent_name
 from orchestrator.agent_tools import aliases, completion, envelope, start_watch, worktree
 from orchestrator.agent_tools.config import (
     Config,
@@ -80,9 +81,6 @@ MIN_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 3_600_000
 #: Herdr's bounds for ``agent start --timeout`` (exclusive lower, inclusive upper).
 START_TIMEOUT_MS = 60_000
-#: Herdr's agent name grammar; always ``fullmatch`` (``$`` would let a trailing newline in).
-NAME_PATTERN = r"[a-z][a-z0-9_-]{0,31}"
-_NAME = re.compile(NAME_PATTERN)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Label of the workspace holding one tab per task.
 WORKSPACE_LABEL = "herdr-agents"
@@ -119,7 +117,7 @@ SPAWN_SCHEMA: dict[str, Any] = {
         },
         "name": {
             "type": "string",
-            "description": "Agent name, [a-z][a-z0-9_-]{0,31} (default generated).",
+            "description": f"Agent name, {AGENT_NAME_PATTERN} (default generated).",
         },
         "cwd": {
             "type": "string",
@@ -249,8 +247,8 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
     except GateError as exc:
         raise _Refused(exc.code, str(exc), exc.field or None) from None
     name = args.get("name")
-    if name is not None and (not isinstance(name, str) or _NAME.fullmatch(name) is None):
-        raise _Refused("FIELD_INVALID", f"name {name!r} must match [a-z][a-z0-9_-]{{0,31}}", "name")
+    if name is not None and (not isinstance(name, str) or not is_agent_name(name)):
+        raise _Refused("FIELD_INVALID", f"name {name!r} must match {AGENT_NAME_PATTERN}", "name")
     try:
         str(args.get("prompt", "")).encode("utf-8")
     except UnicodeEncodeError:

@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from herdr_sim.agent_kinds import parse_agent_label
-from orchestrator.client import agent_start, cli_map
+from herdr_sim.protocol import PROTOCOL, parse_agent_label
+from herdr_sim.protocol.startup import start_agent
+from orchestrator.client import cli_map
 from orchestrator.client.errors import ConnectFailed, error_for
 from orchestrator.client.transports import (
     AutoTransport,
@@ -49,8 +50,6 @@ from orchestrator.client.types import (
     WorkspaceInfo,
 )
 
-#: The Herdr socket protocol this client speaks (Herdr 0.9.x).
-PROTOCOL = 22
 #: Environment variable choosing the transport: ``auto`` (default), ``socket`` or ``cli``.
 TRANSPORT_ENV = "HERDR_ORCHESTRATOR_TRANSPORT"
 TransportKind = Literal["auto", "socket", "cli"]
@@ -256,13 +255,14 @@ class HerdrClient:
                 )
             raise
 
-        def send(rid: str, method: str, p: Mapping[str, Any]) -> dict[str, Any]:
+        def send(rid: str, method: str, p: dict[str, Any], _checked: bool) -> dict[str, Any]:
+            # the protocol was checked once for this client: no per-request guard
             return sock.request(method, p, rid, deadline)
 
         # Herdr compares the detected agent with the kind's canonical label (an alias such as
         # ``claude-code`` is detected as ``claude``), so the comparison must use it too.
         kind = str(params["kind"])
-        envelope = agent_start.start_agent(send, wire, parse_agent_label(kind) or kind)
+        envelope = start_agent(send, wire, parse_agent_label(kind) or kind)
         return exchange_from_envelope(op, params, envelope, argv, "socket")
 
     # -- typed calls --------------------------------------------------------------------------
