@@ -18,7 +18,6 @@ import errno
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Mapping
@@ -27,15 +26,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from herdr_sim.protocol import startup as agent_start
-from orchestrator.client import cli_map
+from orchestrator.client import cli_map, wire
 from orchestrator.client.cli_map import Operation, Params
-from orchestrator.client.errors import ConnectFailed, TransportError
+from orchestrator.client.errors import ConnectFailed, ProtocolError, TransportError
 
 TransportName = Literal["socket", "cli"]
 
 #: Extra seconds our own deadline allows beyond a server-side wait's ``timeout_ms``.
 WAIT_MARGIN = 5.0
-_MAX_LINE = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -130,28 +128,27 @@ class SocketTransport:
         Raises ConnectFailed when no connection could be made (nothing was sent) and
         TransportError(maybe_applied=True) when the connection failed after sending.
         """
-        line = json.dumps({"id": request_id, "method": method, "params": dict(params)}) + "\n"
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        line = wire.encode_request(request_id, method, params)
         try:
-            sock.settimeout(self.connect_timeout)
-            try:
-                sock.connect(str(self.socket_path))
-            except OSError as exc:
-                missing = exc.errno in {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR}
-                raise ConnectFailed(
-                    f"cannot connect to {self.socket_path}: {exc.strerror or exc}",
-                    missing=missing,
-                ) from exc
+            sock = wire.connect(self.socket_path, self.connect_timeout)
+        except OSError as exc:
+            missing = exc.errno in {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR}
+            raise ConnectFailed(
+                f"cannot connect to {self.socket_path}: {exc.strerror or exc}",
+                missing=missing,
+            ) from exc
+        try:
             sock.settimeout(timeout)
-            try:
-                sock.sendall(line.encode())
-                data = _read_line(sock, time.monotonic() + timeout)
-            except TimeoutError as exc:
-                raise TransportError(
-                    f"{method}: no answer within {timeout:g} s", maybe_applied=True
-                ) from exc
-            except OSError as exc:
-                raise TransportError(f"{method}: {exc}", maybe_applied=True) from exc
+            sock.sendall(line)
+            data: bytes | None = wire.read_line(sock, time.monotonic() + timeout)
+        except ProtocolError:
+            data = None
+        except TimeoutError as exc:
+            raise TransportError(
+                f"{method}: no answer within {timeout:g} s", maybe_applied=True
+            ) from exc
+        except OSError as exc:
+            raise TransportError(f"{method}: {exc}", maybe_applied=True) from exc
         finally:
             sock.close()
         if data is None:
@@ -202,27 +199,6 @@ def exchange_from_envelope(
     result = dict(result) if isinstance(result, dict) else {}
     stdout = cli_map.render_stdout(op, params, result)
     return Exchange(argv, 0, stdout, "", result, None, transport)
-
-
-def _read_line(sock: socket.socket, deadline: float) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError
-        sock.settimeout(remaining)
-        chunk = sock.recv(65536)
-        if not chunk:
-            return None
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            chunks.append(chunk[:newline])
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > _MAX_LINE:
-            raise OSError("response line too long")
 
 
 def find_herdr(env: Mapping[str, str], configured: Path | str | None = None) -> Path | None:
