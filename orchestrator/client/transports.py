@@ -20,8 +20,9 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -43,15 +44,27 @@ class Exchange:
     ``argv`` is the CLI form of the request (``herdr …``) even over the socket; ``result`` is
     the socket result (or what the CLI's stdout says of it); ``error`` is Herdr's error
     object ``{"code", "message"}`` when it refused.
+
+    ``stdout`` is what Herdr's CLI printed, or would have printed. Over the socket it is
+    rendered from the result only when read (``render``): the low-level tools that report
+    text read it, the typed methods and the agent tools never pay for it.
     """
 
     argv: tuple[str, ...]
     exit_code: int
-    stdout: str
+    printed: str | None
     stderr: str
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     transport: TransportName
+    render: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def stdout(self) -> str:
+        """The CLI's stdout (rendered on first use for a socket exchange)."""
+        if self.printed is not None:
+            return self.printed
+        return self.render() if self.render is not None else ""
 
     @property
     def ok(self) -> bool:
@@ -197,8 +210,11 @@ def exchange_from_envelope(
         return Exchange(argv, 1, "", stderr, None, dict(error), transport)
     result = envelope.get("result")
     result = dict(result) if isinstance(result, dict) else {}
-    stdout = cli_map.render_stdout(op, params, result)
-    return Exchange(argv, 0, stdout, "", result, None, transport)
+
+    def render() -> str:
+        return cli_map.render_stdout(op, params, result)
+
+    return Exchange(argv, 0, None, "", result, None, transport, render)
 
 
 def find_herdr(env: Mapping[str, str], configured: Path | str | None = None) -> Path | None:

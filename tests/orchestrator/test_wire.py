@@ -129,3 +129,28 @@ def test_importing_herdr_sim_client_stays_light() -> None:
         timeout=60,
     )
     assert done.stdout.splitlines() == ["[]", "True"]
+
+
+def test_cli_shaped_stdout_is_rendered_only_where_a_tool_reads_it(
+    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over the socket the transport returns the envelope; the CLI's stdout is rendered
+    from it only when a low-level tool reports text."""
+    from orchestrator.client import cli_map
+    from orchestrator.client.sync import HerdrClient
+
+    rendered: list[str] = []
+    real = cli_map.render_stdout
+
+    def counting(op: Any, params: Any, result: Any) -> str:
+        rendered.append(op.name)
+        return real(op, params, result)
+
+    monkeypatch.setattr(cli_map, "render_stdout", counting)
+    herdr = HerdrClient.build("socket", socket_path=herdr_server.socket_path)
+    created = herdr.workspace_create(str(tmp_path))
+    assert [pane.pane_id for pane in herdr.pane_list()] == [created.root_pane.pane_id]
+    exchange = herdr.execute("pane.list", {})
+    assert rendered == []
+    assert created.root_pane.pane_id in exchange.stdout
+    assert rendered == ["pane.list"]
