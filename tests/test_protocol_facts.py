@@ -173,3 +173,28 @@ def test_start_agent_passes_a_refusal_through_without_polling() -> None:
     send = Script({"pane.get": _pane, "agent.start": lambda m, p: refusal})
     assert startup.start_agent(send, dict(PARAMS), "pi") is refusal
     assert [method for _, method, _, _ in send.sent] == ["pane.get", "agent.start"]
+
+
+def test_the_facts_cost_the_herdr_cli_nothing_it_does_not_use() -> None:
+    """Every `herdr` start imports herdr_sim.protocol (the version, the statuses): the kind
+    table and the start loop load only when a command asks for them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, herdr_sim.protocol as p\n"
+        "names = ('typing', 're', 'json', 'herdr_sim.protocol.kinds',"
+        " 'herdr_sim.protocol.startup')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
+        "p.parse_agent_label\n"
+        "print('herdr_sim.protocol.kinds' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines() == ["[]", "True"]

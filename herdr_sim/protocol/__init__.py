@@ -24,14 +24,32 @@ kind``); :data:`~.kinds.AGENT_LABELS` follows Herdr (``detect::agent_label``).
 
 from __future__ import annotations
 
-from .kinds import (
-    AGENT_LABELS,
-    RUST_WHITESPACE,
-    SCREEN_MANIFEST_AGENTS,
-    interactive_executable,
-    normalized_lookup_name,
-    parse_agent_label,
-    parse_canonical_agent_label,
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .kinds import (
+        AGENT_LABELS,
+        RUST_WHITESPACE,
+        SCREEN_MANIFEST_AGENTS,
+        interactive_executable,
+        normalized_lookup_name,
+        parse_agent_label,
+        parse_canonical_agent_label,
+    )
+
+#: Names of :mod:`.kinds`, loaded on first use: most ``herdr`` commands never need them.
+_KINDS = frozenset(
+    {
+        "AGENT_LABELS",
+        "RUST_WHITESPACE",
+        "SCREEN_MANIFEST_AGENTS",
+        "interactive_executable",
+        "normalized_lookup_name",
+        "parse_agent_label",
+        "parse_canonical_agent_label",
+    }
 )
 
 __all__ = [
@@ -215,3 +233,13 @@ CLI_ERROR_CODES: frozenset[str] = frozenset(
         "session_delete_failed",
     }
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _KINDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import kinds
+
+    value = getattr(kinds, name)
+    globals()[name] = value
+    return value
