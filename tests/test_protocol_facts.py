@@ -51,6 +51,23 @@ def test_a_protocol_fact_is_written_once(needle: re.Pattern[str], why: str) -> N
     assert homes[0].startswith("herdr_sim/protocol/"), homes
 
 
+def test_the_orchestrator_and_the_plugin_copy_no_status_list() -> None:
+    """Statuses come from herdr_sim.protocol (the simulator's params specs, a declarative
+    table of its own, may spell them out)."""
+    needle = re.compile(
+        r"""\(\s*["']idle["'],\s*["']done["'],\s*["']blocked["']\s*\)"""
+        r"""|\[\s*["']idle["'],\s*["']working["'],\s*["']blocked["'],\s*["']done["']"""
+        r"""|\(\s*["']idle["'],\s*["']working["'],\s*["']blocked["'],\s*["']done["']"""
+    )
+    copies = [
+        path.relative_to(ROOT).as_posix()
+        for path in _sources()
+        if not path.is_relative_to(ROOT / "herdr_sim")
+        and needle.search(path.read_text(encoding="utf-8"))
+    ]
+    assert copies == []
+
+
 def test_every_package_reads_the_same_protocol_number() -> None:
     assert herdr_sim.PROTOCOL == protocol.PROTOCOL == 22
     assert sync.incompatible_message(21, "x").startswith("client protocol 22 ")
