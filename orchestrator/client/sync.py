@@ -49,6 +49,7 @@ from orchestrator.client.types import (
     WorkspaceCreated,
     WorkspaceInfo,
 )
+from orchestrator.client.wire import EventHooks, InMemoryServer, InMemoryWire
 
 #: Environment variable choosing the transport: ``auto`` (default), ``socket`` or ``cli``.
 TRANSPORT_ENV = "HERDR_ORCHESTRATOR_TRANSPORT"
@@ -114,12 +115,15 @@ class HerdrClient:
         herdr: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        event_hooks: EventHooks | None = None,
     ) -> HerdrClient:
         """A client of ``kind``; the socket path and ``herdr`` default as Herdr's CLI finds
-        them (``HERDR_SOCKET_PATH`` / ``HERDR_SESSION`` / default; ``HERDR_BIN_PATH`` / PATH)."""
+        them (``HERDR_SOCKET_PATH`` / ``HERDR_SESSION`` / default; ``HERDR_BIN_PATH`` / PATH).
+        ``event_hooks`` (httpx style, see :mod:`~orchestrator.client.wire`) see every line
+        that travels over the socket."""
         environ = dict(os.environ if env is None else env)
         path = Path(socket_path) if socket_path is not None else default_socket_path(environ)
-        sock = SocketTransport(path, timeout=timeout)
+        sock = SocketTransport(path, timeout=timeout, event_hooks=event_hooks)
         cli = CliTransport(herdr, env=environ, timeout=timeout)
         transport: Transport
         if kind == "socket":
@@ -130,6 +134,26 @@ class HerdrClient:
             transport = AutoTransport(sock, cli)
         else:
             raise ValueError(f"unknown transport {kind!r} (expected auto, socket or cli)")
+        return cls(transport, timeout=timeout)
+
+    @classmethod
+    def in_memory(
+        cls,
+        simulator: InMemoryServer,
+        *,
+        timeout: float = 30.0,
+        event_hooks: EventHooks | None = None,
+    ) -> HerdrClient:
+        """A socket-transport client of a running simulator that skips its socket: the
+        lines go through ``Simulator.call`` (:class:`~orchestrator.client.wire.InMemoryWire`),
+        everything else (the protocol check, ``agent start``'s loop, CLI-shaped exchanges)
+        is the socket transport's."""
+        transport = SocketTransport(
+            simulator.socket_path,
+            timeout=timeout,
+            wire=InMemoryWire(simulator),
+            event_hooks=event_hooks,
+        )
         return cls(transport, timeout=timeout)
 
     @classmethod

@@ -20,14 +20,15 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from herdr_sim.protocol import startup as agent_start
-from orchestrator.client import cli_map, wire
+from orchestrator.client import cli_map
+from orchestrator.client import wire as _wire
 from orchestrator.client.cli_map import Operation, Params
 from orchestrator.client.errors import ConnectFailed, ProtocolError, TransportError
 
@@ -122,16 +123,31 @@ def not_running_message(path: Path | str) -> str:
 
 
 class SocketTransport:
-    """One request per connection on Herdr's Unix socket, with deadlines on every step."""
+    """One request per connection on Herdr's Unix socket, with deadlines on every step.
+
+    ``wire``: another wire transport to carry the lines instead of the socket, e.g.
+    :class:`~orchestrator.client.wire.InMemoryWire` (a Simulator without its socket).
+    ``event_hooks`` / ``observers``: as :class:`~orchestrator.client.wire.WireClient`'s,
+    told every request line and response envelope.
+    """
 
     name = "socket"
 
     def __init__(
-        self, socket_path: Path | str, *, connect_timeout: float = 5.0, timeout: float = 30.0
+        self,
+        socket_path: Path | str,
+        *,
+        connect_timeout: float = 5.0,
+        timeout: float = 30.0,
+        wire: _wire.WireTransport | None = None,
+        event_hooks: _wire.EventHooks | None = None,
+        observers: Sequence[_wire.Observer] = (),
     ) -> None:
         self.socket_path = Path(socket_path)
         self.connect_timeout = connect_timeout
         self.timeout = timeout
+        self.wire = wire
+        self.event_hooks = _wire.hook_table(event_hooks, observers)
 
     def request(
         self, method: str, params: Mapping[str, Any], request_id: str, timeout: float
@@ -141,9 +157,19 @@ class SocketTransport:
         Raises ConnectFailed when no connection could be made (nothing was sent) and
         TransportError(maybe_applied=True) when the connection failed after sending.
         """
-        line = wire.encode_request(request_id, method, params)
+        request_line = {"id": request_id, "method": method, "params": dict(params)}
+        _wire.tell(self.event_hooks, "request", request_line)
+        envelope = self._exchange(request_line, timeout)
+        _wire.tell(self.event_hooks, "response", envelope)
+        return envelope
+
+    def _exchange(self, request_line: dict[str, Any], timeout: float) -> dict[str, Any]:
+        method = request_line["method"]
+        if self.wire is not None:
+            return self.wire.send(request_line, timeout, self.connect_timeout)
+        line = _wire.encode_request(request_line["id"], method, request_line["params"])
         try:
-            sock = wire.connect(self.socket_path, self.connect_timeout)
+            sock = _wire.connect(self.socket_path, self.connect_timeout)
         except OSError as exc:
             missing = exc.errno in {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR}
             raise ConnectFailed(
@@ -153,7 +179,7 @@ class SocketTransport:
         try:
             sock.settimeout(timeout)
             sock.sendall(line)
-            data: bytes | None = wire.read_line(sock, time.monotonic() + timeout)
+            data: bytes | None = _wire.read_line(sock, time.monotonic() + timeout)
         except ProtocolError:
             data = None
         except TimeoutError as exc:

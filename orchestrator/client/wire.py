@@ -43,6 +43,7 @@ __all__ = [
     "AsyncWireClient",
     "EventHooks",
     "Hook",
+    "InMemoryServer",
     "InMemoryWire",
     "Observer",
     "ProtocolError",
@@ -53,10 +54,12 @@ __all__ = [
     "call",
     "connect",
     "encode_request",
+    "hook_table",
     "read_line",
     "request",
     "result_of",
     "send_line",
+    "tell",
 ]
 
 #: ``hook(line)``: one request line, response envelope or event line.
@@ -279,7 +282,12 @@ class SocketWire:
         return send_line(self.path, _encode(line), timeout, connect_timeout=connect_timeout)
 
 
-class _Server(Protocol):
+class InMemoryServer(Protocol):
+    """What :class:`InMemoryWire` drives: a :class:`~herdr_sim.Simulator` (structurally, so
+    the client does not import the simulator)."""
+
+    socket_path: Path
+
     def call(
         self,
         method: str,
@@ -300,7 +308,7 @@ class InMemoryWire:
 
     name = "memory"
 
-    def __init__(self, server: _Server) -> None:
+    def __init__(self, server: InMemoryServer) -> None:
         self.server = server
 
     def send(
@@ -340,13 +348,7 @@ class _Hooked:
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.id_prefix = id_prefix
-        self.event_hooks: dict[str, list[Hook]] = {kind: [] for kind in HOOK_KINDS}
-        for kind, hooks in (event_hooks or {}).items():
-            if kind not in self.event_hooks:
-                raise ValueError(f"unknown event hook {kind!r} (expected one of {HOOK_KINDS})")
-            self.event_hooks[kind].extend(hooks)
-        for observer in observers:
-            self.observe(observer)
+        self.event_hooks = hook_table(event_hooks, observers)
 
     @property
     def socket_path(self) -> Path:
@@ -362,14 +364,36 @@ class _Hooked:
             self.event_hooks[kind].append(_ObserverHook(observer, kind))
 
     def _tell(self, kind: str, line: dict[str, Any]) -> None:
-        for hook in self.event_hooks[kind]:
-            with contextlib.suppress(Exception):  # an observer never breaks the client
-                hook(line)
+        tell(self.event_hooks, kind, line)
 
     def _line(
         self, method: str, params: Mapping[str, Any] | None, request_id: str | None
     ) -> dict[str, Any]:
         return _request_line(method, params, request_id, self.id_prefix)
+
+
+def hook_table(
+    event_hooks: EventHooks | None = None, observers: Sequence[Observer] = ()
+) -> dict[str, list[Hook]]:
+    """``{"request": [...], "response": [...], "event": [...]}`` from httpx-style hooks and
+    ``(kind, line)`` observers; an unknown kind is a ``ValueError``."""
+    table: dict[str, list[Hook]] = {kind: [] for kind in HOOK_KINDS}
+    for kind, hooks in (event_hooks or {}).items():
+        if kind not in table:
+            raise ValueError(f"unknown event hook {kind!r} (expected one of {HOOK_KINDS})")
+        table[kind].extend(hooks)
+    for observer in observers:
+        for kind in HOOK_KINDS:
+            table[kind].append(_ObserverHook(observer, kind))
+    return table
+
+
+def tell(table: Mapping[str, Sequence[Hook]], kind: str, line: dict[str, Any]) -> None:
+    """Call every hook of ``kind`` with ``line``; a hook that raises is ignored (an observer
+    never breaks the client)."""
+    for hook in table.get(kind, ()):
+        with contextlib.suppress(Exception):
+            hook(line)
 
 
 class _ObserverHook:
@@ -398,7 +422,7 @@ class WireClient(_Hooked):
     """
 
     @classmethod
-    def in_memory(cls, server: _Server, **kw: Any) -> WireClient:
+    def in_memory(cls, server: InMemoryServer, **kw: Any) -> WireClient:
         """A client of a running :class:`~herdr_sim.Simulator`, without its socket."""
         return cls(transport=InMemoryWire(server), **kw)
 

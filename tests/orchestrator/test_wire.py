@@ -154,3 +154,44 @@ def test_cli_shaped_stdout_is_rendered_only_where_a_tool_reads_it(
     assert rendered == []
     assert created.root_pane.pane_id in exchange.stdout
     assert rendered == ["pane.list"]
+
+
+def test_the_typed_client_drives_a_simulator_in_memory_with_hooks(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    from orchestrator.client.sync import HerdrClient
+
+    methods: list[str] = []
+    herdr = HerdrClient.in_memory(
+        sim, event_hooks={"request": [lambda line: methods.append(line["method"])]}
+    )
+    created = herdr.workspace_create(str(tmp_path))
+    assert [pane.pane_id for pane in herdr.pane_list()] == [created.root_pane.pane_id]
+    # the protocol check ran first, through the same wire
+    assert methods == ["ping", "workspace.create", "pane.list"]
+    exchange = herdr.execute("pane.get", {"pane_id": "w9-9"})
+    assert exchange.error is not None and exchange.error["code"] == "pane_not_found"
+    assert exchange.argv[:3] == ("herdr", "pane", "get")
+
+
+def test_the_typed_clients_socket_hooks_see_every_line(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    from orchestrator.client.sync import HerdrClient
+
+    lines: list[tuple[str, str]] = []
+    herdr = HerdrClient.build(
+        "socket",
+        socket_path=herdr_server.socket_path,
+        event_hooks={
+            "request": [lambda line: lines.append(("request", line["method"]))],
+            "response": [lambda line: lines.append(("response", str(line["id"])))],
+        },
+    )
+    herdr.workspace_list()
+    assert lines == [
+        ("request", "ping"),
+        ("response", "api-client:status"),
+        ("request", "workspace.list"),
+        ("response", "cli:workspace:list"),
+    ]
