@@ -8,6 +8,7 @@ a socket.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +196,27 @@ def test_the_typed_clients_socket_hooks_see_every_line(
         ("request", "workspace.list"),
         ("response", "cli:workspace:list"),
     ]
+
+
+#: Modules that open Unix sockets themselves, each for a reason the wire client cannot serve.
+SOCKET_OWNERS = {
+    "orchestrator/client/wire.py": "the wire client",
+    "herdr_sim/herdr_cli/transport.py": "the herdr CLI's minimal transport (start-up speed)",
+    "herdr_sim/server.py": "the simulator's server (listens)",
+    "herdr_sim/conformance/recorder.py": "a recording server (listens)",
+    "herdr_sim/fake_agent/reporter.py": "a fake agent's fire-and-forget hook, as agents do",
+    "pytest_herdr/events.py": "non-blocking subscriptions multiplexed on one selector",
+}
+
+
+_SPEAKS = re.compile(r"socket\.AF_UNIX|open_unix_connection")
+
+
+def test_no_other_module_speaks_the_socket_itself() -> None:
+    speakers = {
+        path.relative_to(ROOT).as_posix()
+        for package in ("herdr_sim", "orchestrator", "pytest_herdr")
+        for path in (ROOT / package).rglob("*.py")
+        if _SPEAKS.search(path.read_text(encoding="utf-8"))
+    }
+    assert speakers == set(SOCKET_OWNERS)
