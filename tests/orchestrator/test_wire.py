@@ -220,3 +220,19 @@ def test_no_other_module_speaks_the_socket_itself() -> None:
         if _SPEAKS.search(path.read_text(encoding="utf-8"))
     }
     assert speakers == set(SOCKET_OWNERS)
+
+
+def test_the_async_typed_client_drives_a_simulator_in_memory(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from orchestrator.client.aio import AsyncHerdrClient
+
+    async def scenario() -> list[str]:
+        herdr = AsyncHerdrClient.in_memory(sim)
+        created = await herdr.workspace_create(str(tmp_path))
+        return [pane.pane_id for pane in await herdr.pane_list()] + [created.root_pane.pane_id]
+
+    listed, root = asyncio.run(scenario())
+    assert listed == root
