@@ -41,9 +41,9 @@ from typing import Any
 import benchkit
 from benchkit import Result, median, ms
 
+from herdr_sim.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
-from orchestrator.client.agent_start import POLL_INTERVAL as START_POLL_INTERVAL
 from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.registry import run_tool
 

@@ -32,10 +32,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .agent_kinds import parse_canonical_agent_label
 from .model.agents import AgentRecord, SessionRef, is_official, session_ref_error
 from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
 from .model.session import Pane, Session, Tab, Workspace
+from .protocol import parse_canonical_agent_label
 
 FORMAT = "herdr-sim-session"
 VERSION = 1

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .params import Obj
+from .protocol import METHODS as _PROTOCOL_METHODS
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -56,33 +57,8 @@ def method(
     return register
 
 
-#: Every method name of protocol 22, in the schema's order.
-PROTOCOL_22_METHODS: tuple[str, ...] = (
-    "ping", "server.stop", "server.live_handoff", "server.reload_config",
-    "server.agent_manifests", "server.reload_agent_manifests", "notification.show",
-    "product_announcement.dismiss", "release_notes.dismiss", "command.invoke",
-    "client.window_title.set", "client.window_title.clear", "client_shell.surface.set",
-    "session.snapshot", "workspace.create", "workspace.list", "workspace.get",
-    "workspace.focus", "workspace.rename", "workspace.move", "workspace.move_block",
-    "workspace.report_metadata", "workspace.close", "worktree.list", "worktree.create",
-    "worktree.open", "worktree.remove", "tab.create", "tab.list", "tab.get", "tab.focus",
-    "tab.rename", "tab.move", "tab.close", "agent.list", "agent.get", "agent.read",
-    "agent.explain", "agent.send_keys", "agent.rename", "agent.view.set", "agent.view.clear",
-    "agent.focus", "agent.start", "agent.prompt", "agent.wait", "pane.split", "pane.swap",
-    "pane.move", "pane.zoom", "pane.layout", "pane.process_info", "layout.export",
-    "layout.apply", "layout.set_split_ratio", "pane.neighbor", "pane.edges",
-    "pane.focus_direction", "pane.resize", "pane.scroll", "pane.edit_scrollback",
-    "pane.selection.read", "pane.copy_motion", "pane.copy_search", "pane.list",
-    "pane.current", "pane.get", "pane.focus", "pane.input.set", "pane.link.activate",
-    "pane.rename", "pane.send_text", "pane.send_keys", "pane.send_input", "pane.read",
-    "pane.graphics.set", "pane.graphics.clear", "pane.graphics.info", "pane.report_agent",
-    "pane.report_agent_session", "pane.report_metadata", "pane.clear_agent_authority",
-    "pane.release_agent", "pane.close", "popup.close", "events.subscribe", "events.wait",
-    "pane.wait_for_output", "integration.list", "integration.install",
-    "integration.uninstall", "plugin.link", "plugin.list", "plugin.unlink", "plugin.enable",
-    "plugin.disable", "plugin.action.list", "plugin.action.invoke", "plugin.log.list",
-    "plugin.pane.open", "plugin.pane.focus", "plugin.pane.close",
-)  # fmt: skip
+#: Every method name of protocol 22, in the schema's order (from :mod:`herdr_sim.protocol`).
+PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
 _UI = "needs an attached TUI client, which the simulator does not have"
 _PLUGINS = "the plugin system is out of scope for agent orchestration"

@@ -183,10 +183,18 @@ def _observers(request: pytest.FixtureRequest, server: HerdrServer) -> list[Any]
     return observers
 
 
+#: The request-id prefix of the fixtures' clients (``pytest-herdr:1`` …), seen in protocol tails.
+CLIENT_ID_PREFIX = "pytest-herdr"
+
+
 @pytest.fixture
 def herdr_client(request: pytest.FixtureRequest, herdr_server: HerdrServer) -> HerdrClient:
     """A synchronous client for ``herdr_server``: ``herdr_client.call("pane.list")``."""
-    return HerdrClient(herdr_server.socket_path, observers=_observers(request, herdr_server))
+    return HerdrClient(
+        herdr_server.socket_path,
+        observers=_observers(request, herdr_server),
+        id_prefix=CLIENT_ID_PREFIX,
+    )
 
 
 @pytest.fixture
@@ -194,7 +202,11 @@ def herdr_async_client(
     request: pytest.FixtureRequest, herdr_server: HerdrServer
 ) -> AsyncHerdrClient:
     """The asyncio client for ``herdr_server``: ``await herdr_async_client.call("ping")``."""
-    return AsyncHerdrClient(herdr_server.socket_path, observers=_observers(request, herdr_server))
+    return AsyncHerdrClient(
+        herdr_server.socket_path,
+        observers=_observers(request, herdr_server),
+        id_prefix=CLIENT_ID_PREFIX,
+    )
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import threading
 import time
 from collections import deque
@@ -30,6 +29,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from orchestrator.client import wire
+from orchestrator.client.errors import ProtocolError
 
 from .events import OWN_ID as EVENTS_ID
 
@@ -74,7 +76,7 @@ def _short_error(exc: BaseException) -> str:
     return f"{exc.__class__.__name__}: {text}" if text != exc.__class__.__name__ else text
 
 
-# -- a tiny client of its own (one request per connection; bounded) ---------------------------
+# -- requests (the project's one wire client; bounded, every failure a _Failed) -------------
 
 
 class _Failed(Exception):
@@ -82,23 +84,12 @@ class _Failed(Exception):
 
 
 def _request(path: Path, method: str, params: Line, timeout: float, request_id: str) -> Line:
-    payload = json.dumps({"id": request_id, "method": method, "params": params}) + "\n"
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(timeout)
     try:
-        sock.connect(str(path))
-        sock.sendall(payload.encode())
-        buffer = b""
-        while b"\n" not in buffer:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise _Failed(f"{method}: connection closed without an answer")
-            buffer += chunk
+        response = wire.request(path, method, params, request_id=request_id, timeout=timeout)
+    except ProtocolError:
+        raise _Failed(f"{method}: connection closed without an answer") from None
     except OSError as exc:
         raise _Failed(f"{method}: {_short_error(exc)}") from None
-    finally:
-        sock.close()
-    response: Line = json.loads(buffer.partition(b"\n")[0])
     if "error" in response:
         error = response["error"]
         raise _Failed(f"{method}: {error.get('code')}: {error.get('message')}")

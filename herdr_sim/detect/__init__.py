@@ -17,13 +17,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from herdr_sim.agent_kinds import (
-    AGENT_LABELS,
-    SCREEN_MANIFEST_AGENTS,
-    interactive_executable,
-    parse_agent_label,
-    parse_canonical_agent_label,
-)
 from herdr_sim.detect.engine import (
     DEFAULT_KNOWN_AGENT_IDLE_FALLBACK,
     Detection,
@@ -46,6 +39,13 @@ from herdr_sim.detect.process import (
     probe_foreground_process,
 )
 from herdr_sim.detect.rust_regex import RustRegexError, compile_rust_regex, translate
+from herdr_sim.protocol import (
+    AGENT_LABELS,
+    SCREEN_MANIFEST_AGENTS,
+    interactive_executable,
+    parse_agent_label,
+    parse_canonical_agent_label,
+)
 
 #: The simulator's own detection manifests, one per fake kind: they recognise the fake
 #: agents' screens only (a real agent's screen needs Herdr's manifests).

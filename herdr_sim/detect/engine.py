@@ -28,7 +28,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.agent_kinds import SCREEN_MANIFEST_AGENTS, parse_agent_label
 from herdr_sim.detect.manifest import (
     Gate,
     Manifest,
@@ -38,6 +37,7 @@ from herdr_sim.detect.manifest import (
     read_manifest,
 )
 from herdr_sim.detect.regions import region_text, rust_lines
+from herdr_sim.protocol import SCREEN_MANIFEST_AGENTS, parse_agent_label
 
 __all__ = [
     "DEFAULT_KNOWN_AGENT_IDLE_FALLBACK",

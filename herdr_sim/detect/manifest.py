@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.agent_kinds import RUST_WHITESPACE, parse_agent_label
 from herdr_sim.detect.rust_regex import RustRegexError, compile_rust_regex
+from herdr_sim.protocol import RUST_WHITESPACE, parse_agent_label
 
 __all__ = [
     "MANIFEST_ENGINE_VERSION",

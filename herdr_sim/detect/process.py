@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from herdr_sim import procfs
-from herdr_sim.agent_kinds import (
+from herdr_sim.protocol import (
     RUST_WHITESPACE,
     normalized_lookup_name,
     parse_agent_label,

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from itertools import chain
 
-from herdr_sim.agent_kinds import RUST_WHITESPACE
+from herdr_sim.protocol import RUST_WHITESPACE
 
 __all__ = ["RustRegexError", "compile_rust_regex", "translate"]
 

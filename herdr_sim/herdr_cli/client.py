@@ -36,8 +36,8 @@ PING_REQUEST_ID = "api-client:status"
 
 
 def client_protocol() -> int:
-    """The protocol number this CLI speaks (read lazily from the tiny version module)."""
-    from herdr_sim._version import PROTOCOL
+    """The protocol number this CLI speaks (:data:`herdr_sim.protocol.PROTOCOL`)."""
+    from herdr_sim.protocol import PROTOCOL
 
     return PROTOCOL
 

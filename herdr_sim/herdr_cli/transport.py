@@ -1,5 +1,11 @@
 """One request per connection over Herdr's Unix socket, exactly as Herdr's CLI does it.
 
+The documented exception to "one wire client" (:mod:`orchestrator.client.wire` is the
+project's client; the simulator, its tests, the plugin and the orchestrator all use it):
+this CLI starts once per command in every simulated pane, and that client's imports
+(``socket``, ``json``, ``typing``, the orchestrator's error families) would cost each start
+more than the whole exchange, so the CLI keeps this minimal transport of its own.
+
 Each call connects, writes one JSON object followed by ``\\n``, reads one line, and
 closes. Real Herdr's CLI never pipelines and sets no timeout on ordinary requests (a
 ``agent wait`` without ``--timeout`` blocks for as long as the server does), so ``timeout``

@@ -31,13 +31,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import persist
-from ..agent_kinds import interactive_executable, parse_agent_label
 from ..detect.process import foreground_job
 from ..errors import HerdrError
 from ..events import Envelope
 from ..model.agents import effective, is_agent, known_agent
 from ..model.session import PaneRef
 from ..params import F, ListOf, Obj, Str
+from ..protocol import (
+    AGENT_NAME_PATTERN,
+    INVALID_AGENT_NAME_MESSAGE,
+    interactive_executable,
+    parse_agent_label,
+)
 from ..registry import method
 from ..runtime import PaneProcess, Runtime
 from .specs import OPT_U64, REQ_STR
@@ -47,11 +52,7 @@ Outcome = Literal["same", "changed", "clear"]
 
 INVALID_AGENT_NAME = "invalid_agent_name"
 AGENT_NAME_TAKEN = "agent_name_taken"
-INVALID_AGENT_NAME_MESSAGE = (
-    "agent name must start with a lowercase letter and contain only lowercase letters, "
-    "digits, '-' or '_' (1-32 characters)"
-)
-NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+NAME = re.compile(AGENT_NAME_PATTERN)
 
 #: Herdr's startup timeout default and bounds, in milliseconds (the lower bound is Herdr's
 #: 3 s settle delay, whatever settle delay the simulator is configured with)

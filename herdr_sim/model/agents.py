@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..agent_kinds import parse_agent_label
+from ..protocol import parse_agent_label
 
 AgentState = Literal["idle", "working", "blocked", "unknown"]
 SourceClass = Literal["custom", "native", "session_only", "full"]

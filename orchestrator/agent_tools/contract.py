@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from herdr_sim.protocol import AGENT_STATUSES
 from orchestrator.agent_tools.config import DEFAULT_MAX_DIFF_BYTES, DEFAULT_MAX_RESULT_CHARS
 
 ResultStatus = Literal["completed", "blocked", "running", "failed", "gone", "idle"]
@@ -797,7 +798,7 @@ FLEET_ROW_SCHEMA: dict[str, Any] = {
         "paneId": {"type": "string"},
         "name": _NULLABLE_STR,
         "kind": _NULLABLE_STR,
-        "agentStatus": {"enum": ["idle", "working", "blocked", "done", "unknown"]},
+        "agentStatus": {"enum": list(AGENT_STATUSES)},
         "owned": {"type": "boolean"},
         "taskId": _NULLABLE_STR,
         "taskStatus": _NULLABLE_STR,

@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import completion, safe_fs
 from orchestrator.agent_tools.config import GateError, check_enabled, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
@@ -414,9 +415,7 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
     evidence = [_herdr_evidence(f"Escape sent to pane {agent.pane_id} (agent was {before})")]
     settled: AgentInfo | None
     try:
-        settled = ctx.client.agent_wait(
-            agent.pane_id, until=("idle", "done", "blocked"), timeout_ms=SETTLE_MS
-        )
+        settled = ctx.client.agent_wait(agent.pane_id, until=SETTLED_STATUSES, timeout_ms=SETTLE_MS)
     except Timeout:
         settled = None
         evidence.append(_herdr_evidence(f"still working {SETTLE_MS} ms after Escape"))
@@ -717,7 +716,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                     agent.pane_id,
                     prepared.prompt,
                     wait=True,
-                    until=("idle", "done", "blocked"),
+                    until=SETTLED_STATUSES,
                     timeout_ms=timeout_ms,
                 )
             else:
@@ -733,9 +732,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             )
         if wait and blocked:
             left = max(0, int((deadline - time.monotonic()) * 1000))
-            settled = ctx.client.agent_wait(
-                agent.pane_id, until=("idle", "done", "blocked"), timeout_ms=left
-            )
+            settled = ctx.client.agent_wait(agent.pane_id, until=SETTLED_STATUSES, timeout_ms=left)
     except Timeout:
         evidence.append(_herdr_evidence(f"not settled within {timeout_ms} ms"))
     except NotFound:

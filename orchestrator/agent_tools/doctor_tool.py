@@ -34,13 +34,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from herdr_sim.protocol import PROTOCOL
 from orchestrator.agent_tools.agent_check import agent_checks
 from orchestrator.agent_tools.aliases import AliasError, alias_rows, validate_aliases
 from orchestrator.agent_tools.config import CONFIG_ENV, Config, ConfigError, load_config
 from orchestrator.agent_tools.context import agent_context
 from orchestrator.agent_tools.records import TaskStore, ensure_private_dir
 from orchestrator.client.errors import ClientError
-from orchestrator.client.sync import PROTOCOL, HerdrClient, pong_refusal
+from orchestrator.client.sync import HerdrClient, pong_refusal
 from orchestrator.client.transports import (
     AutoTransport,
     CliTransport,

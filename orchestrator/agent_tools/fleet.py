@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from herdr_sim.protocol import AGENT_STATUSES
 from orchestrator.agent_tools.config import ConfigError, GateError, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import ResultError, refusal
@@ -33,7 +34,6 @@ from orchestrator.client.types import AgentInfo
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_list_agents"
-AGENT_STATUSES = ("idle", "working", "blocked", "done", "unknown")
 #: Record statuses that no longer claim their pane.
 RELEASED_STATUSES = frozenset({"closed"})
 

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import (
     completion,
     contract,
@@ -55,7 +56,7 @@ DEFAULT_TIMEOUT_MS = 600_000
 DEFAULT_LINES = 80
 MAX_LINES = 1000
 #: Statuses Herdr calls settled: the turn is over (or waits for a human).
-SETTLED = ("idle", "done", "blocked")
+SETTLED = SETTLED_STATUSES
 #: Polling while a spawn in another process has not delivered its prompt yet, and the
 #: server-side wait for a new turn while the agent is settled without its answer.
 _POLL_S = 0.1

@@ -49,6 +49,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import aliases, completion, envelope, start_watch, worktree
 from orchestrator.agent_tools.config import (
     Config,
@@ -84,7 +85,7 @@ START_TIMEOUT_MS = 60_000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Label of the workspace holding one tab per task.
 WORKSPACE_LABEL = "herdr-agents"
-SETTLED = ("idle", "done", "blocked")
+SETTLED = SETTLED_STATUSES
 #: ``wait: false``: any status change after the prompt proves it was submitted.
 STARTED = ("working", "idle", "done", "blocked")
 #: Budget for that proof (over Herdr's 5 s, so a prompt never submitted is reported).
@@ -117,7 +118,7 @@ SPAWN_SCHEMA: dict[str, Any] = {
         },
         "name": {
             "type": "string",
-            "description": "Agent name, [a-z][a-z0-9_-]{0,31} (default generated).",
+            "description": f"Agent name, {AGENT_NAME} (default generated).",
         },
         "cwd": {
             "type": "string",

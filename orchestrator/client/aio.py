@@ -28,6 +28,7 @@ from orchestrator.client.types import (
     WorkspaceCreated,
     WorkspaceInfo,
 )
+from orchestrator.client.wire import EventHooks, InMemoryServer
 
 T = TypeVar("T")
 
@@ -47,11 +48,30 @@ class AsyncHerdrClient:
         herdr: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        event_hooks: EventHooks | None = None,
     ) -> AsyncHerdrClient:
         """Like :meth:`HerdrClient.build`."""
         return cls(
-            HerdrClient.build(kind, socket_path=socket_path, herdr=herdr, env=env, timeout=timeout)
+            HerdrClient.build(
+                kind,
+                socket_path=socket_path,
+                herdr=herdr,
+                env=env,
+                timeout=timeout,
+                event_hooks=event_hooks,
+            )
         )
+
+    @classmethod
+    def in_memory(
+        cls,
+        simulator: InMemoryServer,
+        *,
+        timeout: float = 30.0,
+        event_hooks: EventHooks | None = None,
+    ) -> AsyncHerdrClient:
+        """Like :meth:`HerdrClient.in_memory`: a simulator driven without its socket."""
+        return cls(HerdrClient.in_memory(simulator, timeout=timeout, event_hooks=event_hooks))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AsyncHerdrClient:

@@ -7,8 +7,9 @@ Two families, because callers must treat them differently:
   subclass per family of codes, chosen by :func:`error_for`, so callers can catch
   "not found" without listing every ``*_not_found`` code.
 * :class:`TransportError` — the exchange itself failed (connection reset, no answer, a
-  timeout on our side). ``maybe_applied`` says whether the request may have reached the
-  server; a mutation with ``maybe_applied`` true must not be sent again blindly.
+  timeout on our side; :class:`ProtocolError`: closed before a response line).
+  ``maybe_applied`` says whether the request may have reached the server; a mutation with
+  ``maybe_applied`` true must not be sent again blindly.
 """
 
 from __future__ import annotations
@@ -151,6 +152,16 @@ class TransportError(ClientError):
         super().__init__(message)
         self.message = message
         self.maybe_applied = maybe_applied
+
+
+class ProtocolError(TransportError):
+    """The server closed the connection without a complete response line.
+
+    The request had been written, so it may have been applied (``maybe_applied``).
+    """
+
+    def __init__(self, message: str = "connection closed before a response line") -> None:
+        super().__init__(message, maybe_applied=True)
 
 
 class ConnectFailed(TransportError):

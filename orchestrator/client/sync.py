@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from herdr_sim.agent_kinds import parse_agent_label
-from orchestrator.client import agent_start, cli_map
+from herdr_sim.protocol import PROTOCOL, parse_agent_label
+from herdr_sim.protocol.startup import start_agent
+from orchestrator.client import cli_map
 from orchestrator.client.errors import ConnectFailed, error_for
 from orchestrator.client.transports import (
     AutoTransport,
@@ -48,9 +49,8 @@ from orchestrator.client.types import (
     WorkspaceCreated,
     WorkspaceInfo,
 )
+from orchestrator.client.wire import EventHooks, InMemoryServer, InMemoryWire
 
-#: The Herdr socket protocol this client speaks (Herdr 0.9.x).
-PROTOCOL = 22
 #: Environment variable choosing the transport: ``auto`` (default), ``socket`` or ``cli``.
 TRANSPORT_ENV = "HERDR_ORCHESTRATOR_TRANSPORT"
 TransportKind = Literal["auto", "socket", "cli"]
@@ -115,12 +115,15 @@ class HerdrClient:
         herdr: Path | str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        event_hooks: EventHooks | None = None,
     ) -> HerdrClient:
         """A client of ``kind``; the socket path and ``herdr`` default as Herdr's CLI finds
-        them (``HERDR_SOCKET_PATH`` / ``HERDR_SESSION`` / default; ``HERDR_BIN_PATH`` / PATH)."""
+        them (``HERDR_SOCKET_PATH`` / ``HERDR_SESSION`` / default; ``HERDR_BIN_PATH`` / PATH).
+        ``event_hooks`` (httpx style, see :mod:`~orchestrator.client.wire`) see every line
+        that travels over the socket."""
         environ = dict(os.environ if env is None else env)
         path = Path(socket_path) if socket_path is not None else default_socket_path(environ)
-        sock = SocketTransport(path, timeout=timeout)
+        sock = SocketTransport(path, timeout=timeout, event_hooks=event_hooks)
         cli = CliTransport(herdr, env=environ, timeout=timeout)
         transport: Transport
         if kind == "socket":
@@ -131,6 +134,26 @@ class HerdrClient:
             transport = AutoTransport(sock, cli)
         else:
             raise ValueError(f"unknown transport {kind!r} (expected auto, socket or cli)")
+        return cls(transport, timeout=timeout)
+
+    @classmethod
+    def in_memory(
+        cls,
+        simulator: InMemoryServer,
+        *,
+        timeout: float = 30.0,
+        event_hooks: EventHooks | None = None,
+    ) -> HerdrClient:
+        """A socket-transport client of a running simulator that skips its socket: the
+        lines go through ``Simulator.call`` (:class:`~orchestrator.client.wire.InMemoryWire`),
+        everything else (the protocol check, ``agent start``'s loop, CLI-shaped exchanges)
+        is the socket transport's."""
+        transport = SocketTransport(
+            simulator.socket_path,
+            timeout=timeout,
+            wire=InMemoryWire(simulator),
+            event_hooks=event_hooks,
+        )
         return cls(transport, timeout=timeout)
 
     @classmethod
@@ -256,13 +279,14 @@ class HerdrClient:
                 )
             raise
 
-        def send(rid: str, method: str, p: Mapping[str, Any]) -> dict[str, Any]:
+        def send(rid: str, method: str, p: dict[str, Any], _checked: bool) -> dict[str, Any]:
+            # the protocol was checked once for this client: no per-request guard
             return sock.request(method, p, rid, deadline)
 
         # Herdr compares the detected agent with the kind's canonical label (an alias such as
         # ``claude-code`` is detected as ``claude``), so the comparison must use it too.
         kind = str(params["kind"])
-        envelope = agent_start.start_agent(send, wire, parse_agent_label(kind) or kind)
+        envelope = start_agent(send, wire, parse_agent_label(kind) or kind)
         return exchange_from_envelope(op, params, envelope, argv, "socket")
 
     # -- typed calls --------------------------------------------------------------------------

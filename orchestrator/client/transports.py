@@ -18,23 +18,24 @@ import errno
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from orchestrator.client import agent_start, cli_map
+from herdr_sim.protocol import startup as agent_start
+from orchestrator.client import cli_map
+from orchestrator.client import wire as _wire
 from orchestrator.client.cli_map import Operation, Params
-from orchestrator.client.errors import ConnectFailed, TransportError
+from orchestrator.client.errors import ConnectFailed, ProtocolError, TransportError
 
 TransportName = Literal["socket", "cli"]
 
 #: Extra seconds our own deadline allows beyond a server-side wait's ``timeout_ms``.
 WAIT_MARGIN = 5.0
-_MAX_LINE = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -44,15 +45,27 @@ class Exchange:
     ``argv`` is the CLI form of the request (``herdr …``) even over the socket; ``result`` is
     the socket result (or what the CLI's stdout says of it); ``error`` is Herdr's error
     object ``{"code", "message"}`` when it refused.
+
+    ``stdout`` is what Herdr's CLI printed, or would have printed. Over the socket it is
+    rendered from the result only when read (``render``): the low-level tools that report
+    text read it, the typed methods and the agent tools never pay for it.
     """
 
     argv: tuple[str, ...]
     exit_code: int
-    stdout: str
+    printed: str | None
     stderr: str
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     transport: TransportName
+    render: Callable[[], str] | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def stdout(self) -> str:
+        """The CLI's stdout (rendered on first use for a socket exchange)."""
+        if self.printed is not None:
+            return self.printed
+        return self.render() if self.render is not None else ""
 
     @property
     def ok(self) -> bool:
@@ -74,7 +87,7 @@ def operation_deadline(op: Operation, params: Params, timeout: float) -> float:
     """Our deadline for one exchange: ``timeout``, or a server-side wait plus a margin.
 
     ``agent start`` always waits: Herdr's own budget (``timeout_ms``, 30 s by default) after
-    up to :data:`~orchestrator.client.agent_start.BUSY_RETRY_WINDOW` of busy-pane retries, so
+    up to :data:`~herdr_sim.protocol.startup.BUSY_RETRY_WINDOW` of busy-pane retries, so
     our deadline is that budget plus the margin; a deadline equal to Herdr's budget would kill
     ``herdr agent start`` just before it answers while the agent keeps launching.
     """
@@ -110,16 +123,31 @@ def not_running_message(path: Path | str) -> str:
 
 
 class SocketTransport:
-    """One request per connection on Herdr's Unix socket, with deadlines on every step."""
+    """One request per connection on Herdr's Unix socket, with deadlines on every step.
+
+    ``wire``: another wire transport to carry the lines instead of the socket, e.g.
+    :class:`~orchestrator.client.wire.InMemoryWire` (a Simulator without its socket).
+    ``event_hooks`` / ``observers``: as :class:`~orchestrator.client.wire.WireClient`'s,
+    told every request line and response envelope.
+    """
 
     name = "socket"
 
     def __init__(
-        self, socket_path: Path | str, *, connect_timeout: float = 5.0, timeout: float = 30.0
+        self,
+        socket_path: Path | str,
+        *,
+        connect_timeout: float = 5.0,
+        timeout: float = 30.0,
+        wire: _wire.WireTransport | None = None,
+        event_hooks: _wire.EventHooks | None = None,
+        observers: Sequence[_wire.Observer] = (),
     ) -> None:
         self.socket_path = Path(socket_path)
         self.connect_timeout = connect_timeout
         self.timeout = timeout
+        self.wire = wire
+        self.event_hooks = _wire.hook_table(event_hooks, observers)
 
     def request(
         self, method: str, params: Mapping[str, Any], request_id: str, timeout: float
@@ -129,28 +157,37 @@ class SocketTransport:
         Raises ConnectFailed when no connection could be made (nothing was sent) and
         TransportError(maybe_applied=True) when the connection failed after sending.
         """
-        line = json.dumps({"id": request_id, "method": method, "params": dict(params)}) + "\n"
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        request_line = {"id": request_id, "method": method, "params": dict(params)}
+        _wire.tell(self.event_hooks, "request", request_line)
+        envelope = self._exchange(request_line, timeout)
+        _wire.tell(self.event_hooks, "response", envelope)
+        return envelope
+
+    def _exchange(self, request_line: dict[str, Any], timeout: float) -> dict[str, Any]:
+        method = request_line["method"]
+        if self.wire is not None:
+            return self.wire.send(request_line, timeout, self.connect_timeout)
+        line = _wire.encode_request(request_line["id"], method, request_line["params"])
         try:
-            sock.settimeout(self.connect_timeout)
-            try:
-                sock.connect(str(self.socket_path))
-            except OSError as exc:
-                missing = exc.errno in {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR}
-                raise ConnectFailed(
-                    f"cannot connect to {self.socket_path}: {exc.strerror or exc}",
-                    missing=missing,
-                ) from exc
+            sock = _wire.connect(self.socket_path, self.connect_timeout)
+        except OSError as exc:
+            missing = exc.errno in {errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR}
+            raise ConnectFailed(
+                f"cannot connect to {self.socket_path}: {exc.strerror or exc}",
+                missing=missing,
+            ) from exc
+        try:
             sock.settimeout(timeout)
-            try:
-                sock.sendall(line.encode())
-                data = _read_line(sock, time.monotonic() + timeout)
-            except TimeoutError as exc:
-                raise TransportError(
-                    f"{method}: no answer within {timeout:g} s", maybe_applied=True
-                ) from exc
-            except OSError as exc:
-                raise TransportError(f"{method}: {exc}", maybe_applied=True) from exc
+            sock.sendall(line)
+            data: bytes | None = _wire.read_line(sock, time.monotonic() + timeout)
+        except ProtocolError:
+            data = None
+        except TimeoutError as exc:
+            raise TransportError(
+                f"{method}: no answer within {timeout:g} s", maybe_applied=True
+            ) from exc
+        except OSError as exc:
+            raise TransportError(f"{method}: {exc}", maybe_applied=True) from exc
         finally:
             sock.close()
         if data is None:
@@ -199,29 +236,11 @@ def exchange_from_envelope(
         return Exchange(argv, 1, "", stderr, None, dict(error), transport)
     result = envelope.get("result")
     result = dict(result) if isinstance(result, dict) else {}
-    stdout = cli_map.render_stdout(op, params, result)
-    return Exchange(argv, 0, stdout, "", result, None, transport)
 
+    def render() -> str:
+        return cli_map.render_stdout(op, params, result)
 
-def _read_line(sock: socket.socket, deadline: float) -> bytes | None:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError
-        sock.settimeout(remaining)
-        chunk = sock.recv(65536)
-        if not chunk:
-            return None
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            chunks.append(chunk[:newline])
-            return b"".join(chunks)
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > _MAX_LINE:
-            raise OSError("response line too long")
+    return Exchange(argv, 0, None, "", result, None, transport, render)
 
 
 def find_herdr(env: Mapping[str, str], configured: Path | str | None = None) -> Path | None:

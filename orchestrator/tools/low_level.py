@@ -26,7 +26,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from herdr_sim.agent_kinds import AGENT_LABELS
+from herdr_sim.protocol import AGENT_LABELS, AGENT_STATUSES
+from herdr_sim.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
 from orchestrator.booleans import BooleanError
 from orchestrator.client import cli_map
 from orchestrator.client.errors import TransportError
@@ -45,20 +46,19 @@ from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContex
 Args = Mapping[str, Any]
 
 #: Agent kinds: Herdr's own canonical labels (``agent_label`` in Herdr's ``src/detect/mod.rs``),
-#: kept in one table, :mod:`herdr_sim.agent_kinds`. Seed 001's list had typos (``wen``,
-#: ``ocr``: Herdr answers ``unsupported interactive agent kind``) and lacked ``qwen``.
+#: kept in one table, :mod:`herdr_sim.protocol` (whose docstring records seed 001's typos,
+#: ``wen`` and ``ocr``, and why ``qwen`` is the kind they stand for).
 AGENT_KINDS: tuple[str, ...] = AGENT_LABELS
 #: Herdr's bounds on ``agent start --timeout`` (``src/app/agents.rs``: more than the 3 s
 #: settle delay, at most ``MAX_AGENT_START_TIMEOUT``; else ``invalid_agent_timeout``).
-AGENT_START_MIN_MS = 3_001
-AGENT_START_MAX_MS = 300_000
+AGENT_START_MIN_MS = SETTLE_MS + 1
+AGENT_START_MAX_MS = MAX_TIMEOUT_MS
 READ_SOURCES = ("visible", "recent", "recent-unwrapped", "detection")
 _SOURCE: dict[str, Any] = {
     "enum": list(READ_SOURCES),
     "description": "What to read: visible (the screen), recent (recent output, soft-wrapped; "
     "the default), recent-unwrapped (best for logs), detection (agent-detection buffer)",
 }
-AGENT_STATUSES = ("idle", "working", "blocked", "done", "unknown")
 #: Default server-side wait bounds (ms) when the caller gives none: Herdr's own waits have
 #: no default and would block forever.
 DEFAULT_OUTPUT_WAIT_MS = 30_000

@@ -20,20 +20,22 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from herdr_sim import protocol
+
 #: No NUL anywhere in the string.
 NO_NUL = "^[^\\x00]*$"
-#: Herdr's agent name grammar (always ``fullmatch`` it in Python).
-AGENT_NAME = r"[a-z][a-z0-9_-]{0,31}"
+#: Herdr's agent name grammar (:mod:`herdr_sim.protocol`; always matched whole in Python).
+AGENT_NAME = protocol.AGENT_NAME_PATTERN
 #: :data:`AGENT_NAME` as a schema pattern: the whole string, in both dialects (the lookahead
 #: says "nothing follows", where ``$`` would let Python accept ``"evil\n"``).
 AGENT_NAME_PATTERN = f"^{AGENT_NAME}(?![\\s\\S])"
-_NAME = re.compile(AGENT_NAME)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def is_agent_name(value: object) -> bool:
-    """Whether ``value`` is a name Herdr accepts for an agent."""
-    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+    """Whether ``value`` is a name Herdr accepts for an agent (a string, by the protocol's
+    rule)."""
+    return isinstance(value, str) and protocol.is_agent_name(value)
 
 
 def refuse_nul(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...protocol import AGENT_STATUSES, CLI_READ_SOURCES
 from ..errors import UsageError
 from ..options import HELP_WORDS, Pairs, Spec, Value, switch
 from ..output import CliExit, write_err
@@ -48,15 +49,9 @@ def _cleared_token(name: str) -> tuple[str, None]:
 
 
 #: Agent statuses (``agent wait --until``, ``pane report-metadata --state-label``).
-STATUSES = ("idle", "working", "blocked", "done", "unknown")
+STATUSES = AGENT_STATUSES
 #: ``--source`` of ``pane read``/``agent read``/``pane wait-output`` -> the wire value.
-READ_SOURCES = {
-    "visible": "visible",
-    "recent": "recent",
-    "recent-unwrapped": "recent_unwrapped",
-    "recent_unwrapped": "recent_unwrapped",
-    "detection": "detection",
-}
+READ_SOURCES = CLI_READ_SOURCES
 #: ``workspace create`` / ``tab create`` (after ``--workspace``), in request-field order.
 CREATE_OPTIONS = (
     Value("--cwd"),

@@ -10,9 +10,13 @@ error codes, so :func:`_start` reproduces the loop step by step.
 
 from __future__ import annotations
 
-import time
-
-from ...agent_kinds import AGENT_LABELS, parse_agent_label
+from ...protocol import AGENT_LABELS, parse_agent_label
+from ...protocol.startup import (
+    DEFAULT_TIMEOUT_MS,
+    START_ID,
+    request_start,
+    wait_until_interactive,
+)
 from ..client import Context
 from ..errors import FatalError, ProtocolMismatchReported, ServerNotRunningError, UsageError
 from ..options import (
@@ -46,33 +50,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["run"]
-
-#: Canonical agent labels, in Herdr's order (also the accepted ``--kind`` values).
-_SHELL_NAMES = frozenset(
-    [
-        "sh",
-        "bash",
-        "dash",
-        "zsh",
-        "fish",
-        "ksh",
-        "mksh",
-        "csh",
-        "tcsh",
-        "elvish",
-        "xonsh",
-        "nu",
-        "pwsh",
-        "powershell",
-        "cmd",
-    ]
-)
-_POLL_INTERVAL = 0.1
-_BUSY_RETRY_WINDOW = 2.0
-_DEFAULT_START_TIMEOUT_MS = 30_000
-_SETTLE_DELAY_MS = 3_000
-_MAX_START_TIMEOUT_MS = 300_000
-_START_ID = "cli:agent:start"
 
 _PROMPT_USAGE = (
     "usage: herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]"
@@ -238,180 +215,42 @@ def _attach(args: list[str]) -> int:
 # -- agent start -----------------------------------------------------------------------------
 
 
-def _cli_error(code: str, message: str) -> dict[str, Any]:
-    return {"id": _START_ID, "error": {"code": code, "message": message}}
-
-
-def _name_lost(name: str) -> dict[str, Any]:
-    return _cli_error(
-        "agent_name_not_found", f"named agent {name} no longer owns the target terminal"
-    )
-
-
-def _get(value: Any, *keys: str) -> Any:
-    """``value[k1][k2]...`` with serde_json's indexing rules (missing -> None)."""
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def _as_str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _as_u64(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def _shell_name(name: str) -> bool:
-    base = name.replace("\\", "/").rsplit("/", 1)[-1].lstrip("-").removesuffix(".exe")
-    return base.lower() in _SHELL_NAMES
-
-
-def _pane_terminal_id(ctx: Context, pane_id: str) -> str | None:
-    response = ctx.send("cli:agent:start:pane", "pane.get", {"pane_id": pane_id})
-    return _as_str(_get(response, "result", "pane", "terminal_id"))
-
-
-def _shell_is_initializing(ctx: Context, pane_id: str) -> bool:
-    """A fresh shell still running its startup: it leads the foreground group itself."""
-    response = ctx.send("cli:agent:start:process_info", "pane.process_info", {"pane_id": pane_id})
-    info = _get(response, "result", "process_info")
-    shell_pid = _as_u64(_get(info, "shell_pid"))
-    if shell_pid is None or _as_u64(_get(info, "foreground_process_group_id")) != shell_pid:
-        return False
-    processes = _get(info, "foreground_processes")
-    if not isinstance(processes, list):
-        return False
-    for process in processes:
-        if _as_u64(_get(process, "pid")) != shell_pid:
-            continue
-        name = _as_str(_get(process, "name"))
-        argv = _get(process, "argv")
-        first = _as_str(argv[0]) if isinstance(argv, list) and argv else None
-        if (name is not None and _shell_name(name)) or (first is not None and _shell_name(first)):
-            return True
-    return False
-
-
 def _start(ctx: Context, args: list[str]) -> int:
+    """Herdr's ``agent start`` loop (:mod:`herdr_sim.protocol.startup`) through ``ctx``."""
     values = _START.parse(args)
     expected_kind = parse_agent_label(values["kind"])
     if expected_kind is None:
         raise UsageError(f"unsupported interactive agent kind: {values['kind']}")
     name, pane_id, timeout_ms = values["name"], values["pane_id"], values["timeout_ms"]
-    timeout_total = timeout_ms if timeout_ms is not None else _DEFAULT_START_TIMEOUT_MS
-    retryable = _SETTLE_DELAY_MS < timeout_total <= _MAX_START_TIMEOUT_MS
-    params = _START.params(values)
+    timeout_total = timeout_ms if timeout_ms is not None else DEFAULT_TIMEOUT_MS
 
-    pinned = _pane_terminal_id(ctx, pane_id)
-    retry_deadline: float | None = None
-    busy_response: Any = None
-    while True:
-        if busy_response is not None and (
-            (retry_deadline is not None and time.monotonic() >= retry_deadline)
-            or _pane_terminal_id(ctx, pane_id) != pinned
-            or not _shell_is_initializing(ctx, pane_id)
-        ):
-            return print_response(busy_response)
-        response = ctx.send(_START_ID, "agent.start", params)
-        if not (isinstance(response, dict) and "error" in response):
-            break
-        if (
-            _as_str(_get(response, "error", "code")) != "agent_pane_busy"
-            or not retryable
-            or pinned is None
-            or _pane_terminal_id(ctx, pane_id) != pinned
-            or not _shell_is_initializing(ctx, pane_id)
-        ):
-            return print_response(response)
-        if retry_deadline is None:
-            retry_deadline = time.monotonic() + _BUSY_RETRY_WINDOW
-        busy_response = response
-        remaining = retry_deadline - time.monotonic()
-        if remaining <= 0:
-            return print_response(busy_response)
-        time.sleep(min(_POLL_INTERVAL, remaining))
+    def send(request_id: str, method: str, params: dict[str, Any], checked: bool) -> Any:
+        if checked:
+            return ctx.send(request_id, method, params)
+        return ctx.send_unchecked(request_id, method, params)
 
-    terminal_id = _as_str(_get(response, "result", "agent", "terminal_id"))
+    response, terminal_id = request_start(send, _START.params(values))
     if terminal_id is None:
-        return print_response(
-            _cli_error("agent_start_failed", "agent start response did not include terminal_id")
-        )
-    if pinned is not None and pinned != terminal_id:
-        return print_response(_name_lost(name))
+        return print_response(response)
     try:
-        outcome, value = _wait_for_named_agent(
-            ctx, name, pane_id, timeout_total / 1000, expected_kind, terminal_id
+        outcome, value = wait_until_interactive(
+            send, name, pane_id, timeout_total / 1000, expected_kind, terminal_id
         )
     except ProtocolMismatchReported:
         return 1
     except ServerNotRunningError as err:
         return print_response(err.response)
     except FatalError as err:
-        return print_response(_cli_error("agent_start_transport_failed", err.display))
+        return print_response(
+            {
+                "id": START_ID,
+                "error": {"code": "agent_start_transport_failed", "message": err.display},
+            }
+        )
     if not outcome:
         return print_response(value)
     response["result"]["agent"] = value
     return print_response(response)
-
-
-def _wait_for_named_agent(
-    ctx: Context,
-    name: str,
-    fallback_pane_id: str,
-    timeout: float,
-    expected_kind: str,
-    terminal_id: str,
-) -> tuple[bool, Any]:
-    """Poll ``agent.get`` until startup ends; ``(True, agent)`` or ``(False, error)``."""
-    deadline = time.monotonic() + timeout
-    first_poll = True
-    while True:
-        if time.monotonic() >= deadline:
-            # Give the server a chance to reconcile its own startup deadline first, so the
-            # pending name is free again by the time the caller sees the timeout.
-            import contextlib  # here, not at the top: it costs every `herdr` start ~1 ms
-
-            with contextlib.suppress(FatalError, ServerNotRunningError):
-                ctx.send_unchecked("cli:agent:start:timeout", "agent.get", {"target": name})
-            return False, _cli_error("timeout", "timed out waiting for agent startup")
-        if first_poll:
-            first_poll = False
-            response = ctx.send(_START_ID, "agent.get", {"target": name})
-        else:
-            response = ctx.send_unchecked(_START_ID, "agent.get", {"target": name})
-        if isinstance(response, dict) and "error" in response:
-            response = ctx.send_unchecked(_START_ID, "agent.get", {"target": fallback_pane_id})
-            if isinstance(response, dict) and "error" in response:
-                time.sleep(_POLL_INTERVAL)
-                continue
-        agent = _get(response, "result", "agent")
-        detected = _as_str(_get(agent, "agent"))
-        status = _as_str(_get(agent, "agent_status"))
-        if _as_str(_get(agent, "terminal_id")) != terminal_id:
-            return False, _name_lost(name)
-        if detected is not None and detected != expected_kind:
-            return False, _cli_error(
-                "agent_kind_mismatch", f"expected {expected_kind}, detected {detected}"
-            )
-        if _as_str(_get(agent, "name")) != name:
-            return False, _name_lost(name)
-        if status == "blocked":
-            return False, _cli_error(
-                "agent_not_ready",
-                f"agent {name} is blocked during startup and is not ready for prompts",
-            )
-        if status in ("idle", "done"):
-            if _get(agent, "interactive_ready") is True:
-                return True, agent
-            if _get(agent, "launch_pending") is not True:
-                return False, _cli_error(
-                    "agent_start_failed", "agent process exited before becoming interactive"
-                )
-        time.sleep(_POLL_INTERVAL)
 
 
 # -- agent explain ---------------------------------------------------------------------------
@@ -444,6 +283,19 @@ def _explain(ctx: Context, args: list[str]) -> int:
     else:
         write_out(explain_text(explain, values["verbose"] is True))
     return 0
+
+
+def _get(value: Any, *keys: str) -> Any:
+    """``value[k1][k2]...`` with serde_json's indexing rules (missing -> None)."""
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _as_u64(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 def _text(value: Any, default: str) -> str:

@@ -1,0 +1,217 @@
+"""herdr_sim.protocol is the one home of Herdr's protocol facts: nothing copies them.
+
+Issue 12: the kind list existed three times (the low-level tool's schema copied seed 001's
+``wen``/``ocr`` typo and refused ``qwen``), ``PROTOCOL = 22`` twice, the agent-name rule
+three times and the ``agent start`` loop twice. These tests fail when a copy comes back,
+and check the shared ``agent start`` algorithm over a scripted ``send()``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import herdr_sim
+from herdr_sim import errors as sim_errors
+from herdr_sim import protocol
+from herdr_sim.protocol import startup
+from orchestrator.client import errors as client_errors
+from orchestrator.client import sync
+from orchestrator.tools.registry import TOOLS
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("herdr_sim", "orchestrator", "pytest_herdr")
+
+
+def _sources() -> list[Path]:
+    return [path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))]
+
+
+@pytest.mark.parametrize(
+    ("needle", "why"),
+    [
+        (re.compile(r"^PROTOCOL\s*(:[^=]*)?=\s*\d", re.MULTILINE), "the protocol number"),
+        (re.compile(r"\[a-z\]\[a-z0-9_-\]\{0,31\}"), "the agent-name rule"),
+        (re.compile(r'"kilo",\s*"qodercli",\s*"qwen",\s*"maki"'), "the agent-kind list"),
+        (re.compile(r"def _wait_for_named_agent|def _poll\(|BUSY_RETRY_WINDOW = "), "agent start"),
+        (re.compile(r'"pane\.wait_for_output", "integration\.list"'), "the method list"),
+    ],
+)
+def test_a_protocol_fact_is_written_once(needle: re.Pattern[str], why: str) -> None:
+    homes = [
+        path.relative_to(ROOT).as_posix()
+        for path in _sources()
+        if needle.search(path.read_text(encoding="utf-8"))
+    ]
+    assert len(homes) == 1, f"{why} is written in {homes}"
+    assert homes[0].startswith("herdr_sim/protocol/"), homes
+
+
+def test_the_orchestrator_and_the_plugin_copy_no_status_list() -> None:
+    """Statuses come from herdr_sim.protocol (the simulator's params specs, a declarative
+    table of its own, may spell them out)."""
+    needle = re.compile(
+        r"""\(\s*["']idle["'],\s*["']done["'],\s*["']blocked["']\s*\)"""
+        r"""|\[\s*["']idle["'],\s*["']working["'],\s*["']blocked["'],\s*["']done["']"""
+        r"""|\(\s*["']idle["'],\s*["']working["'],\s*["']blocked["'],\s*["']done["']"""
+    )
+    copies = [
+        path.relative_to(ROOT).as_posix()
+        for path in _sources()
+        if not path.is_relative_to(ROOT / "herdr_sim")
+        and needle.search(path.read_text(encoding="utf-8"))
+    ]
+    assert copies == []
+
+
+def test_every_package_reads_the_same_protocol_number() -> None:
+    assert herdr_sim.PROTOCOL == protocol.PROTOCOL == 22
+    assert sync.incompatible_message(21, "x").startswith("client protocol 22 ")
+
+
+def test_the_agent_start_tool_accepts_every_herdr_kind_and_no_seed_typo() -> None:
+    schema = TOOLS["_dsh_herdr_agent_start"].input_schema
+    kinds = schema["properties"]["kind"]["enum"]
+    assert kinds == list(protocol.AGENT_LABELS)
+    assert "qwen" in kinds and "wen" not in kinds and "ocr" not in kinds
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["a", "pi", "agent-1", "a_b", "z" * 32, "z" * 33, "", "A", "1a", "-a", "a b", "a\n", "é", "aé"],
+)
+def test_the_name_rule_is_herdrs_pattern_matched_whole(name: str) -> None:
+    expected = re.fullmatch(protocol.AGENT_NAME_PATTERN, name) is not None
+    assert protocol.is_agent_name(name) is expected
+
+
+def test_every_error_code_of_the_simulator_and_the_client_is_a_herdr_code() -> None:
+    herdr_codes = protocol.SERVER_ERROR_CODES | protocol.CLI_ERROR_CODES
+    sim_codes = {
+        value
+        for name, value in vars(sim_errors).items()
+        if name.isupper() and isinstance(value, str) and name != "NOT_SUPPORTED"
+    }
+    assert sim_codes <= herdr_codes, sim_codes - herdr_codes
+    # the client's own: the CLI's usage errors and the refusal of a value the CLI misreads
+    client_own = {"usage_error", "invalid_cli_argument"}
+    family_codes = {code for family in client_errors._FAMILIES for code in family.codes}
+    assert family_codes <= herdr_codes | client_own, family_codes - herdr_codes - client_own
+
+
+def test_read_sources_and_statuses_agree_with_the_cli_spellings() -> None:
+    assert set(protocol.CLI_READ_SOURCES.values()) == set(protocol.READ_SOURCES)
+    assert set(protocol.REPORTABLE_STATES) < set(protocol.AGENT_STATUSES)
+    assert set(protocol.SETTLED_STATUSES) < set(protocol.AGENT_STATUSES)
+
+
+# -- the agent start algorithm over a scripted send() ----------------------------------------
+
+Reply = Callable[[str, dict[str, Any]], Any]
+
+
+class Script:
+    """A ``send`` that answers from per-method callables and records every request."""
+
+    def __init__(self, replies: dict[str, Reply]) -> None:
+        self.replies = replies
+        self.sent: list[tuple[str, str, dict[str, Any], bool]] = []
+
+    def __call__(self, rid: str, method: str, params: dict[str, Any], checked: bool) -> Any:
+        self.sent.append((rid, method, params, checked))
+        return self.replies[method](method, params)
+
+
+def _agent(**fields: Any) -> dict[str, Any]:
+    agent = {
+        "name": "worker",
+        "terminal_id": "t1",
+        "agent": "pi",
+        "agent_status": "idle",
+        "interactive_ready": True,
+        "launch_pending": False,
+    }
+    agent.update(fields)
+    return {"id": startup.START_ID, "result": {"agent": agent}}
+
+
+def _pane(method: str, params: dict[str, Any]) -> Any:
+    return {"result": {"pane": {"terminal_id": "t1"}}}
+
+
+PARAMS = {"name": "worker", "kind": "pi", "pane_id": "w1-1", "args": [], "timeout_ms": 4_000}
+
+
+def test_start_agent_polls_until_the_agent_is_interactive() -> None:
+    polls = iter([_agent(agent_status="unknown", interactive_ready=False, launch_pending=True)])
+    send = Script(
+        {
+            "pane.get": _pane,
+            "agent.start": lambda m, p: _agent(launch_pending=True, interactive_ready=False),
+            "agent.get": lambda m, p: next(polls, _agent()),
+        }
+    )
+    envelope = startup.start_agent(send, dict(PARAMS), "pi")
+    assert envelope["result"]["agent"]["interactive_ready"] is True
+    methods = [method for _, method, _, _ in send.sent]
+    assert methods == ["pane.get", "agent.start", "agent.get", "agent.get"]
+    # Herdr's CLI guards the first poll only; the later polls go unchecked
+    assert [checked for _, m, _, checked in send.sent if m == "agent.get"] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("agent", "code"),
+    [
+        (_agent(agent="claude"), "agent_kind_mismatch"),
+        (_agent(agent_status="blocked"), "agent_not_ready"),
+        (_agent(terminal_id="t2"), "agent_name_not_found"),
+        (_agent(interactive_ready=False, launch_pending=False), "agent_start_failed"),
+    ],
+)
+def test_start_agent_synthesizes_herdrs_cli_errors(agent: dict[str, Any], code: str) -> None:
+    send = Script(
+        {
+            "pane.get": _pane,
+            "agent.start": lambda m, p: _agent(launch_pending=True, interactive_ready=False),
+            "agent.get": lambda m, p: agent,
+        }
+    )
+    envelope = startup.start_agent(send, dict(PARAMS), "pi")
+    assert envelope["error"]["code"] == code
+    assert envelope["id"] == startup.START_ID
+
+
+def test_start_agent_passes_a_refusal_through_without_polling() -> None:
+    refusal = {"id": startup.START_ID, "error": {"code": "agent_name_taken", "message": "taken"}}
+    send = Script({"pane.get": _pane, "agent.start": lambda m, p: refusal})
+    assert startup.start_agent(send, dict(PARAMS), "pi") is refusal
+    assert [method for _, method, _, _ in send.sent] == ["pane.get", "agent.start"]
+
+
+def test_the_facts_cost_the_herdr_cli_nothing_it_does_not_use() -> None:
+    """Every `herdr` start imports herdr_sim.protocol (the version, the statuses): the kind
+    table and the start loop load only when a command asks for them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, herdr_sim.protocol as p\n"
+        "names = ('typing', 're', 'json', 'herdr_sim.protocol.kinds',"
+        " 'herdr_sim.protocol.startup')\n"
+        "print(sorted(m for m in names if m in sys.modules))\n"
+        "p.parse_agent_label\n"
+        "print('herdr_sim.protocol.kinds' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout.splitlines() == ["[]", "True"]
