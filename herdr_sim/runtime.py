@@ -11,18 +11,21 @@ import logging
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import errors, persist, places
+from .agent_service import AgentService
 from .config import SimulatorConfig
+from .detection import DetectionLoop
 from .events import EventHub, Signal
 from .faults import FaultPlan
-from .metadata import MetaStore, sync_pane
-from .model.agents import AgentBook, Snapshot, Update, is_agent
+from .metadata import MetaStore
+from .model.agents import is_agent
 from .model.layout import Rect
 from .model.session import PaneRef, Session, Tab, Workspace
+from .pane_process import PaneProcess
 from .procfs import cwd_of, proc_info
 from .pty import PtyProcess
 from .shell import ShellConfig, pane_command, pane_env
@@ -36,19 +39,9 @@ from .views import (
     workspace_info,
 )
 
-if TYPE_CHECKING:
-    from .detection import DetectionLoop
+__all__ = ["Notification", "PaneProcess", "Runtime"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class PaneProcess:
-    """A pane's pty, its terminal emulator and a signal fired on every output chunk."""
-
-    pty: PtyProcess
-    terminal: Terminal
-    output: Signal = field(default_factory=Signal)
 
 
 @dataclass
@@ -88,6 +81,8 @@ class Runtime:
         self.detection: DetectionLoop | None = None
         self.session_path = persist.session_file(socket_path) if config.persist else None
         self._save_scheduled = False
+        #: the agent engine's live side: launches, detection reports, every agent change
+        self.agents = AgentService(self)
 
     # -- wire views ---------------------------------------------------------------------------
 
@@ -327,7 +322,8 @@ class Runtime:
             return
         cwd_of = {ref.pane.key: self.live_cwd(ref) for ref in self.session.all_panes()}
         try:
-            persist.write_atomic(self.session_path, persist.snapshot(self.session, cwd_of))
+            data = persist.snapshot(self.session, cwd_of, self.agents.launches.saved)
+            persist.write_atomic(self.session_path, data)
         except OSError:
             log.exception("could not save the session to %s", self.session_path)
 
@@ -341,9 +337,11 @@ class Runtime:
         data = persist.load(self.session_path)
         if data is None:
             return 0
-        resumes = persist.restore(
+        restored = persist.restore(
             self.session, data, resume_agents=self.config.resume_agents_on_restore
         )
+        self.agents.launches.adopt_restored(restored.managed)
+        resumes = restored.resumes
         for key, resume in resumes:
             ref = self.session.locate(key)
             ref.pane.cwd = self.launch_dir(ref.pane.cwd, {})
@@ -385,52 +383,6 @@ class Runtime:
         self.hub.publish("pane_agent_status_changed", self.status_event(ref))
         self.state_changed.fire()
 
-    # -- agent engine ------------------------------------------------------------------------
-
-    def agent_before(self, ref: PaneRef) -> Snapshot:
-        """Snapshot a pane before changing its agent record (pair with :meth:`agent_commit`)."""
-        from .methods.agent_start import launch_of
-
-        pane = ref.pane
-        launch = launch_of(self, ref)
-        pending = launch is not None and launch.launch_pending
-        return AgentBook.snapshot(pane.agent_rec, pane.state, pane.seen, launch_pending=pending)
-
-    def agent_commit(self, ref: PaneRef, before: Snapshot, *, released: bool = False) -> Update:
-        """Apply the engine's rules to a changed record and emit Herdr's events (§6.2).
-
-        ``pane.updated`` when the agent name changed, ``pane.agent_detected`` when the label
-        changed or the agent was released, ``pane_agent_status_changed`` when the public
-        status or the presentation changed.
-        """
-        pane = ref.pane
-        update = self.session.agents.commit(
-            pane.agent_rec,
-            before,
-            active_tab=self.session.is_active_tab(ref.workspace, ref.tab),
-            released=released,
-        )
-        presentation = (pane.title, pane.display_agent, dict(pane.state_labels))
-        pane.agent, pane.state, pane.seen = update.label, update.state, update.seen
-        if update.name_changed:
-            self.hub.publish("pane_updated", {"pane": self.pane_view(ref)})
-        if update.detected_event:
-            data: dict[str, Any] = {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id}
-            if update.event_label is not None:
-                data["agent"] = update.event_label
-            if update.released:
-                data["released"] = True
-                data["final_status"] = update.status
-            self.hub.publish("pane_agent_detected", data)
-        # metadata guarded by an agent label or an authority source may appear or disappear
-        sync_pane(self, ref, self.meta_for(("pane", pane.key)), False)
-        moved = (pane.title, pane.display_agent, pane.state_labels) != presentation
-        if update.status_changed and not moved:
-            self.publish_status(ref)
-        elif update.state_changed:
-            self.state_changed.fire()
-        return update
-
     def status_of(self, ref: PaneRef) -> str:
         """The pane's public agent status."""
         return public_status(ref.pane)
@@ -460,11 +412,12 @@ class Runtime:
 
     def start_detection(self) -> None:
         """Start the agent-detection loop (at boot, before any pane is restored)."""
-        from .detection import DetectionLoop
-        from .methods.agent_reports import shell_returned
-
-        self.detection = DetectionLoop.for_runtime(self)
-        self.detection.shell_returned.append(lambda ref: shell_returned(self, ref))
+        agents = self.agents
+        self.detection = DetectionLoop.for_runtime(
+            self,
+            lambda ref, agent, screen: agents.set_detection(ref, agent=agent, screen_state=screen),
+        )
+        self.detection.shell_returned.append(agents.shell_returned)
         self.detection.start()
 
     def with_fake_agents(self, path: str) -> str:
