@@ -22,6 +22,7 @@ from typing import Any, Self, TypeVar
 from .config import SimulatorConfig
 from .events import Envelope
 from .faults import FaultPlan
+from .methods import load_all
 from .runtime import Notification, Runtime
 from .server import Server
 
@@ -174,7 +175,7 @@ class Simulator:
         if self.config.agent_detection:
             runtime.start_detection()
         runtime.hub.add_listener(self._record)
-        server = Server(runtime)
+        server = Server(runtime, load_all())
         server.taps = self.wire_taps
         server.exchange_taps = self.exchange_taps
         await server.start()
@@ -304,7 +305,7 @@ class Simulator:
 
         line = json.dumps({"id": request_id, "method": method, "params": params or {}})
         try:
-            rid, name, checked = parse_request(line)
+            rid, name, checked, _ = parse_request(line, load_all())
         except RequestError as exc:
             from . import errors
 
