@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import shutil
 import tempfile
@@ -100,7 +101,9 @@ class Simulator:
     """A running (after :meth:`start`) Herdr simulator."""
 
     def __init__(self, config: SimulatorConfig | None = None, **overrides: Any) -> None:
-        self.config = config or SimulatorConfig()
+        # a copy: overrides and path coercion never change the caller's config, which may
+        # be shared by several simulators
+        self.config = dataclasses.replace(config) if config is not None else SimulatorConfig()
         for key, value in overrides.items():
             if not hasattr(self.config, key):
                 raise TypeError(f"unknown simulator setting {key!r}")
