@@ -23,6 +23,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from . import lifecycle
 from .config import SimulatorConfig
 from .events import Envelope, Signal
 from .launches import ManagedLaunch, reconcile
@@ -132,7 +133,7 @@ class LaunchBook:
         elif outcome == "changed":
             self._arm(ref.pane.key, launch)
             if announce:
-                host.hub.publish("pane_updated", {"pane": host.pane_view(ref)})
+                host.hub.publish(lifecycle.pane_updated(host.pane_view(ref)))
             host.state_changed.fire()
         else:
             return
@@ -254,15 +255,17 @@ class AgentService:
         presentation = (pane.title, pane.display_agent, dict(pane.state_labels))
         pane.agent, pane.state, pane.seen = update.label, update.state, update.seen
         if update.name_changed:
-            host.hub.publish("pane_updated", {"pane": host.pane_view(ref)})
+            host.hub.publish(lifecycle.pane_updated(host.pane_view(ref)))
         if update.detected_event:
-            data: dict[str, Any] = {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id}
-            if update.event_label is not None:
-                data["agent"] = update.event_label
-            if update.released:
-                data["released"] = True
-                data["final_status"] = update.status
-            host.hub.publish("pane_agent_detected", data)
+            host.hub.publish(
+                lifecycle.pane_agent_detected(
+                    ref.pane_id,
+                    ref.workspace.public_id,
+                    agent=update.event_label,
+                    released=update.released,
+                    final_status=update.status,
+                )
+            )
         # metadata guarded by an agent label or an authority source may appear or disappear
         sync_pane(host, ref, host.meta_for(("pane", pane.key)), False)
         moved = (pane.title, pane.display_agent, pane.state_labels) != presentation

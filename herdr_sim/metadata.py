@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Protocol
 
-from . import errors
+from . import errors, lifecycle
 from .errors import HerdrError
 from .events import EventHub
 from .model.session import Pane, PaneRef, Session, Workspace
@@ -281,7 +281,7 @@ def apply_workspace_metadata(rt: MetaHost, ws: Workspace, p: dict[str, Any]) -> 
     def refresh() -> None:
         if store.expire() and ws in rt.session.workspaces:
             ws.tokens = store.token_values()
-            rt.hub.publish("workspace_metadata_updated", {"workspace": rt.workspace_view(ws)})
+            rt.hub.publish(lifecycle.workspace_metadata_updated(rt.workspace_view(ws)))
 
     _schedule_expiry(rt, ttl, refresh)
     return changed
@@ -440,4 +440,4 @@ def sync_pane(rt: MetaHost, ref: PaneRef, store: MetaStore, token_changed: bool)
         rt.publish_status(ref)
     if token_changed:
         pane.revision += 1
-        rt.hub.publish("pane_updated", {"pane": rt.pane_view(ref)})
+        rt.hub.publish(lifecycle.pane_updated(rt.pane_view(ref)))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import errors, persist, places
+from . import errors, lifecycle, persist, places
 from .agent_service import AgentService
 from .config import SimulatorConfig
 from .detection import DetectionLoop
@@ -248,9 +248,7 @@ class Runtime:
             return
         ref = self.session.locate(key)
         ref.pane.exited = True
-        self.hub.publish(
-            "pane_exited", {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id}
-        )
+        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ref.workspace.public_id))
         await self.remove_pane(ref)
         self.after_request()
 
@@ -281,18 +279,18 @@ class Runtime:
         pane_id, ws_id = ref.pane_id, ws.public_id
         ws_view = self.workspace_view(ws)
         outcome = self.session.close_pane(ref)
-        self.hub.publish("pane_closed", {"pane_id": pane_id, "workspace_id": ws_id})
+        self.hub.publish(lifecycle.pane_closed(pane_id, ws_id))
         if outcome == "workspace":
-            self.hub.publish("workspace_closed", {"workspace_id": ws_id, "workspace": ws_view})
+            self.hub.publish(lifecycle.workspace_closed(ws_id, ws_view))
         elif outcome == "pane":
             self.resize_tab(ws, tab)
-            self.hub.publish("layout_updated", {"layout": self.layout_view(ws, tab)})
+            self.hub.publish(lifecycle.layout_updated(self.layout_view(ws, tab)))
         await self.reap([ref.pane.key])
 
     def publish_layout(self, ws: Workspace, tab: Tab) -> None:
         """Resize the tab's ptys and emit ``layout_updated``."""
         self.resize_tab(ws, tab)
-        self.hub.publish("layout_updated", {"layout": self.layout_view(ws, tab)})
+        self.hub.publish(lifecycle.layout_updated(self.layout_view(ws, tab)))
 
     def after_request(self) -> None:
         """Herdr's focus-event check (§6.4): emit the focus triple when focus moved."""
@@ -300,9 +298,9 @@ class Runtime:
         pair = None if focused is None else (focused.workspace.public_id, focused.pane_id)
         if pair != self._focus_pair and focused is not None:
             ws_id, pane_id = pair  # type: ignore[misc]
-            self.hub.publish("workspace_focused", {"workspace_id": ws_id})
-            self.hub.publish("tab_focused", {"tab_id": focused.tab_id, "workspace_id": ws_id})
-            self.hub.publish("pane_focused", {"pane_id": pane_id, "workspace_id": ws_id})
+            self.hub.publish(lifecycle.workspace_focused(ws_id))
+            self.hub.publish(lifecycle.tab_focused(focused.tab_id, ws_id))
+            self.hub.publish(lifecycle.pane_focused(pane_id, ws_id))
         self._focus_pair = pair
         self.state_changed.fire()
         self.schedule_save()
@@ -362,25 +360,26 @@ class Runtime:
         """The metadata store of a pane ``("pane", key)`` or workspace ``("ws", number)``."""
         return self.meta.setdefault(key, MetaStore())
 
+    def status_change(self, ref: PaneRef) -> lifecycle.Event:
+        """A ``pane_agent_status_changed`` event for the pane as it is now."""
+        pane = ref.pane
+        return lifecycle.pane_agent_status_changed(
+            ref.pane_id,
+            ref.workspace.public_id,
+            public_status(pane),
+            agent=pane.agent,
+            title=pane.title,
+            display_agent=pane.display_agent,
+            state_labels=pane.state_labels,
+        )
+
     def status_event(self, ref: PaneRef) -> dict[str, Any]:
         """The data of a ``pane_agent_status_changed`` event for the pane as it is now."""
-        pane = ref.pane
-        data: dict[str, Any] = {
-            "pane_id": ref.pane_id,
-            "workspace_id": ref.workspace.public_id,
-            "agent_status": public_status(pane),
-        }
-        for name in ("agent", "title", "display_agent"):
-            value = getattr(pane, name)
-            if value is not None:
-                data[name] = value
-        if pane.state_labels:
-            data["state_labels"] = dict(pane.state_labels)
-        return data
+        return self.status_change(ref).data
 
     def publish_status(self, ref: PaneRef) -> None:
         """Emit ``pane_agent_status_changed`` (status or presentation changed)."""
-        self.hub.publish("pane_agent_status_changed", self.status_event(ref))
+        self.hub.publish(self.status_change(ref))
         self.state_changed.fire()
 
     def status_of(self, ref: PaneRef) -> str:

@@ -29,6 +29,8 @@ CORE = (
     "herdr_sim.runtime",
     "herdr_sim.agent_service",
     "herdr_sim.launches",
+    "herdr_sim.lifecycle",
+    "herdr_sim.events",
     "herdr_sim.detection",
     "herdr_sim.server",
     "herdr_sim.persist",
