@@ -1,4 +1,4 @@
-"""``agent.start`` and Herdr's managed launch phases (reference §5.6, §17.6).
+"""``agent.start``: launch an agent in an idle shell pane (reference §5.6, §17.6).
 
 ``agent.start`` checks its request in Herdr's order (name grammar, kind, argument control
 characters, name taken, exact pane id, pane busy or without a terminal, timeout bounds),

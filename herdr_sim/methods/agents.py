@@ -9,7 +9,8 @@ detection); ``agent.prompt`` also refuses an agent whose ``agent.start`` launch 
 pending, and ``agent.rename`` answers ``agent_launch_pending`` then. ``agent.wait`` and
 ``agent.prompt`` with ``wait`` listen to the event hub from before their first probe, so a
 status that comes and goes between two looks still counts where Herdr counts it.
-``agent.start`` and its managed phases live in :mod:`herdr_sim.methods.agent_start`.
+``agent.start`` lives in :mod:`herdr_sim.methods.agent_start`; its managed launches are
+the runtime's (``rt.agents``, :mod:`herdr_sim.agent_service`).
 """
 
 from __future__ import annotations
