@@ -1,7 +1,10 @@
 """The live side of a simulator: the model plus processes, terminals, events and faults.
 
-Handlers receive a :class:`Runtime`. Everything here runs on the simulator's event loop
-thread; the model is only touched from that thread, so no locks are needed.
+Handlers receive a :class:`Runtime`. It owns the services that keep live state — the agent
+engine (``rt.agents``, :mod:`herdr_sim.agent_service`), the detection loop, metadata and
+the session file — and hands each of them only itself, seen through a small protocol, so
+none of them imports this module (or a handler). Everything here runs on the simulator's
+event loop thread; the model is only touched from that thread, so no locks are needed.
 """
 
 from __future__ import annotations
