@@ -31,6 +31,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--protocol", type=int, help="protocol number ping reports (22)")
     serve.add_argument("--herdr-version", help="version string ping reports")
     serve.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="what the simulator logs to stderr (warning: handler errors and failed saves)",
+    )
+    serve.add_argument(
         "--agent-manifests",
         metavar="DIR",
         help="screen-detection manifests (*.toml) for agent state detection: a directory "
@@ -169,10 +175,24 @@ def _manifests_dir(value: str | None) -> Path | None:
     return Path(value)
 
 
+def configure_logging(level: str) -> None:
+    """Log records of ``level`` and above to stderr (``serve``): the library itself only
+    installs a NullHandler, so without this a failing handler would go unseen."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("herdr-sim: %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+
+
 def serve(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT or ``herdr server stop``; leave no process behind."""
     from .config import SimulatorConfig
     from .simulator import Simulator, SimulatorError
+
+    configure_logging(args.log_level)
 
     config = SimulatorConfig(
         socket_path=args.socket,

@@ -1,8 +1,9 @@
 """The live agent-detection loop: which agent runs in each pane, and what its screen shows.
 
-One :class:`DetectionLoop` per simulator feeds the agent state engine through its seam,
-:func:`herdr_sim.methods.agent_reports.set_detection`, the way Herdr's per-pane detection
-task does:
+One :class:`DetectionLoop` per simulator feeds the agent state engine through its seam
+(the ``report`` callable it is built with: the runtime's
+:meth:`herdr_sim.agent_service.AgentService.set_detection`), the way Herdr's per-pane
+detection task does:
 
 * **Process detection** — the pane terminal's foreground process group
   (``PtyProcess.foreground_pgid()``, one ``ioctl``) is compared with the last one seen on
@@ -32,16 +33,29 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from .config import SimulatorConfig
 from .detect import ManifestSet, detect_agent_process, load_manifests
 from .model.agents import AgentState
+from .model.session import PaneRef, Session
+from .pane_process import PaneProcess
 
-if TYPE_CHECKING:
-    from .model.session import PaneRef
-    from .runtime import PaneProcess, Runtime
+__all__ = ["DetectionHost", "DetectionLoop", "DetectionTiming", "Report"]
 
-__all__ = ["DetectionLoop", "DetectionTiming"]
+#: ``report(ref, agent, screen_state)``: what detection now sees in a pane (the agent's
+#: label or None for a plain shell, and its screen's state)
+Report = Callable[[PaneRef, str | None, AgentState], object]
+
+
+class DetectionHost(Protocol):
+    """What detection reads of the runtime that owns it."""
+
+    config: SimulatorConfig
+    session: Session
+    processes: dict[int, PaneProcess]
+    stopping: bool
+
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +107,15 @@ class DetectionLoop:
     """Process and screen detection for every pane of one runtime."""
 
     def __init__(
-        self, rt: Runtime, manifests: ManifestSet, timing: DetectionTiming | None = None
+        self,
+        rt: DetectionHost,
+        manifests: ManifestSet,
+        timing: DetectionTiming | None = None,
+        *,
+        report: Report,
     ) -> None:
         self.rt = rt
+        self.report = report
         self.manifests = manifests
         self.timing = timing or DetectionTiming()
         self._watches: dict[int, _Watch] = {}
@@ -105,7 +125,7 @@ class DetectionLoop:
         self.shell_returned: list[Callable[[PaneRef], None]] = []
 
     @classmethod
-    def for_runtime(cls, rt: Runtime) -> DetectionLoop:
+    def for_runtime(cls, rt: DetectionHost, report: Report) -> DetectionLoop:
         """A loop configured from the runtime's :class:`~herdr_sim.config.SimulatorConfig`."""
         config = rt.config
         manifests = load_manifests(config.agent_manifests_dir)
@@ -114,7 +134,7 @@ class DetectionLoop:
             debounce=config.detection_debounce,
             idle_hold=config.detection_idle_hold,
         )
-        return cls(rt, manifests, timing)
+        return cls(rt, manifests, timing, report=report)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -225,9 +245,7 @@ class DetectionLoop:
         if agent is not None and not rec.screen_detection_skipped():
             screen = self._screen_state(key, proc, watch, agent, screen, now)
         if agent != rec.detected or (agent is not None and screen != rec.screen_state):
-            from .methods.agent_reports import set_detection
-
-            set_detection(rt, ref, agent=agent, screen_state=screen)
+            self.report(ref, agent, screen)
         watch.fed = agent is not None
 
     def _process_agent(self, proc: PaneProcess, watch: _Watch, now: float) -> str | None:

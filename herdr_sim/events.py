@@ -1,9 +1,10 @@
 """The event hub: lifecycle events fan out to live subscribers and to recorders.
 
 Herdr 0.9 subscriptions carry live events only (no replay of history, reference §17.1).
-Lifecycle events use the underscore envelope ``{"event": "pane_created", "data": {"type":
-"pane_created", …}}``; filtered subscriptions (``pane.agent_status_changed``,
-``pane.output_matched``) are built on top by :mod:`herdr_sim.methods.events`.
+Lifecycle events (built by :mod:`herdr_sim.lifecycle`) use the underscore envelope
+``{"event": "pane_created", "data": {"type": "pane_created", …}}``; filtered subscriptions
+(``pane.agent_status_changed``, ``pane.output_matched``) are built on top by
+:mod:`herdr_sim.methods.events`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from typing import Any
+
+from .lifecycle import Event
 
 Envelope = dict[str, Any]
 
@@ -52,9 +55,10 @@ class EventHub:
         self._queues: list[asyncio.Queue[Envelope]] = []
         self._listeners: list[Callable[[Envelope], None]] = []
 
-    def publish(self, kind: str, data: dict[str, Any]) -> Envelope:
-        """Emit one lifecycle event of ``kind`` (underscore name)."""
-        envelope: Envelope = {"event": kind, "data": {"type": kind, **data}}
+    def publish(self, event: Event) -> Envelope:
+        """Emit one lifecycle event (built by :mod:`herdr_sim.lifecycle`)."""
+        kind = event.kind
+        envelope: Envelope = {"event": kind, "data": {"type": kind, **event.data}}
         for queue in self._queues:
             queue.put_nowait(envelope)
         for listener in list(self._listeners):

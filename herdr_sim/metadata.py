@@ -19,15 +19,13 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 from itertools import count
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from . import errors
+from . import errors, lifecycle
 from .errors import HerdrError
+from .events import EventHub
+from .model.session import Pane, PaneRef, Session, Workspace
 from .params import Bool, F, Int, MapOf, Nullable, Obj, Str
-
-if TYPE_CHECKING:
-    from .model.session import Pane, PaneRef, Workspace
-    from .runtime import Runtime
 
 TTL_MAX_MS = 86_400_000
 SOURCE_MAX_CHARS = 80
@@ -232,7 +230,31 @@ class MetaStore:
         return {k: v for k, (v, exp) in self.tokens.items() if exp is None or exp > now}
 
 
-def _schedule_expiry(rt: Runtime, ttl: float | None, refresh: Any) -> None:
+class MetaHost(Protocol):
+    """What metadata needs from the runtime that owns it (the runtime, seen narrowly, so
+    this module never imports it)."""
+
+    session: Session
+    hub: EventHub
+
+    def meta_for(self, key: tuple[str, int]) -> MetaStore:
+        """The metadata store of a pane ``("pane", key)`` or workspace ``("ws", number)``."""
+        ...
+
+    def pane_view(self, ref: PaneRef) -> dict[str, Any]:
+        """PaneInfo."""
+        ...
+
+    def workspace_view(self, ws: Workspace) -> dict[str, Any]:
+        """WorkspaceInfo."""
+        ...
+
+    def publish_status(self, ref: PaneRef) -> None:
+        """Emit ``pane_agent_status_changed``."""
+        ...
+
+
+def _schedule_expiry(rt: MetaHost, ttl: float | None, refresh: Any) -> None:
     if ttl is not None:
         asyncio.get_running_loop().call_later(ttl + 0.001, refresh)
 
@@ -245,7 +267,7 @@ def check_workspace_report(p: dict[str, Any]) -> tuple[str, float | None, dict[s
     return source, ttl, tokens
 
 
-def apply_workspace_metadata(rt: Runtime, ws: Workspace, p: dict[str, Any]) -> bool:
+def apply_workspace_metadata(rt: MetaHost, ws: Workspace, p: dict[str, Any]) -> bool:
     """Validate and apply a workspace token report; True when the tokens changed."""
     source, ttl, tokens = check_workspace_report(p)
     store = rt.meta_for(("ws", ws.number))
@@ -259,13 +281,13 @@ def apply_workspace_metadata(rt: Runtime, ws: Workspace, p: dict[str, Any]) -> b
     def refresh() -> None:
         if store.expire() and ws in rt.session.workspaces:
             ws.tokens = store.token_values()
-            rt.hub.publish("workspace_metadata_updated", {"workspace": rt.workspace_view(ws)})
+            rt.hub.publish(lifecycle.workspace_metadata_updated(rt.workspace_view(ws)))
 
     _schedule_expiry(rt, ttl, refresh)
     return changed
 
 
-def apply_pane_metadata(rt: Runtime, ref: PaneRef, p: dict[str, Any]) -> None:
+def apply_pane_metadata(rt: MetaHost, ref: PaneRef, p: dict[str, Any]) -> None:
     """Validate and apply ``pane.report_metadata`` with Herdr's checks in Herdr's order."""
     agent = p["agent"]
     if agent is not None:
@@ -390,7 +412,7 @@ def _visible(record: Record, pane: Pane, now: float) -> bool:
     return authority is not None and authority.source == record.applies_to_source
 
 
-def sync_pane(rt: Runtime, ref: PaneRef, store: MetaStore, token_changed: bool) -> None:
+def sync_pane(rt: MetaHost, ref: PaneRef, store: MetaStore, token_changed: bool) -> None:
     """Recompute a pane's effective metadata and emit what changed."""
     pane = ref.pane
     now = time.monotonic()
@@ -418,4 +440,4 @@ def sync_pane(rt: Runtime, ref: PaneRef, store: MetaStore, token_changed: bool) 
         rt.publish_status(ref)
     if token_changed:
         pane.revision += 1
-        rt.hub.publish("pane_updated", {"pane": rt.pane_view(ref)})
+        rt.hub.publish(lifecycle.pane_updated(rt.pane_view(ref)))

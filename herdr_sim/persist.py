@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,41 +107,15 @@ def restored_resume(rec: AgentRecord) -> list[str] | None:
     return None if rec.resume_argv is None else list(rec.resume_argv)
 
 
-# -- managed agents (the ``agent.start`` launch book lives in the methods layer) ------------------
+# -- managed agents (the live ``agent.start`` launches are the runtime's agent service's) ----
 
 #: How a session's managed launches are read at save time: pane key → (kind, launch
-#: pending), None for a pane without a managed launch. The launch book registers itself.
+#: pending), None for a pane without a managed launch
+#: (:meth:`herdr_sim.agent_service.LaunchBook.saved`).
 ManagedOf = Callable[[int], "tuple[str, bool] | None"]
-_MANAGED_OF: weakref.WeakKeyDictionary[Session, ManagedOf] = weakref.WeakKeyDictionary()
-#: Managed agents a restore brought back that no launch book has taken over yet:
-#: pane key → (name, kind)
-_RESTORED: weakref.WeakKeyDictionary[Session, dict[int, tuple[str, str]]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
-def track_managed(session: Session, managed_of: ManagedOf) -> None:
-    """Register where ``session``'s managed launches are read when it is saved."""
-    _MANAGED_OF[session] = managed_of
-
-
-def has_restored_managed(session: Session) -> bool:
-    """Whether a restore brought back managed agents not yet taken over."""
-    return bool(_RESTORED.get(session))
-
-
-def take_restored_managed(session: Session) -> dict[int, tuple[str, str]]:
-    """The restored managed agents (pane key → (name, kind)), handed over once."""
-    return _RESTORED.pop(session, {})
-
-
-def _managed(session: Session, pane: Pane) -> tuple[str, bool] | None:
-    managed_of = _MANAGED_OF.get(session)
-    if managed_of is not None:
-        return managed_of(pane.key)
-    restored = _RESTORED.get(session, {}).get(pane.key)
-    if restored is not None and restored[0] == pane.agent_rec.name:
-        return restored[1], False
+def _no_managed(_key: int) -> tuple[str, bool] | None:
     return None
 
 
@@ -187,8 +161,11 @@ def _pane(pane: Pane, cwd: str, managed: tuple[str, bool] | None) -> dict[str, A
     return out
 
 
-def snapshot(session: Session, cwd_of: dict[int, str]) -> dict[str, Any]:
-    """The saveable state; ``cwd_of`` maps pane keys to their current cwd."""
+def snapshot(
+    session: Session, cwd_of: dict[int, str], managed_of: ManagedOf = _no_managed
+) -> dict[str, Any]:
+    """The saveable state; ``cwd_of`` maps pane keys to their current cwd, ``managed_of``
+    says what a pane's managed launch is (kind, still pending), if it has one."""
     workspaces = []
     for ws in session.workspaces:
         tabs = []
@@ -205,7 +182,7 @@ def snapshot(session: Session, cwd_of: dict[int, str]) -> dict[str, Any]:
                         str(ws.pane_numbers[key]): _pane(
                             session.panes[key],
                             cwd_of[key],
-                            _managed(session, session.panes[key]),
+                            managed_of(key),
                         )
                         for key in keys
                     },
@@ -313,16 +290,25 @@ def _saved_managed(saved_pane: dict[str, Any]) -> tuple[str, str] | None:
     return None if canonical is None else (name, canonical)
 
 
-def restore(
-    session: Session, data: dict[str, Any], *, resume_agents: bool = True
-) -> list[tuple[int, list[str] | None]]:
+@dataclass(frozen=True)
+class Restored:
+    """What a restore brought back beyond the model itself."""
+
+    #: in layout order, each restored pane's key and the command its shell should run
+    resumes: list[tuple[int, list[str] | None]]
+    #: managed agents to take over as active launches: pane key → (name, kind)
+    managed: dict[int, tuple[str, str]]
+
+
+def restore(session: Session, data: dict[str, Any], *, resume_agents: bool = True) -> Restored:
     """Rebuild ``session`` (which must be empty) from ``data``.
 
     Returns, in layout order, each restored pane's key and the resume command its shell
-    should run (None for a plain shell; always None when ``resume_agents`` is off). New terminal
-    ids are allocated by the model. Saved session references that Herdr would not accept
-    are dropped. A managed agent name comes back (named, active, kept for the launch book:
-    :func:`take_restored_managed`) only on a pane resumed by a built-in plan; other names go.
+    should run (None for a plain shell; always None when ``resume_agents`` is off), and the
+    managed agents brought back. New terminal ids are allocated by the model. Saved session
+    references that Herdr would not accept are dropped. A managed agent name comes back
+    (named, and in :attr:`Restored.managed` for the launch book to take over as active)
+    only on a pane resumed by a built-in plan; other names go.
     """
     if session.workspaces:
         raise RestoreError("can only restore into an empty session")
@@ -389,6 +375,4 @@ def restore(
             )
     except (KeyError, TypeError, ValueError) as exc:
         raise RestoreError(f"malformed session file: {exc!r}") from None
-    if managed:
-        _RESTORED[session] = managed
-    return resumes
+    return Restored(resumes, managed)

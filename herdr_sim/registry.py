@@ -1,7 +1,9 @@
 """The method registry: every wire method name, its parameter spec and its handler.
 
-Handlers register with :func:`method`; the server validates params centrally against the
-spec and hands handlers a checked ``dict``. Protocol-22 methods the simulator does not
+Handlers register with :func:`method` (a streaming one adds its stream with :func:`streams`);
+:func:`herdr_sim.methods.load_all` imports them all, and whoever builds the server hands it
+that table. The server validates params centrally against the spec and hands handlers a
+checked ``dict``. Protocol-22 methods the simulator does not
 implement are listed in :data:`UNSUPPORTED` with the reason, and answer a clear
 ``not_supported_by_simulator`` error instead of a fake success. The list of all protocol-22
 method names lives here too, so a test can compare it with the published schema.
@@ -9,8 +11,9 @@ method names lives here too, so a test can compare it with the published schema.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .params import Obj
@@ -20,6 +23,14 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 Handler = Callable[["Runtime", dict[str, Any]], Awaitable[dict[str, Any]]]
+#: ``send(line, kind)``: write one line to a streaming connection (kind "response" for its
+#: answer or "event")
+Send = Callable[[dict[str, Any], str], Awaitable[None]]
+#: A streaming method (``events.subscribe``): ``stream(rt, request_id, params, reader, send)``
+#: answers, then writes lines until the client or the server goes away.
+StreamHandler = Callable[
+    ["Runtime", str, dict[str, Any], asyncio.StreamReader, Send], Awaitable[None]
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,8 @@ class MethodEntry:
     summary: str
     #: Methods that may change focus are followed by the focus-event check (§6.4).
     mutates: bool
+    #: a streaming method's server side (the connection stays open); None for the others
+    stream: StreamHandler | None = None
 
 
 METHODS: dict[str, MethodEntry] = {}
@@ -51,8 +64,21 @@ def method(
         # the same handler again is its module re-imported (pytester's inline runs drop
         # modules from sys.modules between runs): the new function replaces the old one
         doc = (handler.__doc__ or "").strip().splitlines()
-        METHODS[name] = MethodEntry(name, params, handler, result, doc[0] if doc else "", mutates)
+        stream = found.stream if found is not None else None
+        METHODS[name] = MethodEntry(
+            name, params, handler, result, doc[0] if doc else "", mutates, stream
+        )
         return handler
+
+    return register
+
+
+def streams(name: str) -> Callable[[StreamHandler], StreamHandler]:
+    """Register ``stream`` as the streaming side of method ``name`` (registered already)."""
+
+    def register(stream: StreamHandler) -> StreamHandler:
+        METHODS[name] = replace(METHODS[name], stream=stream)
+        return stream
 
     return register
 
@@ -108,23 +134,3 @@ UNSUPPORTED: dict[str, str] = {
     "plugin.pane.focus": _PLUGINS,
     "plugin.pane.close": _PLUGINS,
 }
-
-
-def load_all() -> dict[str, MethodEntry]:
-    """Import every handler module so the registry is complete, and return it."""
-    from .methods import (  # noqa: F401  (imported for their registrations)
-        agent_reports,
-        agent_start,
-        agents,
-        detection,
-        events,
-        layout,
-        notification,
-        pane,
-        pane_io,
-        server,
-        tab,
-        workspace,
-    )
-
-    return METHODS

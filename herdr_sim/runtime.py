@@ -1,7 +1,10 @@
 """The live side of a simulator: the model plus processes, terminals, events and faults.
 
-Handlers receive a :class:`Runtime`. Everything here runs on the simulator's event loop
-thread; the model is only touched from that thread, so no locks are needed.
+Handlers receive a :class:`Runtime`. It owns the services that keep live state — the agent
+engine (``rt.agents``, :mod:`herdr_sim.agent_service`), the detection loop, metadata and
+the session file — and hands each of them only itself, seen through a small protocol, so
+none of them imports this module (or a handler). Everything here runs on the simulator's
+event loop thread; the model is only touched from that thread, so no locks are needed.
 """
 
 from __future__ import annotations
@@ -11,18 +14,21 @@ import logging
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import errors, persist, places
+from . import errors, lifecycle, persist, places
+from .agent_service import AgentService
 from .config import SimulatorConfig
+from .detection import DetectionLoop
 from .events import EventHub, Signal
 from .faults import FaultPlan
-from .metadata import MetaStore, sync_pane
-from .model.agents import AgentBook, Snapshot, Update, is_agent
+from .metadata import MetaStore
+from .model.agents import is_agent
 from .model.layout import Rect
 from .model.session import PaneRef, Session, Tab, Workspace
+from .pane_process import PaneProcess
 from .procfs import cwd_of, proc_info
 from .pty import PtyProcess
 from .shell import ShellConfig, pane_command, pane_env
@@ -36,19 +42,9 @@ from .views import (
     workspace_info,
 )
 
-if TYPE_CHECKING:
-    from .detection import DetectionLoop
+__all__ = ["Notification", "PaneProcess", "Runtime"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class PaneProcess:
-    """A pane's pty, its terminal emulator and a signal fired on every output chunk."""
-
-    pty: PtyProcess
-    terminal: Terminal
-    output: Signal = field(default_factory=Signal)
 
 
 @dataclass
@@ -88,6 +84,8 @@ class Runtime:
         self.detection: DetectionLoop | None = None
         self.session_path = persist.session_file(socket_path) if config.persist else None
         self._save_scheduled = False
+        #: the agent engine's live side: launches, detection reports, every agent change
+        self.agents = AgentService(self)
 
     # -- wire views ---------------------------------------------------------------------------
 
@@ -253,9 +251,7 @@ class Runtime:
             return
         ref = self.session.locate(key)
         ref.pane.exited = True
-        self.hub.publish(
-            "pane_exited", {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id}
-        )
+        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ref.workspace.public_id))
         await self.remove_pane(ref)
         self.after_request()
 
@@ -286,18 +282,18 @@ class Runtime:
         pane_id, ws_id = ref.pane_id, ws.public_id
         ws_view = self.workspace_view(ws)
         outcome = self.session.close_pane(ref)
-        self.hub.publish("pane_closed", {"pane_id": pane_id, "workspace_id": ws_id})
+        self.hub.publish(lifecycle.pane_closed(pane_id, ws_id))
         if outcome == "workspace":
-            self.hub.publish("workspace_closed", {"workspace_id": ws_id, "workspace": ws_view})
+            self.hub.publish(lifecycle.workspace_closed(ws_id, ws_view))
         elif outcome == "pane":
             self.resize_tab(ws, tab)
-            self.hub.publish("layout_updated", {"layout": self.layout_view(ws, tab)})
+            self.hub.publish(lifecycle.layout_updated(self.layout_view(ws, tab)))
         await self.reap([ref.pane.key])
 
     def publish_layout(self, ws: Workspace, tab: Tab) -> None:
         """Resize the tab's ptys and emit ``layout_updated``."""
         self.resize_tab(ws, tab)
-        self.hub.publish("layout_updated", {"layout": self.layout_view(ws, tab)})
+        self.hub.publish(lifecycle.layout_updated(self.layout_view(ws, tab)))
 
     def after_request(self) -> None:
         """Herdr's focus-event check (§6.4): emit the focus triple when focus moved."""
@@ -305,9 +301,9 @@ class Runtime:
         pair = None if focused is None else (focused.workspace.public_id, focused.pane_id)
         if pair != self._focus_pair and focused is not None:
             ws_id, pane_id = pair  # type: ignore[misc]
-            self.hub.publish("workspace_focused", {"workspace_id": ws_id})
-            self.hub.publish("tab_focused", {"tab_id": focused.tab_id, "workspace_id": ws_id})
-            self.hub.publish("pane_focused", {"pane_id": pane_id, "workspace_id": ws_id})
+            self.hub.publish(lifecycle.workspace_focused(ws_id))
+            self.hub.publish(lifecycle.tab_focused(focused.tab_id, ws_id))
+            self.hub.publish(lifecycle.pane_focused(pane_id, ws_id))
         self._focus_pair = pair
         self.state_changed.fire()
         self.schedule_save()
@@ -327,7 +323,8 @@ class Runtime:
             return
         cwd_of = {ref.pane.key: self.live_cwd(ref) for ref in self.session.all_panes()}
         try:
-            persist.write_atomic(self.session_path, persist.snapshot(self.session, cwd_of))
+            data = persist.snapshot(self.session, cwd_of, self.agents.launches.saved)
+            persist.write_atomic(self.session_path, data)
         except OSError:
             log.exception("could not save the session to %s", self.session_path)
 
@@ -341,9 +338,11 @@ class Runtime:
         data = persist.load(self.session_path)
         if data is None:
             return 0
-        resumes = persist.restore(
+        restored = persist.restore(
             self.session, data, resume_agents=self.config.resume_agents_on_restore
         )
+        self.agents.launches.adopt_restored(restored.managed)
+        resumes = restored.resumes
         for key, resume in resumes:
             ref = self.session.locate(key)
             ref.pane.cwd = self.launch_dir(ref.pane.cwd, {})
@@ -364,72 +363,27 @@ class Runtime:
         """The metadata store of a pane ``("pane", key)`` or workspace ``("ws", number)``."""
         return self.meta.setdefault(key, MetaStore())
 
+    def status_change(self, ref: PaneRef) -> lifecycle.Event:
+        """A ``pane_agent_status_changed`` event for the pane as it is now."""
+        pane = ref.pane
+        return lifecycle.pane_agent_status_changed(
+            ref.pane_id,
+            ref.workspace.public_id,
+            public_status(pane),
+            agent=pane.agent,
+            title=pane.title,
+            display_agent=pane.display_agent,
+            state_labels=pane.state_labels,
+        )
+
     def status_event(self, ref: PaneRef) -> dict[str, Any]:
         """The data of a ``pane_agent_status_changed`` event for the pane as it is now."""
-        pane = ref.pane
-        data: dict[str, Any] = {
-            "pane_id": ref.pane_id,
-            "workspace_id": ref.workspace.public_id,
-            "agent_status": public_status(pane),
-        }
-        for name in ("agent", "title", "display_agent"):
-            value = getattr(pane, name)
-            if value is not None:
-                data[name] = value
-        if pane.state_labels:
-            data["state_labels"] = dict(pane.state_labels)
-        return data
+        return self.status_change(ref).data
 
     def publish_status(self, ref: PaneRef) -> None:
         """Emit ``pane_agent_status_changed`` (status or presentation changed)."""
-        self.hub.publish("pane_agent_status_changed", self.status_event(ref))
+        self.hub.publish(self.status_change(ref))
         self.state_changed.fire()
-
-    # -- agent engine ------------------------------------------------------------------------
-
-    def agent_before(self, ref: PaneRef) -> Snapshot:
-        """Snapshot a pane before changing its agent record (pair with :meth:`agent_commit`)."""
-        from .methods.agent_start import launch_of
-
-        pane = ref.pane
-        launch = launch_of(self, ref)
-        pending = launch is not None and launch.launch_pending
-        return AgentBook.snapshot(pane.agent_rec, pane.state, pane.seen, launch_pending=pending)
-
-    def agent_commit(self, ref: PaneRef, before: Snapshot, *, released: bool = False) -> Update:
-        """Apply the engine's rules to a changed record and emit Herdr's events (§6.2).
-
-        ``pane.updated`` when the agent name changed, ``pane.agent_detected`` when the label
-        changed or the agent was released, ``pane_agent_status_changed`` when the public
-        status or the presentation changed.
-        """
-        pane = ref.pane
-        update = self.session.agents.commit(
-            pane.agent_rec,
-            before,
-            active_tab=self.session.is_active_tab(ref.workspace, ref.tab),
-            released=released,
-        )
-        presentation = (pane.title, pane.display_agent, dict(pane.state_labels))
-        pane.agent, pane.state, pane.seen = update.label, update.state, update.seen
-        if update.name_changed:
-            self.hub.publish("pane_updated", {"pane": self.pane_view(ref)})
-        if update.detected_event:
-            data: dict[str, Any] = {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id}
-            if update.event_label is not None:
-                data["agent"] = update.event_label
-            if update.released:
-                data["released"] = True
-                data["final_status"] = update.status
-            self.hub.publish("pane_agent_detected", data)
-        # metadata guarded by an agent label or an authority source may appear or disappear
-        sync_pane(self, ref, self.meta_for(("pane", pane.key)), False)
-        moved = (pane.title, pane.display_agent, pane.state_labels) != presentation
-        if update.status_changed and not moved:
-            self.publish_status(ref)
-        elif update.state_changed:
-            self.state_changed.fire()
-        return update
 
     def status_of(self, ref: PaneRef) -> str:
         """The pane's public agent status."""
@@ -460,11 +414,12 @@ class Runtime:
 
     def start_detection(self) -> None:
         """Start the agent-detection loop (at boot, before any pane is restored)."""
-        from .detection import DetectionLoop
-        from .methods.agent_reports import shell_returned
-
-        self.detection = DetectionLoop.for_runtime(self)
-        self.detection.shell_returned.append(lambda ref: shell_returned(self, ref))
+        agents = self.agents
+        self.detection = DetectionLoop.for_runtime(
+            self,
+            lambda ref, agent, screen: agents.set_detection(ref, agent=agent, screen_state=screen),
+        )
+        self.detection.shell_returned.append(agents.shell_returned)
         self.detection.start()
 
     def with_fake_agents(self, path: str) -> str:

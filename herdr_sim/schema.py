@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ._version import HERDR_VERSION, PROTOCOL
-from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, load_all
+from .methods import load_all
+from .registry import PROTOCOL_22_METHODS, UNSUPPORTED
 
 
 def build_schema() -> dict[str, Any]:

@@ -16,14 +16,14 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import errors
 from .errors import HerdrError
 from .params import ParamError, check, unknown_variant
-from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, load_all
+from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -91,8 +91,20 @@ class RequestError(Exception):
     """The request line does not parse: answer ``invalid_request`` with id ``""``."""
 
 
-def parse_request(text: str) -> tuple[str, str, dict[str, Any]]:
-    """Decode one request line into (id, method, checked params), as serde would."""
+class Request(NamedTuple):
+    """One parsed request line."""
+
+    id: str
+    method: str
+    #: the params checked against the method's spec (fresh containers, defaults filled in)
+    params: dict[str, Any]
+    #: the request object as received (what the wire taps see)
+    raw: dict[str, Any]
+
+
+def parse_request(text: str, methods: Mapping[str, MethodEntry]) -> Request:
+    """Decode one request line, as serde would; ``methods`` is the method table
+    (:func:`herdr_sim.methods.load_all`)."""
     try:
         raw = json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
@@ -110,23 +122,24 @@ def parse_request(text: str) -> tuple[str, str, dict[str, Any]]:
     if method not in PROTOCOL_22_METHODS:
         raise RequestError(str(unknown_variant(method, PROTOCOL_22_METHODS)))
     params = raw.get("params", {})
-    entry = load_all().get(method)
+    entry = methods.get(method)
     if entry is None:
-        return raw["id"], method, params if isinstance(params, dict) else {}
+        return Request(raw["id"], method, params if isinstance(params, dict) else {}, raw)
     if "params" not in raw:
         raise RequestError("missing field `params`")
     try:
-        return raw["id"], method, check(entry.params, params)
+        return Request(raw["id"], method, check(entry.params, params), raw)
     except ParamError as exc:
         raise RequestError(str(exc)) from None
 
 
 class Server:
-    """Serves one :class:`Runtime` on its Unix socket."""
+    """Serves one :class:`Runtime` on its Unix socket with a method table
+    (:func:`herdr_sim.methods.load_all`)."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, methods: Mapping[str, MethodEntry]) -> None:
         self.runtime = runtime
-        self.methods = load_all()
+        self.methods = methods
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         #: unexpected handler exceptions, re-raised by ``Simulator.check()`` in tests
@@ -262,11 +275,11 @@ class Server:
         if not text.strip():
             return
         try:
-            request_id, method, params = parse_request(text)
+            request_id, method, params, raw_request = parse_request(text, self.methods)
         except RequestError as exc:
             await self._write(writer, error_line("", errors.invalid_request(str(exc))))
             return
-        tap("request", json.loads(text), self.taps)  # parsed once already: the object as received
+        tap("request", raw_request, self.taps)  # the object as received
         if self.runtime.stopping:
             await self._write(writer, error_line(request_id, errors.server_shutting_down()))
             return
@@ -279,10 +292,13 @@ class Server:
             if fault.error is not None:
                 await self._write(writer, error_line(request_id, HerdrError(*fault.error)))
                 return
-        if method == "events.subscribe":
-            from .methods.events import stream_subscription
+        stream = self.methods[method].stream if method in self.methods else None
+        if stream is not None:
 
-            await stream_subscription(self.runtime, request_id, params, reader, writer, self)
+            async def send(line: Line, kind: str) -> None:
+                await self._write(writer, line, kind)
+
+            await stream(self.runtime, request_id, params, reader, send)
             return
         response = await self._dispatch_watching_disconnect(request_id, method, params, reader)
         if response is None or (fault is not None and fault.drop == "after"):

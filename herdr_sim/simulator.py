@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ from typing import Any, Self, TypeVar
 from .config import SimulatorConfig
 from .events import Envelope
 from .faults import FaultPlan
+from .methods import load_all
 from .runtime import Notification, Runtime
 from .server import Server
 
@@ -99,7 +101,9 @@ class Simulator:
     """A running (after :meth:`start`) Herdr simulator."""
 
     def __init__(self, config: SimulatorConfig | None = None, **overrides: Any) -> None:
-        self.config = config or SimulatorConfig()
+        # a copy: overrides and path coercion never change the caller's config, which may
+        # be shared by several simulators
+        self.config = dataclasses.replace(config) if config is not None else SimulatorConfig()
         for key, value in overrides.items():
             if not hasattr(self.config, key):
                 raise TypeError(f"unknown simulator setting {key!r}")
@@ -174,7 +178,7 @@ class Simulator:
         if self.config.agent_detection:
             runtime.start_detection()
         runtime.hub.add_listener(self._record)
-        server = Server(runtime)
+        server = Server(runtime, load_all())
         server.taps = self.wire_taps
         server.exchange_taps = self.exchange_taps
         await server.start()
@@ -304,7 +308,7 @@ class Simulator:
 
         line = json.dumps({"id": request_id, "method": method, "params": params or {}})
         try:
-            rid, name, checked = parse_request(line)
+            rid, name, checked, _ = parse_request(line, load_all())
         except RequestError as exc:
             from . import errors
 

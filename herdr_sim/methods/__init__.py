@@ -1,1 +1,32 @@
-"""Method handlers, one module per API area; each registers itself in :mod:`herdr_sim.registry`."""
+"""Method handlers, one module per API area; each registers itself in :mod:`herdr_sim.registry`.
+
+The core (runtime, server, registry) never imports a handler: whoever builds a server
+(:class:`herdr_sim.simulator.Simulator`) or documents the API loads them here and hands the
+table over.
+"""
+
+from __future__ import annotations
+
+from ..registry import METHODS, MethodEntry
+
+__all__ = ["load_all"]
+
+
+def load_all() -> dict[str, MethodEntry]:
+    """Import every handler module so the registry is complete, and return it."""
+    from . import (  # noqa: F401  (imported for their registrations)
+        agent_reports,
+        agent_start,
+        agents,
+        detection,
+        events,
+        layout,
+        notification,
+        pane,
+        pane_io,
+        server,
+        tab,
+        workspace,
+    )
+
+    return METHODS

@@ -5,8 +5,9 @@ Handlers check the pane and the label like Herdr (``pane_not_found`` first, then
 ``invalid_agent``), validate the 0.9.2 ``resume_argv`` (``invalid_resume_argv``, nothing
 applied), refuse a resume command from a source that does not hold the pane
 (``resume_not_accepted``, nothing applied), then hand the report to the pure engine in
-:mod:`herdr_sim.model.agents` and let :meth:`Runtime.agent_commit` emit the events. Ignored
-reports (stale ``seq``, wrong source class) still answer ``ok``, as in Herdr.
+:mod:`herdr_sim.model.agents` through the runtime's agent service (``rt.agents.apply``),
+which emits the events. Ignored reports (stale ``seq``, wrong source class) still answer
+``ok``, as in Herdr.
 """
 
 from __future__ import annotations
@@ -68,17 +69,8 @@ def _stale(rec: agents.AgentRecord, source: str, seq: int | None) -> bool:
 def _resolve(rt: Runtime, p: dict[str, Any]) -> tuple[PaneRef, str]:
     ref = rt.pane(p["pane_id"])
     label = _label(p["agent"])
-    _sync_managed(rt, ref)
+    rt.agents.sync_managed(ref)
     return ref, label
-
-
-def _sync_managed(rt: Runtime, ref: PaneRef) -> None:
-    """Tell the engine which agent kind an ``agent.start`` launch manages in the pane: its
-    name survives that kind's session changes (Herdr's managed agent)."""
-    from .agent_start import launch_of
-
-    launch = launch_of(rt, ref)
-    ref.pane.agent_rec.managed_kind = None if launch is None else launch.kind
 
 
 @method(
@@ -120,15 +112,18 @@ async def report_agent(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         apply(trial)
         if not agents.holds(trial, source):
             raise _not_accepted(source)
-    before = rt.agent_before(ref)
-    apply(rec)
-    if argv is not None:
-        rec.resume_argv, rec.resume_source = list(argv), source
-    if agents.holds(rec, source) and agents.classify(source, label) == "custom":
-        job = rt.agent_job(ref)
-        if job is not None:
-            rec.exit_job = job
-    rt.agent_commit(ref, before)
+
+    def report(target: agents.AgentRecord) -> bool:
+        apply(target)
+        if argv is not None:
+            target.resume_argv, target.resume_source = list(argv), source
+        if agents.holds(target, source) and agents.classify(source, label) == "custom":
+            job = rt.agent_job(ref)
+            if job is not None:
+                target.exit_job = job
+        return False
+
+    rt.agents.apply(ref, report)
     return {"type": "ok"}
 
 
@@ -158,12 +153,15 @@ async def report_agent_session(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]
         start = None
     ref_ = agents.session_ref(source, label, p["agent_session_id"], p["agent_session_path"])
     stale = _stale(rec, source, seq)
-    before = rt.agent_before(ref)
-    agents.report_session(rec, source=source, ref=ref_, start=start, seq=seq)
-    agents.replay_parked(rec)  # a report parked for want of this anchor may apply now
-    if argv is not None and not stale:
-        rec.resume_argv, rec.resume_source = list(argv), source
-    rt.agent_commit(ref, before)
+
+    def report(target: agents.AgentRecord) -> bool:
+        agents.report_session(target, source=source, ref=ref_, start=start, seq=seq)
+        agents.replay_parked(target)  # a report parked for want of this anchor may apply now
+        if argv is not None and not stale:
+            target.resume_argv, target.resume_source = list(argv), source
+        return False
+
+    rt.agents.apply(ref, report)
     return {"type": "ok"}
 
 
@@ -171,9 +169,11 @@ async def report_agent_session(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]
 async def release_agent(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """The agent leaves the pane: its name, state and resume command go at once."""
     ref, label = _resolve(rt, p)
-    before = rt.agent_before(ref)
-    released = agents.release(ref.pane.agent_rec, source=p["source"], agent=label, seq=p["seq"])
-    rt.agent_commit(ref, before, released=bool(released))
+
+    def release(rec: agents.AgentRecord) -> bool:
+        return bool(agents.release(rec, source=p["source"], agent=label, seq=p["seq"]))
+
+    rt.agents.apply(ref, release)
     return {"type": "ok"}
 
 
@@ -185,51 +185,10 @@ async def release_agent(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 async def clear_agent_authority(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Drop the hook authority; the state falls back to screen detection (socket only)."""
     ref = rt.pane(p["pane_id"])
-    _sync_managed(rt, ref)
-    before = rt.agent_before(ref)
-    agents.clear_authority(ref.pane.agent_rec, source=p["source"], seq=p["seq"])
-    rt.agent_commit(ref, before)
+
+    def clear(rec: agents.AgentRecord) -> bool:
+        agents.clear_authority(rec, source=p["source"], seq=p["seq"])
+        return False
+
+    rt.agents.apply(ref, clear)
     return {"type": "ok"}
-
-
-def shell_returned(rt: Runtime, ref: PaneRef) -> None:
-    """The pane's shell is back in the foreground: a third-party agent that reported from
-    the job that just ended and never released is cleared (the guide's safety net)."""
-    rec = ref.pane.agent_rec
-    if rec.exit_job is None:
-        return
-    before = rt.agent_before(ref)
-    released = agents.abandoned(rec)
-    rt.agent_commit(ref, before, released=released)
-
-
-def set_detection(
-    rt: Runtime, ref: PaneRef, *, agent: str | None, screen_state: agents.AgentState
-) -> agents.Update:
-    """The seam for process and screen detection: set what Herdr would detect in a pane.
-
-    ``agent`` is the foreground agent's label (None: a plain shell). Dropping a detected
-    agent is its process exiting: its authority, name and session are cleared and
-    ``pane.agent_detected`` reports ``released``. A detected agent other than the one the
-    agent name was given to clears the name (unless a full-lifecycle authority of that
-    agent owns the pane, when Herdr ignores detection). A session report held for the
-    detected agent is stored, with the report parked for it.
-    """
-    rec = ref.pane.agent_rec
-    _sync_managed(rt, ref)
-    before = rt.agent_before(ref)
-    label = None if agent is None else (agents.known_agent(agent) or agent)
-    released = False
-    if rec.detected is not None and label != rec.detected:
-        released = agents.process_exited(rec)
-    if label != rec.detected:
-        # a new agent process: its first idle is readiness (unless another agent just exited)
-        rec.acquiring = label is not None and not released
-    auth = rec.authority
-    ignored = auth is not None and label == auth.agent and rec.screen_detection_skipped()
-    rec.detected = label
-    rec.screen_state = screen_state if label is not None else "unknown"
-    if label is not None and not ignored:
-        agents.reconcile_name_owner(rec, label, None)
-    agents.replay_parked(rec)  # a report that came before its process may apply now
-    return rt.agent_commit(ref, before, released=released)

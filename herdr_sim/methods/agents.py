@@ -4,12 +4,13 @@
 Targets resolve like Herdr's ``resolve_agent_target``: the exact canonical id of a pane that
 hosts an agent, else the one live agent with that name. Readiness for input (``prompt``,
 ``send_keys``) needs a known agent label that is also the pane's detected foreground agent
-(the detection seam of :mod:`herdr_sim.methods.agent_reports` stands in for process
+(the detection seam of :mod:`herdr_sim.agent_service` stands in for process
 detection); ``agent.prompt`` also refuses an agent whose ``agent.start`` launch is still
 pending, and ``agent.rename`` answers ``agent_launch_pending`` then. ``agent.wait`` and
 ``agent.prompt`` with ``wait`` listen to the event hub from before their first probe, so a
 status that comes and goes between two looks still counts where Herdr counts it.
-``agent.start`` and its managed phases live in :mod:`herdr_sim.methods.agent_start`.
+``agent.start`` lives in :mod:`herdr_sim.methods.agent_start`; its managed launches are
+the runtime's (``rt.agents``, :mod:`herdr_sim.agent_service`).
 """
 
 from __future__ import annotations
@@ -23,19 +24,13 @@ from typing import Any, Self
 from .. import errors
 from ..errors import HerdrError
 from ..events import Envelope, Signal
-from ..model.agents import effective, is_agent, known_agent
+from ..model.agents import AgentRecord, effective, is_agent, known_agent
 from ..model.session import PaneRef
 from ..params import Bool, F, ListOf, Nullable, Obj, Str
 from ..registry import method
 from ..runtime import Runtime
-from .agent_start import (
-    agent_view,
-    book,
-    check_name,
-    check_name_free,
-    launch_of,
-)
 from .agent_start import candidates as _candidates
+from .agent_start import check_name, check_name_free
 from .pane_io import _encode_keys, read_pane
 from .specs import AGENT_STATUS, EMPTY, OPT_STR, OPT_U32, OPT_U64, READ_FORMAT, READ_SOURCE, REQ_STR
 
@@ -106,7 +101,7 @@ def _ready_agent(ref: PaneRef, target: str) -> str:
 @method("agent.list", EMPTY, result="agent_list", mutates=False)
 async def list_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Every pane hosting an agent, in workspace, tab and layout order."""
-    return {"type": "agent_list", "agents": [agent_view(rt, ref) for ref in rt.agent_panes()]}
+    return {"type": "agent_list", "agents": [rt.agents.view(ref) for ref in rt.agent_panes()]}
 
 
 @method("agent.get", _TARGET, result="agent_info", mutates=False)
@@ -114,8 +109,8 @@ async def get(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """One agent by pane id or name; a managed launch is re-evaluated first, like Herdr."""
     target = p["target"]
     with contextlib.suppress(HerdrError):
-        book(rt).reconcile(resolve(rt, target), announce=True)
-    return {"type": "agent_info", "agent": agent_view(rt, resolve(rt, target))}
+        rt.agents.launches.reconcile(resolve(rt, target), announce=True)
+    return {"type": "agent_info", "agent": rt.agents.view(resolve(rt, target))}
 
 
 @method(
@@ -146,7 +141,7 @@ async def focus(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     rt.session.focus_pane(ref)
     for key in unseen:
         rt.publish_status(rt.session.locate(key))
-    return {"type": "agent_info", "agent": agent_view(rt, ref)}
+    return {"type": "agent_info", "agent": rt.agents.view(ref)}
 
 
 @method("agent.rename", Obj(fields={"target": REQ_STR, "name": OPT_STR}), result="agent_info")
@@ -162,20 +157,23 @@ async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         check_name(name)
         check_name_free(rt, name, ref.pane.key)
     rec = ref.pane.agent_rec
-    launch = launch_of(rt, ref)
+    launch = rt.agents.launch_of(ref)
     if launch is not None and launch.launch_pending:
         raise HerdrError(AGENT_LAUNCH_PENDING, "agent name cannot change while startup is pending")
     if effective(rec)[0] is None:
         raise HerdrError(AGENT_NOT_FOUND, "agent target does not currently host an agent")
-    before = rt.agent_before(ref)
-    if launch is not None:
-        if name is None:
-            book(rt).drop(ref.pane.key)
-        else:
-            launch.name = name
-    rec.name = name
-    rt.agent_commit(ref, before)
-    return {"type": "agent_info", "agent": agent_view(rt, ref)}
+
+    def rename_agent(target: AgentRecord) -> bool:
+        if launch is not None:
+            if name is None:
+                rt.agents.launches.drop(ref.pane.key)
+            else:
+                launch.name = name
+        target.name = name
+        return False
+
+    rt.agents.apply(ref, rename_agent)
+    return {"type": "agent_info", "agent": rt.agents.view(ref)}
 
 
 @method(
@@ -209,7 +207,7 @@ def _submit(rt: Runtime, target: str, text: str) -> PaneRef:
     if ref.pane.state == "blocked":
         raise HerdrError(AGENT_BLOCKED, f"agent {target} is blocked and requires interactive input")
     kind = _ready_agent(ref, target)
-    launch = launch_of(rt, ref)
+    launch = rt.agents.launch_of(ref)
     if launch is not None and launch.launch_pending:
         raise _not_ready(target)
     if ref.pane.agent_rec.detected != kind:
@@ -257,10 +255,10 @@ async def prompt(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     target, options = p["target"], p["wait"]
     if options is None:
         ref = _submit(rt, target, p["text"])
-        return {"type": "agent_prompted", "agent": agent_view(rt, ref)}
+        return {"type": "agent_prompted", "agent": rt.agents.view(ref)}
     with _Watch(rt) as watch:
         before = _probe(rt, target, translate=False)
-        prompted = agent_view(rt, _submit(rt, target, p["text"]))
+        prompted = rt.agents.view(_submit(rt, target, p["text"]))
         name = before.get("name") if before.get("name") == target else None
         if not _same_agent(prompted, before["terminal_id"], name, before.get("agent")):
             raise _not_running()
@@ -318,7 +316,7 @@ def _not_running() -> HerdrError:
 def _probe(rt: Runtime, target: str, *, translate: bool = True) -> dict[str, Any]:
     """``agent.get``; once waiting, a vanished agent is ``agent_not_running``."""
     try:
-        return agent_view(rt, resolve(rt, target))
+        return rt.agents.view(resolve(rt, target))
     except HerdrError as exc:
         if translate and exc.code == AGENT_NOT_FOUND:
             raise _not_running() from None

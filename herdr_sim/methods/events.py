@@ -11,19 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import errors
 from ..errors import HerdrError
 from ..events import Envelope
 from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
-from ..registry import method
+from ..registry import Send, method, streams
 from ..runtime import Runtime
 from .pane_io import compile_match, first_matching_line, output_match_source, read_pane
 from .specs import AGENT_STATUS, OPT_STR, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
-
-if TYPE_CHECKING:
-    from ..server import Server
 
 LIFECYCLE = (
     "workspace.created", "workspace.updated", "workspace.metadata_updated", "workspace.renamed",
@@ -104,13 +101,13 @@ def _status_data(rt: Runtime, key: int) -> dict[str, Any]:
     return rt.status_event(rt.session.locate(key))
 
 
+@streams("events.subscribe")
 async def stream_subscription(
     rt: Runtime,
     request_id: str,
     params: dict[str, Any],
     reader: asyncio.StreamReader,
-    writer: asyncio.StreamWriter,
-    server: Server,
+    send: Send,
 ) -> None:
     """Ack, then forward matching events until the client or the server goes away."""
     out: asyncio.Queue[Envelope] = asyncio.Queue()
@@ -130,11 +127,11 @@ async def stream_subscription(
             try:
                 matcher = compile_match(sub["match"])
             except HerdrError as exc:
-                await server._write(writer, _error(request_id, exc))
+                await send(_error(request_id, exc), "response")
                 return
         ref = rt.session.find_pane(sub["pane_id"])
         if ref is None:
-            await server._write(writer, _error(probe_id, errors.pane_not_found(sub["pane_id"])))
+            await send(_error(probe_id, errors.pane_not_found(sub["pane_id"])), "response")
             return
         if kind == "pane.agent_status_changed":
             status_subs.append((ref.pane.key, sub["agent_status"]))
@@ -146,7 +143,7 @@ async def stream_subscription(
     tasks: list[asyncio.Task[None]] = []
     getter: asyncio.Task[Envelope] | None = None
     try:
-        await server._write(writer, {"id": request_id, "result": {"type": "subscription_started"}})
+        await send({"id": request_id, "result": {"type": "subscription_started"}}, "response")
         tasks.append(asyncio.ensure_future(_pump_hub(rt, queue, out, lifecycle, status_subs)))
         tasks.extend(asyncio.ensure_future(_watch_output(rt, sub, out)) for sub in output_subs)
         hangup = asyncio.ensure_future(reader.read(1))
@@ -156,7 +153,7 @@ async def stream_subscription(
             done, _ = await asyncio.wait({getter, hangup}, return_when=asyncio.FIRST_COMPLETED)
             if getter not in done:
                 return
-            await server._write(writer, getter.result(), kind="event")
+            await send(getter.result(), "event")
     finally:
         # A pending ``out.get()`` must be cancelled too, or a server stop that cancels this
         # connection leaves it to be destroyed pending.

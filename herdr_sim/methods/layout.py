@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import errors
+from .. import errors, lifecycle
 from ..errors import HerdrError
 from ..model.layout import MAX_LAYOUT_DEPTH, MAX_LAYOUT_PANES, InvalidRatioError
 from ..model.session import PaneRef, Tab, Workspace
@@ -228,14 +228,14 @@ async def apply(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         old_ws, old_tab = replace
         closed_id = old_ws.tab_id(old_tab)
         keys, _ = rt.session.close_tab(old_ws, old_tab)
-        rt.hub.publish("tab_closed", {"tab_id": closed_id, "workspace_id": old_ws.public_id})
+        rt.hub.publish(lifecycle.tab_closed(closed_id, old_ws.public_id))
         await rt.reap(keys)
     if p["focus"] or replace_was_active:
         rt.session.focus_tab(ws, tab)
-    rt.hub.publish("tab_created", {"tab": rt.tab_view(ws, tab)})
+    rt.hub.publish(lifecycle.tab_created(rt.tab_view(ws, tab)))
     for key in tab.layout.panes():
-        rt.hub.publish("pane_created", {"pane": rt.pane_view(rt.session.locate(key))})
-    rt.hub.publish("layout_updated", {"layout": rt.layout_view(ws, tab)})
+        rt.hub.publish(lifecycle.pane_created(rt.pane_view(rt.session.locate(key))))
+    rt.hub.publish(lifecycle.layout_updated(rt.layout_view(ws, tab)))
     return {"type": "layout_apply", "layout": describe(rt, ws, tab)}
 
 

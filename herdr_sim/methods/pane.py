@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors
+from .. import errors, lifecycle
 from ..errors import HerdrError
 from ..metadata import apply_pane_metadata, metadata_params
 from ..model.layout import Layout
@@ -78,8 +78,8 @@ async def split(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         rt.resize_tab(target.workspace, target.tab)
         raise HerdrError(errors.PANE_SPLIT_FAILED, f"failed to split pane: {exc}") from None
     view = rt.pane_view(ref)
-    rt.hub.publish("pane_created", {"pane": view})
-    rt.hub.publish("layout_updated", {"layout": rt.layout_view(target.workspace, target.tab)})
+    rt.hub.publish(lifecycle.pane_created(view))
+    rt.hub.publish(lifecycle.layout_updated(rt.layout_view(target.workspace, target.tab)))
     return {"type": "pane_info", "pane": view}
 
 
@@ -457,28 +457,30 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         rt.resize_tab(src_ws, src_tab)
         result["source_layout"] = rt.layout_view(src_ws, src_tab)
     result["target_layout"] = rt.layout_view(target_ws, target_tab)
-    event: dict[str, Any] = {**previous, "pane": result["pane"]}
-    if created_ws is not None:
-        result["created_workspace"] = event["created_workspace"] = rt.workspace_view(created_ws)
-    if created_tab is not None:
-        result["created_tab"] = event["created_tab"] = rt.tab_view(target_ws, created_tab)
-    if closed_ws_id is not None:
-        result["closed_workspace_id"] = event["closed_workspace_id"] = closed_ws_id
-    if closed_tab_id is not None:
-        result["closed_tab_id"] = event["closed_tab_id"] = closed_tab_id
+    created_ws_view = None if created_ws is None else rt.workspace_view(created_ws)
+    created_tab_view = None if created_tab is None else rt.tab_view(target_ws, created_tab)
+    moved = lifecycle.pane_moved(
+        previous,
+        result["pane"],
+        created_workspace=created_ws_view,
+        created_tab=created_tab_view,
+        closed_workspace_id=closed_ws_id,
+        closed_tab_id=closed_tab_id,
+    )
+    result.update((key, value) for key, value in moved.data.items() if key not in result)
     result["focused_pane_id"] = target_ws.pane_id(target_tab.layout.focused)
     if closed_tab_id is not None:
-        rt.hub.publish("tab_closed", {"tab_id": closed_tab_id, "workspace_id": src_ws.public_id})
+        rt.hub.publish(lifecycle.tab_closed(closed_tab_id, src_ws.public_id))
     if closed_ws_id is not None:
-        rt.hub.publish("workspace_closed", {"workspace_id": closed_ws_id})
-    if created_ws is not None:
-        rt.hub.publish("workspace_created", {"workspace": result["created_workspace"]})
-    if created_tab is not None:
-        rt.hub.publish("tab_created", {"tab": result["created_tab"]})
-    rt.hub.publish("pane_moved", event)
+        rt.hub.publish(lifecycle.workspace_closed(closed_ws_id))
+    if created_ws_view is not None:
+        rt.hub.publish(lifecycle.workspace_created(created_ws_view))
+    if created_tab_view is not None:
+        rt.hub.publish(lifecycle.tab_created(created_tab_view))
+    rt.hub.publish(moved)
     if source_alive:
-        rt.hub.publish("layout_updated", {"layout": result["source_layout"]})
-    rt.hub.publish("layout_updated", {"layout": result["target_layout"]})
+        rt.hub.publish(lifecycle.layout_updated(result["source_layout"]))
+    rt.hub.publish(lifecycle.layout_updated(result["target_layout"]))
     return {"type": "pane_move", "move_result": result}
 
 

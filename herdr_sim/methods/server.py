@@ -7,7 +7,6 @@ from typing import Any
 from ..params import Obj
 from ..registry import method
 from ..runtime import Runtime
-from .agent_start import agent_view
 
 CAPABILITIES = {
     "live_handoff": False,
@@ -50,5 +49,5 @@ async def snapshot(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     snap["tabs"] = [rt.tab_view(ws, tab) for ws in session.workspaces for tab in ws.tabs]
     snap["panes"] = [rt.pane_view(ref) for ref in session.all_panes()]
     snap["layouts"] = [rt.layout_view(ws, tab) for ws in session.workspaces for tab in ws.tabs]
-    snap["agents"] = [agent_view(rt, ref) for ref in rt.agent_panes()]
+    snap["agents"] = [rt.agents.view(ref) for ref in rt.agent_panes()]
     return {"type": "session_snapshot", "snapshot": snap}

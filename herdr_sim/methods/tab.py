@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors
+from .. import errors, lifecycle
 from ..errors import HerdrError
 from ..model.session import ModelError
 from ..params import F, Int, Obj
@@ -58,9 +58,9 @@ async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         raise HerdrError(errors.TAB_CREATE_FAILED, f"failed to create tab: {exc}") from None
     tab_view = rt.tab_view(ws, tab)
     pane_view = rt.pane_view(ref)
-    rt.hub.publish("tab_created", {"tab": tab_view})
-    rt.hub.publish("pane_created", {"pane": pane_view})
-    rt.hub.publish("layout_updated", {"layout": rt.layout_view(ws, tab)})
+    rt.hub.publish(lifecycle.tab_created(tab_view))
+    rt.hub.publish(lifecycle.pane_created(pane_view))
+    rt.hub.publish(lifecycle.layout_updated(rt.layout_view(ws, tab)))
     return {"type": "tab_created", "tab": tab_view, "root_pane": pane_view}
 
 
@@ -101,10 +101,7 @@ async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Set a tab's custom label, verbatim (Herdr neither trims it nor treats "" as a clear)."""
     ws, tab = rt.tab(p["tab_id"])
     tab.label = p["label"]
-    rt.hub.publish(
-        "tab_renamed",
-        {"tab_id": ws.tab_id(tab), "workspace_id": ws.public_id, "label": p["label"]},
-    )
+    rt.hub.publish(lifecycle.tab_renamed(ws.tab_id(tab), ws.public_id, p["label"]))
     return {"type": "tab_info", "tab": rt.tab_view(ws, tab)}
 
 
@@ -126,15 +123,7 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         raise HerdrError(errors.TAB_MOVE_FAILED, str(exc)) from None
     views = [rt.tab_view(ws, t) for t in ws.tabs]
     if changed:
-        rt.hub.publish(
-            "tab_moved",
-            {
-                "tab_id": ws.tab_id(tab),
-                "workspace_id": ws.public_id,
-                "insert_index": insert_index,
-                "tabs": views,
-            },
-        )
+        rt.hub.publish(lifecycle.tab_moved(ws.tab_id(tab), ws.public_id, insert_index, views))
     return {"type": "tab_list", "tabs": views}
 
 
@@ -144,8 +133,8 @@ async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     ws, tab = rt.tab(p["tab_id"])
     tab_id, ws_view = ws.tab_id(tab), rt.workspace_view(ws)
     keys, ws_closed = rt.session.close_tab(ws, tab)
-    rt.hub.publish("tab_closed", {"tab_id": tab_id, "workspace_id": ws.public_id})
+    rt.hub.publish(lifecycle.tab_closed(tab_id, ws.public_id))
     if ws_closed:
-        rt.hub.publish("workspace_closed", {"workspace_id": ws.public_id, "workspace": ws_view})
+        rt.hub.publish(lifecycle.workspace_closed(ws.public_id, ws_view))
     await rt.reap(keys)
     return {"type": "ok"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors
+from .. import errors, lifecycle
 from ..errors import HerdrError
 from ..metadata import apply_workspace_metadata, check_workspace_report, metadata_params
 from ..model.ids import parse_position
@@ -70,10 +70,10 @@ async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     ws_view = rt.workspace_view(ws)
     tab_view = rt.tab_view(ws, tab)
     pane_view = rt.pane_view(ref)
-    rt.hub.publish("workspace_created", {"workspace": ws_view})
-    rt.hub.publish("tab_created", {"tab": tab_view})
-    rt.hub.publish("pane_created", {"pane": pane_view})
-    rt.hub.publish("layout_updated", {"layout": rt.layout_view(ws, tab)})
+    rt.hub.publish(lifecycle.workspace_created(ws_view))
+    rt.hub.publish(lifecycle.tab_created(tab_view))
+    rt.hub.publish(lifecycle.pane_created(pane_view))
+    rt.hub.publish(lifecycle.layout_updated(rt.layout_view(ws, tab)))
     return {
         "type": "workspace_created",
         "workspace": ws_view,
@@ -117,7 +117,7 @@ async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Set the custom label, verbatim (Herdr neither trims it nor treats "" as a clear)."""
     ws = rt.workspace(p["workspace_id"])
     ws.label = p["label"]
-    rt.hub.publish("workspace_renamed", {"workspace_id": ws.public_id, "label": p["label"]})
+    rt.hub.publish(lifecycle.workspace_renamed(ws.public_id, p["label"]))
     return {"type": "workspace_info", "workspace": rt.workspace_view(ws)}
 
 
@@ -136,10 +136,7 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         raise HerdrError(errors.WORKSPACE_MOVE_FAILED, str(exc)) from None
     views = [rt.workspace_view(w) for w in rt.session.workspaces]
     if changed:
-        rt.hub.publish(
-            "workspace_moved",
-            {"workspace_id": ws.public_id, "insert_index": insert_index, "workspaces": views},
-        )
+        rt.hub.publish(lifecycle.workspace_moved(ws.public_id, insert_index, views))
     return {"type": "workspace_list", "workspaces": views}
 
 
@@ -153,7 +150,7 @@ async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     ws = rt.workspace(p["workspace_id"])
     view = rt.workspace_view(ws)
     keys = rt.session.close_workspace(ws)
-    rt.hub.publish("workspace_closed", {"workspace_id": ws.public_id, "workspace": view})
+    rt.hub.publish(lifecycle.workspace_closed(ws.public_id, view))
     await rt.reap(keys)
     return {"type": "ok"}
 
@@ -172,5 +169,5 @@ async def report_metadata(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     if ws is None:
         raise errors.workspace_not_found(p["workspace_id"])
     if apply_workspace_metadata(rt, ws, p):
-        rt.hub.publish("workspace_metadata_updated", {"workspace": rt.workspace_view(ws)})
+        rt.hub.publish(lifecycle.workspace_metadata_updated(rt.workspace_view(ws)))
     return {"type": "ok"}

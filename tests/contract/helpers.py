@@ -12,7 +12,6 @@ from typing import Any, Protocol
 
 from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed, Subscription
-from herdr_sim.methods.agent_reports import set_detection
 from herdr_sim.model.agents import AgentRecord, AgentState
 from pytest_herdr.cli_runner import CliResult
 from tests.waits import SCALE, wait_until
@@ -265,4 +264,6 @@ def record(sim: Simulator, pane: str) -> AgentRecord:
 
 def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
     """What process and screen detection would set (the seam the live loop drives)."""
-    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent=agent, screen_state=screen))
+    sim.run_in_loop(
+        lambda rt: rt.agents.set_detection(rt.pane(pane), agent=agent, screen_state=screen)
+    )

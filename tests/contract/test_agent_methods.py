@@ -18,7 +18,6 @@ import pytest
 from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed
 from herdr_sim.config import SimulatorConfig
-from herdr_sim.methods.agent_reports import set_detection
 from tests.contract.helpers import (
     Api,
     Herdr,
@@ -55,9 +54,12 @@ def name_raw(sim: Simulator, pane: str, value: str) -> None:
 
     def apply(rt: Any) -> None:
         ref = rt.pane(pane)
-        before = rt.agent_before(ref)
-        ref.pane.agent_rec.name = value
-        rt.agent_commit(ref, before)
+
+        def set_name(rec: Any) -> bool:
+            rec.name = value
+            return False
+
+        rt.agents.apply(ref, set_name)
 
     sim.run_in_loop(apply)
 
@@ -435,8 +437,8 @@ def test_wait_counts_a_transient_status(sim: Simulator, api: Api, pi: str) -> No
     def flicker() -> None:
         sim.run_in_loop(
             lambda rt: (
-                set_detection(rt, rt.pane(pi), agent="pi", screen_state="idle"),
-                set_detection(rt, rt.pane(pi), agent="pi", screen_state="working"),
+                rt.agents.set_detection(rt.pane(pi), agent="pi", screen_state="idle"),
+                rt.agents.set_detection(rt.pane(pi), agent="pi", screen_state="working"),
             )
         )
 

@@ -44,9 +44,12 @@ def name(sim: Simulator, pane: str, value: str) -> None:
 
     def apply(rt: Any) -> None:
         ref = rt.pane(pane)
-        before = rt.agent_before(ref)
-        ref.pane.agent_rec.name = value
-        rt.agent_commit(ref, before)
+
+        def set_name(rec: Any) -> bool:
+            rec.name = value
+            return False
+
+        rt.agents.apply(ref, set_name)
 
     sim.run_in_loop(apply)
 

@@ -20,14 +20,8 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.config import SimulatorConfig
-from herdr_sim.methods.agent_reports import set_detection
-from herdr_sim.methods.agent_start import (
-    ManagedLaunch,
-    command_line,
-    quote_posix,
-    quote_powershell,
-    reconcile,
-)
+from herdr_sim.launches import ManagedLaunch, reconcile
+from herdr_sim.methods.agent_start import command_line, quote_posix, quote_powershell
 from herdr_sim.model.agents import AgentState
 from tests.contract.helpers import (
     Api,
@@ -302,7 +296,9 @@ SEAM = pytest.mark.sim_settings(agent_detection=False, agent_start_settle=SETTLE
 
 def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState) -> None:
     """What process and screen detection would set."""
-    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent=agent, screen_state=screen))
+    sim.run_in_loop(
+        lambda rt: rt.agents.set_detection(rt.pane(pane), agent=agent, screen_state=screen)
+    )
 
 
 @SEAM

@@ -143,3 +143,21 @@ def test_herdr_server_stop_stops_serve(short_dir: Path) -> None:
         stop(proc)
     wait_until(lambda: gone(pids), timeout=10, what="serve's processes to be gone")
     assert not socket.exists()
+
+
+def test_serve_logs_errors_to_stderr(short_dir: Path) -> None:
+    # a session file that cannot be written: every save fails and is logged (the library
+    # alone installs only a NullHandler, so without serve's logging this went unseen)
+    socket = short_dir / "serve.sock"
+    proc = serve(short_dir, "--socket", str(socket))
+    try:
+        (short_dir / "serve.session.json").mkdir()
+        call(socket, "workspace.create", {"cwd": "/tmp"})
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert proc.stderr is not None
+        logged = proc.stderr.read()
+    finally:
+        stop(proc)
+    assert "herdr-sim: ERROR herdr_sim.runtime: could not save the session" in logged
+    assert "Traceback" in logged

@@ -560,8 +560,9 @@ def test_restore_plans_follow_herdrs_rules_for_stored_references(
     stored = {"source": source, "agent": agent, "kind": kind, "value": value}
     saved: dict[str, Any] = {"cwd": "/tmp", "agent_session": stored}
     session = Session()
-    [(key, resume)] = persist.restore(session, _saved_pane(saved))
+    [(key, resume)] = persist.restore(session, _saved_pane(saved)).resumes
     assert resume == command
     restored = session.panes[key].agent_rec.session
     assert (restored is not None) == (command is not None)
-    assert persist.restore(Session(), _saved_pane(saved), resume_agents=False) == [(key, None)]
+    cold = persist.restore(Session(), _saved_pane(saved), resume_agents=False)
+    assert cold.resumes == [(key, None)]

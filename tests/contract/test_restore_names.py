@@ -28,7 +28,9 @@ import pytest
 
 from herdr_sim import Simulator, persist
 from herdr_sim.client import RequestFailed, call
+from herdr_sim.config import SimulatorConfig
 from herdr_sim.model.session import Session
+from herdr_sim.runtime import Runtime
 from tests.contract.helpers import failure
 from tests.contract_check import contracts_dir
 from tests.waits import SCALE, wait_until
@@ -92,22 +94,21 @@ def _names(session: Session) -> list[str | None]:
 
 def test_managed_name_on_a_resumed_pane_comes_back_as_a_managed_agent() -> None:
     session = Session()
-    [(key, command)] = persist.restore(
-        session, _saved(_pane("reviewer", "pi", agent_session=PI_SESSION))
-    )
+    restored = persist.restore(session, _saved(_pane("reviewer", "pi", agent_session=PI_SESSION)))
+    [(key, command)] = restored.resumes
     assert command == ["pi", "--session", "/s/pi.jsonl"]
     assert _names(session) == ["reviewer"]
-    assert persist.take_restored_managed(session) == {key: ("reviewer", "pi")}
+    assert restored.managed == {key: ("reviewer", "pi")}
 
 
 def test_managed_name_is_dropped_when_resume_is_off() -> None:
     # Herdr's restore_carries_persisted_agent_session_metadata: label and session stay
     session = Session()
     saved = _pane("reviewer", "opencode", label="reviewer", agent_session=OPENCODE_SESSION)
-    persist.restore(session, _saved(saved), resume_agents=False)
+    restored = persist.restore(session, _saved(saved), resume_agents=False)
     [ref] = session.all_panes()
     assert ref.pane.agent_rec.name is None
-    assert not persist.has_restored_managed(session)
+    assert not restored.managed
     assert ref.pane.label == "reviewer"
     assert ref.pane.agent_rec.session is not None
     assert ref.pane.agent_rec.session.value == "opencode-session"
@@ -118,10 +119,11 @@ def test_unmanaged_name_is_dropped_on_a_cold_restore(resume: bool) -> None:
     # Herdr's cold_restore_with_gapped_public_tab_numbers_drops_unmanaged_agent_name
     session = Session()
     saved = _pane("planner", label="planner", agent_session=CODEX_SESSION)
-    [(_, command)] = persist.restore(session, _saved(saved), resume_agents=resume)
+    restored = persist.restore(session, _saved(saved), resume_agents=resume)
+    [(_, command)] = restored.resumes
     assert (command is not None) == resume
     assert _names(session) == [None]
-    assert not persist.has_restored_managed(session)
+    assert not restored.managed
 
 
 @pytest.mark.parametrize(
@@ -140,31 +142,32 @@ def test_unmanaged_name_is_dropped_on_a_cold_restore(resume: bool) -> None:
 )
 def test_managed_name_without_a_built_in_resume_is_dropped(saved: dict[str, Any]) -> None:
     session = Session()
-    persist.restore(session, _saved(saved))
+    restored = persist.restore(session, _saved(saved))
     assert _names(session) == [None]
-    assert not persist.has_restored_managed(session)
+    assert not restored.managed
 
 
 def test_managed_name_on_a_duplicate_session_is_dropped() -> None:
     # the session resumes only in the first pane; the second gets a plain shell, no name
     session = Session()
-    resumes = persist.restore(
+    restored = persist.restore(
         session,
         _saved(
             _pane("first", "pi", agent_session=PI_SESSION),
             _pane("second", "pi", agent_session=PI_SESSION),
         ),
     )
-    assert [command is not None for _, command in resumes] == [True, False]
+    assert [command is not None for _, command in restored.resumes] == [True, False]
     assert _names(session) == ["first", None]
-    assert list(persist.take_restored_managed(session).values()) == [("first", "pi")]
+    assert list(restored.managed.values()) == [("first", "pi")]
 
 
 def _saved_pane_of(session: Session, managed: tuple[str, bool] | None) -> dict[str, Any]:
     """What the snapshot writes for the session's one pane, its launch being ``managed``."""
     [ref] = session.all_panes()
-    persist.track_managed(session, lambda key: managed if key == ref.pane.key else None)
-    data = persist.snapshot(session, {ref.pane.key: "/tmp"})
+    data = persist.snapshot(
+        session, {ref.pane.key: "/tmp"}, lambda key: managed if key == ref.pane.key else None
+    )
     pane: dict[str, Any] = data["workspaces"][0]["tabs"][0]["panes"]["1"]
     return pane
 
@@ -195,11 +198,15 @@ def test_unmanaged_name_is_saved_without_a_kind() -> None:
     assert "managed_agent_kind" not in pane
 
 
-def test_restored_managed_name_is_saved_again_before_any_launch_book_exists() -> None:
-    session = Session()
-    persist.restore(session, _saved(_pane("reviewer", "pi", agent_session=PI_SESSION)))
-    [ref] = session.all_panes()
-    data = persist.snapshot(session, {ref.pane.key: "/tmp"})
+def test_restored_managed_name_is_saved_again_by_the_launch_book(tmp_path: Path) -> None:
+    # the runtime's launch book takes the restored managed agent over and reports it back
+    rt = Runtime(SimulatorConfig(), tmp_path / "herdr.sock", tmp_path)
+    restored = persist.restore(
+        rt.session, _saved(_pane("reviewer", "pi", agent_session=PI_SESSION))
+    )
+    rt.agents.launches.adopt_restored(restored.managed)
+    [ref] = rt.session.all_panes()
+    data = persist.snapshot(rt.session, {ref.pane.key: "/tmp"}, rt.agents.launches.saved)
     pane = data["workspaces"][0]["tabs"][0]["panes"]["1"]
     assert (pane["agent_name"], pane["managed_agent_kind"]) == ("reviewer", "pi")
 

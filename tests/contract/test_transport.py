@@ -276,6 +276,30 @@ def test_a_simulators_own_wire_taps_see_only_its_lines(sim: Simulator, short_dir
     assert mine == [("request", "here"), ("response", "here")]
 
 
+def test_a_request_line_is_parsed_once_and_its_tap_sees_the_object_as_received(
+    sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[str] = []
+
+    class CountingJson:
+        """The server's view of ``json``: decoding counted, everything else as is."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(json, name)
+
+        def loads(self, text: str, **kwargs: Any) -> Any:
+            parsed.append(text)
+            return json.loads(text, **kwargs)
+
+    monkeypatch.setattr(herdr_server, "json", CountingJson())
+    tapped: list[dict[str, Any]] = []
+    sim.wire_taps.append(lambda kind, line: tapped.append(line) if kind == "request" else None)
+    line = '{"id":"once","method":"pane.list","params":{},"extra":[1]}'
+    assert json.loads(raw_exchange(sim.socket_path, line.encode() + b"\n"))["id"] == "once"
+    assert parsed == [line + "\n"]
+    assert tapped == [json.loads(line)]
+
+
 def test_exchange_taps_see_each_first_line_as_read_with_its_answer(sim: Simulator) -> None:
     seen: list[tuple[bytes, dict[str, object] | None]] = []
     sim.exchange_taps.append(lambda first, answer: seen.append((first, answer)))

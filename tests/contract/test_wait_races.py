@@ -21,7 +21,6 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import Subscription
-from herdr_sim.methods.agent_reports import set_detection
 from herdr_sim.model.agents import AgentState
 from tests.contract.helpers import Api, hang_up, reply_after
 from tests.waits import SCALE
@@ -35,7 +34,9 @@ JITTER = 0.004
 
 def detect(sim: Simulator, pane: str, screen: AgentState) -> None:
     """Process detection sees ``pi`` with ``screen`` (the seam the live loop drives)."""
-    sim.run_in_loop(lambda rt: set_detection(rt, rt.pane(pane), agent="pi", screen_state=screen))
+    sim.run_in_loop(
+        lambda rt: rt.agents.set_detection(rt.pane(pane), agent="pi", screen_state=screen)
+    )
 
 
 @pytest.fixture
