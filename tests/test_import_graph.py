@@ -10,8 +10,8 @@ submodule also runs its parent package's ``__init__``; that implicit edge is not
 (as in import-linter and pydeps), or every package whose ``__init__`` re-exports a name
 would be one circle.
 
-``orchestrator`` and ``pytest_herdr`` still have circles (issue 12's public-API part removes
-them); their tests are strict xfails, so the day they are gone the xfail must go too.
+``pytest_herdr`` still has a circle (issue 12's public-API part removes it); its test is a
+strict xfail, so the day it is gone the xfail must go too.
 """
 
 from __future__ import annotations
@@ -142,10 +142,7 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     "package",
     [
         "herdr_sim",
-        pytest.param(
-            "orchestrator",
-            marks=pytest.mark.xfail(strict=True, reason="agent_tools circle (issue 12c)"),
-        ),
+        "orchestrator",
         pytest.param(
             "pytest_herdr",
             marks=pytest.mark.xfail(strict=True, reason="forensics/html_report (issue 12c)"),

@@ -146,8 +146,10 @@ def test_every_exchange_has_a_deadline(herdr_server: HerdrServer, herdr_faults: 
 
 
 def test_a_server_side_wait_extends_the_deadline(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    # the pane comes from a client with the default deadline (creating one starts a shell,
+    # which can take over 0.1 s on a busy machine); only the wait runs under 0.1 s
+    pane = client(herdr_server, "socket").workspace_create(str(tmp_path)).root_pane.pane_id
     herdr = client(herdr_server, "socket", timeout=0.1)
-    pane = herdr.workspace_create(str(tmp_path)).root_pane.pane_id
     with pytest.raises(Timeout):  # Herdr's answer, not our deadline cutting the wait short
         herdr.pane_wait_output(pane, "never", timeout_ms=400)
 
