@@ -45,6 +45,7 @@ from tests.orchestrator.agent_tools.test_spawn import (
 __all__ = [
     "HANG_S",
     "QUESTION",
+    "REFUSAL",
     "AgentSetup",
     "FakePi",
     "append_inbox",
@@ -57,6 +58,9 @@ __all__ = [
 ]
 
 QUESTION = "Which database should I use?"
+#: A provider error no agent retries (pi retries messages naming overload, rate limits or
+#: server errors, and every 5xx: see docs/simulator/real-agents.md).
+REFUSAL = "invalid request: the fake model refuses this prompt"
 #: How long a ``hang`` step keeps the fake LLM from answering (the flow interrupts it first).
 HANG_S = 30.0
 _PAGE = jsonschema.Draft202012Validator(READ_RESULT_SCHEMA)
@@ -299,10 +303,10 @@ def provider_error_is_failed(setup: AgentSetup) -> dict[str, Any]:
     """A turn the model's provider fails is ``failed`` ``AGENT_ERROR`` with the provider's
     message, not ``completed``. The result."""
     ctx = setup.ctx
-    failed = _spawn(setup, Scenario().fail("model overloaded"), setup.root, prompt="do it")
+    failed = _spawn(setup, Scenario().fail(REFUSAL), setup.root, prompt="do it")
     assert (failed["status"], failed["nextAction"]) == ("failed", "inspect"), failed
-    assert failed["error"]["code"] == "AGENT_ERROR"
-    assert "model overloaded" in failed["error"]["message"]
+    assert failed["error"]["code"] == "AGENT_ERROR", failed
+    assert REFUSAL in failed["error"]["message"], failed
     assert failed["task"]["status"] == "failed"
     assert ctx.store.get(failed["taskId"]).status == "failed"
     return failed
