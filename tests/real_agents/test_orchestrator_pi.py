@@ -35,9 +35,10 @@ from tests.orchestrator.agent_tools.test_spawn import make_ctx
 
 pytestmark = pytest.mark.real_agent
 
-#: The simulator's settle delay for real pi: ``interactive_ready`` must not come before node
-#: drew pi's editor, or the orchestrator's prompt is typed into nothing (Herdr's own is 3 s).
-SETTLE_S = 3.0
+#: The simulator's settle delay, short to keep the tier fast: real pi is not taking prompts
+#: yet when it passes (its startup is still running), and the spawn waits for pi's session
+#: report before it prompts (orchestrator.agent_tools.start_watch.wait_for_session).
+SETTLE_S = 0.3
 
 
 @dataclass(frozen=True)
