@@ -169,6 +169,8 @@ class FakeAgent:
         self.wake = threading.Event()
         self.lock = threading.RLock()
         self.exiting = False
+        #: until when (monotonic) the agent is still starting up (0: started)
+        self.starting_until = 0.0
         self.worker: threading.Thread | None = None
         self.session_id, self.session = self._open_session(env)
         where = herdr_env(env)
@@ -561,6 +563,12 @@ class FakeAgent:
                 return
         if not text:
             return
+        if self.starting_until:
+            # real pi before its startup ends: the text stays in the editor, nothing is sent
+            with self.lock:
+                self.typed = text
+            self.say("Startup is still in progress")
+            return
         if text in ("/exit", "/quit"):
             self.exiting = True
             return
@@ -657,12 +665,18 @@ class FakeAgent:
             os.write(sys.stdout.fileno(), b"\x1b[?2004h")
         signal.signal(signal.SIGWINCH, lambda signum, frame: self.draw())
         self.draw()
-        self.report_startup()
+        startup = self.scenario.startup_ms / 1000
+        self.starting_until = time.monotonic() + startup if startup > 0 else 0.0
+        if not self.starting_until:
+            self.report_startup()
         if self.options.prompt:
             self.submit(self.options.prompt)
         fd = sys.stdin.fileno()
         try:
             while not self.exiting:
+                if self.starting_until and time.monotonic() >= self.starting_until:
+                    self.starting_until = 0.0  # started up: prompts are taken from now on
+                    self.report_startup()
                 ready, _, _ = select.select([fd], [], [], _TICK)
                 if ready:
                     data = os.read(fd, 4096)

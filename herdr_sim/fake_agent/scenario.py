@@ -18,6 +18,10 @@ a list of steps run in order:
 
 A turn's ``type_ms`` types its replies one character at a time with that delay.
 
+``startup_ms`` (optional) is how long the agent takes to start up after drawing its screen:
+a prompt submitted meanwhile stays in the editor with "Startup is still in progress" (as real
+pi does), and pi reports its session only once started.
+
 ``models`` (optional) is the agent's model catalog: given a ``--model`` outside it, the agent
 prints an error and exits with status 1 before drawing anything, as real pi does for a model
 it cannot resolve. Without ``models`` every model is accepted.
@@ -101,6 +105,10 @@ class Scenario:
     default_reply: str = "ok"
     #: The model catalog (``provider/model``); empty: every model is accepted.
     models: list[str] = field(default_factory=list)
+    #: Milliseconds the agent takes to start up after drawing its screen: a prompt submitted
+    #: meanwhile stays in the editor ("Startup is still in progress", as real pi does), and
+    #: pi reports its session only once started.
+    startup_ms: int = 0
 
     # -- builder ----------------------------------------------------------------------------
 
@@ -160,6 +168,11 @@ class Scenario:
         self.models = list(models)
         return self
 
+    def start_slowly(self, ms: int) -> Scenario:
+        """Take ``ms`` milliseconds to start up (see :attr:`startup_ms`)."""
+        self.startup_ms = ms
+        return self
+
     def type_slowly(self, ms: int) -> Scenario:
         """Type this turn's replies one character every ``ms`` milliseconds."""
         self._current().type_ms = ms
@@ -183,6 +196,8 @@ class Scenario:
         }
         if self.models:
             data["models"] = list(self.models)
+        if self.startup_ms:
+            data["startup_ms"] = self.startup_ms
         return data
 
     def dump(self, path: Path) -> Path:
@@ -195,7 +210,7 @@ class Scenario:
         """Parse a scenario document; raise :class:`ScenarioError` on anything unknown."""
         if not isinstance(data, dict):
             raise ScenarioError("a scenario must be an object with a 'turns' list")
-        unknown = set(data) - {"turns", "default_reply", "models"}
+        unknown = set(data) - {"turns", "default_reply", "models", "startup_ms"}
         if unknown:
             raise ScenarioError(f"unknown scenario key(s): {', '.join(sorted(unknown))}")
         default = data.get("default_reply", "ok")
@@ -207,7 +222,11 @@ class Scenario:
         models = data.get("models", [])
         if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
             raise ScenarioError("'models' must be a list of strings")
-        return cls([_parse_turn(turn, i) for i, turn in enumerate(turns)], default, list(models))
+        startup = data.get("startup_ms", 0)
+        if not isinstance(startup, int) or isinstance(startup, bool) or startup < 0:
+            raise ScenarioError("'startup_ms' must be a whole number of milliseconds >= 0")
+        turns_ = [_parse_turn(turn, i) for i, turn in enumerate(turns)]
+        return cls(turns_, default, list(models), startup)
 
     @classmethod
     def load(cls, path: Path) -> Scenario:

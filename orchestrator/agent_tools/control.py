@@ -733,8 +733,17 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         if wait and blocked:
             left = max(0, int((deadline - time.monotonic()) * 1000))
             settled = ctx.client.agent_wait(agent.pane_id, until=SETTLED_STATUSES, timeout_ms=left)
-    except Timeout:
-        evidence.append(_herdr_evidence(f"not settled within {timeout_ms} ms"))
+    except Timeout as exc:
+        if exc.code == "agent_prompt_stalled":
+            # Herdr saw no state change within its 5 s: not "not settled within timeout_ms"
+            evidence.append(_herdr_evidence(f"no state change after the message ({exc.code})"))
+            warnings.append(
+                "the agent showed no sign of taking the message within 5 s (an agent still "
+                "starting up keeps it in its editor): it may never start this turn; look at "
+                "its pane before sending it again"
+            )
+        else:
+            evidence.append(_herdr_evidence(f"not settled within {timeout_ms} ms"))
     except NotFound:
         if record is not None:
             return _gone(ctx, MESSAGE, record, started, f"pane {agent.pane_id} disappeared")

@@ -10,9 +10,11 @@ Ownership is decided by the pane, the agent name, the kind and the terminal: a r
 row when its ``paneId`` is the row's pane, its ``name`` is the row's agent name (an unnamed
 agent is never ours: Herdr names the agent we start and clears the name when it exits), its
 ``kind`` is the row's agent label, its ``terminalId`` (recorded at spawn) is the row's terminal
-when both are known, and the record is not ``closed``. The checks matter because a pane
-outlives the agent we started in it: after our agent exits, the user may start another agent
-there by hand (unnamed, maybe another kind), and that agent must stay out of our control.
+when both are known — or the row's agent reports the task's own session file, resumed by a
+restarted Herdr in a new terminal — and the record is not ``closed``. The checks matter
+because a pane outlives the agent we started in it: after our agent exits, the user may start
+another agent there by hand (unnamed, maybe another kind), and that agent must stay out of our
+control.
 
 This module also holds the small helpers the other K2 tools share (gate refusals, the
 artifact directory of a record, the text of a recorded error).
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from herdr_sim.protocol import AGENT_STATUSES
+from orchestrator.agent_tools.completion import session_path_of
 from orchestrator.agent_tools.config import ConfigError, GateError, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import ResultError, refusal
@@ -111,19 +114,31 @@ def artifact_dir_of(ctx: AgentToolsContext, record: TaskRecord) -> Path:
 def same_agent(record: TaskRecord, agent: AgentInfo, *, terminal: bool = True) -> bool:
     """Whether ``agent`` is the agent ``record`` started: same pane, same name (a record without
     a name owns nothing), same kind (an unlabelled agent only while its launch is pending) and
-    the same terminal when the record and Herdr both know it. ``terminal=False`` also accepts
-    the task's agent restored into a new terminal (a restarted Herdr): a harvest reports such
-    a turn as lost (``AGENT_RESTARTED``), while control tools keep the strict check."""
+    the same terminal when the record and Herdr both know it — or, in a new terminal, the
+    task's own session resumed (:func:`resumed_own_session`: a restarted Herdr restored it).
+    ``terminal=False`` accepts any agent of the task restored into a new terminal: a harvest
+    reports a turn lost with the restart (``AGENT_RESTARTED``), while control tools need the
+    terminal or the resumed session."""
     if record.pane_id != agent.pane_id or record.name is None or agent.name != record.name:
         return False
     if agent.agent != record.kind and not (agent.agent is None and agent.launch_pending):
         return False
-    return not (
+    if not (
         terminal
         and record.terminal_id
         and agent.terminal_id
         and agent.terminal_id != record.terminal_id
-    )
+    ):
+        return True
+    return resumed_own_session(record, agent)
+
+
+def resumed_own_session(record: TaskRecord, agent: AgentInfo) -> bool:
+    """Whether ``agent``, in a terminal the task did not start, reports the task's own session
+    file: a restarted Herdr restored the task's agent into a new terminal by resuming that
+    session (pi: ``pi --session <path>``), so it is still the task's conversation — not an
+    agent someone started there by hand (which starts a session of its own)."""
+    return record.session_path is not None and session_path_of(agent) == record.session_path
 
 
 def owns(record: TaskRecord, agent: AgentInfo) -> bool:

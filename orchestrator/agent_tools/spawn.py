@@ -25,14 +25,15 @@ The order is the seed's, and each step exists for a reason:
    (``HERDR_PANE_ID``), else one tab per task in a dedicated workspace.
 6. ``agent start`` (Herdr waits until the agent is interactive; :mod:`.start_watch` reports
    an agent whose command ended meanwhile — a bad model, a missing executable — at once,
-   with the pane's last lines) → ``agent prompt`` with the one line pointing at the
-   envelope, waiting until idle/done/blocked, bounded by ``timeout_ms`` (clamped to
-   10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once. A failure is
-   reported as determined (``_fail``), and a start that failed closes the pane made for the
-   task, so nothing is left behind. A ``name`` already in use is ``NAME_TAKEN`` before any
-   of this. The record notes the delivery around ``agent prompt`` and stays ``starting``
-   until Herdr accepted the prompt (:mod:`.completion`): a crash before that reads
-   ``SPAWN_INTERRUPTED``.
+   with the pane's last lines; for pi it then waits, bounded, for the session report that
+   says pi's startup is over and it takes prompts) → ``agent prompt`` with the one line
+   pointing at the envelope, waiting until idle/done/blocked, bounded by ``timeout_ms``
+   (clamped to 10 s..1 h; a timeout returns ``running``). ``wait: false`` returns at once. A
+   failure is reported as determined (``_fail``), and a start that failed closes the pane
+   made for the task, so nothing is left behind. A ``name`` already in use is ``NAME_TAKEN``
+   before any of this. The record notes the delivery around ``agent prompt`` and stays
+   ``starting`` until Herdr accepted the prompt (:mod:`.completion`): a crash before that
+   reads ``SPAWN_INTERRUPTED``.
 7. **Harvest** (:mod:`.harvest`): ``completed`` only with evidence the prompt was answered,
    waited for within what is left of ``timeout_ms``. A blocked agent is reported to the
    caller, never answered.
@@ -612,6 +613,11 @@ def _launch(
             slot=slot, began=began, close_pane=True, warnings=notes,
         )  # fmt: skip
 
+    # Interactive is not yet taking prompts (real pi): wait for the session report first.
+    left_ms = max(0, timeout_ms - int((time.monotonic() - began) * 1000))
+    _, late = start_watch.wait_for_session(client, pane_id, kind, left_ms)
+    if late is not None:
+        notes.append(late)
     # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
     # after a crash can tell "prompt never sent" from "sent, and answered".

@@ -15,6 +15,14 @@ as the shell is alone, and a shell runs a typed line in milliseconds. Then
 :class:`ExitedDuringStart` carries the pane's last lines, secrets redacted. The abandoned
 worker ends by itself at Herdr's deadline (the caller closes the pane, so nothing is left
 running).
+
+**Started up is not yet taking prompts.** Herdr calls an agent interactive after its settle
+delay (3 s); real pi draws its editor at once but takes prompts only when its startup is over
+(fetching its tools, binding the session: offline a second or two, online on a first run far
+longer). A prompt submitted before stays in pi's editor ("Startup is still in progress") and
+the turn never starts. pi's Herdr integration reports the session exactly then (pi's
+``session_start``), so for such kinds :func:`wait_for_session` waits — bounded by
+:data:`SESSION_GRACE_MS` — for that report before the task prompt is sent.
 """
 
 from __future__ import annotations
@@ -27,10 +35,19 @@ from typing import Any
 from orchestrator.agent_tools import screen_text
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
-from orchestrator.client.types import AgentStarted
+from orchestrator.client.types import AgentInfo, AgentStarted
 from orchestrator.tools.result import redact_text
 
-__all__ = ["GRACE_S", "POLL_S", "TAIL_LINES", "ExitedDuringStart", "start_agent"]
+__all__ = [
+    "GRACE_S",
+    "POLL_S",
+    "SESSION_AT_START",
+    "SESSION_GRACE_MS",
+    "TAIL_LINES",
+    "ExitedDuringStart",
+    "start_agent",
+    "wait_for_session",
+]
 
 #: How often the pane is looked at while the start runs.
 POLL_S = 0.2
@@ -39,6 +56,12 @@ POLL_S = 0.2
 GRACE_S = 5.0
 #: Lines of the pane quoted in the failure.
 TAIL_LINES = 15
+#: Kinds whose Herdr integration reports the session once the agent takes prompts.
+SESSION_AT_START = ("pi",)
+#: How long a spawn waits for that report before it prompts anyway (no integration).
+SESSION_GRACE_MS = 10_000
+#: How often Herdr is asked meanwhile.
+SESSION_POLL_S = 0.05
 
 
 class ExitedDuringStart(Exception):
@@ -150,3 +173,31 @@ def start_agent(
         raise outcome["error"]
     started: AgentStarted = outcome["started"]
     return started
+
+
+def wait_for_session(
+    client: HerdrClient, pane_id: str, kind: str, timeout_ms: int
+) -> tuple[AgentInfo | None, str | None]:
+    """For a kind of :data:`SESSION_AT_START`, wait (at most ``timeout_ms``, at most
+    :data:`SESSION_GRACE_MS`) until Herdr shows the agent's session report: the agent then
+    takes prompts (module docstring). Returns the agent as last seen and, when no report came
+    in time, a warning to pass on (the prompt may be lost; the spawn says so if it is)."""
+    if kind not in SESSION_AT_START:
+        return None, None
+    budget = max(0, min(timeout_ms, SESSION_GRACE_MS))
+    deadline = time.monotonic() + budget / 1000
+    info: AgentInfo | None = None
+    while True:
+        try:
+            info = client.agent_get(pane_id)
+        except ClientError:
+            return info, None  # the prompt that follows reports what happened
+        if info.raw.get("agent_session") is not None:
+            return info, None
+        if time.monotonic() >= deadline:
+            return info, (
+                f"the {kind} agent reported no session within {budget} ms of starting (is "
+                f"Herdr's {kind} integration installed?); the task prompt was sent anyway, and "
+                "an agent still starting up may not take it"
+            )
+        time.sleep(SESSION_POLL_S)

@@ -242,6 +242,16 @@ def test_a_model_outside_the_catalog_exits_with_an_error(
         Scenario.from_dict({"models": "fake/fake-model"})
 
 
+def test_a_slow_start_round_trips_and_rejects_a_bad_value(tmp_path: Path) -> None:
+    # startup_ms: real pi keeps a prompt submitted before its startup ends in the editor
+    # (exercised end to end in tests/orchestrator/agent_tools/test_spawn.py)
+    scenario = Scenario().start_slowly(1500).reply("hi")
+    assert Scenario.load(scenario.dump(tmp_path / "s.json")) == scenario
+    assert scenario.to_dict()["startup_ms"] == 1500
+    with pytest.raises(ScenarioError, match="'startup_ms' must be a whole number"):
+        Scenario.from_dict({"startup_ms": -1})
+
+
 def test_install_writes_fast_launchers_for_every_kind(tmp_path: Path) -> None:
     paths = install_fake_agents(tmp_path / "bin")
     assert [p.name for p in paths] == list(LAUNCHER_KINDS) == ["pi", "claude", "codex", "opencode"]

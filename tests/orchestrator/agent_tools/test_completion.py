@@ -25,11 +25,12 @@ from herdr_sim import Simulator
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools import completion
 from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.control import close_agent, message_agent
 from orchestrator.agent_tools.records import TaskRecord, now_iso
 from orchestrator.client.types import AgentInfo
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_get_result import get_result
-from tests.orchestrator.agent_tools.test_spawn import make_ctx, scenario_args, spawn
+from tests.orchestrator.agent_tools.test_spawn import checked, make_ctx, scenario_args, spawn
 from tests.waits import SCALE, wait_until
 
 pytestmark = pytest.mark.herdr(
@@ -211,6 +212,44 @@ def test_agent_restored_after_a_restart_without_its_answer_is_not_completed(
         assert result["error"]["code"] == "AGENT_RESTARTED"
         assert result["finalMessage"] is None
         assert result["task"]["status"] == "failed"
+    finally:
+        restarted.stop()
+
+
+def test_a_restored_agent_resuming_the_tasks_session_is_still_the_tasks_to_control(
+    herdr_server: HerdrServer, ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    # Herdr restarted: it restored the task's pi into a new terminal with `pi --session
+    # <path>` (its resume plan), same pane, name and session file. The control tools used to
+    # refuse it NOT_OWNED ("this orchestrator did not start it"), which was untrue: it is the
+    # task's own conversation, resumed. Real pi: tests/real_agents/test_orchestrator_pi.py.
+    sim = herdr_server.sim
+    assert sim is not None
+    done = spawn(
+        ctx, prompt="first", cwd=str(tmp_path),
+        agent_args=scenario_args(tmp_path, Scenario().reply("answered before")),
+    )  # fmt: skip
+    assert done["status"] == "completed", done
+    pane, session = done["paneId"], done["artifacts"]["sessionFile"]
+    before = ctx.client.agent_get(pane)
+    sim.stop()
+    restarted = Simulator(sim.config).start()
+    try:
+        resumed = wait_until(
+            lambda: _idle_agent(ctx, pane), 20, what="the agent resumed idle after the restore"
+        )
+        assert resumed.terminal_id != before.terminal_id and resumed.name == done["name"]
+        assert completion.session_path_of(resumed) == session
+        answered = checked(
+            message_agent(
+                {"target": done["taskId"], "message": "and now?", "kind": "NOTE", "wait": True},
+                ctx,
+            )
+        )
+        assert answered["status"] == "completed", answered
+        assert "and now?" in Path(session).read_text()  # the resumed session got the message
+        closed = checked(close_agent({"target": done["taskId"]}, ctx))
+        assert (closed["status"], closed["task"]["status"]) == ("gone", "closed"), closed
     finally:
         restarted.stop()
 

@@ -117,6 +117,27 @@ def test_interrupt_after_the_task_was_answered_reports_that_answer(
     assert (value["status"], value["finalMessage"]) == ("completed", "task answer"), value
 
 
+def test_a_message_the_agent_never_showed_taking_is_not_reported_as_a_long_turn(
+    ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
+) -> None:
+    # a pi still starting up keeps a submitted prompt in its editor (real pi: "Startup is
+    # still in progress"); Herdr answers agent_prompt_stalled after 5 s. The result said
+    # "not settled within 30000 ms" — a wait that never happened — and nothing else.
+    scenario = herdr_fake_agent.scenario().start_slowly(8000).reply("late")
+    agent = herdr_fake_agent.start("pi", scenario, name="w")
+    record = own(ctx, agent)
+    value = agent_result(
+        message_agent(
+            {"target": record.task_id, "message": "hi", "wait": True, "timeout_ms": 30_000},
+            ctx,
+        )
+    )
+    details = [e["detail"] for e in value["evidence"]]
+    assert "no state change after the message (agent_prompt_stalled)" in details, value
+    assert not any("not settled within" in d for d in details)
+    assert any("no sign of taking the message" in w for w in value["warnings"]), value
+
+
 # -- close --------------------------------------------------------------------------------------
 
 

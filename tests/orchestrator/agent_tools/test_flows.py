@@ -2,7 +2,8 @@
 
 Each flow goes through the registry entries (``AGENT_TOOLS``) only, the way a model would
 call them: spawn, then answer / harvest / review / close. Every value is checked against
-its result schema.
+its result schema. The flows of :mod:`.flows` run here with the fake pi and, unchanged but
+for the agent's setup, with the real pi in ``tests/real_agents/test_orchestrator_pi.py``.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import pytest
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.inbox_tool import INBOX_RESULT_SCHEMA
-from orchestrator.agent_tools.tools import AGENT_TOOLS
 from pytest_herdr.backends import HerdrServer
+from tests.orchestrator.agent_tools import flows
+from tests.orchestrator.agent_tools.flows import FakePi, call, result
 from tests.orchestrator.agent_tools.test_fleet import SIM
 from tests.orchestrator.agent_tools.test_spawn import (
-    checked,
     git_repo,
     make_ctx,
     scenario_args,
@@ -34,18 +35,6 @@ from tests.orchestrator.agent_tools.test_worktree import make_hostile
 pytestmark = SIM
 
 INBOX = jsonschema.Draft202012Validator(INBOX_RESULT_SCHEMA)
-
-
-def call(ctx: AgentToolsContext, name: str, **args: Any) -> dict[str, Any]:
-    """``name``'s handler on ``args`` (validated against its input schema first)."""
-    tool = AGENT_TOOLS[name]
-    jsonschema.Draft202012Validator(dict(tool.input_schema)).validate(args)
-    return tool.handler(args, ctx)
-
-
-def result(ctx: AgentToolsContext, name: str, **args: Any) -> dict[str, Any]:
-    """``call`` for a tool answering an AgentResult."""
-    return checked(call(ctx, name, **args))
 
 
 def inbox(ctx: AgentToolsContext, **args: Any) -> dict[str, Any]:
@@ -77,6 +66,34 @@ def branches(repo: Path) -> list[str]:
 @pytest.fixture
 def ctx(herdr_server: HerdrServer, tmp_path: Path) -> AgentToolsContext:
     return make_ctx(herdr_server, tmp_path)
+
+
+# -- the shared flows (tests/real_agents/test_orchestrator_pi.py runs them with the real pi) ------
+
+
+@pytest.fixture
+def fake_pi(ctx: AgentToolsContext, tmp_path: Path) -> FakePi:
+    return FakePi(ctx, tmp_path)
+
+
+def test_flow_completed_with_result_md_and_diff(fake_pi: FakePi) -> None:
+    flows.completed_with_result_md_and_diff(fake_pi)
+
+
+def test_flow_blocked_by_the_protocol_then_answered(fake_pi: FakePi) -> None:
+    flows.blocked_then_answered(fake_pi)
+
+
+def test_flow_interrupted_long_turn(fake_pi: FakePi) -> None:
+    flows.interrupted_long_turn(fake_pi)
+
+
+def test_flow_transcript_paged(fake_pi: FakePi) -> None:
+    flows.transcript_paged(fake_pi)
+
+
+def test_flow_provider_error_is_failed(fake_pi: FakePi) -> None:
+    flows.provider_error_is_failed(fake_pi)
 
 
 # -- blocked -> ANSWER -> harvested -------------------------------------------------------------

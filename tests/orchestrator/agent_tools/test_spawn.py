@@ -113,6 +113,21 @@ def test_completed_with_diff_and_result_md(ctx: AgentToolsContext, tmp_path: Pat
     assert result["task"]["status"] == "completed"
 
 
+def test_a_pi_still_starting_up_gets_the_prompt_once_it_reported_its_session(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    # Herdr calls the agent interactive after its settle delay, but pi takes prompts only once
+    # its startup is over (before, Enter leaves the text in the editor: "Startup is still in
+    # progress") — which is when its integration reports the session. Prompted at once, the
+    # task failed PROMPT_NOT_SUBMITTED; it waits for the report now.
+    scenario = Scenario().start_slowly(1500).reply("took it")
+    result = spawn(
+        ctx, prompt="go", cwd=str(tmp_path), agent_args=scenario_args(tmp_path, scenario)
+    )
+    assert (result["status"], result["finalMessage"]) == ("completed", "took it"), result
+    assert result["warnings"] == []
+
+
 def test_blocked_agent_is_reported_never_answered(ctx: AgentToolsContext, tmp_path: Path) -> None:
     scenario = Scenario().ask("Delete the build directory?").reply("deleted")
     result = spawn(
