@@ -35,6 +35,7 @@ __all__ = [
     "ToolContext",
     "run_given",
     "run_tool",
+    "validator_of",
 ]
 
 #: The low-level tools by name, in the order of the dsh-herdr contract (seed 001).
@@ -54,10 +55,29 @@ class ArgumentProblem:
     field: str | None
 
 
+#: id(tool) → (tool, its schema's validator): built once per tool and process (a Tool is
+#: frozen, and the tool is kept so its id cannot be reused by another); bounded for servers
+#: that make tools on the fly
+_VALIDATORS: dict[int, tuple[Tool, Draft202012Validator]] = {}
+_VALIDATORS_MAX = 512
+
+
+def validator_of(tool: Tool) -> Draft202012Validator:
+    """The JSON-Schema validator of ``tool``'s arguments, built on its first call."""
+    kept = _VALIDATORS.get(id(tool))
+    if kept is not None and kept[0] is tool:
+        return kept[1]
+    validator = Draft202012Validator(dict(tool.input_schema))
+    if len(_VALIDATORS) >= _VALIDATORS_MAX:
+        _VALIDATORS.clear()
+    _VALIDATORS[id(tool)] = (tool, validator)
+    return validator
+
+
 def _argument_error(tool: Tool, arguments: object) -> ArgumentProblem | None:
     if not isinstance(arguments, Mapping):
         return ArgumentProblem("arguments must be a JSON object", None)
-    validator = Draft202012Validator(dict(tool.input_schema))
+    validator = validator_of(tool)
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
     if not errors:
         found = unsendable(dict(arguments))
