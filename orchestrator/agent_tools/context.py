@@ -32,7 +32,6 @@ concurrency cap is kept across calls on purpose: it is time-bounded per task.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -43,12 +42,13 @@ from orchestrator.agent_tools.completion import holds_slot
 from orchestrator.agent_tools.config import CONFIG_ENV, Config, default_config_path, load_config
 from orchestrator.agent_tools.records import TaskStore
 from orchestrator.agent_tools.slots import Slots
+from orchestrator.logs import task_logger
 from orchestrator.tools.tool import ToolContext
 
 if TYPE_CHECKING:
     from orchestrator.client.sync import HerdrClient
 
-logger = logging.getLogger(__name__)
+logger = task_logger(__name__)
 
 #: The variable Herdr sets in every pane: the caller itself runs inside Herdr.
 HERDR_PANE_ENV = "HERDR_PANE_ID"
