@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from orchestrator.agent_tools.context import DERIVED_KEY, AgentToolsContext
 from orchestrator.tools.registry import ALL_TOOLS, run_tool, validator_of
@@ -84,3 +85,33 @@ def test_a_tool_schema_validator_is_built_once() -> None:
     tool = ALL_TOOLS["herdr_list_agents"]
     assert validator_of(tool) is validator_of(tool)
     assert validator_of(tool) is not validator_of(ALL_TOOLS["herdr_inbox"])
+
+
+def test_a_new_socket_means_a_new_client_and_a_given_client_is_kept(tmp_path: Path) -> None:
+    # a restarted Herdr makes a new socket file: the kept client (and its protocol check)
+    # is dropped; a client the caller gave is never dropped
+    sock = tmp_path / "herdr.sock"
+    sock.write_text("")
+    built: list[object] = []
+
+    def factory(env: object) -> Any:
+        built.append(object())
+        return built[-1]
+
+    env = {"HERDR_SOCKET_PATH": str(sock), "HOME": str(tmp_path)}
+    ctx = AgentToolsContext(env=env, client_factory=factory)
+    ctx.refresh()
+    first = ctx.client
+    ctx.refresh()
+    assert ctx.client is first and len(built) == 1
+    sock.unlink()
+    sock.write_text("new server")
+    ctx.refresh()
+    assert ctx.client is not first and len(built) == 2
+
+    given = AgentToolsContext.create(env, client=first)
+    given.refresh()
+    sock.unlink()
+    sock.write_text("another")
+    given.refresh()
+    assert given.client is first
