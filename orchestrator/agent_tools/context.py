@@ -28,6 +28,11 @@ keys with the last call's:
 A configuration or client given by the caller (:meth:`AgentToolsContext.create`, a client
 already built on the given ``ToolContext``) is never dropped. The liveness cache of the
 concurrency cap is kept across calls on purpose: it is time-bounded per task.
+
+Concurrent calls (an MCP server's worker threads) share the kept context: the records and
+the slots lock their files per operation (``flock`` on a fresh descriptor), so they hold no
+state of their own to race on, and two threads refreshing at once at worst build the same
+thing twice.
 """
 
 from __future__ import annotations
