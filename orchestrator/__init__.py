@@ -1,11 +1,67 @@
 """orchestrator: hand work to coding agents in Herdr and get back results you can trust.
 
-``client`` talks to Herdr (socket, CLI, or both); ``tools`` holds the 24 low-level
-``_dsh_herdr_*`` tools of seed 001 and the registry; ``agent_tools`` the nine ``herdr_*``
-agent tools of seed 000 (spawn, harvest, message, list, interrupt, inbox, read, close,
-doctor), which answer AgentResults; ``mcp_server`` serves all 33 over MCP and ``cli`` is the
-``herdr-orchestrator`` command. Start with docs/orchestrator/agent-tools.md; MCP hosts:
-docs/orchestrator/mcp.md.
+The public face (``__all__``; docs/architecture.md lists the public modules):
+
+* the client — :class:`HerdrClient`, :class:`AsyncHerdrClient` (more in
+  :mod:`orchestrator.client`: the wire clients and the error families);
+* the tools — :data:`ALL_TOOLS` (the 24 low-level ``_dsh_herdr_*`` tools of seed 001, then
+  the nine ``herdr_*`` agent tools of seed 000, which answer AgentResults), :func:`run_tool`
+  (the one entry point: schema check, then the handler), :class:`Tool`,
+  :class:`ToolContext` and the agent tools' :class:`AgentToolsContext`;
+* the MCP server — :func:`build_server`, :func:`run_stdio` (``herdr-orchestrator mcp``).
+
+Start with docs/orchestrator/agent-tools.md; MCP hosts: docs/orchestrator/mcp.md. Names
+resolve on first use, so ``import orchestrator`` costs next to nothing. Logging: a
+:class:`logging.NullHandler` on the ``orchestrator`` logger (:mod:`orchestrator.logs`).
 """
 
 from __future__ import annotations
+
+import logging
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agent_tools.context import AgentToolsContext
+    from .client.aio import AsyncHerdrClient
+    from .client.sync import HerdrClient
+    from .mcp_server import build_server, run_stdio
+    from .tools.registry import ALL_TOOLS, run_tool
+    from .tools.tool import Tool, ToolContext
+
+# a library never prints on its own: records go nowhere unless the application configures
+# logging (``herdr-orchestrator mcp --log-level`` does, to stderr; orchestrator.logs)
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+_LAZY = {
+    "HerdrClient": "client.sync",
+    "AsyncHerdrClient": "client.aio",
+    "ALL_TOOLS": "tools.registry",
+    "run_tool": "tools.registry",
+    "Tool": "tools.tool",
+    "ToolContext": "tools.tool",
+    "AgentToolsContext": "agent_tools.context",
+    "build_server": "mcp_server",
+    "run_stdio": "mcp_server",
+}
+
+__all__ = [
+    "ALL_TOOLS",
+    "AgentToolsContext",
+    "AsyncHerdrClient",
+    "HerdrClient",
+    "Tool",
+    "ToolContext",
+    "build_server",
+    "run_stdio",
+    "run_tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # not cached in globals(): the module's own name stays the one truth (a test runner
+    # that drops and re-imports modules, as pytester does, never meets a stale class)
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -1,6 +1,7 @@
 """The ``herdr-orchestrator`` command: serve the tools over MCP, list them, or call one.
 
-``mcp`` serves every tool on stdio for an MCP client. ``tools`` prints the tool list as JSON (name,
+``mcp`` serves every tool on stdio for an MCP client (``--log-level``: its decisions logged to
+stderr, never stdout, which carries MCP). ``tools`` prints the tool list as JSON (name,
 risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
 JSON`` runs one tool from a shell or a script and prints its result object; the exit status says
 how it went without parsing, by the same rule as MCP's ``isError``
@@ -24,6 +25,8 @@ from typing import Any, NoReturn, TextIO
 EXIT_OK = 0
 EXIT_NOT_OK = 1
 EXIT_USAGE = 2
+#: ``herdr-orchestrator mcp --log-level`` values
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
@@ -33,7 +36,15 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         description="Herdr orchestrator tools: an MCP server, the tool list, one-off calls.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("mcp", help="serve the tools over MCP on stdin/stdout")
+    mcp = sub.add_parser("mcp", help="serve the tools over MCP on stdin/stdout")
+    mcp.add_argument(
+        "--log-level",
+        default="WARNING",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        help="log the orchestrator's decisions at this level and above to stderr (stdout "
+        "carries MCP); default WARNING",
+    )
     sub.add_parser("tools", help="print every tool (name, risk, description, schema) as JSON")
     sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
     call = sub.add_parser(
@@ -101,7 +112,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser, call_parser = _parsers()
     args = parser.parse_args(argv)
     if args.command == "mcp":
+        from orchestrator.logs import configure
         from orchestrator.mcp_server import run_stdio
+
+        configure(args.log_level)  # stderr: stdout is the MCP stdio channel
 
         run_stdio()
         return EXIT_OK

@@ -1,6 +1,65 @@
-"""pytest_herdr: pytest fixtures for Herdr integrations (built on herdr_sim).
+"""pytest_herdr: pytest fixtures and checks for Herdr integrations, on the simulator or a real
+Herdr (``--herdr-backend``).
 
-The plugin itself arrives with its own issue; the package exists so the layout is final.
+The plugin (:mod:`pytest_herdr.plugin`, registered through the ``pytest11`` entry point)
+provides the fixtures (``herdr_server``, ``herdr_client``, ``herdr_cli``, ``herdr_fake_agent``,
+…; docs/pytest-plugin/fixtures.md), the ``herdr`` marker and the contract checks. The names a
+test imports (``__all__``) are the handles the fixtures give (:class:`HerdrServer`,
+:class:`Pane`, :class:`Workspace`, :class:`Agent`, :class:`FakeAgents`), the client
+(:class:`HerdrClient`, :class:`AsyncHerdrClient`, the orchestrator's wire client), the
+contract checker (:class:`ContractChecker`), the event recorder (:class:`EventRecorder`) and
+the failure forensics (:class:`Forensics`, :class:`WireTail`). They resolve on first use.
 """
 
 from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agents import Agent, FakeAgents
+    from .backends import HerdrServer
+    from .client import AsyncHerdrClient, HerdrClient
+    from .contracts import ContractChecker
+    from .events import EventRecorder, RecordedEvent
+    from .forensics import Forensics, WireTail
+    from .handles import Pane, Workspace
+
+_LAZY = {
+    "Agent": "agents",
+    "FakeAgents": "agents",
+    "HerdrServer": "backends",
+    "HerdrClient": "client",
+    "AsyncHerdrClient": "client",
+    "ContractChecker": "contracts",
+    "EventRecorder": "events",
+    "RecordedEvent": "events",
+    "Forensics": "forensics",
+    "WireTail": "forensics",
+    "Pane": "handles",
+    "Workspace": "handles",
+}
+
+__all__ = [
+    "Agent",
+    "AsyncHerdrClient",
+    "ContractChecker",
+    "EventRecorder",
+    "FakeAgents",
+    "Forensics",
+    "HerdrClient",
+    "HerdrServer",
+    "Pane",
+    "RecordedEvent",
+    "WireTail",
+    "Workspace",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # not cached in globals(): the module's own name stays the one truth (a test runner
+    # that drops and re-imports modules, as pytester does, never meets a stale class)
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -26,7 +26,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,22 +33,24 @@ from orchestrator.client import wire
 from orchestrator.client.errors import ProtocolError
 
 from .events import OWN_ID as EVENTS_ID
+from .scene import Line, PaneView, Scene, TabView, TimelineEntry, WireEntry, WorkspaceView
 
 if TYPE_CHECKING:
     from .events import EventRecorder, RecordedEvent
 
 __all__ = [
     "Forensics",
+    "Line",
     "PaneView",
     "Scene",
     "TabView",
     "TimelineEntry",
+    "WireEntry",
     "WireTail",
+    "WorkspaceView",
     "redact",
     "timeline_of",
 ]
-
-Line = dict[str, Any]
 
 #: request ids the forensics tools use; a :class:`WireTail` leaves their lines out
 ID_PREFIX = "pytest-herdr:forensics"
@@ -98,15 +99,6 @@ def _request(path: Path, method: str, params: Line, timeout: float, request_id: 
 
 
 # -- the protocol tail ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WireEntry:
-    """One line seen on the wire."""
-
-    at: float  # seconds since the origin
-    kind: str  # "request", "response" or "event"
-    line: Line
 
 
 class WireTail:
@@ -158,29 +150,6 @@ class WireTail:
 # -- the agent timeline ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TimelineEntry:
-    """One agent-state observation."""
-
-    at: float  # seconds since the test started
-    pane_id: str
-    what: str  # "initial", "status", "detected", "released", "created", "closed", "exited"
-    agent: str | None = None
-    status: str | None = None
-    detail: str = ""
-
-    def text(self) -> str:
-        """One line of the report."""
-        parts = [f"+{self.at:7.3f}s", f"{self.pane_id:<8}", self.what]
-        if self.agent:
-            parts.append(f"agent={self.agent}")
-        if self.status:
-            parts.append(f"status={self.status}")
-        if self.detail:
-            parts.append(self.detail)
-        return " ".join(parts)
-
-
 def timeline_of(events: Iterable[RecordedEvent]) -> list[TimelineEntry]:
     """The agent-state timeline in a recorder's events: panes appearing and ending, agents
     detected and released, every status change."""
@@ -204,72 +173,6 @@ def timeline_of(events: Iterable[RecordedEvent]) -> list[TimelineEntry]:
 
 
 # -- the scene: what the server shows -------------------------------------------------------
-
-
-@dataclass
-class PaneView:
-    """One pane: its PaneInfo, layout rectangle and visible screen."""
-
-    info: Line
-    rect: Line | None = None
-    screen: str | None = None
-    screen_error: str | None = None
-
-    @property
-    def pane_id(self) -> str:
-        """The pane's id."""
-        return str(self.info.get("pane_id", "?"))
-
-    @property
-    def focused(self) -> bool:
-        """Focused in its tab's layout (else as PaneInfo says)."""
-        return bool(self.info.get("focused"))
-
-    def caption(self) -> str:
-        """``w1:p1 · agent pi · working · focused · 60x40 at 0,0``"""
-        parts = [self.pane_id]
-        if self.info.get("label"):
-            parts.append(repr(self.info["label"]))
-        parts.append(f"agent {self.info.get('agent') or '-'}")
-        parts.append(str(self.info.get("agent_status", "unknown")))
-        if self.focused:
-            parts.append("focused")
-        if self.rect:
-            rect = self.rect
-            parts.append(
-                f"{rect.get('width')}x{rect.get('height')} at {rect.get('x')},{rect.get('y')}"
-            )
-        return " · ".join(parts)
-
-
-@dataclass
-class TabView:
-    """One tab: its TabInfo, layout and panes (in layout order)."""
-
-    info: Line
-    layout: Line | None
-    panes: list[PaneView] = field(default_factory=list)
-
-
-@dataclass
-class WorkspaceView:
-    """One workspace and its tabs."""
-
-    info: Line
-    tabs: list[TabView] = field(default_factory=list)
-
-
-@dataclass
-class Scene:
-    """Everything :meth:`Forensics.collect` read (and what it could not)."""
-
-    workspaces: list[WorkspaceView] = field(default_factory=list)
-    focused_pane_id: str | None = None
-    errors: list[str] = field(default_factory=list)
-
-    def panes(self) -> list[PaneView]:
-        """Every pane of every tab."""
-        return [pane for ws in self.workspaces for tab in ws.tabs for pane in tab.panes]
 
 
 def _box(caption: str, text: str, width_cap: int = 160) -> list[str]:

@@ -14,7 +14,7 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .forensics import PaneView, Scene, TabView, TimelineEntry, WireEntry
+    from .scene import PaneView, Scene, TabView, TimelineEntry, WireEntry
 
 __all__ = ["render_page"]
 

@@ -11,26 +11,79 @@ configuration or touches Herdr.
 The client follows the configuration's ``transport`` (``auto``/``socket``/``cli``, itself
 overridable by ``HERDR_ORCHESTRATOR_TRANSPORT``) and Herdr's own variables in ``env``
 (``HERDR_SOCKET_PATH``, ``HERDR_BIN_PATH``, …).
+
+What is kept across calls, and when it is dropped (decided in issue 12c): a server holds one
+context per process, and every call used to rebuild the configuration, the records, the
+slots and the client — and so ping Herdr again. Now :func:`agent_context` keeps the
+:class:`AgentToolsContext` it derives in the given context (``ToolContext.derived``) and
+calls :meth:`AgentToolsContext.refresh` at the start of every call, which compares two cheap
+keys with the last call's:
+
+* the **configuration key** — the whole ``env`` and the configuration file's identity
+  (path, inode, size, mtime): when it changed, the configuration, records, slots *and*
+  client are dropped and rebuilt on first use (the transport is configured there);
+* the **server key** — the identity of the socket file (inode, ctime): a restarted Herdr
+  makes a new socket, so the client is dropped and the new server is pinged again.
+
+A configuration or client given by the caller (:meth:`AgentToolsContext.create`, a client
+already built on the given ``ToolContext``) is never dropped. The liveness cache of the
+concurrency cap is kept across calls on purpose: it is time-bounded per task.
+
+Concurrent calls (an MCP server's worker threads) share the kept context: the records and
+the slots lock their files per operation (``flock`` on a fresh descriptor), so they hold no
+state of their own to race on, and two threads refreshing at once at worst build the same
+thing twice.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestrator.agent_tools.completion import holds_slot
-from orchestrator.agent_tools.config import Config, load_config
+from orchestrator.agent_tools.config import CONFIG_ENV, Config, default_config_path, load_config
 from orchestrator.agent_tools.records import TaskStore
 from orchestrator.agent_tools.slots import Slots
+from orchestrator.logs import task_logger
 from orchestrator.tools.tool import ToolContext
 
 if TYPE_CHECKING:
     from orchestrator.client.sync import HerdrClient
 
+logger = task_logger(__name__)
+
 #: The variable Herdr sets in every pane: the caller itself runs inside Herdr.
 HERDR_PANE_ENV = "HERDR_PANE_ID"
+#: the key of :attr:`ToolContext.derived` the agent tools keep their context under
+DERIVED_KEY = "agent_tools"
+#: a key before the first :meth:`AgentToolsContext.refresh` (its first look is the baseline)
+_UNSEEN: Hashable = object()
+
+
+def _identity(path: Path) -> tuple[str, int, int, int, int] | None:
+    """A file's identity for change detection (None: it does not exist or cannot be read)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def config_key(env: Mapping[str, str]) -> Hashable:
+    """What the configuration is built from: the environment and the file's identity."""
+    named = env.get(CONFIG_ENV) or None
+    file = Path(named).expanduser() if named is not None else default_config_path(env)
+    return (tuple(sorted(env.items())), _identity(file))
+
+
+def server_key(env: Mapping[str, str]) -> Hashable:
+    """The identity of the socket Herdr listens on (a restarted server makes a new one)."""
+    from orchestrator.client.transports import default_socket_path
+
+    return _identity(default_socket_path(dict(env)))
 
 
 @dataclass
@@ -47,6 +100,11 @@ class AgentToolsContext(ToolContext):
     _slots: Slots | None = field(default=None, repr=False)
     #: task id → (monotonic time, holds its slot): the cap's last look at a detached task
     liveness: dict[str, tuple[float, bool]] = field(default_factory=dict, repr=False)
+    #: a configuration / client given by the caller: never dropped by :meth:`refresh`
+    _config_given: bool = field(default=False, repr=False)
+    _client_given: bool = field(default=False, repr=False)
+    _config_key: Hashable = field(default=_UNSEEN, repr=False)
+    _server_key: Hashable = field(default=_UNSEEN, repr=False)
 
     @classmethod
     def create(
@@ -61,7 +119,33 @@ class AgentToolsContext(ToolContext):
         ctx = cls(env=dict(os.environ if env is None else env))
         ctx._config = config
         ctx._client = client
+        ctx._config_given = config is not None
+        ctx._client_given = client is not None
         return ctx
+
+    def refresh(self) -> None:
+        """Drop what a changed configuration or a restarted server made stale (see the
+        module docstring); called by :func:`agent_context` at the start of every call."""
+        key = config_key(self.env)
+        if key != self._config_key:
+            # the first look only takes the baseline: what the creator set is kept
+            if self._config_key is not _UNSEEN:
+                logger.info("configuration changed: rebuilding the agent tools' context")
+                if not self._config_given:
+                    self._config = None
+                    self._store = None
+                    self._slots = None
+                if not self._client_given:
+                    self._client = None
+            self._config_key = key
+        if self._client_given:
+            return
+        server = server_key(self.env)
+        if server != self._server_key:
+            if self._server_key is not _UNSEEN and self._client is not None:
+                logger.info("Herdr's socket changed: a new client (and a new protocol check)")
+                self._client = None
+            self._server_key = server
 
     @property
     def config(self) -> Config:
@@ -115,13 +199,29 @@ class AgentToolsContext(ToolContext):
 
 
 def agent_context(ctx: ToolContext) -> AgentToolsContext:
-    """``ctx`` itself when it is an :class:`AgentToolsContext`, else one built from its
-    environment, client factory and (already built) client."""
+    """``ctx`` itself when it is an :class:`AgentToolsContext`, else the one derived from its
+    environment, client factory and (already built) client, kept in ``ctx`` across calls;
+    either way refreshed (:meth:`AgentToolsContext.refresh`)."""
     if isinstance(ctx, AgentToolsContext):
+        ctx.refresh()
         return ctx
-    built = AgentToolsContext(env=dict(ctx.env), client_factory=ctx.client_factory)
-    built._client = ctx._client
-    return built
+    kept = ctx.derived.get(DERIVED_KEY)
+    if not isinstance(kept, AgentToolsContext) or kept.env != ctx.env:
+        kept = AgentToolsContext(env=dict(ctx.env), client_factory=ctx.client_factory)
+        ctx.derived[DERIVED_KEY] = kept
+        logger.debug("agent tools context built")
+    if ctx._client is not None and kept._client is not ctx._client:
+        kept._client = ctx._client
+        kept._client_given = True
+    kept.refresh()
+    return kept
 
 
-__all__ = ["HERDR_PANE_ENV", "AgentToolsContext", "agent_context"]
+__all__ = [
+    "DERIVED_KEY",
+    "HERDR_PANE_ENV",
+    "AgentToolsContext",
+    "agent_context",
+    "config_key",
+    "server_key",
+]

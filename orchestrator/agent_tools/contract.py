@@ -15,10 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from herdr_sim.protocol import AGENT_STATUSES
+from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.config import DEFAULT_MAX_DIFF_BYTES, DEFAULT_MAX_RESULT_CHARS
+from orchestrator.logs import task_logger
+
+if TYPE_CHECKING:
+    from orchestrator.agent_tools.records import TaskRecord
+    from orchestrator.client.types import AgentInfo
+
+logger = task_logger(__name__)
 
 ResultStatus = Literal["completed", "blocked", "running", "failed", "gone", "idle"]
 #: The seed's statuses for a task this orchestrator spawned.
@@ -201,6 +210,18 @@ class Artifacts:
     worktree: str | None = None
     result_md_exists: bool = False
 
+    @classmethod
+    def of(cls, record: TaskRecord, artifact_root: Path) -> Artifacts:
+        """The artifact paths of a task (its directory by :meth:`TaskRecord.artifact_path`)."""
+        directory = record.artifact_path(artifact_root)
+        return cls(
+            artifact_dir=str(directory),
+            session_file=record.session_path,
+            worktree=record.worktree_path,
+            # a link is not the child's report
+            result_md_exists=safe_fs.is_regular_file(directory / "result.md"),
+        )
+
     @property
     def result_md(self) -> str:
         """``<artifactDir>/result.md``: the child's full report."""
@@ -301,6 +322,60 @@ class AgentResult:
     #: ``preview: true``: what the tool would do (``{action, target}``, payloads redacted).
     preview: Mapping[str, Any] | None = None
 
+    # -- the builders: every AgentResult the tools answer starts in one of these ------------
+
+    @classmethod
+    def for_record(
+        cls,
+        tool: str,
+        record: TaskRecord,
+        status: ResultStatus,
+        *,
+        artifact_root: Path | None = None,
+        artifacts: Artifacts | None = None,
+        **fields: Any,
+    ) -> AgentResult:
+        """A result about one of our tasks: the record's identity (task id, name, pane, kind,
+        model, machine), its summary (``task``) and its artifacts — :meth:`Artifacts.of`
+        under ``artifact_root``, unless ``artifacts`` are given. ``fields`` set the rest."""
+        if artifacts is None and artifact_root is not None:
+            artifacts = Artifacts.of(record, artifact_root)
+        return cls(
+            status=status,
+            tool=tool,
+            task_id=record.task_id,
+            name=record.name,
+            pane_id=record.pane_id,
+            kind=record.kind,
+            model=record.model,
+            machine=record.machine,
+            artifacts=artifacts,
+            task=task_summary(record.to_dict()),
+            **fields,
+        )
+
+    @classmethod
+    def for_agent(
+        cls, tool: str, agent: AgentInfo | None, status: ResultStatus, **fields: Any
+    ) -> AgentResult:
+        """A result about a Herdr agent that is not one of our tasks (an observation, or a
+        failure naming it): its name, pane and kind when known. ``fields`` set the rest."""
+        return cls(
+            status=status,
+            tool=tool,
+            name=agent.name if agent else None,
+            pane_id=agent.pane_id if agent else None,
+            kind=agent.agent if agent else None,
+            **fields,
+        )
+
+    @classmethod
+    def refused(
+        cls, tool: str, error: ResultError, *, next_action: NextAction = "retry"
+    ) -> AgentResult:
+        """A request refused before any task existed (a gate, a bad argument, the queue)."""
+        return cls(status="failed", tool=tool, next_action=next_action, error=error)
+
     def to_dict(
         self,
         *,
@@ -359,7 +434,9 @@ class AgentResult:
 
 def refusal(tool: str, error: ResultError, *, next_action: NextAction = "retry") -> dict[str, Any]:
     """A request refused before any task existed (a gate, a bad argument, the queue)."""
-    return AgentResult(status="failed", tool=tool, next_action=next_action, error=error).to_dict()
+    # the code and field only: a message may quote what the caller sent
+    logger.info("%s refused: %s (field %s)", tool, error.code, error.field)
+    return AgentResult.refused(tool, error, next_action=next_action).to_dict()
 
 
 def is_failure(value: Mapping[str, Any]) -> bool:

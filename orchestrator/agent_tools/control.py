@@ -52,7 +52,6 @@ from orchestrator.agent_tools.contract import (
     ResultError,
     ResultStatus,
     refusal,
-    task_summary,
 )
 from orchestrator.agent_tools.envelope import answer_text, prepare_message
 from orchestrator.agent_tools.fleet import (
@@ -63,7 +62,7 @@ from orchestrator.agent_tools.fleet import (
     owns,
     same_agent,
 )
-from orchestrator.agent_tools.harvest import artifacts_of, to_dict
+from orchestrator.agent_tools.harvest import to_dict
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
@@ -76,6 +75,7 @@ from orchestrator.agent_tools.worktree import (
 )
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
+from orchestrator.logs import bind_task
 from orchestrator.tools.gates import Refused as GatesRefused
 from orchestrator.tools.gates import pane_cwd_allowed
 from orchestrator.tools.tool import ToolContext
@@ -212,20 +212,14 @@ def task_result(
 ) -> dict[str, Any]:
     """An AgentResult about one of our tasks (artifacts and the record summary included)."""
     elapsed = int((time.monotonic() - started) * 1000) if started is not None else None
-    result = AgentResult(
-        status=status,
-        tool=tool,
+    result = AgentResult.for_record(
+        tool,
+        record,
+        status,
+        artifact_root=ctx.config.artifact_dir,
         next_action=next_action,
-        task_id=record.task_id,
-        name=record.name,
-        pane_id=record.pane_id,
-        kind=record.kind,
-        model=record.model,
-        machine=record.machine,
         final_message=final_message,
         question=question,
-        artifacts=artifacts_of(record, ctx.config.artifact_dir),
-        task=task_summary(record.to_dict()),
         evidence=list(evidence or []),
         error=error,
         warnings=list(warnings or []),
@@ -286,7 +280,9 @@ def _foreign_occupant(
 def resolve_owned(ctx: AgentToolsContext, tool: str, target: str) -> TaskRecord:
     """Our task for ``target``, or :class:`Refused` (``TASK_NOT_FOUND`` / ``NOT_OWNED``)."""
     try:
-        return ctx.store.find(target)
+        record = ctx.store.find(target)
+        bind_task(record.task_id)
+        return record
     except TaskNotFound as exc:
         foreign: AgentInfo | None = None
         try:
@@ -573,13 +569,11 @@ def _next_seq(directory: Path) -> int:
 def _observation(
     agent: AgentInfo, started: float, evidence: list[Evidence], warnings: list[str]
 ) -> dict[str, Any]:
-    return AgentResult(
-        status="idle",
-        tool=MESSAGE,
+    return AgentResult.for_agent(
+        MESSAGE,
+        agent,
+        "idle",
         observation=True,
-        name=agent.name,
-        pane_id=agent.pane_id,
-        kind=agent.agent,
         evidence=evidence,
         warnings=warnings,
         elapsed_ms=int((time.monotonic() - started) * 1000),
@@ -633,6 +627,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     record: TaskRecord | None
     try:
         record = ctx.store.find(target)
+        bind_task(record.task_id)
     except TaskNotFound:
         record = None
     try:

@@ -48,8 +48,11 @@ from orchestrator.agent_tools.fleet import same_agent
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, UnreadableRecord
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
+from orchestrator.logs import bind_task, task_logger
 from orchestrator.tools.result import redact_text, secret_parts
 from orchestrator.tools.tool import ToolContext
+
+logger = task_logger(__name__)
 
 TOOL = "herdr_get_agent_result"
 DEFAULT_TIMEOUT_MS = 600_000
@@ -176,15 +179,8 @@ def task_diff(record: TaskRecord) -> tuple[contract.Diff | None, str | None]:
 
 
 def artifacts_of(record: TaskRecord, artifact_root: Path) -> contract.Artifacts:
-    """The artifact paths of a task (its directory by :meth:`TaskRecord.artifact_path`)."""
-    directory = record.artifact_path(artifact_root)
-    result_md = directory / "result.md"
-    return contract.Artifacts(
-        artifact_dir=str(directory),
-        session_file=record.session_path,
-        worktree=record.worktree_path,
-        result_md_exists=safe_fs.is_regular_file(result_md),  # a link is not the child's report
-    )
+    """The artifact paths of a task (:meth:`.contract.Artifacts.of`)."""
+    return contract.Artifacts.of(record, artifact_root)
 
 
 def pane_tail(
@@ -303,6 +299,7 @@ def harvest(
     ``timeout_ms``. ``info``: the agent as the caller just saw it; ``timed_out``: the
     caller's own wait already ran out (no further waiting).
     """
+    bind_task(record.task_id)
     began = time.monotonic() if started is None else started
     notes = list(warnings or [])
     evidence: list[contract.Evidence] = []
@@ -417,23 +414,22 @@ def harvest(
             contract.Evidence("git", f"{len(diff.files)} file(s) changed against {diff.base}")
         )
 
+    logger.info(
+        "verdict %s%s (%d evidence items)",
+        status,
+        f" ({error.code})" if error else "",
+        len(evidence),
+    )
     record = _settle_record(actx, record, status, session, error)
-    artifacts = artifacts_of(record, actx.config.artifact_dir)
-    result = contract.AgentResult(
-        status=status,
-        tool=tool,
-        task_id=record.task_id,
-        name=record.name,
-        pane_id=record.pane_id,
-        kind=record.kind,
-        model=record.model,
-        machine=record.machine,
+    result = contract.AgentResult.for_record(
+        tool,
+        record,
+        status,
+        artifact_root=actx.config.artifact_dir,
         final_message=final,
         result_text=result_text,
         question=question,
         diff=diff,
-        artifacts=artifacts,
-        task=contract.task_summary(record.to_dict()),
         evidence=evidence,
         error=error,
         warnings=notes,
@@ -523,18 +519,13 @@ def _herdr_failure(
 ) -> dict[str, Any]:
     """Herdr could not be asked: report it without changing the record."""
     message = getattr(exc, "message", None) or str(exc)
-    result = contract.AgentResult(
-        status="failed",
-        tool=tool,
+    logger.warning("Herdr could not be asked about the task (%s)", _code(exc))
+    result = contract.AgentResult.for_record(
+        tool,
+        record,
+        "failed",
+        artifact_root=actx.config.artifact_dir,
         next_action="retry",
-        task_id=record.task_id,
-        name=record.name,
-        pane_id=record.pane_id,
-        kind=record.kind,
-        model=record.model,
-        machine=record.machine,
-        artifacts=artifacts_of(record, actx.config.artifact_dir),
-        task=contract.task_summary(record.to_dict()),
         evidence=[contract.Evidence("record", f"record status {record.status}")],
         error=error_of("HERDR_ERROR", str(message), herdr=_code(exc)),
         warnings=notes,
@@ -558,9 +549,10 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
         )
         return to_dict(
             actx,
-            contract.AgentResult(
-                status="failed",
-                tool=tool,
+            contract.AgentResult.for_agent(
+                tool,
+                None,
+                "failed",
                 next_action="retry",
                 error=error_of("TASK_NOT_FOUND", message, field="target", herdr=exc.code),
                 elapsed_ms=elapsed_ms(began),
@@ -578,13 +570,11 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
         final = pane_tail(actx, info.pane_id, lines, message=True)
         if final is not None:
             evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
-    result = contract.AgentResult(
-        status="idle",
-        tool=tool,
+    result = contract.AgentResult.for_agent(
+        tool,
+        info,
+        "idle",
         observation=True,
-        name=info.name,
-        pane_id=info.pane_id,
-        kind=info.agent,
         final_message=final,
         evidence=evidence,
         warnings=[
@@ -624,6 +614,7 @@ def handle_get_result(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, An
     except UnreadableRecord as exc:
         return refusal(TOOL, exc.code, str(exc), "target")
     except TaskNotFound:
+        logger.debug("not one of our tasks: an observation")
         return observe(actx, target, tool=TOOL, lines=lines)
     return harvest(
         actx, record, tool=TOOL, wait=wait, timeout_ms=timeout_ms, lines=lines, started=began

@@ -37,6 +37,7 @@ from orchestrator.agent_tools.inbox import (
     wait_for_messages,
 )
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord
+from orchestrator.logs import bind_task
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_inbox"
@@ -191,6 +192,7 @@ def inbox(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     if target is not None:
         try:
             records = [ctx.store.find(str(target))]
+            bind_task(records[0].task_id)
         except TaskNotFound as exc:
             return refusal(TOOL, ResultError("TASK_NOT_FOUND", str(exc), field="target"))
     else:

@@ -74,8 +74,11 @@ from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound
 from orchestrator.client.types import AgentInfo
+from orchestrator.logs import bind_task, task_logger
 from orchestrator.tools.text_rules import AGENT_NAME, is_agent_name
 from orchestrator.tools.tool import ToolContext
+
+logger = task_logger(__name__)
 
 TOOL = "herdr_spawn_agent"
 DEFAULT_TIMEOUT_MS = 900_000
@@ -332,6 +335,7 @@ def _fail(
     spawn created for the task (and with it a tab or workspace it was alone in), so a task
     that never ran leaves nothing behind; the record then has no pane."""
     error = error_of(code, message, field=field, herdr=herdr)
+    logger.warning("spawn failed: %s (herdr %s)", code, herdr)  # not the message: pane text
     evidence = [Evidence("record", f"the spawn failed: {code}", at=now_iso())]
     changes: dict[str, Any] = {"status": "failed", "error": error.to_dict()}
     if close_pane and record.pane_id is not None:
@@ -447,6 +451,8 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         timeout_ms=timeout_ms,
         agent_args=agent_args,
     )
+    bind_task(record.task_id)
+    logger.info("task recorded (kind %s, created %s)", kind, created)
     if not created:
         # Idempotent retry: never start the task again, never write over it. Report it as
         # the evidence says — waiting for it like the first call would (a spawn still in
@@ -474,8 +480,10 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
         slot = actx.slots.acquire(record.task_id, timeout_ms=config.queue_timeout_ms)
     except QueueTimeout as exc:
+        logger.info("no slot within the queue timeout")
         actx.store.remove(record.task_id)
         return refusal(TOOL, exc.code, str(exc), None)
+    logger.debug("slot acquired")
     try:
         _recheck_cwd(config, cwd)
     except _Refused as exc:
@@ -567,6 +575,7 @@ def _launch(
     record = actx.store.update(
         record.task_id, pane_id=pane_id, workspace_id=workspace_id, tab_id=tab_id
     )
+    logger.info("pane %s placed", pane_id)
 
     argv = (*resolved.argv, *agent_args)
     secrets = list(agent_args)  # redacted by the one rule (tools.result.secret_parts)
@@ -588,6 +597,7 @@ def _launch(
     except HerdrError as exc:
         if exc.code == "agent_not_ready":
             # Blocked while starting (a trust or login dialog): the user decides, not us.
+            logger.info("the agent asked a question while starting: held, not prompted")
             record = actx.store.update(record.task_id, status="blocked", delivery=completion.held())
             slot.detach()
             notes.append(
@@ -618,6 +628,7 @@ def _launch(
     _, late = start_watch.wait_for_session(client, pane_id, kind, left_ms)
     if late is not None:
         notes.append(late)
+    logger.info("agent %s started", name)
     # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
     # after a crash can tell "prompt never sent" from "sent, and answered".
@@ -673,6 +684,7 @@ def _launch(
     except ClientError as exc:
         return _fail(actx, record, "PROMPT_FAILED", str(exc), slot=slot, began=began)
 
+    logger.info("prompt step over: record %s%s", record.status, ", wait ran out" * timed_out)
     if not wait:
         slot.detach()
         return harvest(

@@ -9,6 +9,9 @@ Handlers take any :class:`~orchestrator.tools.tool.ToolContext`; they turn it in
 :class:`~orchestrator.agent_tools.context.AgentToolsContext` with
 :func:`~orchestrator.agent_tools.context.agent_context`.
 
+Every handler runs in its own task scope (:func:`orchestrator.logs.scoped`): the task id a
+handler binds for its log records ends with the call.
+
 Every string parameter refuses NUL in the schema
 (:func:`~orchestrator.tools.text_rules.refuse_nul`), as the low-level tools' do: a host
 sees the rule, and ``run_tool`` answers it with the AgentResult refusal shape.
@@ -25,6 +28,7 @@ from orchestrator.agent_tools import (
     spawn,
     transcript_tool,
 )
+from orchestrator.logs import scoped
 from orchestrator.tools.text_rules import refuse_nul
 from orchestrator.tools.tool import Tool
 
@@ -38,7 +42,7 @@ AGENT_TOOLS: dict[str, Tool] = {
             "AgentResult (final message, result.md, diff). Never answers a blocked agent."
         ),
         input_schema=refuse_nul(spawn.SPAWN_SCHEMA),
-        handler=spawn.handle_spawn,
+        handler=scoped(spawn.handle_spawn),
     ),
     harvest.TOOL: Tool(
         name=harvest.TOOL,
@@ -49,7 +53,7 @@ AGENT_TOOLS: dict[str, Tool] = {
             "Never re-submits the task."
         ),
         input_schema=refuse_nul(harvest.GET_RESULT_SCHEMA),
-        handler=harvest.handle_get_result,
+        handler=scoped(harvest.handle_get_result),
     ),
     control.MESSAGE: Tool(
         name=control.MESSAGE,
@@ -57,49 +61,49 @@ AGENT_TOOLS: dict[str, Tool] = {
         risk="R2",
         description=control.MESSAGE_DESCRIPTION,
         input_schema=refuse_nul(control.MESSAGE_SCHEMA),
-        handler=control.message_agent,
+        handler=scoped(control.message_agent),
     ),
     fleet.TOOL: Tool(
         name=fleet.TOOL,
         risk="R0",
         description=fleet.LIST_AGENTS_DESCRIPTION,
         input_schema=refuse_nul(fleet.LIST_AGENTS_SCHEMA),
-        handler=fleet.list_agents,
+        handler=scoped(fleet.list_agents),
     ),
     control.INTERRUPT: Tool(
         name=control.INTERRUPT,
         risk="R1",
         description=control.INTERRUPT_DESCRIPTION,
         input_schema=refuse_nul(control.INTERRUPT_SCHEMA),
-        handler=control.interrupt_agent,
+        handler=scoped(control.interrupt_agent),
     ),
     inbox_tool.TOOL: Tool(
         name=inbox_tool.TOOL,
         risk="R0",
         description=inbox_tool.INBOX_DESCRIPTION,
         input_schema=refuse_nul(inbox_tool.INBOX_SCHEMA),
-        handler=inbox_tool.inbox,
+        handler=scoped(inbox_tool.inbox),
     ),
     transcript_tool.TOOL: Tool(
         name=transcript_tool.TOOL,
         risk="R0",
         description=transcript_tool.READ_AGENT_DESCRIPTION,
         input_schema=refuse_nul(transcript_tool.READ_AGENT_SCHEMA),
-        handler=transcript_tool.read_agent,
+        handler=scoped(transcript_tool.read_agent),
     ),
     control.CLOSE: Tool(
         name=control.CLOSE,
         risk="R1",
         description=control.CLOSE_DESCRIPTION,
         input_schema=refuse_nul(control.CLOSE_SCHEMA),
-        handler=control.close_agent,
+        handler=scoped(control.close_agent),
     ),
     doctor_tool.TOOL: Tool(
         name=doctor_tool.TOOL,
         risk="R0",
         description=doctor_tool.DOCTOR_DESCRIPTION,
         input_schema=refuse_nul(doctor_tool.DOCTOR_SCHEMA),
-        handler=doctor_tool.doctor,
+        handler=scoped(doctor_tool.doctor),
     ),
 }
 

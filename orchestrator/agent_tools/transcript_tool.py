@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
-from orchestrator.agent_tools.contract import AgentResult, Artifacts, ResultError, task_summary
+from orchestrator.agent_tools.contract import AgentResult, Artifacts, ResultError
 from orchestrator.agent_tools.fleet import (
     artifact_dir_of,
     config_refusal,
@@ -38,6 +38,7 @@ from orchestrator.agent_tools.transcript import (
 )
 from orchestrator.client.errors import ClientError, NotFound
 from orchestrator.client.types import AgentInfo
+from orchestrator.logs import bind_task
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_read_agent"
@@ -152,32 +153,25 @@ def _task_failure(
     ctx: AgentToolsContext, record: TaskRecord, code: str, message: str
 ) -> dict[str, Any]:
     """A failure about one of our tasks: names the task, its artifacts and its record."""
-    return AgentResult(
-        status="failed",
-        tool=TOOL,
-        next_action="inspect",
-        task_id=record.task_id,
-        name=record.name,
-        pane_id=record.pane_id,
-        kind=record.kind,
-        model=record.model,
-        machine=record.machine,
+    return AgentResult.for_record(
+        TOOL,
+        record,
+        "failed",
+        # the directory and session only (as this tool always answered)
         artifacts=Artifacts(
             artifact_dir=str(artifact_dir_of(ctx, record)), session_file=record.session_path
         ),
-        task=task_summary(record.to_dict()),
+        next_action="inspect",
         error=ResultError(code, message),
     ).to_dict()
 
 
 def _foreign_failure(agent: AgentInfo | None, code: str, message: str) -> dict[str, Any]:
-    return AgentResult(
-        status="failed",
-        tool=TOOL,
+    return AgentResult.for_agent(
+        TOOL,
+        agent,
+        "failed",
         next_action="inspect",
-        name=agent.name if agent else None,
-        pane_id=agent.pane_id if agent else None,
-        kind=agent.agent if agent else None,
         error=ResultError(code, message, field="target"),
     ).to_dict()
 
@@ -194,6 +188,7 @@ def read_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, An
     record: TaskRecord | None
     try:
         record = ctx.store.find(target)
+        bind_task(record.task_id)
     except TaskNotFound:
         record = None
     agent: AgentInfo | None = None

@@ -1,8 +1,88 @@
 """A Herdr client: socket, CLI and auto transports, typed results, an error hierarchy.
 
-Import the pieces from their modules (``orchestrator.client.sync.HerdrClient``,
-``orchestrator.client.aio.AsyncHerdrClient``, ``orchestrator.client.errors``); this package
-module stays import-light so ``import orchestrator`` costs nothing.
+The public face (docs/orchestrator/client.md): :class:`HerdrClient` (sync, the tool layer's
+client: operations, CLI-shaped exchanges, the protocol check), :class:`AsyncHerdrClient`,
+the method-level :class:`WireClient` / :class:`AsyncWireClient` (envelopes, httpx-style
+event hooks, an in-memory transport), and the error families (:class:`ClientError` →
+:class:`HerdrError` for Herdr's refusals, :class:`TransportError` for the exchange itself).
+
+Names resolve on first use: this package module stays import-light, so importing
+``orchestrator.client.wire`` (as ``herdr_sim.client`` and the pytest plugin do) does not
+pull in the transports.
 """
 
 from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .aio import AsyncHerdrClient
+    from .errors import (
+        AgentNotReady,
+        ClientError,
+        ConnectFailed,
+        HerdrError,
+        IncompatibleServer,
+        InvalidRequest,
+        NotFound,
+        ProtocolError,
+        ServerNotRunning,
+        ServerUnavailable,
+        Timeout,
+        TransportError,
+    )
+    from .sync import HerdrClient
+    from .wire import AsyncWireClient, WireClient
+
+_LAZY = {
+    "HerdrClient": "sync",
+    "AsyncHerdrClient": "aio",
+    "WireClient": "wire",
+    "AsyncWireClient": "wire",
+    **dict.fromkeys(
+        (
+            "AgentNotReady",
+            "ClientError",
+            "ConnectFailed",
+            "HerdrError",
+            "IncompatibleServer",
+            "InvalidRequest",
+            "NotFound",
+            "ProtocolError",
+            "ServerNotRunning",
+            "ServerUnavailable",
+            "Timeout",
+            "TransportError",
+        ),
+        "errors",
+    ),
+}
+
+__all__ = [
+    "AgentNotReady",
+    "AsyncHerdrClient",
+    "AsyncWireClient",
+    "ClientError",
+    "ConnectFailed",
+    "HerdrClient",
+    "HerdrError",
+    "IncompatibleServer",
+    "InvalidRequest",
+    "NotFound",
+    "ProtocolError",
+    "ServerNotRunning",
+    "ServerUnavailable",
+    "Timeout",
+    "TransportError",
+    "WireClient",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # not cached in globals(): the module's own name stays the one truth (a test runner
+    # that drops and re-imports modules, as pytester does, never meets a stale class)
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -17,6 +17,7 @@ needs no such check: Herdr's CLI guards every command itself (``protocol_mismatc
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -50,6 +51,8 @@ from orchestrator.client.types import (
     WorkspaceInfo,
 )
 from orchestrator.client.wire import EventHooks, InMemoryServer, InMemoryWire
+
+logger = logging.getLogger(__name__)
 
 #: Environment variable choosing the transport: ``auto`` (default), ``socket`` or ``cli``.
 TRANSPORT_ENV = "HERDR_ORCHESTRATOR_TRANSPORT"
@@ -214,6 +217,7 @@ class HerdrClient:
                 # no connection could be made: this operation goes through the CLI (which
                 # checks the protocol itself) without a second socket attempt
                 assert isinstance(self.transport, AutoTransport)
+                logger.info("no connection to %s: %s through the CLI", sock.socket_path, op.name)
                 return self.transport.cli.run(op, params, timeout)
             if exc.missing:
                 return _error_exchange(
@@ -223,7 +227,9 @@ class HerdrClient:
         pong = Pong.from_wire(dict(envelope.get("result") or {}))
         refusal = pong_refusal(pong, sock.socket_path)
         if refusal is not None:
+            logger.warning("server at %s refused: %s", sock.socket_path, refusal[0])
             return _error_exchange(op, argv, *refusal)
+        logger.debug("server at %s checked (protocol %s)", sock.socket_path, pong.protocol)
         self._pong = pong
         return None
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -31,6 +32,8 @@ from orchestrator.client import cli_map
 from orchestrator.client import wire as _wire
 from orchestrator.client.cli_map import Operation, Params
 from orchestrator.client.errors import ConnectFailed, ProtocolError, TransportError
+
+logger = logging.getLogger(__name__)
 
 TransportName = Literal["socket", "cli"]
 
@@ -375,9 +378,12 @@ class AutoTransport:
         except ConnectFailed:
             if self.cli.herdr is None:
                 raise  # no CLI to fall back on: the socket's failure is the true cause
+            logger.info("%s: the socket could not be reached; through the CLI", op.method)
             return self.cli.run(op, params, timeout)
         except TransportError:
             if op.mutation:
+                logger.warning("%s: the socket failed mid-request (may be applied)", op.method)
                 raise
+            logger.info("%s: the socket failed mid-request; the read through the CLI", op.method)
             return self.cli.run(op, params, timeout)
         return exchange_from_envelope(op, params, envelope, argv, "socket")

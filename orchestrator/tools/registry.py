@@ -20,11 +20,14 @@ from jsonschema import Draft202012Validator, ValidationError
 
 from orchestrator.agent_tools.contract import ResultError, refusal
 from orchestrator.agent_tools.tools import AGENT_TOOLS
+from orchestrator.logs import task_logger, task_scope
 from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
 from orchestrator.tools.outcome import is_agent_tool
 from orchestrator.tools.result import failure
 from orchestrator.tools.text_rules import NO_NUL, unsendable
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
+
+logger = task_logger(__name__)
 
 __all__ = [
     "ALL_TOOLS",
@@ -35,6 +38,7 @@ __all__ = [
     "ToolContext",
     "run_given",
     "run_tool",
+    "validator_of",
 ]
 
 #: The low-level tools by name, in the order of the dsh-herdr contract (seed 001).
@@ -54,10 +58,29 @@ class ArgumentProblem:
     field: str | None
 
 
+#: id(tool) → (tool, its schema's validator): built once per tool and process (a Tool is
+#: frozen, and the tool is kept so its id cannot be reused by another); bounded for servers
+#: that make tools on the fly
+_VALIDATORS: dict[int, tuple[Tool, Draft202012Validator]] = {}
+_VALIDATORS_MAX = 512
+
+
+def validator_of(tool: Tool) -> Draft202012Validator:
+    """The JSON-Schema validator of ``tool``'s arguments, built on its first call."""
+    kept = _VALIDATORS.get(id(tool))
+    if kept is not None and kept[0] is tool:
+        return kept[1]
+    validator = Draft202012Validator(dict(tool.input_schema))
+    if len(_VALIDATORS) >= _VALIDATORS_MAX:
+        _VALIDATORS.clear()
+    _VALIDATORS[id(tool)] = (tool, validator)
+    return validator
+
+
 def _argument_error(tool: Tool, arguments: object) -> ArgumentProblem | None:
     if not isinstance(arguments, Mapping):
         return ArgumentProblem("arguments must be a JSON object", None)
-    validator = Draft202012Validator(dict(tool.input_schema))
+    validator = validator_of(tool)
     errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
     if not errors:
         found = unsendable(dict(arguments))
@@ -147,11 +170,15 @@ def run_given(tool: Tool, arguments: object, ctx: ToolContext | None = None) -> 
     result. The one path from arguments to a handler, so no server skips a step."""
     problem = _argument_error(tool, arguments)
     if problem is not None:
+        logger.info("%s: arguments refused (field %s)", tool.name, problem.field)
         return _invalid(tool.name, problem)
     assert isinstance(arguments, Mapping)
     normalised = integers(tool.input_schema, arguments)
     context = ctx if ctx is not None else ToolContext.from_env()
-    try:
-        return tool.handler(normalised, context)
-    except Exception as exc:  # a handler bug must still answer as a result
-        return _crashed(tool.name, exc)
+    with task_scope():  # the task a handler binds is this call's only
+        logger.debug("%s: called", tool.name)  # never the arguments: prompts, args, env
+        try:
+            return tool.handler(normalised, context)
+        except Exception as exc:  # a handler bug must still answer as a result
+            logger.error("%s: handler failed (%s)", tool.name, type(exc).__name__)
+            return _crashed(tool.name, exc)

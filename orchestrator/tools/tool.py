@@ -32,6 +32,10 @@ class ToolContext:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     client_factory: Callable[[Mapping[str, str]], HerdrClient] | None = None
     _client: HerdrClient | None = field(default=None, repr=False)
+    #: what a tool family derives from this context and keeps across calls, by family
+    #: (the agent tools keep their :class:`~orchestrator.agent_tools.context.AgentToolsContext`
+    #: here, so a server's one context serves every call without rebuilding it)
+    derived: dict[str, object] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ToolContext:
