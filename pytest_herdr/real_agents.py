@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,19 +206,28 @@ class RealAgents:
         agent = start_agent(
             client, kind, root, name or f"{kind}-{number}", [*home.args(), *args], ready_timeout
         )
-        _wait_for_ui(agent, home.ready_text, extension and kind != "opencode", ready_timeout)
+        _wait_for_ui(agent, home, extension and home.session_at_start, ready_timeout)
         return RealAgent(agent, kind, installed, home, self.llm, server, client, workspace, cwd)
 
 
-def _wait_for_ui(agent: Agent, ready_text: str, reports: bool, timeout: float) -> None:
-    """Wait (bounded) until the agent's interface is up: its screen shows ``ready_text`` (pi,
-    codex: the model in the footer) and, when its integration ``reports``, the session was
-    reported. ``interactive_ready`` alone is not enough here: the simulator's settle delay is
-    shortened for tests and the agent has not drawn its editor yet when it passes, so a
-    prompt typed then is lost (Herdr's own 3 s settle hides this)."""
+def _wait_for_ui(agent: Agent, home: AgentHome, reports: bool, timeout: float) -> None:
+    """Wait (bounded) until the agent's interface is up: its screen shows the home's
+    ``ready_text`` (pi, codex: the model in the footer) and, when its integration
+    ``reports``, the session was reported; a start-up dialog of ``home.dialogs`` on the
+    way is answered with its keys (again after half a second if it is still there).
+    ``interactive_ready`` alone is not enough here: the simulator's settle delay is shortened
+    for tests and the agent has not drawn its editor yet when it passes, so a prompt typed
+    then is lost (Herdr's own 3 s settle hides this)."""
+
+    answered: dict[str, float] = {}
 
     def up() -> bool:
-        if ready_text not in agent.read("visible"):
+        screen = agent.read("visible")
+        for text, keys in home.dialogs:
+            if text in screen and time.monotonic() - answered.get(text, 0.0) > 0.5:
+                answered[text] = time.monotonic()
+                agent.send_keys(*keys)
+        if home.ready_text not in screen:
             return False
         return not reports or "agent_session" in agent.info
 

@@ -36,6 +36,9 @@ class ClaudeHome:
     #: Claude Code's ``--permission-mode`` (``default`` asks before a tool runs)
     permission_mode: str = "default"
     ready_text: str = "? for shortcuts"
+    #: its configuration answers every start-up dialog
+    session_at_start: bool = True
+    dialogs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def agent_dir(self) -> Path:

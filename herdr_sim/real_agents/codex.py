@@ -33,6 +33,12 @@ class CodexHome:
     home: Path
     base_url: str
     ready_text: str = MODEL_ID  # the footer names the model
+    #: with the integration: Codex asks the user to trust a new hook before running it (the
+    #: trust is stored as a hash in ``config.toml`` that cannot be written ahead), so the
+    #: fixture picks "2. Trust all and continue"
+    dialogs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: Codex runs its SessionStart hooks when the first prompt starts the session
+    session_at_start: bool = False
 
     @property
     def agent_dir(self) -> Path:
@@ -49,8 +55,10 @@ class CodexHome:
         return files_by_age(self.sessions_dir, "rollout-*.jsonl")
 
     def args(self) -> list[str]:
-        """Nothing: ``config.toml`` holds the model and provider."""
-        return []
+        """``--no-daemon``: the app server runs inside the TUI. Without it Codex copies
+        itself into ``$CODEX_HOME/packages`` and leaves a detached ``codex app-server``
+        daemon running after the pane closes. (``config.toml`` holds the model.)"""
+        return ["--no-daemon"]
 
     def env(self, agent: InstalledAgent, path: str | None = None) -> dict[str, str]:
         """This home and the dummy key; nothing leaves the machine."""
@@ -94,7 +102,8 @@ def prepare_codex_home(
     home: Path, base_url: str, cwd: Path, *, integration: bool = True
 ) -> CodexHome:
     """Write ``config.toml`` (and the Herdr hook with ``hooks.json``) under ``home``."""
-    prepared = CodexHome(home, base_url)
+    trust = (("Hooks need review", ("2", "Enter")),) if integration else ()
+    prepared = CodexHome(home, base_url, dialogs=trust)
     config = prepared.agent_dir
     config.mkdir(parents=True, exist_ok=True)
     (config / "config.toml").write_text(config_toml(base_url, cwd, hooks=integration))

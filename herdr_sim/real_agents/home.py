@@ -50,6 +50,18 @@ class AgentHome(Protocol):
         """Text the agent's screen shows once its interface takes input."""
         ...
 
+    @property
+    def session_at_start(self) -> bool:
+        """Whether the integration reports the session as soon as the agent starts (pi,
+        Claude Code) rather than at the first prompt (Codex runs its SessionStart hooks then)."""
+        ...
+
+    @property
+    def dialogs(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Start-up dialogs no configuration file answers: (text on screen, keys that answer
+        it), e.g. Codex's review of new hooks."""
+        ...
+
     def env(self, agent: InstalledAgent, path: str | None = None) -> dict[str, str]:
         """The pane's environment: ``agent.bin_dir`` first on ``PATH``, this home, offline."""
         ...

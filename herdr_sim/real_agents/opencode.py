@@ -30,6 +30,9 @@ class OpencodeHome:
     home: Path
     base_url: str
     ready_text: str = MODEL_NAME  # the prompt box names the model
+    #: opencode asks nothing at start-up
+    session_at_start: bool = False
+    dialogs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def agent_dir(self) -> Path:

@@ -44,6 +44,9 @@ class PiHome:
     base_url: str
     #: pi's footer names the model once its editor is up
     ready_text: str = MODEL_ID
+    #: pi asks nothing at start-up
+    session_at_start: bool = True
+    dialogs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def model(self) -> str:

@@ -91,11 +91,10 @@ def test_agent_session_is_the_real_transcript_holding_the_turn(
     claude = start(herdr_real_agent, Script().reply("The answer is 42."))
     claude.prompt("what is the answer?")
     session = claude.agent.info["agent_session"]
-    path = Path(session["path"] if "path" in session else session["value"])
-    if session.get("kind") == "id":  # the hook sends both; Herdr keeps what it prefers
-        path = claude.session_files()[0]
+    (path,) = claude.session_files()
+    # the hook reports the id and the transcript path; Herdr keeps the id, the file's name
+    assert (session["kind"], path.name) == ("id", f"{session['value']}.jsonl")
     assert path.parent.parent == claude.home.sessions_dir
-    assert path.stem in json.dumps(session)  # the file is named by the session id
 
     def assistant() -> list[dict[str, Any]]:
         found = [e for e in entries(path) if e.get("type") == "assistant"]
