@@ -51,6 +51,14 @@ def turn_requests(agent: RealAgent) -> list[Any]:
     return [r for r in agent.requests() if "task title" not in r.last_user_text]
 
 
+def reported_session(agent: RealAgent) -> dict[str, Any]:
+    """The session the hook reported (Codex runs it when the first prompt starts the session)."""
+    found: dict[str, Any] = wait_until(
+        lambda: agent.agent.info.get("agent_session"), what="the reported session"
+    )
+    return found
+
+
 def test_agent_start_brings_real_codex_to_idle_with_the_session_hook(
     herdr_real_agent: RealAgents,
 ) -> None:
@@ -79,7 +87,7 @@ def test_prompt_wait_round_trip_reports_the_session_and_shows_the_answer(
     assert (request.api, request.path, request.last_user_text) == (
         "openai-responses", "/v1/responses", "say hello")  # fmt: skip
     assert request.body["model"] == "fake-model" and request.body["stream"] is True
-    session = wait_until(lambda: codex.agent.info.get("agent_session"), what="the session")
+    session = reported_session(codex)
     assert (session["source"], session["agent"]) == ("herdr:codex", "codex")
 
 
@@ -98,7 +106,7 @@ def test_agent_session_is_the_real_rollout_holding_the_turn(
 ) -> None:
     codex = start(herdr_real_agent, script().reply("The answer is 42."))
     codex.prompt("what is the answer?")
-    session = wait_until(lambda: codex.agent.info.get("agent_session"), what="the session")
+    session = reported_session(codex)
     (path,) = codex.session_files()
     assert path.is_relative_to(codex.home.sessions_dir)
     # the hook reports the id and the rollout path; Herdr keeps the id (the file's name ends so)
