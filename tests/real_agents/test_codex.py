@@ -53,10 +53,12 @@ def turn_requests(agent: RealAgent) -> list[Any]:
 
 def reported_session(agent: RealAgent) -> dict[str, Any]:
     """The session the hook reported (Codex runs it when the first prompt starts the session)."""
-    found: dict[str, Any] = wait_until(
-        lambda: agent.agent.info.get("agent_session"), what="the reported session"
-    )
-    return found
+
+    def session() -> dict[str, Any]:
+        found: dict[str, Any] = agent.agent.info.get("agent_session") or {}
+        return found
+
+    return wait_until(session, what="the reported session")
 
 
 def test_agent_start_brings_real_codex_to_idle_with_the_session_hook(
