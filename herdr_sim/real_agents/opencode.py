@@ -80,6 +80,8 @@ def opencode_json(base_url: str) -> dict[str, object]:
         "autoupdate": False,
         "share": "disabled",
         "model": f"fake/{MODEL_ID}",
+        # no side request for a session title: the script answers only the turns
+        "agent": {"title": {"disable": True}},
         "provider": {
             "fake": {
                 "npm": "@ai-sdk/openai-compatible",
