@@ -74,6 +74,50 @@ def test_claude_reports_its_session_once_like_the_session_start_hook(world: Worl
     assert abs(params["seq"] - time.time_ns()) < 60 * 10**9
 
 
+def test_claude_keeps_its_transcript_where_real_claude_code_does(world: World) -> None:
+    # real Claude Code 2.1 (tests/real_agents/test_claude.py): $CLAUDE_CONFIG_DIR (default
+    # ~/.claude)/projects/<cwd, non-alphanumerics as ->/<session id>.jsonl; the fake claude
+    # used to report a pi session file under ~/.pi/agent/sessions
+    claude = world.start("claude")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    claude.wait_screen("❯")
+    claude.prompt("hi")
+    claude.wait_screen("ok")
+    params = world.reports()[0]["params"]
+    bucket = re.sub(r"[^A-Za-z0-9]", "-", str(world.cwd))
+    expected = world.home / ".claude" / "projects" / bucket / f"{params['agent_session_id']}.jsonl"
+    assert params["agent_session_path"] == str(expected)
+    wait_until(lambda: expected.is_file() and "hi" in expected.read_text(), 5.0,
+               what="the turn in the transcript")  # fmt: skip
+
+
+def test_codex_keeps_its_rollout_where_real_codex_does(tmp_path: Path) -> None:
+    # real Codex 0.171 (tests/real_agents/test_codex.py): $CODEX_HOME (default ~/.codex)/
+    # sessions/YYYY/MM/DD/rollout-<local time>-<session id>.jsonl, found again by id on resume
+    from herdr_sim.fake_agent.transcripts import transcript_path
+
+    env = {"CODEX_HOME": str(tmp_path / "codex")}
+    ms = 1_796_000_000_000
+    path = transcript_path("codex", "/w", "01a2-id", ms, env)
+    stamp = time.localtime(ms / 1000)
+    day = time.strftime("%Y/%m/%d", stamp)
+    name = f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', stamp)}-01a2-id.jsonl"
+    assert path == tmp_path / "codex" / "sessions" / day / name
+    path.parent.mkdir(parents=True)
+    path.write_text("{}\n")
+    assert transcript_path("codex", "/w", "01a2-id", ms + 86_400_000, env) == path  # resume
+
+
+def test_codex_accepts_real_codexs_no_daemon_flag() -> None:
+    # the real-agent fixture starts real Codex with --no-daemon (else its app server outlives
+    # the pane); the fake codex used to refuse it, and other kinds still do
+    from herdr_sim.fake_agent.app import UsageError, parse_args
+
+    assert parse_args(["--no-daemon", "hello"], "codex").prompt == "hello"
+    with pytest.raises(UsageError, match="unknown option"):
+        parse_args(["--no-daemon"], "claude")
+
+
 def test_claude_resume_reports_the_same_session_with_source_resume(world: World) -> None:
     world.start("claude", "--resume", "abc-123")
     world.herdr.wait_for("pane.report_agent_session", 3)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # pytest-herdr's Herdr integration for @AGENT@: a SessionStart hook reporting the agent's
-# session (id, transcript path, how it started) to the Herdr server of the pane it runs in.
+# session (its id, how it started and, for Claude Code, its transcript path) to the Herdr
+# server of the pane it runs in.
 # Written for pytest-herdr from Herdr's integration guide; installed where
 # `herdr integration install @AGENT@` puts Herdr's hook, under the same name.
 # Usage (as the agent's hook command): bash herdr-agent-state.sh session  < hook-event.json
@@ -27,15 +28,22 @@ if not isinstance(event, dict) or event.get("agent_id"):
 session_id = event.get("session_id")
 if not isinstance(session_id, str) or not session_id:
     sys.exit(0)
+path = event.get("transcript_path")
+has_path = isinstance(path, str) and bool(path.strip())
+if agent == "codex":
+    # a Codex session without a rollout file is not one to resume; a thread this Codex
+    # started for a subagent (CODEX_THREAD_ID names the parent) is not the pane'"'"'s own
+    parent = os.environ.get("CODEX_THREAD_ID")
+    if not has_path or (parent and parent != session_id):
+        sys.exit(0)
 params = {
     "pane_id": os.environ["HERDR_PANE_ID"],
     "source": "herdr:" + agent,
     "agent": agent,
-    "seq": time.time_ns() // 1000,
+    "seq": time.time_ns(),
     "agent_session_id": session_id,
 }
-path = event.get("transcript_path")
-if isinstance(path, str) and path:
+if has_path and agent == "claude":  # Codex is resumed by id, Claude Code by its transcript
     params["agent_session_path"] = path
 started = event.get("source")
 if event.get("hook_event_name") == "SessionStart" and isinstance(started, str) and started:
