@@ -174,7 +174,7 @@ class RealAgents:
         ``agent.start`` in a new workspace and wait until it is ``interactive_ready`` and its
         interface takes input; ``script`` (if given) becomes the fake LLM's script.
         ``extension=False`` leaves the project's Herdr integration out (pi's extension,
-        Claude Code's and Codex's session hook; opencode has none yet); ``extra_extensions``
+        Claude Code's and Codex's session hook, opencode's plugin); ``extra_extensions``
         are more pi extensions (``.ts`` files) to install beside it; ``manifests`` is a
         directory of Herdr's screen-detection manifests for the simulator to read the
         agent's screen with (default: none)."""

@@ -21,7 +21,7 @@ def prepare_home(
 ) -> AgentHome:
     """A fresh private home for ``kind`` in ``directory``, pointed at the fake LLM at
     ``llm_url`` (its root URL, without ``/v1``), with the project's Herdr integration for
-    ``kind`` unless ``integration`` is false (opencode: none yet)."""
+    ``kind`` unless ``integration`` is false."""
     openai_url = llm_url.rstrip("/") + "/v1"
     if kind == "pi":
         return prepare_pi_home(directory, openai_url, extension=integration)
@@ -30,5 +30,5 @@ def prepare_home(
     if kind == "codex":
         return prepare_codex_home(directory, openai_url, cwd, integration=integration)
     if kind == "opencode":
-        return prepare_opencode_home(directory, openai_url)
+        return prepare_opencode_home(directory, openai_url, integration=integration)
     raise ValueError(f"no real agent {kind!r}; real kinds: {', '.join(REAL_KINDS)}")

@@ -5,12 +5,17 @@ its data (sessions in a SQLite database, logs) under ``$XDG_DATA_HOME/opencode``
 gives it a private ``HOME`` with every XDG directory inside. ``opencode.json`` declares a
 provider ``fake`` (``@ai-sdk/openai-compatible``, which opencode bundles, with ``baseURL``
 the fake LLM's ``…/v1`` and a dummy key) and selects its model; autoupdate and sharing are
-off, as are the model catalog fetch and LSP downloads (environment).
+off, as are the model catalog fetch and LSP downloads (environment). The project's Herdr
+integration is a server plugin (``assets/opencode/herdr-agent-state.js``) installed where
+``herdr integration install opencode`` puts Herdr's: ``$XDG_CONFIG_HOME/opencode/plugins/``;
+it reports the root session and working / blocked / idle. (Herdr also installs a TUI plugin
+reporting the session the pane shows; the project has none.)
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +26,9 @@ __all__ = ["MODEL_ID", "OpencodeHome", "prepare_opencode_home"]
 
 MODEL_ID = "fake-model"
 MODEL_NAME = "Fake model"
+#: the project's opencode plugin (package data) and the name it is installed under
+PLUGIN_ASSET = Path(__file__).parent / "assets" / "opencode" / "herdr-agent-state.js"
+PLUGIN_NAME = "herdr-agent-state.js"
 
 
 @dataclass(frozen=True)
@@ -30,8 +38,9 @@ class OpencodeHome:
     home: Path
     base_url: str
     ready_text: str = MODEL_NAME  # the prompt box names the model
-    #: opencode asks nothing at start-up
+    #: opencode creates its session with the first prompt (the plugin reports it then)
     session_at_start: bool = False
+    #: opencode asks nothing at start-up
     dialogs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
@@ -93,10 +102,14 @@ def opencode_json(base_url: str) -> dict[str, object]:
     }
 
 
-def prepare_opencode_home(home: Path, base_url: str) -> OpencodeHome:
-    """Write ``opencode.json`` under ``home``."""
+def prepare_opencode_home(home: Path, base_url: str, *, integration: bool = True) -> OpencodeHome:
+    """Write ``opencode.json`` (and the Herdr plugin) under ``home``."""
     prepared = OpencodeHome(home, base_url)
     prepared.agent_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(opencode_json(base_url), indent=2) + "\n"
     (prepared.agent_dir / "opencode.json").write_text(text)
+    if integration:
+        plugins = prepared.agent_dir / "plugins"
+        plugins.mkdir(exist_ok=True)
+        shutil.copyfile(PLUGIN_ASSET, plugins / PLUGIN_NAME)
     return prepared

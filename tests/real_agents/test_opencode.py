@@ -1,6 +1,7 @@
 """The simulator hosts the real opencode (offline against the fake LLM as an OpenAI-compatible
-provider, Herdr's screen-detection manifest reading its screen): start, a prompt round trip,
-working → idle, a tool call. Marker ``real_agent``; the agent is installed once per machine."""
+provider, with the project's Herdr plugin and Herdr's screen-detection manifest): start, a
+prompt round trip, working → idle, the reported session, a tool call. Opt-in
+(``PYTEST_HERDR_REAL_OPENCODE=1``, see conftest.py). Marker ``real_agent``."""
 
 from __future__ import annotations
 
@@ -40,12 +41,20 @@ def test_start_prompt_round_trip_and_working_then_idle(herdr_real_agent: RealAge
     assert "Fake model" in opencode.agent.read("visible")  # the model from opencode.json
     assert opencode.llm.requests == []  # starting asks the model nothing
     before = len(statuses(opencode))
-    opencode.prompt("say hello")
-    opencode.pane.wait_for("Hello from the fake model.")
+    # not agent.prompt's wait: loaded, opencode may show no state change within its 5 s
+    opencode.prompt("say hello", wait=False)
+    opencode.pane.wait_for("Hello from the fake model.", timeout=30.0)
     wait_until(
         lambda: "working" in statuses(opencode)[before:] and statuses(opencode)[-1] == "idle",
         what="working, then idle",
     )
+    # the project's plugin reported the session opencode created for the prompt
+    session: dict[str, Any] = wait_until(
+        lambda: opencode.agent.info.get("agent_session") or {}, what="the reported session"
+    )
+    assert (session["source"], session["agent"], session["kind"]) == (
+        "herdr:opencode", "opencode", "id")  # fmt: skip
+    assert session["value"].startswith("ses_")
     (request,) = opencode.requests()  # no title request: opencode.json disables that agent
     assert (request.api, request.last_user_text) == ("openai-chat", "say hello")
     assert request.body["model"] == "fake-model" and request.body["stream"] is True
@@ -62,7 +71,7 @@ def test_a_real_tool_call_reaches_the_screen_and_the_fake_llms_log(
         .reply("The tool printed 42.", when=Match(tool_result_contains="herdr-tool-42"))
     )  # fmt: skip
     opencode = start(herdr_real_agent, script)
-    opencode.prompt("run the tool")
+    opencode.prompt("run the tool", wait=False)
     opencode.pane.wait_for("The tool printed 42.", timeout=30.0)
     first, second = opencode.requests()
     assert first.tool_results == ()
