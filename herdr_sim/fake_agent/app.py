@@ -30,7 +30,7 @@ from .personas import PERSONA_SOURCES, render
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Step, Turn
 from .session import PiSession, find_session, iso_now, new_session_id, session_path_for
-from .transcripts import transcript_path
+from .transcripts import transcript_class, transcript_path
 
 __all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
 
@@ -228,11 +228,11 @@ class FakeAgent:
         session_id = opts.session or opts.resume or opts.session_id or new_session_id(ms)
         if self.kind in ("claude", "codex"):
             path = transcript_path(self.kind, self.cwd, session_id, ms, env)
+            writer = transcript_class(self.kind)
             if path.exists() and path.stat().st_size > 0:
-                return session_id, PiSession.resume(path, **common)
-        else:
-            path = session_path_for(self.cwd, session_id, ms, session_dir=opts.session_dir,
-                                    env=env)  # fmt: skip
+                return session_id, writer.resume(path, **common)
+            return session_id, writer(path, session_id, self.cwd, **common)
+        path = session_path_for(self.cwd, session_id, ms, session_dir=opts.session_dir, env=env)
         return session_id, PiSession(path, session_id, self.cwd, **common)
 
     @property
