@@ -80,12 +80,14 @@ def _parser() -> argparse.ArgumentParser:
 
     agents = sub.add_parser(
         "install-agent",
-        help="install a pinned real agent (pi) with npm into the agents cache",
-        description="Installs pi (and the Node it needs) from npm into "
+        help="install a pinned real agent (pi, claude, codex, opencode) with npm into the "
+        "agents cache",
+        description="Installs the agent (pi with the Node it needs; the native binary of "
+        "Claude Code, Codex or opencode) from npm into "
         "~/.cache/pytest-herdr/agents (or $PYTEST_HERDR_AGENTS_DIR) unless already there; "
         "prints the install directory.",
     )
-    agents.add_argument("kind", choices=["pi"])
+    agents.add_argument("kind", choices=["pi", "claude", "codex", "opencode"])
     agents.add_argument("--cache", type=Path, help="the agents cache directory")
 
     check = sub.add_parser(
@@ -146,10 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "fake-llm":
         return fake_llm(args)
     if args.command == "install-agent":
-        from .real_agents import AgentInstallError, install_pi
+        from .real_agents import AgentInstallError, install_agent
 
         try:
-            print(install_pi(args.cache).directory)
+            print(install_agent(args.kind, args.cache).directory)
         except AgentInstallError as exc:
             print(f"herdr-sim install-agent: {exc}", file=sys.stderr)
             return 1

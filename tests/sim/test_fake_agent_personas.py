@@ -6,6 +6,7 @@ Screens are checked against the rules of Herdr's own manifests
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import tomllib
@@ -72,6 +73,87 @@ def test_claude_reports_its_session_once_like_the_session_start_hook(world: Worl
     )
     assert params["session_start_source"] == "startup"
     assert abs(params["seq"] - time.time_ns()) < 60 * 10**9
+
+
+def test_claude_keeps_its_transcript_where_real_claude_code_does(world: World) -> None:
+    # real Claude Code 2.1 (tests/real_agents/test_claude.py): $CLAUDE_CONFIG_DIR (default
+    # ~/.claude)/projects/<cwd, non-alphanumerics as ->/<session id>.jsonl; the fake claude
+    # used to report a pi session file under ~/.pi/agent/sessions
+    claude = world.start("claude")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    claude.wait_screen("❯")
+    claude.prompt("hi")
+    claude.wait_screen("ok")
+    params = world.reports()[0]["params"]
+    bucket = re.sub(r"[^A-Za-z0-9]", "-", str(world.cwd))
+    expected = world.home / ".claude" / "projects" / bucket / f"{params['agent_session_id']}.jsonl"
+    assert params["agent_session_path"] == str(expected)
+    # in Claude Code's own format (it used to be pi's): entries linked by uuid/parentUuid
+    entries = wait_until(lambda: jsonl(expected) if "assistant" in text_of(expected) else [],
+                         5.0, what="the turn in the transcript")  # fmt: skip
+    user, answer = (e for e in entries if e["type"] in ("user", "assistant"))
+    assert user["message"] == {"role": "user", "content": "hi"}
+    assert (user["sessionId"], user["cwd"]) == (params["agent_session_id"], str(world.cwd))
+    assert answer["parentUuid"] == user["uuid"]
+    assert answer["message"]["content"] == [{"type": "text", "text": "ok"}]
+    assert answer["message"]["stop_reason"] == "end_turn"
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text_of(path).splitlines() if line.strip()]
+
+
+def text_of(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
+
+
+def test_codex_writes_a_rollout_in_real_codexs_format_and_resumes_it(world: World) -> None:
+    # real Codex 0.171's rollout (tests/real_agents/test_codex.py); it used to be pi's format
+    codex = world.start("codex")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    codex.wait_screen("›")
+    codex.prompt("hi")
+    codex.wait_screen("ok")
+    session_id = world.reports()[0]["params"]["agent_session_id"]
+    sessions = world.home / ".codex" / "sessions"
+    (path,) = wait_until(lambda: list(sessions.glob(f"*/*/*/rollout-*-{session_id}.jsonl")),
+                         5.0, what="the rollout")  # fmt: skip
+    entries = wait_until(lambda: jsonl(path) if "task_complete" in text_of(path) else [], 5.0,
+                         what="the finished turn")  # fmt: skip
+    meta = entries[0]
+    assert meta["type"] == "session_meta"
+    assert (meta["payload"]["id"], meta["payload"]["cwd"]) == (session_id, str(world.cwd))
+    items = [e["payload"] for e in entries if e["type"] == "response_item"]
+    assert [(i["role"], i["content"][0]["type"], i["content"][0]["text"]) for i in items] == [
+        ("user", "input_text", "hi"), ("assistant", "output_text", "ok")]  # fmt: skip
+    assert entries[-1]["payload"] == {"type": "task_complete", "last_agent_message": "ok"}
+
+
+def test_codex_keeps_its_rollout_where_real_codex_does(tmp_path: Path) -> None:
+    # real Codex 0.171 (tests/real_agents/test_codex.py): $CODEX_HOME (default ~/.codex)/
+    # sessions/YYYY/MM/DD/rollout-<local time>-<session id>.jsonl, found again by id on resume
+    from herdr_sim.fake_agent.transcripts import transcript_path
+
+    env = {"CODEX_HOME": str(tmp_path / "codex")}
+    ms = 1_796_000_000_000
+    path = transcript_path("codex", "/w", "01a2-id", ms, env)
+    stamp = time.localtime(ms / 1000)
+    day = time.strftime("%Y/%m/%d", stamp)
+    name = f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', stamp)}-01a2-id.jsonl"
+    assert path == tmp_path / "codex" / "sessions" / day / name
+    path.parent.mkdir(parents=True)
+    path.write_text("{}\n")
+    assert transcript_path("codex", "/w", "01a2-id", ms + 86_400_000, env) == path  # resume
+
+
+def test_codex_accepts_real_codexs_no_daemon_flag() -> None:
+    # the real-agent fixture starts real Codex with --no-daemon (else its app server outlives
+    # the pane); the fake codex used to refuse it, and other kinds still do
+    from herdr_sim.fake_agent.app import UsageError, parse_args
+
+    assert parse_args(["--no-daemon", "hello"], "codex").prompt == "hello"
+    with pytest.raises(UsageError, match="unknown option"):
+        parse_args(["--no-daemon"], "claude")
 
 
 def test_claude_resume_reports_the_same_session_with_source_resume(world: World) -> None:

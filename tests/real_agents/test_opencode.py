@@ -1,0 +1,80 @@
+"""The simulator hosts the real opencode (offline against the fake LLM as an OpenAI-compatible
+provider, with the project's Herdr plugin and Herdr's screen-detection manifest): start, a
+prompt round trip, working → idle, the reported session, a tool call. Opt-in
+(``PYTEST_HERDR_REAL_OPENCODE=1``, see conftest.py). Marker ``real_agent``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from herdr_sim.fake_llm import Match, Script
+from pytest_herdr.real_agents import RealAgent, RealAgents
+from pytest_herdr.waits import wait_until
+from tests.contract_check import contracts_dir
+
+pytestmark = pytest.mark.real_agent
+
+#: Herdr's own screen-detection manifests, read in place
+MANIFESTS = contracts_dir() / "agent-detection"
+
+
+def start(agents: RealAgents, script: Script | None = None, **options: Any) -> RealAgent:
+    return agents.start("opencode", script, manifests=MANIFESTS, **options)
+
+
+def statuses(agent: RealAgent) -> list[str]:
+    """The pane's agent statuses as the server's events told them, in order."""
+    assert agent.server.events is not None
+    return [
+        e.data.get("agent_status", "")
+        for e in agent.server.events.of("pane.agent_status_changed")
+        if e.data.get("pane_id") == agent.pane.pane_id
+    ]
+
+
+def test_start_prompt_round_trip_and_working_then_idle(herdr_real_agent: RealAgents) -> None:
+    opencode = start(herdr_real_agent, Script().reply("Hello from the fake model.", delay=1.0))
+    info = opencode.agent.wait("idle")  # Herdr's opencode manifest reads the screen
+    assert info["agent"] == "opencode" and info["interactive_ready"] is True
+    assert "Fake model" in opencode.agent.read("visible")  # the model from opencode.json
+    assert opencode.llm.requests == []  # starting asks the model nothing
+    before = len(statuses(opencode))
+    # not agent.prompt's wait: loaded, opencode may show no state change within its 5 s
+    opencode.prompt("say hello", wait=False)
+    opencode.pane.wait_for("Hello from the fake model.", timeout=30.0)
+    wait_until(
+        lambda: "working" in statuses(opencode)[before:] and statuses(opencode)[-1] == "idle",
+        what="working, then idle",
+    )
+    # the project's plugin reported the session opencode created for the prompt
+    session: dict[str, Any] = wait_until(
+        lambda: opencode.agent.info.get("agent_session") or {}, what="the reported session"
+    )
+    assert (session["source"], session["agent"], session["kind"]) == (
+        "herdr:opencode", "opencode", "id")  # fmt: skip
+    assert session["value"].startswith("ses_")
+    (request,) = opencode.requests()  # no title request: opencode.json disables that agent
+    assert (request.api, request.last_user_text) == ("openai-chat", "say hello")
+    assert request.body["model"] == "fake-model" and request.body["stream"] is True
+    assert opencode.session_files() == [opencode.home.sessions_dir / "opencode.db"]
+
+
+def test_a_real_tool_call_reaches_the_screen_and_the_fake_llms_log(
+    herdr_real_agent: RealAgents,
+) -> None:
+    script = (
+        Script()
+        .call_tool("bash", {"command": "echo herdr-tool-$((6*7))", "description": "Echo"},
+                   when=Match(tool_result=False))
+        .reply("The tool printed 42.", when=Match(tool_result_contains="herdr-tool-42"))
+    )  # fmt: skip
+    opencode = start(herdr_real_agent, script)
+    opencode.prompt("run the tool", wait=False)
+    opencode.pane.wait_for("The tool printed 42.", timeout=30.0)
+    first, second = opencode.requests()
+    assert first.tool_results == ()
+    (result,) = second.tool_results
+    assert "herdr-tool-42" in result
+    assert opencode.llm.unmatched == []
