@@ -37,7 +37,7 @@ from tests.contract.helpers import (
     wait_output,
 )
 from tests.contract_check import contracts_dir
-from tests.waits import wait_until
+from tests.waits import SCALE, wait_until
 
 SETTLE = 0.1
 pytestmark = pytest.mark.sim_settings(
@@ -451,7 +451,7 @@ def test_cli_busy_pane_fails_at_once(api: Api, herdr: Herdr, pane: str) -> None:
     began = time.monotonic()
     error = cli_error(herdr("agent", "start", "w", "--kind", "pi", "--pane", pane))
     assert error["error"]["code"] == "agent_pane_busy"
-    assert time.monotonic() - began < 1.5, "a running program is not a shell still starting"
+    assert time.monotonic() - began < 1.5 * SCALE, "a running program is not a shell still starting"
 
 
 def test_cli_unsupported_kind_is_a_usage_error(herdr: Herdr, pane: str) -> None:

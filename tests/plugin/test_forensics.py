@@ -13,7 +13,7 @@ from herdr_sim import Simulator
 from pytest_herdr.events import EventRecorder
 from pytest_herdr.forensics import Forensics, WireTail
 from tests.contract.helpers import Api, enter, split, wait_line
-from tests.waits import wait_until
+from tests.waits import SCALE, wait_until
 
 pytestmark = pytest.mark.sim_settings(agent_detection=False)
 
@@ -150,7 +150,7 @@ def test_a_dead_server_is_reported_not_raised(short_dir: Path, tmp_path: Path) -
     started = time.monotonic()
     text = forensics.render_text()
     forensics.render_html(tmp_path / "dead.html")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 2 * SCALE
     assert "! could not read session.snapshot: session.snapshot: " in text
     assert "! could not read the panes: workspace.list: " in text
     assert text.endswith("(not recorded)\n")
@@ -161,4 +161,4 @@ def test_stopping_the_recorder_after_the_server_died_is_bounded(sim: Simulator) 
     sim.stop()
     started = time.monotonic()
     events.stop()
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 1.5 * SCALE
