@@ -192,6 +192,10 @@ class Server:
 
         self._server = await loop.create_unix_server(protocol, sock=sock, backlog=4096)
 
+    def connection_count(self) -> int:
+        """How many client connections are being handled now (read on the loop)."""
+        return len(self._connections)
+
     def stop_listening(self) -> None:
         """Stop accepting connections (idempotent; the socket file stays until close).
 

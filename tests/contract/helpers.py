@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.client import RequestFailed, Subscription
 from herdr_sim.model.agents import AgentRecord, AgentState
 from pytest_herdr.cli_runner import CliResult
@@ -185,29 +185,19 @@ def kinds_since(sim: Simulator, mark: int) -> list[str]:
     return [kind for kind, _ in events_since(sim, mark)]
 
 
-def connections(sim: Simulator) -> int:
-    """How many client connections the server is handling right now."""
-    server = sim._server
-    assert server is not None
-    return int(sim.run_in_loop(lambda rt: len(server._connections)))
-
-
-def in_flight(sim: Simulator) -> int:
-    """How many requests are inside their handler (past their first checks) right now."""
-    server = sim._server
-    assert server is not None
-    return int(sim.run_in_loop(lambda rt: server.in_flight))
-
-
-def hang_up(sim: Simulator, *held: Closable) -> None:
-    """Close connections and wait until the server has finished every connection.
+def hang_up(sim: Simulator | None, *held: Closable) -> None:
+    """Close connections and, on the simulator, wait until the server has finished every
+    connection (a real Herdr's cannot be counted: closing is all a client can do).
 
     (A subscription still open when the simulator stops leaves a pending queue getter
     that asyncio reports as a destroyed task; see the report on methods/events.py.)
     """
     for connection in held:
         connection.close()
-    wait_until(lambda: connections(sim) == 0, what="the server to finish the connections")
+    if sim is not None:
+        wait_until(
+            lambda: testing.connections(sim) == 0, what="the server to finish the connections"
+        )
 
 
 def reply_after(
@@ -217,7 +207,9 @@ def reply_after(
     and return the request's answer."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         waiting = pool.submit(send)
-        wait_until(lambda: in_flight(sim) > 0, what="the request to be in progress")
+        wait_until(
+            lambda: testing.requests_in_flight(sim) > 0, what="the request to be in progress"
+        )
         action()
         return waiting.result(timeout=10 * SCALE)
 
@@ -258,12 +250,9 @@ def get(api: Api, pane: str) -> dict[str, Any]:
 
 def record(sim: Simulator, pane: str) -> AgentRecord:
     """The engine's record of a pane (read on the simulator's thread)."""
-    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
-    return rec
+    return testing.agent_record(sim, pane)
 
 
 def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
     """What process and screen detection would set (the seam the live loop drives)."""
-    sim.run_in_loop(
-        lambda rt: rt.agents.set_detection(rt.pane(pane), agent=agent, screen_state=screen)
-    )
+    testing.set_detection(sim, pane, (agent, screen))

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
-from herdr_sim.runtime import Runtime
+from herdr_sim import Simulator, testing
 from tests.contract.helpers import (
     Api,
     enter,
@@ -29,6 +27,9 @@ from tests.waits import wait_until
 MANIFESTS = contracts_dir() / "agent-detection"
 #: short detection intervals so the suite stays fast (Herdr: 500 ms, 100 ms holds)
 FAST = {"detection_interval": 0.1, "detection_debounce": 0.02, "detection_idle_hold": 0.1}
+
+#: the simulator's detection, with Herdr's shared manifests and fast detection
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_manifests_dir=MANIFESTS, **FAST)]
 
 
 def _simulator(short_dir: Path, tag: str, **settings: Any) -> Simulator:
@@ -45,18 +46,6 @@ def _simulator(short_dir: Path, tag: str, **settings: Any) -> Simulator:
         runtime_dir=short_dir / f"rt{tag}",
         **{**FAST, **settings},
     )
-
-
-@pytest.fixture
-def sim(short_dir: Path) -> Iterator[Simulator]:
-    """The suite's simulator, with Herdr's shared manifests and fast detection."""
-    simulator = _simulator(short_dir, "", agent_manifests_dir=MANIFESTS)
-    simulator.start()
-    try:
-        yield simulator
-    finally:
-        simulator.stop()
-    simulator.check()
 
 
 @pytest.fixture
@@ -219,12 +208,7 @@ def test_shell_returned_listeners_hear_the_pane_come_back_to_its_prompt(
     sim: Simulator, api: Api, pane: str
 ) -> None:
     heard: list[str] = []
-
-    def listen(rt: Runtime) -> None:
-        assert rt.detection is not None
-        rt.detection.shell_returned.append(lambda ref: heard.append(ref.pane_id))
-
-    sim.run_in_loop(listen)
+    testing.on_shell_returned(sim, heard.append)
     enter(api, pane, "sleep 0.2")
     wait_until(lambda: heard == [pane], 5, what="the shell_returned listener")
 

@@ -3,9 +3,14 @@ cleared once its pane is back at an idle shell prompt, within 2 s."""
 
 from __future__ import annotations
 
-from herdr_sim import Simulator
+import pytest
+
+from herdr_sim import Simulator, testing
 from tests.contract.helpers import Api, enter, wait_line
 from tests.waits import wait_until
+
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
 
 REPORT = (
     "herdr pane report-agent $HERDR_PANE_ID --source acme:bot --agent acme --state {state} "
@@ -45,14 +50,7 @@ def test_report_typed_at_the_prompt_is_not_an_exiting_agent(
     # the job that follows it (sleep) ending must not clear the report.
     enter(api, pane, REPORT.format(state="idle", seq=1) + " && sleep 0.6 && echo DONE")
     wait_line(api, pane, "^DONE$")
-    key = sim.run_in_loop(lambda rt: rt.pane(pane).pane.key)
-
-    def check_now(rt: object) -> None:
-        detection = getattr(rt, "detection", None)
-        assert detection is not None
-        detection.check(key)
-
-    sim.run_in_loop(check_now)
+    testing.check_agent_exit(sim, pane)
     assert agent_of(api, pane) == "acme"
 
 

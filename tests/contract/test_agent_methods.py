@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.client import RequestFailed
 from herdr_sim.config import SimulatorConfig
 from tests.contract.helpers import (
@@ -46,22 +46,12 @@ def fast_prompts(sim: Simulator) -> None:
 
 # Detection comes from the seam alone: the live detection loop would see the pane's shell
 # (not ``pi``) in the foreground and drop the seam's agent.
-pytestmark = pytest.mark.sim_settings(agent_detection=False)
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_detection=False)]
 
 
 def name_raw(sim: Simulator, pane: str, value: str) -> None:
     """Set an agent name behind the API's back (duplicate names cannot be made otherwise)."""
-
-    def apply(rt: Any) -> None:
-        ref = rt.pane(pane)
-
-        def set_name(rec: Any) -> bool:
-            rec.name = value
-            return False
-
-        rt.agents.apply(ref, set_name)
-
-    sim.run_in_loop(apply)
+    testing.set_agent_name(sim, pane, value)
 
 
 def agent(api: Api, target: str) -> dict[str, Any]:
@@ -435,12 +425,7 @@ def test_wait_counts_a_transient_status(sim: Simulator, api: Api, pi: str) -> No
     detect(sim, pi, "pi", "working")
 
     def flicker() -> None:
-        sim.run_in_loop(
-            lambda rt: (
-                rt.agents.set_detection(rt.pane(pi), agent="pi", screen_state="idle"),
-                rt.agents.set_detection(rt.pane(pi), agent="pi", screen_state="working"),
-            )
-        )
+        testing.set_detection(sim, pi, ("pi", "idle"), ("pi", "working"))
 
     result = reply_after(sim, wait_for(api, pi), flicker)
     assert result["agent"]["agent_status"] == "idle"
@@ -546,7 +531,7 @@ def test_cli_list_and_get(herdr: Herdr, pi: str) -> None:
 
 def listeners(sim: Simulator) -> int:
     """How many hub listeners there are (a waiting prompt or wait adds one)."""
-    return int(sim.run_in_loop(lambda rt: len(rt.hub._listeners)))
+    return testing.event_listeners(sim)
 
 
 def test_cli_prompt_wait_until_idle(sim: Simulator, herdr: Herdr, pi: str) -> None:

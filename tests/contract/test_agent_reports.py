@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from pytest_herdr.cli_runner import CliResult
 from tests.contract.helpers import (
     Api,
@@ -29,7 +29,7 @@ Raw = Any
 
 # These tests drive detection through the seam; the live detection loop would see the
 # pane's shell in the foreground and drop a seam-set agent.
-pytestmark = pytest.mark.sim_settings(agent_detection=False)
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_detection=False)]
 
 
 def report(api: Api, pane: str, state: str = "working", **params: Any) -> None:
@@ -41,17 +41,7 @@ def report(api: Api, pane: str, state: str = "working", **params: Any) -> None:
 
 def name(sim: Simulator, pane: str, value: str) -> None:
     """Give a pane an agent name (what ``agent.start``/``agent.rename`` will do)."""
-
-    def apply(rt: Any) -> None:
-        ref = rt.pane(pane)
-
-        def set_name(rec: Any) -> bool:
-            rec.name = value
-            return False
-
-        rt.agents.apply(ref, set_name)
-
-    sim.run_in_loop(apply)
+    testing.set_agent_name(sim, pane, value)
 
 
 # -- custom reports (§12 item 11) ---------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.config import SimulatorConfig
 from herdr_sim.launches import ManagedLaunch, reconcile
 from herdr_sim.methods.agent_start import command_line, quote_posix, quote_powershell
@@ -40,14 +40,17 @@ from tests.contract_check import contracts_dir
 from tests.waits import SCALE, wait_until
 
 SETTLE = 0.1
-pytestmark = pytest.mark.sim_settings(
-    agent_manifests_dir=contracts_dir() / "agent-detection",
-    agent_start_settle=SETTLE,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = [
+    pytest.mark.herdr_sim_only,
+    pytest.mark.herdr(
+        agent_manifests_dir=contracts_dir() / "agent-detection",
+        agent_start_settle=SETTLE,
+        agent_prompt_submit_delay=0.05,
+        detection_interval=0.1,
+        detection_debounce=0.02,
+        detection_idle_hold=0.1,
+    ),
+]
 
 FAKE_KINDS = ("pi", "claude", "codex", "opencode")
 REPLY = "reply-from-the-fake"
@@ -291,14 +294,12 @@ def test_cli_deadline_is_a_timeout_and_the_name_is_cleared(
 # -- blocked during startup (detection driven through the seam) ---------------------------------
 
 #: detection off: the test says what Herdr would detect (the launched `gemini` does not exist)
-SEAM = pytest.mark.sim_settings(agent_detection=False, agent_start_settle=SETTLE)
+SEAM = pytest.mark.herdr(agent_detection=False, agent_start_settle=SETTLE)
 
 
 def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState) -> None:
     """What process and screen detection would set."""
-    sim.run_in_loop(
-        lambda rt: rt.agents.set_detection(rt.pane(pane), agent=agent, screen_state=screen)
-    )
+    testing.set_detection(sim, pane, (agent, screen))
 
 
 @SEAM

@@ -17,11 +17,10 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from tests.contract.helpers import (
     Api,
     Raw,
-    connections,
     envelope,
     hang_up,
     invalid_request,
@@ -110,10 +109,12 @@ def status_wait(pane_id: str, status: str, **params: Any) -> dict[str, Any]:
 # -- events.subscribe: ack and lifecycle events ------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_subscribe_acks_with_subscription_started(open_stream: OpenStream, sim: Simulator) -> None:
     assert open_stream([{"type": "workspace.created"}]).line() == ACK
 
 
+@pytest.mark.herdr_sim_only
 def test_lifecycle_events_use_the_underscore_envelope_with_data_type(
     open_stream: OpenStream, api: Api
 ) -> None:
@@ -137,6 +138,7 @@ def test_lifecycle_events_use_the_underscore_envelope_with_data_type(
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_only_subscribed_kinds_are_delivered(open_stream: OpenStream, api: Api, pane: str) -> None:
     stream = started(open_stream([{"type": "pane.closed"}]))
     other = split(api, pane)
@@ -144,6 +146,7 @@ def test_only_subscribed_kinds_are_delivered(open_stream: OpenStream, api: Api, 
     assert stream.event() == envelope("pane_closed", pane_id=other, workspace_id="w1")
 
 
+@pytest.mark.herdr_sim_only
 def test_subscriptions_carry_live_events_only(open_stream: OpenStream, api: Api) -> None:
     api("workspace.create", cwd="/tmp")
     stream = started(open_stream([{"type": "workspace.created"}]))
@@ -151,17 +154,19 @@ def test_subscriptions_carry_live_events_only(open_stream: OpenStream, api: Api)
     assert stream.event()["data"]["workspace"]["workspace_id"] == "w2"
 
 
+@pytest.mark.herdr_sim_only
 def test_pane_exit_emits_pane_exited(open_stream: OpenStream, api: Api, pane: str) -> None:
     stream = started(open_stream([{"type": "pane.exited"}]))
     api("pane.send_text", pane_id=pane, text="exit\r")
     assert stream.event() == envelope("pane_exited", pane_id=pane, workspace_id="w1")
 
 
+@pytest.mark.herdr_sim_only
 def test_hanging_up_ends_the_subscription(
     sim: Simulator, open_stream: OpenStream, api: Api
 ) -> None:
     stream = started(open_stream([{"type": "workspace.created"}]))
-    assert connections(sim) == 1
+    assert testing.connections(sim) == 1
     hang_up(sim, stream)
     assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
 
@@ -169,6 +174,7 @@ def test_hanging_up_ends_the_subscription(
 # -- events.subscribe: request errors ----------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_unknown_subscription_type_is_invalid_request_with_empty_id(
     open_stream: OpenStream, sim: Simulator
 ) -> None:
@@ -179,6 +185,7 @@ def test_unknown_subscription_type_is_invalid_request_with_empty_id(
     assert stream.line() is None
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize("kind", ["pane.agent_status_changed", "pane.output_matched"])
 def test_filtered_subscription_without_pane_id_is_invalid_request(
     open_stream: OpenStream, sim: Simulator, kind: str
@@ -189,6 +196,7 @@ def test_filtered_subscription_without_pane_id_is_invalid_request(
     assert "missing field `pane_id`" in invalid_request(reply)
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "sub",
     [
@@ -213,6 +221,7 @@ def test_unknown_pane_answers_with_the_probe_id_and_closes(
     assert stream.line() is None  # no ack, connection closed
 
 
+@pytest.mark.herdr_sim_only
 def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
     open_stream: OpenStream, sim: Simulator
 ) -> None:
@@ -236,6 +245,7 @@ def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
 # -- pane.output_matched -----------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_output_matched_uses_the_dot_envelope_without_type(
     open_stream: OpenStream, api: Api, pane: str
 ) -> None:
@@ -258,6 +268,7 @@ def test_output_matched_uses_the_dot_envelope_without_type(
     assert "OM42" in read["text"]
 
 
+@pytest.mark.herdr_sim_only
 def test_output_matched_fires_for_text_already_on_screen(
     open_stream: OpenStream, api: Api, pane: str
 ) -> None:
@@ -273,6 +284,7 @@ def test_output_matched_fires_for_text_already_on_screen(
     assert stream.event()["data"]["matched_line"] == "PRE1"
 
 
+@pytest.mark.herdr_sim_only
 def test_output_matched_is_edge_triggered(open_stream: OpenStream, api: Api, pane: str) -> None:
     sub = {
         "type": "pane.output_matched",
@@ -300,6 +312,7 @@ def test_output_matched_is_edge_triggered(open_stream: OpenStream, api: Api, pan
 # -- pane.agent_status_changed -----------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_changed_on_a_title_report_uses_the_dot_envelope(
     open_stream: OpenStream, api: Api, pane: str
 ) -> None:
@@ -313,6 +326,7 @@ def test_agent_status_changed_on_a_title_report_uses_the_dot_envelope(
     }  # fmt: skip
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_filter_matching_the_current_status_sends_an_initial_event(
     open_stream: OpenStream, api: Api, pane: str
 ) -> None:
@@ -330,6 +344,7 @@ def test_agent_status_filter_matching_the_current_status_sends_an_initial_event(
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_filter_not_matching_sends_nothing(
     open_stream: OpenStream, api: Api, pane: str
 ) -> None:
@@ -340,6 +355,7 @@ def test_agent_status_filter_not_matching_sends_nothing(
     assert stream.event()["event"] == "tab_created"  # the sync point comes first
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_events_are_for_the_subscribed_pane_only(
     open_stream: OpenStream, api: Api, pane: str
 ) -> None:
@@ -386,6 +402,7 @@ def test_wait_unmatched_times_out(raw: Raw, pane: str) -> None:
     assert time.monotonic() - started_at < 2 * SCALE
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "match_event",
     [
@@ -408,10 +425,12 @@ def test_wait_on_anything_but_agent_status_is_unsupported(
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -> None:
     invalid_request(raw("events.wait", match_event={"event": "pane.agent_status_changed"}))
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "match_event",
     [
@@ -429,6 +448,7 @@ def test_wait_match_without_its_required_id_is_invalid_request(
     invalid_request(raw("events.wait", match_event=match_event, timeout_ms=30))
 
 
+@pytest.mark.herdr_sim_only
 def test_wait_pane_closing_mid_wait_is_pane_not_found(
     sim: Simulator, raw: Raw, api: Api, pane: str
 ) -> None:
@@ -443,6 +463,7 @@ def test_wait_pane_closing_mid_wait_is_pane_not_found(
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_wait_unknown_pane_answers_with_the_probe_id(raw: Raw, sim: Simulator) -> None:
     assert raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30)) == {
         "id": "t:sub:0:probe",
@@ -450,6 +471,7 @@ def test_wait_unknown_pane_answers_with_the_probe_id(raw: Raw, sim: Simulator) -
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_wait_unknown_pane_is_pane_not_found(raw: Raw, sim: Simulator) -> None:
     reply = raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30))
     assert reply["error"] == {"code": "pane_not_found", "message": "pane w9:p9 not found"}

@@ -16,6 +16,9 @@ from herdr_sim.client import ProtocolError, request
 from tests.contract.helpers import Api, Herdr, Raw, cli_error, failure, invalid_request, wait_line
 from tests.waits import SCALE
 
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
+
 
 def listed_in_process(sim: Simulator) -> list[str]:
     """Workspace ids, asked without the socket (faults never apply to ``sim.call``)."""

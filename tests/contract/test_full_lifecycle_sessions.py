@@ -30,7 +30,7 @@ from herdr_sim.model import agents
 from herdr_sim.model.agents import AgentRecord, SessionRef
 from tests.contract.helpers import Api, detect, events_since, get, record
 
-pytestmark = pytest.mark.sim_settings(agent_detection=False)
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_detection=False)]
 
 PI = {"source": "herdr:pi", "agent": "pi"}
 OLD = "/s/pi-old.jsonl"

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.client import call
-from herdr_sim.model.agents import AgentRecord
 from tests.contract.helpers import (
     Api,
     Herdr,
@@ -40,18 +39,18 @@ def report(api: Api, pane: str, state: str = "working", **params: Any) -> None:
 
 def stored_resume(sim: Simulator, pane: str) -> list[str] | None:
     """The resume command the simulator keeps for the pane (protocol 22 does not expose it)."""
-    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
-    return rec.resume()
+    return testing.agent_record(sim, pane).resume()
 
 
 def listeners(sim: Simulator) -> int:
     """How many hub listeners there are (a waiting ``agent.wait`` adds one)."""
-    return int(sim.run_in_loop(lambda rt: len(rt.hub._listeners)))
+    return testing.event_listeners(sim)
 
 
 # -- the pane environment (G5–G8) -------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_pane_env_names_herdr_its_pane_binary_and_socket(
     sim: Simulator, api: Api, pane: str
 ) -> None:
@@ -93,6 +92,7 @@ def test_blocked_report_with_a_message_is_accepted(api: Api, herdr: Herdr, root:
     assert get(api, root)["agent_status"] == "blocked"
 
 
+@pytest.mark.herdr_sim_only
 def test_cli_agent_wait_follows_a_reported_agent_to_idle(
     sim: Simulator, api: Api, herdr: Herdr, root: str
 ) -> None:
@@ -130,6 +130,7 @@ def test_seq_memory_outlives_a_release(api: Api, root: str) -> None:
 # -- resume commands (G17–G24) ----------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_guides_resume_example_through_the_cli_stores_the_command(
     sim: Simulator, api: Api, herdr: Herdr, root: str
 ) -> None:
@@ -140,12 +141,14 @@ def test_guides_resume_example_through_the_cli_stores_the_command(
     assert stored_resume(sim, root) == [SOURCE, "--resume", "S1", "--model", "my-model"]
 
 
+@pytest.mark.herdr_sim_only
 def test_any_state_report_can_replace_the_command(sim: Simulator, api: Api, root: str) -> None:
     report(api, root, "working", seq=1, resume_argv=[SOURCE, "--resume", "s1"])
     report(api, root, "blocked", seq=2, resume_argv=[SOURCE, "--resume", "s2"])
     assert stored_resume(sim, root) == [SOURCE, "--resume", "s2"]
 
 
+@pytest.mark.herdr_sim_only
 def test_state_report_without_a_command_keeps_the_stored_one(
     sim: Simulator, api: Api, root: str
 ) -> None:
@@ -154,6 +157,7 @@ def test_state_report_without_a_command_keeps_the_stored_one(
     assert stored_resume(sim, root) == [SOURCE, "--resume", "s1"]
 
 
+@pytest.mark.herdr_sim_only
 def test_resume_size_limit_is_8_kib_inclusive(sim: Simulator, api: Api, root: str) -> None:
     fits = [SOURCE, "x" * (8192 - len(SOURCE))]
     report(api, root, "idle", seq=1, resume_argv=fits)
@@ -163,6 +167,7 @@ def test_resume_size_limit_is_8_kib_inclusive(sim: Simulator, api: Api, root: st
     assert code == "invalid_resume_argv"
 
 
+@pytest.mark.herdr_sim_only
 def test_invalid_session_report_keeps_the_stored_command(
     sim: Simulator, api: Api, root: str
 ) -> None:
@@ -173,6 +178,7 @@ def test_invalid_session_report_keeps_the_stored_command(
     assert stored_resume(sim, root) == [SOURCE, "--resume", "s1"]
 
 
+@pytest.mark.herdr_sim_only
 def test_restored_pane_runs_the_resume_command_in_its_directory(short_dir: Path) -> None:
     work = short_dir / "work"
     work.mkdir()
@@ -215,6 +221,7 @@ def test_restored_pane_runs_the_resume_command_in_its_directory(short_dir: Path)
 # -- the exit safety net (G28) ---------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_safety_net_also_drops_the_resume_command(sim: Simulator, api: Api, pane: str) -> None:
     enter(
         api,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from tests.contract.helpers import (
     Api,
     Herdr,
@@ -51,12 +51,7 @@ def pty_size(api: Api, pane: str, tag: str) -> str:
 def model_size(sim: Simulator, pane: str) -> str:
     """The content size the simulator's layout model gives the pane, as ``stty`` prints it."""
 
-    def size(rt: Any) -> tuple[int, int]:
-        ref = rt.session.find_pane(pane)
-        cols, rows = ref.tab.layout.content_size(ref.pane.key, rt.area)
-        return int(cols), int(rows)
-
-    cols, rows = sim.run_in_loop(size)
+    cols, rows = testing.layout_size(sim, pane)
     return f"{rows} {cols}"
 
 
@@ -214,6 +209,7 @@ def test_cli_edges(herdr: Herdr, pair: tuple[str, str]) -> None:
     assert (edges["pane_id"], edges["left"], edges["right"]) == (root, True, False)
 
 
+@pytest.mark.herdr_sim_only
 def test_focus_direction_moves_focus_to_the_neighbor(
     sim: Simulator, api: Api, pair: tuple[str, str]
 ) -> None:
@@ -253,6 +249,7 @@ def test_cli_focus_is_focus_direction(api: Api, herdr: Herdr, pair: tuple[str, s
 # -- pane.resize -----------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_resize_moves_the_divider_by_the_default_step(
     sim: Simulator, api: Api, pair: tuple[str, str]
 ) -> None:
@@ -277,6 +274,7 @@ def test_resize_amount_is_capped_at_half(api: Api, root: str) -> None:
     assert root_ratio(api) == 0.6  # 0.1 + 0.5, not clamped to 0.9
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(("ratio", "direction"), [(0.9, "right"), (0.1, "left")])
 def test_resize_at_the_clamp_is_unchanged(
     sim: Simulator, api: Api, root: str, ratio: float, direction: str
@@ -309,6 +307,7 @@ def test_cli_resize(api: Api, herdr: Herdr, pair: tuple[str, str]) -> None:
 # -- pane.zoom -------------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_zoom_toggles_on_then_off(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
     root, right = pair
     mark = len(sim.events)
@@ -349,6 +348,7 @@ def test_zoom_of_a_single_pane_still_focuses_it(api: Api, root: str) -> None:
     assert api("pane.current")["pane"]["pane_id"] == "w2:p1"
 
 
+@pytest.mark.herdr_sim_only
 def test_refused_zoom_that_moves_focus_emits_layout_updated(
     sim: Simulator, api: Api, pair: tuple[str, str]
 ) -> None:
@@ -374,6 +374,7 @@ def test_cli_zoom_modes(herdr: Herdr, pair: tuple[str, str]) -> None:
 # -- pane.swap -------------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_directional_swap_exchanges_cells_and_keeps_focus_on_source(
     sim: Simulator, api: Api, pair: tuple[str, str]
 ) -> None:
@@ -510,6 +511,7 @@ def three_panes() -> dict[str, Any]:
     )
 
 
+@pytest.mark.herdr_sim_only
 def test_apply_builds_a_new_unfocused_tab_from_a_tree(sim: Simulator, api: Api, root: str) -> None:
     mark = len(sim.events)
     layout = api("layout.apply", root=three_panes(), tab_label="dev")["layout"]
@@ -555,6 +557,7 @@ def test_apply_runs_a_pane_command_and_exports_it(api: Api, root: str) -> None:
     assert "env" not in exported
 
 
+@pytest.mark.herdr_sim_only
 def test_apply_with_tab_id_replaces_the_tab(sim: Simulator, api: Api, root: str) -> None:
     api("tab.rename", tab_id="w1:t1", label="main")
     mark = len(sim.events)
@@ -633,6 +636,7 @@ def test_apply_with_no_workspace_is_workspace_not_found(api: Api) -> None:
 # -- layout.set_split_ratio ------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_set_split_ratio_by_path(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
     _, right = pair
     split(api, right, "down")
@@ -688,6 +692,7 @@ def test_export_and_set_split_ratio_of_unknown_target_are_layout_not_found(
 # -- pty sizes follow the layout -------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_pane_pty_size_is_the_layout_content_size(
     sim: Simulator, api: Api, pair: tuple[str, str]
 ) -> None:
@@ -695,6 +700,7 @@ def test_pane_pty_size_is_the_layout_content_size(
     assert pty_size(api, right, "half") == model_size(sim, right) == "38 57"
 
 
+@pytest.mark.herdr_sim_only
 def test_pty_size_follows_layout_changes(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
     root, _ = pair
     api("layout.set_split_ratio", path=[], ratio=0.25)
@@ -706,6 +712,7 @@ def test_pty_size_follows_layout_changes(sim: Simulator, api: Api, pair: tuple[s
     assert pty_size(api, below, "below") == model_size(sim, below)
 
 
+@pytest.mark.herdr_sim_only
 def test_zoomed_pane_gets_the_whole_area(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
     _, right = pair
     api("pane.zoom", pane_id=right, mode="on")

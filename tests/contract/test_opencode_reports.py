@@ -20,7 +20,7 @@ import pytest
 from herdr_sim import Simulator
 from tests.contract.helpers import Api, detect, get, record
 
-pytestmark = pytest.mark.sim_settings(agent_detection=False)
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_detection=False)]
 
 SOURCE = {"source": "herdr:opencode", "agent": "opencode"}
 

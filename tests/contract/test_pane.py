@@ -324,6 +324,7 @@ def test_focus_emits_the_focus_triple_in_order(api: Api, root: str, subscribe: S
     assert take(sub, 3) == focus_events("w2", "w2:t2", "w2:p2")
 
 
+@pytest.mark.herdr_sim_only
 def test_focus_of_the_focused_pane_emits_nothing(sim: Simulator, api: Api, root: str) -> None:
     mark = len(sim.events)
     assert api("pane.focus", pane_id="w1-1")["pane"]["pane_id"] == root
@@ -333,6 +334,7 @@ def test_focus_of_the_focused_pane_emits_nothing(sim: Simulator, api: Api, root:
 # -- pane.rename -----------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_rename_trims_and_sets_the_label_without_event(sim: Simulator, api: Api, root: str) -> None:
     mark = len(sim.events)
     assert api("pane.rename", pane_id=root, label="  build  ")["pane"]["label"] == "build"
@@ -360,6 +362,7 @@ def test_cli_rename_joins_words_and_clear_clears(api: Api, herdr: Herdr, root: s
 # -- pane.close ------------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_close_removes_the_pane_and_emits_closed_then_layout(
     sim: Simulator, api: Api, root: str
 ) -> None:
@@ -382,6 +385,7 @@ def test_close_over_subscription_delivers_pane_closed(
     assert take(sub, 1) == [envelope("pane_closed", pane_id=other, workspace_id="w1")]
 
 
+@pytest.mark.herdr_sim_only
 def test_close_last_pane_of_a_non_last_tab_removes_the_tab_quietly(
     sim: Simulator, api: Api, root: str
 ) -> None:
@@ -392,6 +396,7 @@ def test_close_last_pane_of_a_non_last_tab_removes_the_tab_quietly(
     assert tab_ids(api) == ["w1:t1"]
 
 
+@pytest.mark.herdr_sim_only
 def test_close_last_pane_of_last_tab_closes_the_workspace(
     sim: Simulator, api: Api, root: str
 ) -> None:
@@ -437,6 +442,7 @@ def two_tabs(api: Api, root: str) -> tuple[str, str, str]:
     return root, right, other
 
 
+@pytest.mark.herdr_sim_only
 def test_move_to_another_tab_of_the_same_workspace_keeps_the_id(
     sim: Simulator, api: Api, two_tabs: tuple[str, str, str]
 ) -> None:
@@ -484,6 +490,7 @@ def test_move_emits_pane_moved_over_subscription(
     assert [event["data"]["layout"]["tab_id"] for event in take(sub, 2)] == ["w1:t1", "w1:t2"]
 
 
+@pytest.mark.herdr_sim_only
 def test_move_of_a_tabs_only_pane_closes_that_tab(
     sim: Simulator, api: Api, two_tabs: tuple[str, str, str]
 ) -> None:
@@ -499,6 +506,7 @@ def test_move_of_a_tabs_only_pane_closes_that_tab(
     assert tab_ids(api) == ["w1:t1"]
 
 
+@pytest.mark.herdr_sim_only
 def test_move_to_a_new_tab_creates_it(
     sim: Simulator, api: Api, two_tabs: tuple[str, str, str]
 ) -> None:
@@ -567,6 +575,7 @@ def test_moved_pane_old_id_resolves_as_an_alias(api: Api, herdr: Herdr, root: st
     assert split(api, root) == "w1:p3"  # w1's numbers are still not reused
 
 
+@pytest.mark.herdr_sim_only
 def test_moving_a_workspaces_only_pane_away_closes_the_workspace(
     sim: Simulator, api: Api, root: str
 ) -> None:
@@ -583,6 +592,7 @@ def test_moving_a_workspaces_only_pane_away_closes_the_workspace(
     assert workspace_ids(api) == ["w2"]
 
 
+@pytest.mark.herdr_sim_only
 def test_move_of_the_only_pane_to_a_new_workspace_replaces_the_workspace(
     sim: Simulator, api: Api, root: str
 ) -> None:

@@ -238,6 +238,7 @@ def test_cli_send_keys_invalid_key_is_the_server_error_on_stderr(
     }
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "args",
     [["send-text", "w9:p9", "x"], ["send-keys", "w9:p9", "Enter"], ["run", "w9:p9", "true"]],
@@ -441,6 +442,7 @@ def test_cli_read_ansi_keeps_escapes(api: Api, pane: str, herdr: Herdr) -> None:
     assert "\x1b" not in herdr("pane", "read", pane, "--source", "visible").stdout
 
 
+@pytest.mark.herdr_sim_only
 def test_cli_read_unknown_pane_prints_the_error_json(herdr: Herdr, sim: Simulator) -> None:
     assert cli_error(herdr("pane", "read", "w9:p9")) == {
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
@@ -448,6 +450,7 @@ def test_cli_read_unknown_pane_prints_the_error_json(herdr: Herdr, sim: Simulato
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_cli_read_bogus_source_is_a_usage_error(herdr: Herdr, sim: Simulator) -> None:
     result = herdr("pane", "read", "w1:p1", "--source", "bogus")
     assert (result.code, result.stdout) == (2, "")
@@ -521,6 +524,7 @@ def test_wait_lines_limits_the_window_searched(api: Api, pane: str) -> None:
     assert failure(wait_line, api, pane, "^FAR1$", timeout_ms=0, lines=5)[0] == "timeout"
 
 
+@pytest.mark.herdr_sim_only
 def test_wait_invalid_regex_is_checked_first_with_rusts_message(raw: Raw, sim: Simulator) -> None:
     reply = wait_output(raw, "w9:p9", regex="(unclosed", timeout_ms=None)
     assert reply == {
@@ -564,6 +568,7 @@ def test_wait_answers_the_canonical_pane_id_for_a_legacy_id(api: Api, pane: str)
     assert result["read"]["source"] == "visible"
 
 
+@pytest.mark.herdr_sim_only
 def test_wait_pane_closing_mid_wait_is_pane_not_found(
     sim: Simulator, api: Api, raw: Raw, pane: str
 ) -> None:
@@ -628,6 +633,7 @@ def test_cli_wait_output_server_errors_exit_1(
     assert error["error"]["code"] == code
 
 
+@pytest.mark.herdr_sim_only
 def test_cli_wait_output_match_and_regex_are_exclusive(herdr: Herdr, sim: Simulator) -> None:
     result = herdr("pane", "wait-output", "w1:p1", "--match", "a", "--regex", "b")
     assert result.code == 2

@@ -142,6 +142,7 @@ def test_unknown_pane_is_pane_not_found_without_naming_it(raw: Raw, pane: str) -
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_no_focused_pane_is_pane_not_found(api: Api, sim: Simulator) -> None:
     assert failure(api, "pane.process_info") == ("pane_not_found", "pane not found")
 
@@ -164,6 +165,7 @@ def test_cli_process_info_current_uses_herdr_pane_id(api: Api, pane: str, herdr:
     assert focused.json["result"]["process_info"]["pane_id"] == pane
 
 
+@pytest.mark.herdr_sim_only
 def test_cli_process_info_current_without_herdr_pane_id_is_a_usage_error(
     herdr: Herdr, sim: Simulator
 ) -> None:

@@ -8,11 +8,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from herdr_sim import Simulator
 from herdr_sim.client import call, request
 from herdr_sim.procfs import descendants, is_zombie, proc_info
 from tests.contract.helpers import Api, enter, kinds, pane_ids, process_info, split
 from tests.waits import wait_until
+
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
 
 #: a foreground job, a background job, a nohup'd child and one that ignores HUP and TERM
 WORKLOAD = (

@@ -69,6 +69,7 @@ def test_snapshot_agrees_with_the_list_methods(api: Api, busy: None) -> None:
     assert snapshot["layouts"][0] == api("pane.layout", pane_id="w2:p1")["layout"]
 
 
+@pytest.mark.herdr_sim_only
 def test_snapshot_ignores_params(sim: Simulator) -> None:
     reply = request(sim.socket_path, "session.snapshot", {"extra": True}, request_id="s")
     assert reply["id"] == "s"
@@ -88,6 +89,7 @@ def test_cli_api_snapshot_of_a_fresh_server(herdr: Herdr) -> None:
 # -- notification.show ---------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_show_answers_disabled_and_records_it(sim: Simulator, api: Api) -> None:
     result = api(
         "notification.show", title="Build done", body="all green", position="top-left", sound="done"
@@ -98,17 +100,20 @@ def test_show_answers_disabled_and_records_it(sim: Simulator, api: Api) -> None:
     ]
 
 
+@pytest.mark.herdr_sim_only
 def test_show_defaults(sim: Simulator, api: Api) -> None:
     api("notification.show", title="t")
     assert sim.notifications == [Notification("t", None, None, "none", False, "disabled")]
 
 
+@pytest.mark.herdr_sim_only
 def test_every_call_is_recorded_in_order(sim: Simulator, api: Api) -> None:
     for title in ("one", "two", "three"):
         api("notification.show", title=title)
     assert [n.title for n in sim.notifications] == ["one", "two", "three"]
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     ("title", "expected"),
     [
@@ -127,6 +132,7 @@ def test_title_is_sanitized_like_herdr(sim: Simulator, api: Api, title: str, exp
     assert sim.notifications[-1].title == expected
 
 
+@pytest.mark.herdr_sim_only
 def test_body_is_sanitized_and_capped_at_240(sim: Simulator, api: Api) -> None:
     api("notification.show", title="t", body="line one\nline two " + "z" * 300)
     body = sim.notifications[-1].body
@@ -135,11 +141,13 @@ def test_body_is_sanitized_and_capped_at_240(sim: Simulator, api: Api) -> None:
     assert len(body) == 240
 
 
+@pytest.mark.herdr_sim_only
 def test_blank_body_is_dropped(sim: Simulator, api: Api) -> None:
     api("notification.show", title="t", body=" \n\t ")
     assert sim.notifications[-1].body is None
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize("title", ["", "   ", "\n\t", "\x00\x07\x1b"])
 def test_empty_title_is_invalid_params_and_not_recorded(
     sim: Simulator, api: Api, title: str
@@ -151,6 +159,7 @@ def test_empty_title_is_invalid_params_and_not_recorded(
     assert sim.notifications == []
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     ("params", "needle"),
     [
@@ -167,6 +176,7 @@ def test_malformed_params_are_invalid_request(
     assert sim.notifications == []
 
 
+@pytest.mark.herdr_sim_only
 def test_cli_notification_show(sim: Simulator, herdr: Herdr) -> None:
     result = herdr(
         "notification",
@@ -189,6 +199,7 @@ def test_cli_notification_show(sim: Simulator, herdr: Herdr) -> None:
     ]
 
 
+@pytest.mark.herdr_sim_only
 def test_cli_notification_show_blank_title_is_the_servers_error(
     sim: Simulator, herdr: Herdr
 ) -> None:

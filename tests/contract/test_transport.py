@@ -20,6 +20,9 @@ from herdr_sim.client import request, send_line
 from tests.contract.helpers import hang_up, invalid_request
 from tests.waits import SCALE
 
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
+
 
 def raw_exchange(path: Path, payload: bytes, *, timeout: float = 10.0) -> bytes:
     """Send bytes, half-close, read until the server closes."""

@@ -19,13 +19,13 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.client import Subscription
 from herdr_sim.model.agents import AgentState
 from tests.contract.helpers import Api, hang_up, reply_after
 from tests.waits import SCALE
 
-pytestmark = pytest.mark.sim_settings(agent_detection=False)
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_detection=False)]
 
 ROUNDS = 25
 #: the turn ends within this many seconds of the client's list request
@@ -34,9 +34,7 @@ JITTER = 0.004
 
 def detect(sim: Simulator, pane: str, screen: AgentState) -> None:
     """Process detection sees ``pi`` with ``screen`` (the seam the live loop drives)."""
-    sim.run_in_loop(
-        lambda rt: rt.agents.set_detection(rt.pane(pane), agent="pi", screen_state=screen)
-    )
+    testing.set_detection(sim, pane, ("pi", screen))
 
 
 @pytest.fixture
