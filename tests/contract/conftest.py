@@ -17,10 +17,9 @@ from herdr_sim import Simulator
 from herdr_sim.client import Subscription
 from herdr_sim.config import SimulatorConfig
 from pytest_herdr.backends import HerdrServer
-from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.client import HerdrClient
 from pytest_herdr.fixtures import ServerFactory
-from tests.contract.helpers import Api, Raw, Subscribe, hang_up, wait_line
+from tests.contract.helpers import Raw, Subscribe, hang_up, wait_line
 from tests.waits import SCALE
 
 #: settings the plugin gives its simulators for other projects' tests (a short agent.start
@@ -81,15 +80,9 @@ def sim(herdr_server: HerdrServer) -> Simulator:
 
 
 @pytest.fixture
-def api(herdr_client: HerdrClient) -> Api:
-    """``api(method, **params)`` → result: ``herdr_client.call``."""
-    call: Api = herdr_client.call
-    return call
-
-
-@pytest.fixture
 def raw(herdr_client: HerdrClient) -> Raw:
-    """``raw(method, **params)`` → the whole response envelope, id ``"t"``."""
+    """``raw(method, **params)`` → the whole response envelope, id ``"t"`` (what
+    ``herdr_client.request`` answers; for the error paths the envelope shows)."""
 
     def invoke(method: str, **params: Any) -> dict[str, Any]:
         return herdr_client.request(method, params, request_id="t")
@@ -98,15 +91,9 @@ def raw(herdr_client: HerdrClient) -> Raw:
 
 
 @pytest.fixture
-def herdr(herdr_cli: HerdrCli) -> HerdrCli:
-    """The plugin's ``herdr_cli``."""
-    return herdr_cli
-
-
-@pytest.fixture
-def first_workspace(api: Api) -> dict[str, Any]:
+def first_workspace(herdr_client: HerdrClient) -> dict[str, Any]:
     """``workspace.create`` in /tmp: the active workspace ``w1``, tab ``w1:t1``, pane ``w1:p1``."""
-    return api("workspace.create", cwd="/tmp")
+    return herdr_client.call("workspace.create", cwd="/tmp")
 
 
 @pytest.fixture
@@ -124,9 +111,9 @@ def root(first_workspace: dict[str, Any]) -> str:
 
 
 @pytest.fixture
-def pane(api: Api, root: str) -> str:
+def pane(herdr_client: HerdrClient, root: str) -> str:
     """The root pane with its shell prompt already drawn."""
-    wait_line(api, root, r"^\$")
+    wait_line(herdr_client, root, r"^\$")
     return root
 
 
