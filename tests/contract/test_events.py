@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator, testing
+from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
     Raw,
@@ -75,20 +76,20 @@ OpenStream = Callable[..., Stream]
 
 
 @pytest.fixture
-def open_stream(sim: Simulator) -> Iterator[OpenStream]:
+def open_stream(herdr_server: HerdrServer) -> Iterator[OpenStream]:
     """``open_stream(subs, rid="s")`` → a raw :class:`Stream` (unlike the ``subscribe``
-    fixture it shows error answers and closes); after the test each one is hung up and the
-    server has finished it."""
+    fixture it shows error answers and closes); after the test each one is hung up and (on
+    the simulator) the server has finished it."""
     streams: list[Stream] = []
 
     def open_(subscriptions: list[dict[str, Any]], rid: str = "s") -> Stream:
-        stream = Stream(sim.socket_path, subscriptions, rid)
+        stream = Stream(herdr_server.socket_path, subscriptions, rid)
         streams.append(stream)
         return stream
 
     yield open_
     if streams:
-        hang_up(sim, *streams)
+        hang_up(herdr_server.sim, *streams)
 
 
 ACK = {"id": "s", "result": {"type": "subscription_started"}}
@@ -109,8 +110,7 @@ def status_wait(pane_id: str, status: str, **params: Any) -> dict[str, Any]:
 # -- events.subscribe: ack and lifecycle events ------------------------------------------------
 
 
-@pytest.mark.herdr_sim_only
-def test_subscribe_acks_with_subscription_started(open_stream: OpenStream, sim: Simulator) -> None:
+def test_subscribe_acks_with_subscription_started(open_stream: OpenStream) -> None:
     assert open_stream([{"type": "workspace.created"}]).line() == ACK
 
 
@@ -180,9 +180,8 @@ def test_hanging_up_ends_the_subscription(
 # -- events.subscribe: request errors ----------------------------------------------------------
 
 
-@pytest.mark.herdr_sim_only
 def test_unknown_subscription_type_is_invalid_request_with_empty_id(
-    open_stream: OpenStream, sim: Simulator
+    open_stream: OpenStream,
 ) -> None:
     stream = open_stream([{"type": "workspace.created"}, {"type": "pane.bogus"}])
     reply = stream.line()
@@ -191,10 +190,9 @@ def test_unknown_subscription_type_is_invalid_request_with_empty_id(
     assert stream.line() is None
 
 
-@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize("kind", ["pane.agent_status_changed", "pane.output_matched"])
 def test_filtered_subscription_without_pane_id_is_invalid_request(
-    open_stream: OpenStream, sim: Simulator, kind: str
+    open_stream: OpenStream, kind: str
 ) -> None:
     sub = {"type": kind, "source": "recent", "match": {"type": "substring", "value": "x"}}
     reply = open_stream([sub]).line()
@@ -202,7 +200,6 @@ def test_filtered_subscription_without_pane_id_is_invalid_request(
     assert "missing field `pane_id`" in invalid_request(reply)
 
 
-@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "sub",
     [
@@ -217,7 +214,7 @@ def test_filtered_subscription_without_pane_id_is_invalid_request(
     ],
 )
 def test_unknown_pane_answers_with_the_probe_id_and_closes(
-    open_stream: OpenStream, sim: Simulator, sub: dict[str, Any]
+    open_stream: OpenStream, sub: dict[str, Any]
 ) -> None:
     stream = open_stream([{"type": "pane.created"}, sub], rid="req-7")
     assert stream.line() == {
@@ -227,9 +224,8 @@ def test_unknown_pane_answers_with_the_probe_id_and_closes(
     assert stream.line() is None  # no ack, connection closed
 
 
-@pytest.mark.herdr_sim_only
 def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
-    open_stream: OpenStream, sim: Simulator
+    open_stream: OpenStream,
 ) -> None:
     sub = {
         "type": "pane.output_matched",
@@ -418,7 +414,6 @@ def test_wait_unmatched_times_out(raw: Raw, pane: str) -> None:
     assert time.monotonic() - started_at < 2 * SCALE
 
 
-@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "match_event",
     [
@@ -430,7 +425,7 @@ def test_wait_unmatched_times_out(raw: Raw, pane: str) -> None:
     ],
 )
 def test_wait_on_anything_but_agent_status_is_unsupported(
-    raw: Raw, sim: Simulator, match_event: dict[str, Any]
+    raw: Raw, match_event: dict[str, Any]
 ) -> None:
     assert raw("events.wait", match_event=match_event, timeout_ms=30) == {
         "id": "t",
@@ -441,12 +436,10 @@ def test_wait_on_anything_but_agent_status_is_unsupported(
     }
 
 
-@pytest.mark.herdr_sim_only
-def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -> None:
+def test_wait_unknown_match_event_is_invalid_request(raw: Raw) -> None:
     invalid_request(raw("events.wait", match_event={"event": "pane.agent_status_changed"}))
 
 
-@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "match_event",
     [
@@ -458,7 +451,7 @@ def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -
     ],
 )
 def test_wait_match_without_its_required_id_is_invalid_request(
-    raw: Raw, sim: Simulator, match_event: dict[str, Any]
+    raw: Raw, match_event: dict[str, Any]
 ) -> None:
     # Herdr's EventMatch requires the id naming what to watch for these kinds
     invalid_request(raw("events.wait", match_event=match_event, timeout_ms=30))
@@ -479,15 +472,13 @@ def test_wait_pane_closing_mid_wait_is_pane_not_found(
     }
 
 
-@pytest.mark.herdr_sim_only
-def test_wait_unknown_pane_answers_with_the_probe_id(raw: Raw, sim: Simulator) -> None:
+def test_wait_unknown_pane_answers_with_the_probe_id(raw: Raw) -> None:
     assert raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30)) == {
         "id": "t:sub:0:probe",
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
     }
 
 
-@pytest.mark.herdr_sim_only
-def test_wait_unknown_pane_is_pane_not_found(raw: Raw, sim: Simulator) -> None:
+def test_wait_unknown_pane_is_pane_not_found(raw: Raw) -> None:
     reply = raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30))
     assert reply["error"] == {"code": "pane_not_found", "message": "pane w9:p9 not found"}

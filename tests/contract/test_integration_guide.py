@@ -52,6 +52,7 @@ def listeners(sim: Simulator) -> int:
 # -- the pane environment (G5–G8) -------------------------------------------------------------
 
 
+# sim only: a stand-in for Herdr (CI's real backend) gives its panes the simulator's own CLI
 @pytest.mark.herdr_sim_only
 def test_pane_env_names_herdr_its_pane_binary_and_socket(
     sim: Simulator, herdr_client: HerdrClient, pane: str

@@ -270,14 +270,11 @@ def test_cli_send_keys_invalid_key_is_the_server_error_on_stderr(
     }
 
 
-@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(
     "args",
     [["send-text", "w9:p9", "x"], ["send-keys", "w9:p9", "Enter"], ["run", "w9:p9", "true"]],
 )
-def test_cli_input_commands_on_an_unknown_pane_exit_1(
-    herdr_cli: HerdrCli, sim: Simulator, args: list[str]
-) -> None:
+def test_cli_input_commands_on_an_unknown_pane_exit_1(herdr_cli: HerdrCli, args: list[str]) -> None:
     assert cli_error(herdr_cli("pane", *args)) == {
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
         "id": "cli:request",
@@ -490,16 +487,14 @@ def test_cli_read_ansi_keeps_escapes(
     assert "\x1b" not in herdr_cli("pane", "read", pane, "--source", "visible").stdout
 
 
-@pytest.mark.herdr_sim_only
-def test_cli_read_unknown_pane_prints_the_error_json(herdr_cli: HerdrCli, sim: Simulator) -> None:
+def test_cli_read_unknown_pane_prints_the_error_json(herdr_cli: HerdrCli) -> None:
     assert cli_error(herdr_cli("pane", "read", "w9:p9")) == {
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
         "id": "cli:pane:read",
     }
 
 
-@pytest.mark.herdr_sim_only
-def test_cli_read_bogus_source_is_a_usage_error(herdr_cli: HerdrCli, sim: Simulator) -> None:
+def test_cli_read_bogus_source_is_a_usage_error(herdr_cli: HerdrCli) -> None:
     result = herdr_cli("pane", "read", "w1:p1", "--source", "bogus")
     assert (result.code, result.stdout) == (2, "")
     assert "invalid read source: bogus" in result.stderr
@@ -574,8 +569,7 @@ def test_wait_lines_limits_the_window_searched(herdr_client: HerdrClient, pane: 
     assert failure(wait_line, herdr_client, pane, "^FAR1$", timeout_ms=0, lines=5)[0] == "timeout"
 
 
-@pytest.mark.herdr_sim_only
-def test_wait_invalid_regex_is_checked_first_with_rusts_message(raw: Raw, sim: Simulator) -> None:
+def test_wait_invalid_regex_is_checked_first_with_rusts_message(raw: Raw) -> None:
     reply = wait_output(raw, "w9:p9", regex="(unclosed", timeout_ms=None)
     assert reply == {
         "id": "t",
@@ -689,8 +683,7 @@ def test_cli_wait_output_server_errors_exit_1(
     assert error["error"]["code"] == code
 
 
-@pytest.mark.herdr_sim_only
-def test_cli_wait_output_match_and_regex_are_exclusive(herdr_cli: HerdrCli, sim: Simulator) -> None:
+def test_cli_wait_output_match_and_regex_are_exclusive(herdr_cli: HerdrCli) -> None:
     result = herdr_cli("pane", "wait-output", "w1:p1", "--match", "a", "--regex", "b")
     assert result.code == 2
     assert "--match and --regex are mutually exclusive" in result.stderr

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
@@ -158,8 +157,7 @@ def test_unknown_pane_is_pane_not_found_without_naming_it(raw: Raw, pane: str) -
     }
 
 
-@pytest.mark.herdr_sim_only
-def test_no_focused_pane_is_pane_not_found(herdr_client: HerdrClient, sim: Simulator) -> None:
+def test_no_focused_pane_is_pane_not_found(herdr_client: HerdrClient) -> None:
     assert failure(herdr_client.call, "pane.process_info") == ("pane_not_found", "pane not found")
 
 
@@ -185,9 +183,8 @@ def test_cli_process_info_current_uses_herdr_pane_id(
     assert focused.json["result"]["process_info"]["pane_id"] == pane
 
 
-@pytest.mark.herdr_sim_only
 def test_cli_process_info_current_without_herdr_pane_id_is_a_usage_error(
-    herdr_cli: HerdrCli, sim: Simulator
+    herdr_cli: HerdrCli,
 ) -> None:
     result = herdr_cli("pane", "process-info", "--current")
     assert (result.code, result.stdout) == (2, "")

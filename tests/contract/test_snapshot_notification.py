@@ -10,6 +10,7 @@ import pytest
 from herdr_sim import Simulator
 from herdr_sim.client import request
 from herdr_sim.runtime import Notification
+from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import Raw, cli_error, cli_json, failure, invalid_request
@@ -73,9 +74,8 @@ def test_snapshot_agrees_with_the_list_methods(herdr_client: HerdrClient, busy: 
     assert snapshot["layouts"][0] == herdr_client.call("pane.layout", pane_id="w2:p1")["layout"]
 
 
-@pytest.mark.herdr_sim_only
-def test_snapshot_ignores_params(sim: Simulator) -> None:
-    reply = request(sim.socket_path, "session.snapshot", {"extra": True}, request_id="s")
+def test_snapshot_ignores_params(herdr_server: HerdrServer) -> None:
+    reply = request(herdr_server.socket_path, "session.snapshot", {"extra": True}, request_id="s")
     assert reply["id"] == "s"
     assert reply["result"]["type"] == "session_snapshot"
 
