@@ -7,7 +7,7 @@ subscriptions that are always hung up (and finished by the server) after the tes
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +27,26 @@ from tests.waits import SCALE
 HERDR_DEFAULTS = ("agent_start_settle", "agent_manifests_dir")
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A contract test that uses the simulator's seams (the ``sim`` fixture) or settings
-    (``@pytest.mark.herdr(...)``) must say so with ``herdr_sim_only``: on a real Herdr it is
-    skipped with the reason, and never runs half-supported."""
-    here = Path(__file__).parent
-    unmarked = [
+def sim_only_violations(items: Iterable[pytest.Item], under: Path) -> list[str]:
+    """The tests under ``under`` that use the simulator's seams (the ``sim`` fixture) or
+    settings (``@pytest.mark.herdr(...)``) without ``@pytest.mark.herdr_sim_only``."""
+    return [
         item.nodeid
         for item in items
-        if item.path.is_relative_to(here)
+        if item.path.is_relative_to(under)
         and item.get_closest_marker("herdr_sim_only") is None
         and (
             "sim" in getattr(item, "fixturenames", ())
             or any(marker.kwargs for marker in item.iter_markers("herdr"))
         )
     ]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A contract test that uses the simulator's seams or settings must say so with
+    ``herdr_sim_only``: on a real Herdr it is skipped with the reason, and never runs
+    half-supported."""
+    unmarked = sim_only_violations(items, Path(__file__).parent)
     if unmarked:
         raise pytest.UsageError(
             "contract tests using the simulator's seams or settings without "

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.waits import SCALE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,3 +58,50 @@ def test_the_real_backend_runs_what_is_not_sim_only(standin_herdr: Path) -> None
     assert skipped == [
         "SKIPPED [1] tests/contract/test_faults.py: herdr_sim_only: needs the simulator"
     ]
+
+
+def test_a_contract_test_using_the_simulator_must_be_marked_sim_only(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        """
+        from pathlib import Path
+
+        import pytest
+
+        from tests.contract.conftest import sim_only_violations
+
+
+        @pytest.fixture
+        def sim():
+            return object()
+
+
+        def pytest_collection_modifyitems(config, items):
+            unmarked = sim_only_violations(items, Path(__file__).parent)
+            if unmarked:
+                raise pytest.UsageError("unmarked: " + " ".join(unmarked))
+        """
+    )
+    pytester.makepyfile(
+        """
+        import pytest
+
+        def test_seam(sim): pass
+
+        @pytest.mark.herdr(cols=80)
+        def test_settings(): pass
+
+        @pytest.mark.herdr_sim_only
+        def test_marked(sim): pass
+
+        def test_plain(): pass
+        """
+    )
+    result = pytester.runpytest("--collect-only", "-q")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (line,) = [line for line in result.errlines if "unmarked:" in line]
+    assert line.endswith(
+        "unmarked: test_a_contract_test_using_the_simulator_must_be_marked_sim_only.py::test_seam "
+        "test_a_contract_test_using_the_simulator_must_be_marked_sim_only.py::test_settings"
+    )
