@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.waits import SCALE
+from herdr_sim import testing
+from pytest_herdr.fixtures import ServerFactory
+from tests.waits import SCALE, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 #: a test of Herdr's behaviour (runs on both backends) and one of a simulator seam
@@ -105,3 +107,15 @@ def test_a_contract_test_using_the_simulator_must_be_marked_sim_only(
         "unmarked: test_a_contract_test_using_the_simulator_must_be_marked_sim_only.py::test_seam "
         "test_a_contract_test_using_the_simulator_must_be_marked_sim_only.py::test_settings"
     )
+
+
+def test_a_server_can_start_without_its_event_recorder(
+    herdr_server_factory: ServerFactory,
+) -> None:
+    # the contract tests count the server's connections: the recorder's stream would be one
+    recorded, bare = herdr_server_factory(), herdr_server_factory(record_events=False)
+    sim, bare_sim = recorded.sim, bare.sim
+    assert sim is not None and bare_sim is not None
+    assert recorded.events is not None and bare.events is None
+    wait_until(lambda: testing.connections(sim) == 1, what="the recorder's stream")
+    assert testing.connections(bare_sim) == 0
