@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -211,6 +212,11 @@ def serve(args: argparse.Namespace) -> int:
     config.agent_manifests_dir = _manifests_dir(args.agent_manifests)
     config.fake_agents = not args.no_fake_agents
     sim = Simulator(config)
+    wire_log = os.environ.get("HERDR_SIM_WIRE_LOG")
+    if wire_log:  # the contract checks of the test run that started this server
+        from .server import WireLog
+
+        sim.wire_taps.append(WireLog(Path(wire_log)))
     done = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:

@@ -76,6 +76,10 @@ class EventHub:
         if queue in self._queues:
             self._queues.remove(queue)
 
+    def listener_count(self) -> int:
+        """How many listeners :meth:`add_listener` holds now."""
+        return len(self._listeners)
+
     def add_listener(self, listener: Callable[[Envelope], None]) -> None:
         """Call ``listener`` synchronously for every event (recorders, test hooks)."""
         self._listeners.append(listener)

@@ -50,13 +50,17 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _wire_log(kind: str, line: Line) -> None:
-    """Append wire lines to ``$HERDR_SIM_WIRE_LOG`` (contract checks of subprocess servers);
-    ``pid`` says which process served them (a reader that taps its own in-process servers
-    skips those)."""
-    path = os.environ.get("HERDR_SIM_WIRE_LOG")
-    if path:
-        with Path(path).open("a", encoding="utf-8") as log_file:
+class WireLog:
+    """A wire tap appending every line to a file (``$HERDR_SIM_WIRE_LOG``): how the contract
+    checks of a test run see a *subprocess* server (``herdr-sim serve``), whose wire no tap of
+    theirs can reach. ``herdr-sim serve`` adds one to its simulator's own taps; an in-process
+    server is tapped directly and writes nothing. ``pid`` says which process served a line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, kind: str, line: Line) -> None:
+        with self.path.open("a", encoding="utf-8") as log_file:
             entry = {"kind": kind, "line": line, "pid": os.getpid()}
             log_file.write(json.dumps(entry) + "\n")
 
@@ -64,7 +68,6 @@ def _wire_log(kind: str, line: Line) -> None:
 def tap(kind: str, line: Line, own: list[Callable[[str, Line], None]] | None = None) -> None:
     """Show a line to every wire tap — the global ones and ``own``, the taps of the one
     server that carried it; a failing tap never breaks the server."""
-    _wire_log(kind, line)
     for callback in [*WIRE_TAPS, *(own or ())]:
         try:
             callback(kind, line)
@@ -188,6 +191,10 @@ class Server:
             return _TrackedProtocol(self._transports, reader, self._on_connection, loop=loop)
 
         self._server = await loop.create_unix_server(protocol, sock=sock, backlog=4096)
+
+    def connection_count(self) -> int:
+        """How many client connections are being handled now (read on the loop)."""
+        return len(self._connections)
 
     def stop_listening(self) -> None:
         """Stop accepting connections (idempotent; the socket file stays until close).

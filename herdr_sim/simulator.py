@@ -276,6 +276,11 @@ class Simulator:
         return self.run_in_loop(lambda rt: list(rt.notifications))
 
     @property
+    def socket_server(self) -> Server | None:
+        """The socket server while the simulator runs (read through :mod:`herdr_sim.testing`)."""
+        return self._server
+
+    @property
     def events(self) -> list[Envelope]:
         """Every lifecycle event emitted so far (a copy)."""
         with self._events_lock:

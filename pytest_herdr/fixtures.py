@@ -48,7 +48,7 @@ CONTRACTS_KEY: pytest.StashKey[ContractChecker] = pytest.StashKey()
 class ServerFactory(Protocol):
     """``herdr_server_factory(**settings)`` → a new running server."""
 
-    def __call__(self, **settings: Any) -> HerdrServer: ...
+    def __call__(self, *, record_events: bool = True, **settings: Any) -> HerdrServer: ...
 
 
 @pytest.fixture(scope="session")
@@ -101,12 +101,14 @@ def herdr_server_factory(
 
     ``herdr_server_factory(cols=80, persist=False)`` starts a simulator with
     ``herdr_sim_config`` plus those settings (ignored by a real Herdr, which starts on its own
-    named session). Each server records its events for the failure report.
+    named session). Each server records its events for the failure report and
+    ``herdr_events``, over one subscription of its own; ``record_events=False`` leaves it
+    out, for a test that counts the server's connections.
     """
     started: list[HerdrServer] = []
     request.node.stash[SERVERS_KEY] = started
 
-    def start(**settings: Any) -> HerdrServer:
+    def start(*, record_events: bool = True, **settings: Any) -> HerdrServer:
         if herdr_settings.backend == "real":
             binary = backends.require_real_bin(herdr_settings.herdr_bin)
             server = backends.start_real(binary, f"pytest-{secrets.token_hex(4)}")
@@ -121,7 +123,7 @@ def herdr_server_factory(
             # plugin's own recorder is left out of what the suite exercised
             server.tap(without_own_lines(checker))
         try:
-            server.events = EventRecorder(server.socket_path).start()
+            server.events = EventRecorder(server.socket_path).start() if record_events else None
         except OSError as exc:
             server.events = None
             request.node.stash.setdefault(CLEANUP_KEY, []).append(f"event recorder: {exc!r}")

@@ -10,10 +10,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.client import RequestFailed, Subscription
 from herdr_sim.model.agents import AgentRecord, AgentState
 from pytest_herdr.cli_runner import CliResult
+from pytest_herdr.client import HerdrClient
 from tests.waits import SCALE, wait_until
 
 #: ``api(method, **params)`` → the result; raises ``RequestFailed`` (the ``api`` fixture)
@@ -69,11 +70,11 @@ def invalid_request(reply: dict[str, Any]) -> str:
     return message
 
 
-def split(api: Api, target: str, direction: str = "right", **params: Any) -> str:
+def split(herdr_client: HerdrClient, target: str, direction: str = "right", **params: Any) -> str:
     """Split ``target``; the new pane's id."""
-    pane: str = api("pane.split", target_pane_id=target, direction=direction, **params)["pane"][
-        "pane_id"
-    ]
+    pane: str = herdr_client.call(
+        "pane.split", target_pane_id=target, direction=direction, **params
+    )["pane"]["pane_id"]
     return pane
 
 
@@ -82,41 +83,45 @@ def rects(layout: dict[str, Any]) -> dict[str, dict[str, int]]:
     return {pane["pane_id"]: pane["rect"] for pane in layout["panes"]}
 
 
-def workspace_ids(api: Api) -> list[str]:
+def workspace_ids(herdr_client: HerdrClient) -> list[str]:
     """Workspace ids in display order."""
-    return [ws["workspace_id"] for ws in api("workspace.list")["workspaces"]]
+    return [ws["workspace_id"] for ws in herdr_client.call("workspace.list")["workspaces"]]
 
 
-def tab_ids(api: Api, workspace_id: str = "w1") -> list[str]:
+def tab_ids(herdr_client: HerdrClient, workspace_id: str = "w1") -> list[str]:
     """A workspace's tab ids in order."""
-    return [tab["tab_id"] for tab in api("tab.list", workspace_id=workspace_id)["tabs"]]
+    return [
+        tab["tab_id"] for tab in herdr_client.call("tab.list", workspace_id=workspace_id)["tabs"]
+    ]
 
 
-def pane_ids(api: Api, **params: Any) -> list[str]:
+def pane_ids(herdr_client: HerdrClient, **params: Any) -> list[str]:
     """``pane.list`` ids, in the order the server answers."""
-    return [pane["pane_id"] for pane in api("pane.list", **params)["panes"]]
+    return [pane["pane_id"] for pane in herdr_client.call("pane.list", **params)["panes"]]
 
 
-def process_info(api: Api, pane: str | None = None) -> dict[str, Any]:
+def process_info(herdr_client: HerdrClient, pane: str | None = None) -> dict[str, Any]:
     """The PaneProcessInfo of ``pane`` (or of the focused pane)."""
     params = {} if pane is None else {"pane_id": pane}
-    result = api("pane.process_info", **params)
+    result = herdr_client.call("pane.process_info", **params)
     assert result["type"] == "pane_process_info"
     info: dict[str, Any] = result["process_info"]
     return info
 
 
-def foreground_names(api: Api, pane: str) -> list[str]:
+def foreground_names(herdr_client: HerdrClient, pane: str) -> list[str]:
     """Names of the pane's foreground processes."""
-    return [proc["name"] for proc in process_info(api, pane).get("foreground_processes", [])]
+    return [
+        proc["name"] for proc in process_info(herdr_client, pane).get("foreground_processes", [])
+    ]
 
 
 # -- pane input and output --------------------------------------------------------------------
 
 
-def enter(api: Api, pane: str, command: str) -> None:
+def enter(herdr_client: HerdrClient, pane: str, command: str) -> None:
     """Type a command line into a pane's shell and press Enter (does not wait)."""
-    api("pane.send_input", pane_id=pane, text=command, keys=["Enter"])
+    herdr_client.call("pane.send_input", pane_id=pane, text=command, keys=["Enter"])
 
 
 def wait_output(
@@ -141,10 +146,14 @@ def wait_output(
     return call("pane.wait_for_output", pane_id=pane, source=source, match=match, **params)
 
 
-def wait_line(api: Api, pane: str, regex: str, timeout_ms: int = WAIT_MS, **params: Any) -> str:
+def wait_line(
+    herdr_client: HerdrClient, pane: str, regex: str, timeout_ms: int = WAIT_MS, **params: Any
+) -> str:
     """Block server-side until ``regex`` matches a line of the pane (recent output by
     default); that line."""
-    line: str = wait_output(api, pane, regex=regex, timeout_ms=timeout_ms, **params)["matched_line"]
+    line: str = wait_output(herdr_client.call, pane, regex=regex, timeout_ms=timeout_ms, **params)[
+        "matched_line"
+    ]
     return line
 
 
@@ -185,29 +194,19 @@ def kinds_since(sim: Simulator, mark: int) -> list[str]:
     return [kind for kind, _ in events_since(sim, mark)]
 
 
-def connections(sim: Simulator) -> int:
-    """How many client connections the server is handling right now."""
-    server = sim._server
-    assert server is not None
-    return int(sim.run_in_loop(lambda rt: len(server._connections)))
-
-
-def in_flight(sim: Simulator) -> int:
-    """How many requests are inside their handler (past their first checks) right now."""
-    server = sim._server
-    assert server is not None
-    return int(sim.run_in_loop(lambda rt: server.in_flight))
-
-
-def hang_up(sim: Simulator, *held: Closable) -> None:
-    """Close connections and wait until the server has finished every connection.
+def hang_up(sim: Simulator | None, *held: Closable) -> None:
+    """Close connections and, on the simulator, wait until the server has finished every
+    connection (a real Herdr's cannot be counted: closing is all a client can do).
 
     (A subscription still open when the simulator stops leaves a pending queue getter
     that asyncio reports as a destroyed task; see the report on methods/events.py.)
     """
     for connection in held:
         connection.close()
-    wait_until(lambda: connections(sim) == 0, what="the server to finish the connections")
+    if sim is not None:
+        wait_until(
+            lambda: testing.connections(sim) == 0, what="the server to finish the connections"
+        )
 
 
 def reply_after(
@@ -217,7 +216,9 @@ def reply_after(
     and return the request's answer."""
     with ThreadPoolExecutor(max_workers=1) as pool:
         waiting = pool.submit(send)
-        wait_until(lambda: in_flight(sim) > 0, what="the request to be in progress")
+        wait_until(
+            lambda: testing.requests_in_flight(sim) > 0, what="the request to be in progress"
+        )
         action()
         return waiting.result(timeout=10 * SCALE)
 
@@ -250,20 +251,17 @@ def cli_error(result: CliResult) -> dict[str, Any]:
 # -- the agent engine, driven through its detection seam ------------------------------------------
 
 
-def get(api: Api, pane: str) -> dict[str, Any]:
+def get(herdr_client: HerdrClient, pane: str) -> dict[str, Any]:
     """PaneInfo."""
-    info: dict[str, Any] = api("pane.get", pane_id=pane)["pane"]
+    info: dict[str, Any] = herdr_client.call("pane.get", pane_id=pane)["pane"]
     return info
 
 
 def record(sim: Simulator, pane: str) -> AgentRecord:
     """The engine's record of a pane (read on the simulator's thread)."""
-    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
-    return rec
+    return testing.agent_record(sim, pane)
 
 
 def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
     """What process and screen detection would set (the seam the live loop drives)."""
-    sim.run_in_loop(
-        lambda rt: rt.agents.set_detection(rt.pane(pane), agent=agent, screen_state=screen)
-    )
+    testing.set_detection(sim, pane, (agent, screen))

@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.config import SimulatorConfig
 from herdr_sim.launches import ManagedLaunch, reconcile
 from herdr_sim.methods.agent_start import command_line, quote_posix, quote_powershell
 from herdr_sim.model.agents import AgentState
+from pytest_herdr.cli_runner import HerdrCli
+from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
-    Api,
-    Herdr,
     cli_error,
     cli_json,
     enter,
@@ -37,17 +37,20 @@ from tests.contract.helpers import (
     wait_output,
 )
 from tests.contract_check import contracts_dir
-from tests.waits import wait_until
+from tests.waits import SCALE, wait_until
 
 SETTLE = 0.1
-pytestmark = pytest.mark.sim_settings(
-    agent_manifests_dir=contracts_dir() / "agent-detection",
-    agent_start_settle=SETTLE,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = [
+    pytest.mark.herdr_sim_only,
+    pytest.mark.herdr(
+        agent_manifests_dir=contracts_dir() / "agent-detection",
+        agent_start_settle=SETTLE,
+        agent_prompt_submit_delay=0.05,
+        detection_interval=0.1,
+        detection_debounce=0.02,
+        detection_idle_hold=0.1,
+    ),
+]
 
 FAKE_KINDS = ("pi", "claude", "codex", "opencode")
 REPLY = "reply-from-the-fake"
@@ -61,22 +64,24 @@ def scenario(short_dir: Path) -> Path:
     return path
 
 
-def agent(api: Api, target: str) -> dict[str, Any]:
+def agent(herdr_client: HerdrClient, target: str) -> dict[str, Any]:
     """``agent.get``'s AgentInfo."""
-    info: dict[str, Any] = api("agent.get", target=target)["agent"]
+    info: dict[str, Any] = herdr_client.call("agent.get", target=target)["agent"]
     return info
 
 
-def start(api: Api, pane: str, name: str = "worker", kind: str = "pi", **params: Any) -> Any:
+def start(
+    herdr_client: HerdrClient, pane: str, name: str = "worker", kind: str = "pi", **params: Any
+) -> Any:
     """``agent.start``'s result."""
-    return api("agent.start", name=name, kind=kind, pane_id=pane, **params)
+    return herdr_client.call("agent.start", name=name, kind=kind, pane_id=pane, **params)
 
 
-def detected(api: Api, name: str, kind: str) -> dict[str, Any]:
+def detected(herdr_client: HerdrClient, name: str, kind: str) -> dict[str, Any]:
     """Wait until the named agent is detected as ``kind`` and idle; its AgentInfo."""
 
     def seen() -> dict[str, Any] | None:
-        info = agent(api, name)
+        info = agent(herdr_client, name)
         return info if (info.get("agent"), info["agent_status"]) == (kind, "idle") else None
 
     return wait_until(seen, 5, what=f"{name} detected as {kind}")
@@ -92,10 +97,10 @@ def slow_settle(sim: Simulator) -> None:
 
 @pytest.mark.parametrize("kind", FAKE_KINDS)
 def test_cli_start_is_interactive_ready_and_prompt_wait_sees_the_turn(
-    api: Api, herdr: Herdr, pane: str, scenario: Path, kind: str
+    herdr_client: HerdrClient, herdr_cli: HerdrCli, pane: str, scenario: Path, kind: str
 ) -> None:
     started = cli_json(
-        herdr(
+        herdr_cli(
             "agent",
             "start",
             "a1",
@@ -117,18 +122,20 @@ def test_cli_start_is_interactive_ready_and_prompt_wait_sees_the_turn(
     assert "launch_pending" not in ready
     assert ready["agent_status"] in ("idle", "done")
 
-    prompted = cli_json(herdr("agent", "prompt", "a1", "hello", "--wait"), "cli:agent:prompt")
+    prompted = cli_json(herdr_cli("agent", "prompt", "a1", "hello", "--wait"), "cli:agent:prompt")
     assert prompted["type"] == "agent_prompted"
     assert prompted["agent"]["agent_status"] in ("idle", "done")
-    assert REPLY in api("pane.read", pane_id=pane, source="recent")["read"]["text"]
+    assert REPLY in herdr_client.call("pane.read", pane_id=pane, source="recent")["read"]["text"]
 
 
 # -- the server side: one request, answered at once ------------------------------------------------
 
 
-def test_start_answers_at_once_with_launch_pending(sim: Simulator, api: Api, pane: str) -> None:
+def test_start_answers_at_once_with_launch_pending(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     slow_settle(sim)
-    result = start(api, pane)
+    result = start(herdr_client, pane)
     assert result["type"] == "agent_started"
     assert result["argv"] == ["pi"]
     info = result["agent"]
@@ -138,38 +145,46 @@ def test_start_answers_at_once_with_launch_pending(sim: Simulator, api: Api, pan
     assert keys.index("focused") < keys.index("launch_pending") < keys.index("state_change_seq")
 
 
-def test_a_pending_launch_is_an_agent_by_name(sim: Simulator, api: Api, pane: str) -> None:
+def test_a_pending_launch_is_an_agent_by_name(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     slow_settle(sim)
-    start(api, pane)
-    assert [a["name"] for a in api("agent.list")["agents"]] == ["worker"]
-    assert agent(api, "worker")["launch_pending"] is True
-    snapshot_agents = api("session.snapshot")["snapshot"]["agents"]
+    start(herdr_client, pane)
+    assert [a["name"] for a in herdr_client.call("agent.list")["agents"]] == ["worker"]
+    assert agent(herdr_client, "worker")["launch_pending"] is True
+    snapshot_agents = herdr_client.call("session.snapshot")["snapshot"]["agents"]
     assert [(a["name"], a.get("launch_pending")) for a in snapshot_agents] == [("worker", True)]
 
 
-def test_the_command_line_is_typed_into_the_shell(api: Api, pane: str) -> None:
-    start(api, pane, kind="gemini", args=["--model", "a b", "it's", "x=1,y@2%"])
-    wait_output(api, pane, text="gemini --model 'a b' 'it'\\''s' x=1,y@2%")
+def test_the_command_line_is_typed_into_the_shell(herdr_client: HerdrClient, pane: str) -> None:
+    start(herdr_client, pane, kind="gemini", args=["--model", "a b", "it's", "x=1,y@2%"])
+    wait_output(herdr_client.call, pane, text="gemini --model 'a b' 'it'\\''s' x=1,y@2%")
 
 
-def test_settle_delay_comes_before_interactive_ready(sim: Simulator, api: Api, pane: str) -> None:
+def test_settle_delay_comes_before_interactive_ready(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     sim.config.agent_start_settle = 0.6
     began = time.monotonic()
-    start(api, pane)
-    info = detected(api, "worker", "pi")
+    start(herdr_client, pane)
+    info = detected(herdr_client, "worker", "pi")
     assert info.get("launch_pending") is True, "detected idle, but the settle delay is not over"
-    ready = wait_until(lambda: agent(api, "worker").get("interactive_ready"), 5, what="ready")
+    ready = wait_until(
+        lambda: agent(herdr_client, "worker").get("interactive_ready"), 5, what="ready"
+    )
     assert ready is True
     assert time.monotonic() - began >= 0.6
-    assert "launch_pending" not in agent(api, "worker")
+    assert "launch_pending" not in agent(herdr_client, "worker")
 
 
-def test_becoming_ready_emits_pane_updated(sim: Simulator, api: Api, pane: str) -> None:
+def test_becoming_ready_emits_pane_updated(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     sim.config.agent_start_settle = 0.5
-    start(api, pane)
-    detected(api, "worker", "pi")
+    start(herdr_client, pane)
+    detected(herdr_client, "worker", "pi")
     mark = len(sim.events)
-    wait_until(lambda: agent(api, "worker").get("interactive_ready"), 5, what="ready")
+    wait_until(lambda: agent(herdr_client, "worker").get("interactive_ready"), 5, what="ready")
     updated = [data for kind, data in events_since(sim, mark) if kind == "pane_updated"]
     assert updated and updated[0]["pane"]["pane_id"] == pane
 
@@ -181,55 +196,57 @@ def test_herdrs_settle_delay_is_the_default() -> None:
 # -- while the launch is pending -------------------------------------------------------------------
 
 
-def test_prompt_while_pending_is_not_ready(sim: Simulator, api: Api, pane: str) -> None:
+def test_prompt_while_pending_is_not_ready(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     slow_settle(sim)
-    start(api, pane)
-    detected(api, "worker", "pi")
-    assert failure(api, "agent.prompt", target="worker", text="hi") == (
+    start(herdr_client, pane)
+    detected(herdr_client, "worker", "pi")
+    assert failure(herdr_client.call, "agent.prompt", target="worker", text="hi") == (
         "agent_not_ready",
         "agent worker is not an active named agent",
     )
 
 
-def test_rename_while_pending(sim: Simulator, api: Api, pane: str) -> None:
+def test_rename_while_pending(sim: Simulator, herdr_client: HerdrClient, pane: str) -> None:
     slow_settle(sim)
-    start(api, pane)
-    assert failure(api, "agent.rename", target="worker", name="other") == (
+    start(herdr_client, pane)
+    assert failure(herdr_client.call, "agent.rename", target="worker", name="other") == (
         "agent_launch_pending",
         "agent name cannot change while startup is pending",
     )
 
 
 def test_rename_checks_the_name_before_the_pending_launch(
-    sim: Simulator, api: Api, pane: str
+    sim: Simulator, herdr_client: HerdrClient, pane: str
 ) -> None:
     slow_settle(sim)
-    start(api, pane)
-    code, _ = failure(api, "agent.rename", target="worker", name="Bad")
+    start(herdr_client, pane)
+    code, _ = failure(herdr_client.call, "agent.rename", target="worker", name="Bad")
     assert code == "invalid_agent_name"
 
 
 def test_send_keys_while_pending_is_not_checked_like_herdr(
-    sim: Simulator, api: Api, pane: str
+    sim: Simulator, herdr_client: HerdrClient, pane: str
 ) -> None:
     # Herdr's agent.send_keys checks the label and the foreground process, not the launch
     slow_settle(sim)
-    start(api, pane)
-    detected(api, "worker", "pi")
-    assert api("agent.send_keys", target="worker", keys=["a"]) == {"type": "ok"}
+    start(herdr_client, pane)
+    detected(herdr_client, "worker", "pi")
+    assert herdr_client.call("agent.send_keys", target="worker", keys=["a"]) == {"type": "ok"}
 
 
-def test_rename_after_ready_keeps_interactive_ready(api: Api, pane: str) -> None:
-    start(api, pane)
-    wait_until(lambda: agent(api, "worker").get("interactive_ready"), 5, what="ready")
-    renamed = api("agent.rename", target="worker", name="renamed")["agent"]
+def test_rename_after_ready_keeps_interactive_ready(herdr_client: HerdrClient, pane: str) -> None:
+    start(herdr_client, pane)
+    wait_until(lambda: agent(herdr_client, "worker").get("interactive_ready"), 5, what="ready")
+    renamed = herdr_client.call("agent.rename", target="worker", name="renamed")["agent"]
     assert (renamed["name"], renamed["interactive_ready"]) == ("renamed", True)
 
 
-def test_clearing_the_name_ends_the_managed_launch(api: Api, pane: str) -> None:
-    start(api, pane)
-    wait_until(lambda: agent(api, "worker").get("interactive_ready"), 5, what="ready")
-    cleared = api("agent.rename", target=pane)["agent"]
+def test_clearing_the_name_ends_the_managed_launch(herdr_client: HerdrClient, pane: str) -> None:
+    start(herdr_client, pane)
+    wait_until(lambda: agent(herdr_client, "worker").get("interactive_ready"), 5, what="ready")
+    cleared = herdr_client.call("agent.rename", target=pane)["agent"]
     assert "name" not in cleared
     assert "interactive_ready" not in cleared
 
@@ -237,34 +254,41 @@ def test_clearing_the_name_ends_the_managed_launch(api: Api, pane: str) -> None:
 # -- the launch fails: names cleared ---------------------------------------------------------------
 
 
-def test_agent_exit_while_pending_clears_the_name(sim: Simulator, api: Api, pane: str) -> None:
+def test_agent_exit_while_pending_clears_the_name(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     slow_settle(sim)
-    start(api, pane)
-    detected(api, "worker", "pi")
-    enter(api, pane, "/exit")
-    wait_until(lambda: "worker" not in {a.get("name") for a in api("agent.list")["agents"]}, 5)
-    assert failure(api, "agent.get", target="worker")[0] == "agent_not_found"
-    assert start(api, pane, name="again")["agent"]["name"] == "again"
+    start(herdr_client, pane)
+    detected(herdr_client, "worker", "pi")
+    enter(herdr_client, pane, "/exit")
+    wait_until(
+        lambda: "worker" not in {a.get("name") for a in herdr_client.call("agent.list")["agents"]},
+        5,
+    )
+    assert failure(herdr_client.call, "agent.get", target="worker")[0] == "agent_not_found"
+    assert start(herdr_client, pane, name="again")["agent"]["name"] == "again"
 
 
-def test_another_kind_detected_clears_the_name(sim: Simulator, api: Api, pane: str) -> None:
+def test_another_kind_detected_clears_the_name(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     slow_settle(sim)
     # the agent process carries Herdr's HERDR_AGENT hint for another kind
-    enter(api, pane, "export HERDR_AGENT=claude")
-    wait_line(api, pane, r"^\$ export")
-    start(api, pane)
+    enter(herdr_client, pane, "export HERDR_AGENT=claude")
+    wait_line(herdr_client, pane, r"^\$ export")
+    start(herdr_client, pane)
 
     def claude_without_name() -> bool:
-        info = agent(api, pane)
+        info = agent(herdr_client, pane)
         return info.get("agent") == "claude" and "name" not in info
 
     wait_until(claude_without_name, 5, what="the launch cleared")
 
 
-def test_cli_kind_mismatch(api: Api, herdr: Herdr, pane: str) -> None:
-    enter(api, pane, "export HERDR_AGENT=claude")
-    wait_line(api, pane, r"^\$ export")
-    error = cli_error(herdr("agent", "start", "w", "--kind", "pi", "--pane", pane))
+def test_cli_kind_mismatch(herdr_client: HerdrClient, herdr_cli: HerdrCli, pane: str) -> None:
+    enter(herdr_client, pane, "export HERDR_AGENT=claude")
+    wait_line(herdr_client, pane, r"^\$ export")
+    error = cli_error(herdr_cli("agent", "start", "w", "--kind", "pi", "--pane", pane))
     assert error == {
         "id": "cli:agent:start",
         "error": {"code": "agent_kind_mismatch", "message": "expected pi, detected claude"},
@@ -272,72 +296,76 @@ def test_cli_kind_mismatch(api: Api, herdr: Herdr, pane: str) -> None:
 
 
 def test_cli_deadline_is_a_timeout_and_the_name_is_cleared(
-    api: Api, herdr: Herdr, pane: str
+    herdr_client: HerdrClient, herdr_cli: HerdrCli, pane: str
 ) -> None:
     # no `gemini` on the pane PATH: nothing ever becomes interactive (Herdr #3381)
     began = time.monotonic()
     error = cli_error(
-        herdr("agent", "start", "w", "--kind", "gemini", "--pane", pane, "--timeout", "3001")
+        herdr_cli("agent", "start", "w", "--kind", "gemini", "--pane", pane, "--timeout", "3001")
     )
     assert time.monotonic() - began >= 3.0
     assert error == {
         "id": "cli:agent:start",
         "error": {"code": "timeout", "message": "timed out waiting for agent startup"},
     }
-    wait_until(lambda: not api("agent.list")["agents"], 2, what="the name cleared")
-    assert start(api, pane, name="w", kind="gemini")["agent"]["launch_pending"] is True
+    wait_until(lambda: not herdr_client.call("agent.list")["agents"], 2, what="the name cleared")
+    assert start(herdr_client, pane, name="w", kind="gemini")["agent"]["launch_pending"] is True
 
 
 # -- blocked during startup (detection driven through the seam) ---------------------------------
 
 #: detection off: the test says what Herdr would detect (the launched `gemini` does not exist)
-SEAM = pytest.mark.sim_settings(agent_detection=False, agent_start_settle=SETTLE)
+SEAM = pytest.mark.herdr(agent_detection=False, agent_start_settle=SETTLE)
 
 
 def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState) -> None:
     """What process and screen detection would set."""
-    sim.run_in_loop(
-        lambda rt: rt.agents.set_detection(rt.pane(pane), agent=agent, screen_state=screen)
-    )
+    testing.set_detection(sim, pane, (agent, screen))
 
 
 @SEAM
 def test_blocked_during_startup_stays_pending_then_becomes_ready(
-    sim: Simulator, api: Api, pane: str
+    sim: Simulator, herdr_client: HerdrClient, pane: str
 ) -> None:
-    start(api, pane, kind="gemini")
+    start(herdr_client, pane, kind="gemini")
     detect(sim, pane, "gemini", "blocked")
     blocked = wait_until(
-        lambda: (info := agent(api, "worker"))["agent_status"] == "blocked" and info, 5
+        lambda: (info := agent(herdr_client, "worker"))["agent_status"] == "blocked" and info, 5
     )
     assert blocked["launch_pending"] is True
     assert "interactive_ready" not in blocked
     detect(sim, pane, "gemini", "idle")
-    ready = wait_until(lambda: agent(api, "worker").get("interactive_ready"), 5, what="ready")
+    ready = wait_until(
+        lambda: agent(herdr_client, "worker").get("interactive_ready"), 5, what="ready"
+    )
     assert ready is True
 
 
 @SEAM
-def test_idle_while_the_launch_is_pending_is_not_done(sim: Simulator, api: Api, pane: str) -> None:
+def test_idle_while_the_launch_is_pending_is_not_done(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     # a launch in a background tab: its turns before readiness are startup, not work done
     slow_settle(sim)
-    workspace = api("pane.get", pane_id=pane)["pane"]["workspace_id"]
-    background = api("tab.create", workspace_id=workspace, focus=False)["root_pane"]["pane_id"]
-    start(api, background, kind="gemini")
+    workspace = herdr_client.call("pane.get", pane_id=pane)["pane"]["workspace_id"]
+    background = herdr_client.call("tab.create", workspace_id=workspace, focus=False)["root_pane"][
+        "pane_id"
+    ]
+    start(herdr_client, background, kind="gemini")
     detect(sim, background, "gemini", "idle")
     detect(sim, background, "gemini", "working")
     detect(sim, background, "gemini", "idle")
-    info = agent(api, "worker")
+    info = agent(herdr_client, "worker")
     assert (info["launch_pending"], info["agent_status"]) == (True, "idle")
 
 
 @SEAM
 def test_cli_blocked_during_startup_is_not_ready(
-    sim: Simulator, api: Api, herdr: Herdr, pane: str
+    sim: Simulator, herdr_client: HerdrClient, herdr_cli: HerdrCli, pane: str
 ) -> None:
     with ThreadPoolExecutor(1) as pool:
-        running = pool.submit(herdr, "agent", "start", "w", "--kind", "gemini", "--pane", pane)
-        wait_until(lambda: api("agent.list")["agents"], 5, what="the launch")
+        running = pool.submit(herdr_cli, "agent", "start", "w", "--kind", "gemini", "--pane", pane)
+        wait_until(lambda: herdr_client.call("agent.list")["agents"], 5, what="the launch")
         detect(sim, pane, "gemini", "blocked")
         error = cli_error(running.result(timeout=10))
     assert error == {
@@ -353,12 +381,12 @@ def test_cli_blocked_during_startup_is_not_ready(
 
 
 @pytest.fixture
-def taken(sim: Simulator, api: Api, pane: str) -> str:
+def taken(sim: Simulator, herdr_client: HerdrClient, pane: str) -> str:
     """A second pane whose pending launch holds the name ``taken``; the free pane's id."""
     slow_settle(sim)
-    other = split(api, pane)
-    wait_line(api, other, r"^\$")
-    start(api, other, name="taken", kind="gemini")
+    other = split(herdr_client, pane)
+    wait_line(herdr_client, other, r"^\$")
+    start(herdr_client, other, name="taken", kind="gemini")
     return pane
 
 
@@ -405,19 +433,21 @@ def taken(sim: Simulator, api: Api, pane: str) -> str:
     ],
 )
 def test_validation_order(
-    api: Api, taken: str, params: dict[str, Any], code: str, message: str | None
+    herdr_client: HerdrClient, taken: str, params: dict[str, Any], code: str, message: str | None
 ) -> None:
     request = {"name": "fresh", "kind": "pi", "pane_id": taken, **params}
-    found_code, found_message = failure(api, "agent.start", **request)
+    found_code, found_message = failure(herdr_client.call, "agent.start", **request)
     assert found_code == code
     if message is not None:
         assert found_message == message
 
 
-def test_name_taken_lists_the_candidates(api: Api, taken: str) -> None:
-    code, message = failure(api, "agent.start", name="taken", kind="pi", pane_id=taken)
+def test_name_taken_lists_the_candidates(herdr_client: HerdrClient, taken: str) -> None:
+    code, message = failure(
+        herdr_client.call, "agent.start", name="taken", kind="pi", pane_id=taken
+    )
     assert code == "agent_name_taken"
-    owner = agent(api, "taken")
+    owner = agent(herdr_client, "taken")
     assert message == (
         f"agent name taken is already used; candidates: terminal_id={owner['terminal_id']} "
         f"pane_id=w1:p2 workspace_id=w1 tab_id=w1:t1 cwd=/tmp status=Unknown"
@@ -425,37 +455,48 @@ def test_name_taken_lists_the_candidates(api: Api, taken: str) -> None:
 
 
 @pytest.mark.parametrize("timeout_ms", [3001, 300_000])
-def test_timeout_bounds_are_inclusive_above(api: Api, pane: str, timeout_ms: int) -> None:
-    started = start(api, pane, kind="gemini", timeout_ms=timeout_ms)
+def test_timeout_bounds_are_inclusive_above(
+    herdr_client: HerdrClient, pane: str, timeout_ms: int
+) -> None:
+    started = start(herdr_client, pane, kind="gemini", timeout_ms=timeout_ms)
     assert started["agent"]["launch_pending"] is True
 
 
-def test_a_pane_hosting_an_agent_is_busy(api: Api, pane: str) -> None:
-    enter(api, pane, "claude")
-    wait_until(lambda: api("agent.list")["agents"], 5, what="claude detected")
-    assert failure(api, "agent.start", name="w", kind="claude", pane_id=pane) == (
+def test_a_pane_hosting_an_agent_is_busy(herdr_client: HerdrClient, pane: str) -> None:
+    enter(herdr_client, pane, "claude")
+    wait_until(lambda: herdr_client.call("agent.list")["agents"], 5, what="claude detected")
+    assert failure(herdr_client.call, "agent.start", name="w", kind="claude", pane_id=pane) == (
         "agent_pane_busy",
         f"agent target pane {pane} is not an available shell",
     )
 
 
-def test_a_running_program_makes_the_pane_busy(api: Api, pane: str) -> None:
-    enter(api, pane, "sleep 30")
-    wait_until(lambda: "sleep" in foreground_names(api, pane), 5, what="sleep in the foreground")
-    assert failure(api, "agent.start", name="w", kind="pi", pane_id=pane)[0] == "agent_pane_busy"
+def test_a_running_program_makes_the_pane_busy(herdr_client: HerdrClient, pane: str) -> None:
+    enter(herdr_client, pane, "sleep 30")
+    wait_until(
+        lambda: "sleep" in foreground_names(herdr_client, pane), 5, what="sleep in the foreground"
+    )
+    assert (
+        failure(herdr_client.call, "agent.start", name="w", kind="pi", pane_id=pane)[0]
+        == "agent_pane_busy"
+    )
 
 
-def test_cli_busy_pane_fails_at_once(api: Api, herdr: Herdr, pane: str) -> None:
-    enter(api, pane, "sleep 30")
-    wait_until(lambda: "sleep" in foreground_names(api, pane), 5, what="sleep in the foreground")
+def test_cli_busy_pane_fails_at_once(
+    herdr_client: HerdrClient, herdr_cli: HerdrCli, pane: str
+) -> None:
+    enter(herdr_client, pane, "sleep 30")
+    wait_until(
+        lambda: "sleep" in foreground_names(herdr_client, pane), 5, what="sleep in the foreground"
+    )
     began = time.monotonic()
-    error = cli_error(herdr("agent", "start", "w", "--kind", "pi", "--pane", pane))
+    error = cli_error(herdr_cli("agent", "start", "w", "--kind", "pi", "--pane", pane))
     assert error["error"]["code"] == "agent_pane_busy"
-    assert time.monotonic() - began < 1.5, "a running program is not a shell still starting"
+    assert time.monotonic() - began < 1.5 * SCALE, "a running program is not a shell still starting"
 
 
-def test_cli_unsupported_kind_is_a_usage_error(herdr: Herdr, pane: str) -> None:
-    result = herdr("agent", "start", "w", "--kind", "nope", "--pane", pane)
+def test_cli_unsupported_kind_is_a_usage_error(herdr_cli: HerdrCli, pane: str) -> None:
+    result = herdr_cli("agent", "start", "w", "--kind", "nope", "--pane", pane)
     assert result.code == 2
     assert "unsupported interactive agent kind: nope" in result.stderr
 
@@ -467,8 +508,10 @@ def test_cli_unsupported_kind_is_a_usage_error(herdr: Herdr, pane: str) -> None:
     ("kind", "executable"),
     [("claude-code", "claude"), ("Cursor", "cursor-agent"), ("kiro", "kiro-cli"), ("agy", "agy")],
 )
-def test_kinds_map_to_herdrs_executables(api: Api, pane: str, kind: str, executable: str) -> None:
-    assert start(api, pane, kind=kind)["argv"] == [executable]
+def test_kinds_map_to_herdrs_executables(
+    herdr_client: HerdrClient, pane: str, kind: str, executable: str
+) -> None:
+    assert start(herdr_client, pane, kind=kind)["argv"] == [executable]
 
 
 # -- quoting (pure) --------------------------------------------------------------------------------

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
+from pytest_herdr.backends import HerdrServer
+from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
-    Api,
     Raw,
-    connections,
     envelope,
     hang_up,
     invalid_request,
@@ -76,20 +76,20 @@ OpenStream = Callable[..., Stream]
 
 
 @pytest.fixture
-def open_stream(sim: Simulator) -> Iterator[OpenStream]:
+def open_stream(herdr_server: HerdrServer) -> Iterator[OpenStream]:
     """``open_stream(subs, rid="s")`` → a raw :class:`Stream` (unlike the ``subscribe``
-    fixture it shows error answers and closes); after the test each one is hung up and the
-    server has finished it."""
+    fixture it shows error answers and closes); after the test each one is hung up and (on
+    the simulator) the server has finished it."""
     streams: list[Stream] = []
 
     def open_(subscriptions: list[dict[str, Any]], rid: str = "s") -> Stream:
-        stream = Stream(sim.socket_path, subscriptions, rid)
+        stream = Stream(herdr_server.socket_path, subscriptions, rid)
         streams.append(stream)
         return stream
 
     yield open_
     if streams:
-        hang_up(sim, *streams)
+        hang_up(herdr_server.sim, *streams)
 
 
 ACK = {"id": "s", "result": {"type": "subscription_started"}}
@@ -110,17 +110,18 @@ def status_wait(pane_id: str, status: str, **params: Any) -> dict[str, Any]:
 # -- events.subscribe: ack and lifecycle events ------------------------------------------------
 
 
-def test_subscribe_acks_with_subscription_started(open_stream: OpenStream, sim: Simulator) -> None:
+def test_subscribe_acks_with_subscription_started(open_stream: OpenStream) -> None:
     assert open_stream([{"type": "workspace.created"}]).line() == ACK
 
 
+@pytest.mark.herdr_sim_only
 def test_lifecycle_events_use_the_underscore_envelope_with_data_type(
-    open_stream: OpenStream, api: Api
+    open_stream: OpenStream, herdr_client: HerdrClient
 ) -> None:
     kinds = ["workspace.created", "tab.created", "pane.created", "layout.updated"]
     kinds += ["workspace.focused", "tab.focused", "pane.focused"]
     stream = started(open_stream([{"type": kind} for kind in kinds]))
-    created = api("workspace.create", cwd="/tmp")
+    created = herdr_client.call("workspace.create", cwd="/tmp")
     events = [stream.event() for _ in kinds]
     assert sorted(event["event"] for event in events) == sorted(k.replace(".", "_") for k in kinds)
     for event in events:
@@ -137,40 +138,50 @@ def test_lifecycle_events_use_the_underscore_envelope_with_data_type(
     }
 
 
-def test_only_subscribed_kinds_are_delivered(open_stream: OpenStream, api: Api, pane: str) -> None:
+@pytest.mark.herdr_sim_only
+def test_only_subscribed_kinds_are_delivered(
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
+) -> None:
     stream = started(open_stream([{"type": "pane.closed"}]))
-    other = split(api, pane)
-    api("pane.close", pane_id=other)
+    other = split(herdr_client, pane)
+    herdr_client.call("pane.close", pane_id=other)
     assert stream.event() == envelope("pane_closed", pane_id=other, workspace_id="w1")
 
 
-def test_subscriptions_carry_live_events_only(open_stream: OpenStream, api: Api) -> None:
-    api("workspace.create", cwd="/tmp")
+@pytest.mark.herdr_sim_only
+def test_subscriptions_carry_live_events_only(
+    open_stream: OpenStream, herdr_client: HerdrClient
+) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
     stream = started(open_stream([{"type": "workspace.created"}]))
-    api("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.create", cwd="/tmp")
     assert stream.event()["data"]["workspace"]["workspace_id"] == "w2"
 
 
-def test_pane_exit_emits_pane_exited(open_stream: OpenStream, api: Api, pane: str) -> None:
+@pytest.mark.herdr_sim_only
+def test_pane_exit_emits_pane_exited(
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
+) -> None:
     stream = started(open_stream([{"type": "pane.exited"}]))
-    api("pane.send_text", pane_id=pane, text="exit\r")
+    herdr_client.call("pane.send_text", pane_id=pane, text="exit\r")
     assert stream.event() == envelope("pane_exited", pane_id=pane, workspace_id="w1")
 
 
+@pytest.mark.herdr_sim_only
 def test_hanging_up_ends_the_subscription(
-    sim: Simulator, open_stream: OpenStream, api: Api
+    sim: Simulator, open_stream: OpenStream, herdr_client: HerdrClient
 ) -> None:
     stream = started(open_stream([{"type": "workspace.created"}]))
-    assert connections(sim) == 1
+    assert testing.connections(sim) == 1
     hang_up(sim, stream)
-    assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
+    assert herdr_client.call("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
 
 
 # -- events.subscribe: request errors ----------------------------------------------------------
 
 
 def test_unknown_subscription_type_is_invalid_request_with_empty_id(
-    open_stream: OpenStream, sim: Simulator
+    open_stream: OpenStream,
 ) -> None:
     stream = open_stream([{"type": "workspace.created"}, {"type": "pane.bogus"}])
     reply = stream.line()
@@ -181,7 +192,7 @@ def test_unknown_subscription_type_is_invalid_request_with_empty_id(
 
 @pytest.mark.parametrize("kind", ["pane.agent_status_changed", "pane.output_matched"])
 def test_filtered_subscription_without_pane_id_is_invalid_request(
-    open_stream: OpenStream, sim: Simulator, kind: str
+    open_stream: OpenStream, kind: str
 ) -> None:
     sub = {"type": kind, "source": "recent", "match": {"type": "substring", "value": "x"}}
     reply = open_stream([sub]).line()
@@ -203,7 +214,7 @@ def test_filtered_subscription_without_pane_id_is_invalid_request(
     ],
 )
 def test_unknown_pane_answers_with_the_probe_id_and_closes(
-    open_stream: OpenStream, sim: Simulator, sub: dict[str, Any]
+    open_stream: OpenStream, sub: dict[str, Any]
 ) -> None:
     stream = open_stream([{"type": "pane.created"}, sub], rid="req-7")
     assert stream.line() == {
@@ -214,7 +225,7 @@ def test_unknown_pane_answers_with_the_probe_id_and_closes(
 
 
 def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
-    open_stream: OpenStream, sim: Simulator
+    open_stream: OpenStream,
 ) -> None:
     sub = {
         "type": "pane.output_matched",
@@ -236,8 +247,9 @@ def test_invalid_output_regex_answers_with_the_request_id_before_the_pane_probe(
 # -- pane.output_matched -----------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_output_matched_uses_the_dot_envelope_without_type(
-    open_stream: OpenStream, api: Api, pane: str
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
 ) -> None:
     sub = {
         "type": "pane.output_matched",
@@ -246,7 +258,7 @@ def test_output_matched_uses_the_dot_envelope_without_type(
         "match": {"type": "regex", "value": r"^OM\d+$"},
     }
     stream = started(open_stream([sub]))
-    api("pane.send_text", pane_id=pane, text="echo OM$((6*7))\r")
+    herdr_client.call("pane.send_text", pane_id=pane, text="echo OM$((6*7))\r")
     event = stream.event()
     assert event["event"] == "pane.output_matched"
     assert set(event["data"]) == {"pane_id", "matched_line", "read"}
@@ -258,11 +270,12 @@ def test_output_matched_uses_the_dot_envelope_without_type(
     assert "OM42" in read["text"]
 
 
+@pytest.mark.herdr_sim_only
 def test_output_matched_fires_for_text_already_on_screen(
-    open_stream: OpenStream, api: Api, pane: str
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
 ) -> None:
-    api("pane.send_text", pane_id=pane, text="echo PRE$((1))\r")
-    wait_output(api, pane, text="PRE1", source="visible", timeout_ms=5000)
+    herdr_client.call("pane.send_text", pane_id=pane, text="echo PRE$((1))\r")
+    wait_output(herdr_client.call, pane, text="PRE1", source="visible", timeout_ms=5000)
     sub = {
         "type": "pane.output_matched",
         "pane_id": pane,
@@ -273,7 +286,10 @@ def test_output_matched_fires_for_text_already_on_screen(
     assert stream.event()["data"]["matched_line"] == "PRE1"
 
 
-def test_output_matched_is_edge_triggered(open_stream: OpenStream, api: Api, pane: str) -> None:
+@pytest.mark.herdr_sim_only
+def test_output_matched_is_edge_triggered(
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
+) -> None:
     sub = {
         "type": "pane.output_matched",
         "pane_id": pane,
@@ -281,18 +297,22 @@ def test_output_matched_is_edge_triggered(open_stream: OpenStream, api: Api, pan
         "match": {"type": "regex", "value": r"^EDGE\d$"},
     }
     stream = started(open_stream([sub]))
-    api("pane.send_text", pane_id=pane, text="echo EDGE$((0+1))\r")
+    herdr_client.call("pane.send_text", pane_id=pane, text="echo EDGE$((0+1))\r")
     assert stream.event()["data"]["matched_line"] == "EDGE1"
-    api("pane.send_text", pane_id=pane, text="echo EDGE$((0+2))\r")  # still matching: silent
-    wait_output(api, pane, text="EDGE2", source="visible", timeout_ms=5000)
-    api("pane.send_keys", pane_id=pane, keys=["ctrl+l"])  # no match any more: re-armed
+    herdr_client.call(
+        "pane.send_text", pane_id=pane, text="echo EDGE$((0+2))\r"
+    )  # still matching: silent
+    wait_output(herdr_client.call, pane, text="EDGE2", source="visible", timeout_ms=5000)
+    herdr_client.call(
+        "pane.send_keys", pane_id=pane, keys=["ctrl+l"]
+    )  # no match any more: re-armed
 
     def cleared() -> bool:
-        text = api("pane.read", pane_id=pane, source="visible")["read"]["text"]
+        text = herdr_client.call("pane.read", pane_id=pane, source="visible")["read"]["text"]
         return "EDGE" not in text
 
     wait_until(cleared, what="a cleared screen")
-    api("pane.send_text", pane_id=pane, text="echo EDGE$((0+3))\r")
+    herdr_client.call("pane.send_text", pane_id=pane, text="echo EDGE$((0+3))\r")
     # A second event for EDGE2 would carry EDGE1 (the first matching line), not EDGE3.
     assert stream.event()["data"]["matched_line"] == "EDGE3"
 
@@ -300,11 +320,12 @@ def test_output_matched_is_edge_triggered(open_stream: OpenStream, api: Api, pan
 # -- pane.agent_status_changed -----------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_changed_on_a_title_report_uses_the_dot_envelope(
-    open_stream: OpenStream, api: Api, pane: str
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
 ) -> None:
     stream = started(open_stream([{"type": "pane.agent_status_changed", "pane_id": pane}]))
-    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Compiling")
+    herdr_client.call("pane.report_metadata", pane_id=pane, source="test:meta", title="Compiling")
     assert stream.event() == {
         "event": "pane.agent_status_changed",
         "data": {
@@ -313,10 +334,11 @@ def test_agent_status_changed_on_a_title_report_uses_the_dot_envelope(
     }  # fmt: skip
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_filter_matching_the_current_status_sends_an_initial_event(
-    open_stream: OpenStream, api: Api, pane: str
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
 ) -> None:
-    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Ready")
+    herdr_client.call("pane.report_metadata", pane_id=pane, source="test:meta", title="Ready")
     sub = {"type": "pane.agent_status_changed", "pane_id": "w1-1", "agent_status": "unknown"}
     stream = started(open_stream([sub]))
     assert stream.event() == {
@@ -330,34 +352,40 @@ def test_agent_status_filter_matching_the_current_status_sends_an_initial_event(
     }
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_filter_not_matching_sends_nothing(
-    open_stream: OpenStream, api: Api, pane: str
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
 ) -> None:
     sub = {"type": "pane.agent_status_changed", "pane_id": pane, "agent_status": "working"}
     stream = started(open_stream([sub, {"type": "tab.created"}]))
-    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Still unknown")
-    api("tab.create", workspace_id="w1")
+    herdr_client.call(
+        "pane.report_metadata", pane_id=pane, source="test:meta", title="Still unknown"
+    )
+    herdr_client.call("tab.create", workspace_id="w1")
     assert stream.event()["event"] == "tab_created"  # the sync point comes first
 
 
+@pytest.mark.herdr_sim_only
 def test_agent_status_events_are_for_the_subscribed_pane_only(
-    open_stream: OpenStream, api: Api, pane: str
+    open_stream: OpenStream, herdr_client: HerdrClient, pane: str
 ) -> None:
-    other = split(api, pane, "down")
+    other = split(herdr_client, pane, "down")
     stream = started(open_stream([{"type": "pane.agent_status_changed", "pane_id": pane}]))
-    api("pane.report_metadata", pane_id=other, source="test:meta", title="Elsewhere")
-    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Here")
+    herdr_client.call("pane.report_metadata", pane_id=other, source="test:meta", title="Elsewhere")
+    herdr_client.call("pane.report_metadata", pane_id=pane, source="test:meta", title="Here")
     assert stream.event()["data"]["title"] == "Here"
 
 
 # -- events.wait -------------------------------------------------------------------------------
 
 
-def test_wait_for_the_current_status_matches_immediately(raw: Raw, api: Api, pane: str) -> None:
-    api("pane.report_metadata", pane_id=pane, source="test:meta", title="Now")
+def test_wait_for_the_current_status_matches_immediately(
+    raw: Raw, herdr_client: HerdrClient, pane: str
+) -> None:
+    herdr_client.call("pane.report_metadata", pane_id=pane, source="test:meta", title="Now")
     started_at = time.monotonic()
     reply = raw("events.wait", **status_wait("w1-1", "unknown"))
-    assert time.monotonic() - started_at < 1
+    assert time.monotonic() - started_at < 1 * SCALE
     assert reply == {
         "id": "t",
         "result": {
@@ -383,7 +411,7 @@ def test_wait_unmatched_times_out(raw: Raw, pane: str) -> None:
         "id": "t",
         "error": {"code": "timeout", "message": "timed out waiting for event match"},
     }
-    assert time.monotonic() - started_at < 2
+    assert time.monotonic() - started_at < 2 * SCALE
 
 
 @pytest.mark.parametrize(
@@ -397,7 +425,7 @@ def test_wait_unmatched_times_out(raw: Raw, pane: str) -> None:
     ],
 )
 def test_wait_on_anything_but_agent_status_is_unsupported(
-    raw: Raw, sim: Simulator, match_event: dict[str, Any]
+    raw: Raw, match_event: dict[str, Any]
 ) -> None:
     assert raw("events.wait", match_event=match_event, timeout_ms=30) == {
         "id": "t",
@@ -408,7 +436,7 @@ def test_wait_on_anything_but_agent_status_is_unsupported(
     }
 
 
-def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -> None:
+def test_wait_unknown_match_event_is_invalid_request(raw: Raw) -> None:
     invalid_request(raw("events.wait", match_event={"event": "pane.agent_status_changed"}))
 
 
@@ -423,19 +451,20 @@ def test_wait_unknown_match_event_is_invalid_request(raw: Raw, sim: Simulator) -
     ],
 )
 def test_wait_match_without_its_required_id_is_invalid_request(
-    raw: Raw, sim: Simulator, match_event: dict[str, Any]
+    raw: Raw, match_event: dict[str, Any]
 ) -> None:
     # Herdr's EventMatch requires the id naming what to watch for these kinds
     invalid_request(raw("events.wait", match_event=match_event, timeout_ms=30))
 
 
+@pytest.mark.herdr_sim_only
 def test_wait_pane_closing_mid_wait_is_pane_not_found(
-    sim: Simulator, raw: Raw, api: Api, pane: str
+    sim: Simulator, raw: Raw, herdr_client: HerdrClient, pane: str
 ) -> None:
     reply = reply_after(
         sim,
         lambda: raw("events.wait", **status_wait("w1-1", "idle", timeout_ms=10_000)),
-        lambda: api("pane.close", pane_id=pane),
+        lambda: herdr_client.call("pane.close", pane_id=pane),
     )
     assert reply == {
         "id": "t",
@@ -443,13 +472,13 @@ def test_wait_pane_closing_mid_wait_is_pane_not_found(
     }
 
 
-def test_wait_unknown_pane_answers_with_the_probe_id(raw: Raw, sim: Simulator) -> None:
+def test_wait_unknown_pane_answers_with_the_probe_id(raw: Raw) -> None:
     assert raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30)) == {
         "id": "t:sub:0:probe",
         "error": {"code": "pane_not_found", "message": "pane w9:p9 not found"},
     }
 
 
-def test_wait_unknown_pane_is_pane_not_found(raw: Raw, sim: Simulator) -> None:
+def test_wait_unknown_pane_is_pane_not_found(raw: Raw) -> None:
     reply = raw("events.wait", **status_wait("w9:p9", "idle", timeout_ms=30))
     assert reply["error"] == {"code": "pane_not_found", "message": "pane w9:p9 not found"}

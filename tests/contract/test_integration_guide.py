@@ -15,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.client import call
-from herdr_sim.model.agents import AgentRecord
+from pytest_herdr.cli_runner import HerdrCli
+from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
-    Api,
-    Herdr,
     cli_json,
     cli_quiet,
     enter,
@@ -33,75 +32,94 @@ from tests.waits import SCALE, wait_until
 SOURCE = "my-agent"
 
 
-def report(api: Api, pane: str, state: str = "working", **params: Any) -> None:
+def report(herdr_client: HerdrClient, pane: str, state: str = "working", **params: Any) -> None:
     """A third-party ``pane.report_agent`` (source and agent ``my-agent``)."""
-    api("pane.report_agent", pane_id=pane, source=SOURCE, agent=SOURCE, state=state, **params)
+    herdr_client.call(
+        "pane.report_agent", pane_id=pane, source=SOURCE, agent=SOURCE, state=state, **params
+    )
 
 
 def stored_resume(sim: Simulator, pane: str) -> list[str] | None:
     """The resume command the simulator keeps for the pane (protocol 22 does not expose it)."""
-    rec: AgentRecord = sim.run_in_loop(lambda rt: rt.pane(pane).pane.agent_rec)
-    return rec.resume()
+    return testing.agent_record(sim, pane).resume()
 
 
 def listeners(sim: Simulator) -> int:
     """How many hub listeners there are (a waiting ``agent.wait`` adds one)."""
-    return int(sim.run_in_loop(lambda rt: len(rt.hub._listeners)))
+    return testing.event_listeners(sim)
 
 
 # -- the pane environment (G5–G8) -------------------------------------------------------------
 
 
+# sim only: a stand-in for Herdr (CI's real backend) gives its panes the simulator's own CLI
+@pytest.mark.herdr_sim_only
 def test_pane_env_names_herdr_its_pane_binary_and_socket(
-    sim: Simulator, api: Api, pane: str
+    sim: Simulator, herdr_client: HerdrClient, pane: str
 ) -> None:
-    enter(api, pane, 'echo "env=$HERDR_ENV|$HERDR_PANE_ID|$HERDR_BIN_PATH|$HERDR_SOCKET_PATH"')
-    line = wait_line(api, pane, r"^env=")
+    enter(
+        herdr_client,
+        pane,
+        'echo "env=$HERDR_ENV|$HERDR_PANE_ID|$HERDR_BIN_PATH|$HERDR_SOCKET_PATH"',
+    )
+    line = wait_line(herdr_client, pane, r"^env=")
     assert line == f"env=1|{pane}|{sim.cli_path}|{sim.socket_path}"
 
 
-def test_guide_commands_work_through_herdr_bin_path_inside_the_pane(api: Api, pane: str) -> None:
+def test_guide_commands_work_through_herdr_bin_path_inside_the_pane(
+    herdr_client: HerdrClient, pane: str
+) -> None:
     enter(
-        api,
+        herdr_client,
         pane,
         '"$HERDR_BIN_PATH" pane report-agent "$HERDR_PANE_ID" --source my-agent '
         "--agent my-agent --state working --seq 1 && "
         '"$HERDR_BIN_PATH" pane get "$HERDR_PANE_ID" | grep -o \'"agent_status": *"[a-z]*"\' && '
         '"$HERDR_BIN_PATH" agent list | grep -o \'"agent": *"my-agent"\' && echo CHECKED',
     )
-    wait_line(api, pane, "^CHECKED$")
-    screen = api("pane.read", pane_id=pane, source="recent")["read"]["text"]
+    wait_line(herdr_client, pane, "^CHECKED$")
+    screen = herdr_client.call("pane.read", pane_id=pane, source="recent")["read"]["text"]
     assert '"agent_status":"working"' in screen.replace(" ", "")
     assert '"agent":"my-agent"' in screen.replace(" ", "")
-    assert (get(api, pane)["agent"], get(api, pane)["agent_status"]) == ("my-agent", "working")
+    assert (get(herdr_client, pane)["agent"], get(herdr_client, pane)["agent_status"]) == (
+        "my-agent",
+        "working",
+    )
 
 
 # -- status reports (G1, G3, G9) -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize("state", ["idle", "working", "blocked"])
-def test_agent_list_shows_the_reported_name_and_state(herdr: Herdr, root: str, state: str) -> None:
-    cli_quiet(herdr("pane", "report-agent", root, "--source", SOURCE, "--agent", SOURCE,
+def test_agent_list_shows_the_reported_name_and_state(
+    herdr_cli: HerdrCli, root: str, state: str
+) -> None:
+    cli_quiet(herdr_cli("pane", "report-agent", root, "--source", SOURCE, "--agent", SOURCE,
                     "--state", state, "--seq", "1"))  # fmt: skip
-    [listed] = cli_json(herdr("agent", "list"), "cli:agent:list")["agents"]
+    [listed] = cli_json(herdr_cli("agent", "list"), "cli:agent:list")["agents"]
     assert (listed["pane_id"], listed["agent"], listed["agent_status"]) == (root, SOURCE, state)
 
 
-def test_blocked_report_with_a_message_is_accepted(api: Api, herdr: Herdr, root: str) -> None:
-    cli_quiet(herdr("pane", "report-agent", root, "--source", SOURCE, "--agent", SOURCE,
-                    "--state", "blocked", "--message", "approve rm -rf build?"))  # fmt: skip
-    assert get(api, root)["agent_status"] == "blocked"
-
-
-def test_cli_agent_wait_follows_a_reported_agent_to_idle(
-    sim: Simulator, api: Api, herdr: Herdr, root: str
+def test_blocked_report_with_a_message_is_accepted(
+    herdr_client: HerdrClient, herdr_cli: HerdrCli, root: str
 ) -> None:
-    report(api, root, "working", seq=1)
+    cli_quiet(herdr_cli("pane", "report-agent", root, "--source", SOURCE, "--agent", SOURCE,
+                    "--state", "blocked", "--message", "approve rm -rf build?"))  # fmt: skip
+    assert get(herdr_client, root)["agent_status"] == "blocked"
+
+
+@pytest.mark.herdr_sim_only
+def test_cli_agent_wait_follows_a_reported_agent_to_idle(
+    sim: Simulator, herdr_client: HerdrClient, herdr_cli: HerdrCli, root: str
+) -> None:
+    report(herdr_client, root, "working", seq=1)
     before = listeners(sim)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        running = pool.submit(herdr, "agent", "wait", root, "--until", "idle", "--timeout", "10000")
+        running = pool.submit(
+            herdr_cli, "agent", "wait", root, "--until", "idle", "--timeout", "10000"
+        )
         wait_until(lambda: listeners(sim) > before, what="the wait to be registered")
-        report(api, root, "idle", seq=2)
+        report(herdr_client, root, "idle", seq=2)
         result = running.result(timeout=15 * SCALE)
     waited = cli_json(result, "cli:agent:wait")
     assert (waited["agent"]["agent"], waited["agent"]["agent_status"]) == (SOURCE, "idle")
@@ -110,69 +128,94 @@ def test_cli_agent_wait_follows_a_reported_agent_to_idle(
 # -- seq (G13, G14) -----------------------------------------------------------------------------
 
 
-def test_millisecond_timestamps_work_as_seq(api: Api, root: str) -> None:
+def test_millisecond_timestamps_work_as_seq(herdr_client: HerdrClient, root: str) -> None:
     stamp = int(time.time() * 1000)
-    report(api, root, "working", seq=stamp)
-    report(api, root, "idle", seq=stamp + 1)
-    assert get(api, root)["agent_status"] == "idle"
+    report(herdr_client, root, "working", seq=stamp)
+    report(herdr_client, root, "idle", seq=stamp + 1)
+    assert get(herdr_client, root)["agent_status"] == "idle"
 
 
-def test_seq_memory_outlives_a_release(api: Api, root: str) -> None:
+def test_seq_memory_outlives_a_release(herdr_client: HerdrClient, root: str) -> None:
     # a restarted agent that counts from a low number again is ignored: seq must keep growing
-    report(api, root, "working", seq=5)
-    api("pane.release_agent", pane_id=root, source=SOURCE, agent=SOURCE, seq=6)
-    report(api, root, "idle", seq=3)
-    assert "agent" not in get(api, root)
-    report(api, root, "idle", seq=7)
-    assert get(api, root)["agent"] == SOURCE
+    report(herdr_client, root, "working", seq=5)
+    herdr_client.call("pane.release_agent", pane_id=root, source=SOURCE, agent=SOURCE, seq=6)
+    report(herdr_client, root, "idle", seq=3)
+    assert "agent" not in get(herdr_client, root)
+    report(herdr_client, root, "idle", seq=7)
+    assert get(herdr_client, root)["agent"] == SOURCE
 
 
 # -- resume commands (G17–G24) ----------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_guides_resume_example_through_the_cli_stores_the_command(
-    sim: Simulator, api: Api, herdr: Herdr, root: str
+    sim: Simulator, herdr_client: HerdrClient, herdr_cli: HerdrCli, root: str
 ) -> None:
-    cli_quiet(herdr("pane", "report-agent", root, "--source", SOURCE, "--agent", SOURCE,
+    cli_quiet(herdr_cli("pane", "report-agent", root, "--source", SOURCE, "--agent", SOURCE,
                     "--state", "idle", "--seq", "2", "--agent-session-id", "S1",
                     "--", SOURCE, "--resume", "S1", "--model", "my-model"))  # fmt: skip
-    assert get(api, root)["agent_status"] == "idle"
+    assert get(herdr_client, root)["agent_status"] == "idle"
     assert stored_resume(sim, root) == [SOURCE, "--resume", "S1", "--model", "my-model"]
 
 
-def test_any_state_report_can_replace_the_command(sim: Simulator, api: Api, root: str) -> None:
-    report(api, root, "working", seq=1, resume_argv=[SOURCE, "--resume", "s1"])
-    report(api, root, "blocked", seq=2, resume_argv=[SOURCE, "--resume", "s2"])
+@pytest.mark.herdr_sim_only
+def test_any_state_report_can_replace_the_command(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
+    report(herdr_client, root, "working", seq=1, resume_argv=[SOURCE, "--resume", "s1"])
+    report(herdr_client, root, "blocked", seq=2, resume_argv=[SOURCE, "--resume", "s2"])
     assert stored_resume(sim, root) == [SOURCE, "--resume", "s2"]
 
 
+@pytest.mark.herdr_sim_only
 def test_state_report_without_a_command_keeps_the_stored_one(
-    sim: Simulator, api: Api, root: str
+    sim: Simulator, herdr_client: HerdrClient, root: str
 ) -> None:
-    report(api, root, "working", seq=1, resume_argv=[SOURCE, "--resume", "s1"])
-    report(api, root, "idle", seq=2)
+    report(herdr_client, root, "working", seq=1, resume_argv=[SOURCE, "--resume", "s1"])
+    report(herdr_client, root, "idle", seq=2)
     assert stored_resume(sim, root) == [SOURCE, "--resume", "s1"]
 
 
-def test_resume_size_limit_is_8_kib_inclusive(sim: Simulator, api: Api, root: str) -> None:
+@pytest.mark.herdr_sim_only
+def test_resume_size_limit_is_8_kib_inclusive(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
     fits = [SOURCE, "x" * (8192 - len(SOURCE))]
-    report(api, root, "idle", seq=1, resume_argv=fits)
+    report(herdr_client, root, "idle", seq=1, resume_argv=fits)
     assert stored_resume(sim, root) == fits
-    code, _ = failure(api, "pane.report_agent", pane_id=root, source=SOURCE, agent=SOURCE,
-                      state="idle", seq=2, resume_argv=[*fits[:1], fits[1] + "x"])  # fmt: skip
+    code, _ = failure(
+        herdr_client.call,
+        "pane.report_agent",
+        pane_id=root,
+        source=SOURCE,
+        agent=SOURCE,
+        state="idle",
+        seq=2,
+        resume_argv=[*fits[:1], fits[1] + "x"],
+    )
     assert code == "invalid_resume_argv"
 
 
+@pytest.mark.herdr_sim_only
 def test_invalid_session_report_keeps_the_stored_command(
-    sim: Simulator, api: Api, root: str
+    sim: Simulator, herdr_client: HerdrClient, root: str
 ) -> None:
-    report(api, root, "idle", seq=1, resume_argv=[SOURCE, "--resume", "s1"])
-    code, _ = failure(api, "pane.report_agent_session", pane_id=root, source=SOURCE, agent=SOURCE,
-                      seq=2, resume_argv=[SOURCE, "--resume", "it's"])  # fmt: skip
+    report(herdr_client, root, "idle", seq=1, resume_argv=[SOURCE, "--resume", "s1"])
+    code, _ = failure(
+        herdr_client.call,
+        "pane.report_agent_session",
+        pane_id=root,
+        source=SOURCE,
+        agent=SOURCE,
+        seq=2,
+        resume_argv=[SOURCE, "--resume", "it's"],
+    )
     assert code == "invalid_resume_argv"
     assert stored_resume(sim, root) == [SOURCE, "--resume", "s1"]
 
 
+@pytest.mark.herdr_sim_only
 def test_restored_pane_runs_the_resume_command_in_its_directory(short_dir: Path) -> None:
     work = short_dir / "work"
     work.mkdir()
@@ -215,15 +258,18 @@ def test_restored_pane_runs_the_resume_command_in_its_directory(short_dir: Path)
 # -- the exit safety net (G28) ---------------------------------------------------------------------
 
 
-def test_safety_net_also_drops_the_resume_command(sim: Simulator, api: Api, pane: str) -> None:
+@pytest.mark.herdr_sim_only
+def test_safety_net_also_drops_the_resume_command(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
     enter(
-        api,
+        herdr_client,
         pane,
         'sh -c "herdr pane report-agent $HERDR_PANE_ID --source acme:bot --agent acme '
         '--state idle --seq 1 -- acme --resume s1 && echo REPORTED && read line"',
     )
-    wait_line(api, pane, "^REPORTED$")
+    wait_line(herdr_client, pane, "^REPORTED$")
     assert stored_resume(sim, pane) == ["acme", "--resume", "s1"]
-    enter(api, pane, "")  # the job exits without releasing
-    wait_until(lambda: "agent" not in get(api, pane), timeout=2, what="the safety net")
+    enter(herdr_client, pane, "")  # the job exits without releasing
+    wait_until(lambda: "agent" not in get(herdr_client, pane), timeout=2, what="the safety net")
     assert stored_resume(sim, pane) is None

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
+from pytest_herdr.cli_runner import HerdrCli
+from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
-    Api,
-    Herdr,
     cli_json,
     enter,
     failure,
@@ -31,32 +31,27 @@ AREA = {"x": 0, "y": 0, "width": 120, "height": 40}
 
 
 @pytest.fixture
-def pair(api: Api, root: str) -> tuple[str, str]:
+def pair(herdr_client: HerdrClient, root: str) -> tuple[str, str]:
     """``w1:p1`` | ``w1:p2`` side by side at 0.5; focus on p1."""
-    return root, split(api, root)
+    return root, split(herdr_client, root)
 
 
-def root_ratio(api: Api, **target: Any) -> float:
+def root_ratio(herdr_client: HerdrClient, **target: Any) -> float:
     """The ratio of the root split of a tab."""
-    ratio: float = api("pane.layout", **target)["layout"]["splits"][0]["ratio"]
+    ratio: float = herdr_client.call("pane.layout", **target)["layout"]["splits"][0]["ratio"]
     return ratio
 
 
-def pty_size(api: Api, pane: str, tag: str) -> str:
+def pty_size(herdr_client: HerdrClient, pane: str, tag: str) -> str:
     """``stty size`` ("rows cols") as the pane's shell sees it, tagged to tell runs apart."""
-    enter(api, pane, f'echo "{tag}=$(stty size)"')
-    return wait_line(api, pane, f"^{tag}=[0-9]").removeprefix(f"{tag}=")
+    enter(herdr_client, pane, f'echo "{tag}=$(stty size)"')
+    return wait_line(herdr_client, pane, f"^{tag}=[0-9]").removeprefix(f"{tag}=")
 
 
 def model_size(sim: Simulator, pane: str) -> str:
     """The content size the simulator's layout model gives the pane, as ``stty`` prints it."""
 
-    def size(rt: Any) -> tuple[int, int]:
-        ref = rt.session.find_pane(pane)
-        cols, rows = ref.tab.layout.content_size(ref.pane.key, rt.area)
-        return int(cols), int(rows)
-
-    cols, rows = sim.run_in_loop(size)
+    cols, rows = testing.layout_size(sim, pane)
     return f"{rows} {cols}"
 
 
@@ -95,8 +90,8 @@ def balanced(leaves: int) -> dict[str, Any]:
 # -- pane.layout -----------------------------------------------------------------------------
 
 
-def test_layout_of_a_single_pane_fills_the_area(api: Api, root: str) -> None:
-    assert api("pane.layout") == {
+def test_layout_of_a_single_pane_fills_the_area(herdr_client: HerdrClient, root: str) -> None:
+    assert herdr_client.call("pane.layout") == {
         "type": "pane_layout",
         "layout": {
             "workspace_id": "w1",
@@ -110,10 +105,12 @@ def test_layout_of_a_single_pane_fills_the_area(api: Api, root: str) -> None:
     }
 
 
-def test_layout_rects_and_split_ids_follow_the_tree(api: Api, pair: tuple[str, str]) -> None:
+def test_layout_rects_and_split_ids_follow_the_tree(
+    herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, right = pair
-    below = split(api, right, "down", ratio=0.25)
-    layout = api("pane.layout", pane_id=below)["layout"]
+    below = split(herdr_client, right, "down", ratio=0.25)
+    layout = herdr_client.call("pane.layout", pane_id=below)["layout"]
     assert [p["pane_id"] for p in layout["panes"]] == [root, right, below]
     assert rects(layout) == {
         root: {"x": 0, "y": 0, "width": 60, "height": 40},
@@ -131,16 +128,19 @@ def test_layout_rects_and_split_ids_follow_the_tree(api: Api, pair: tuple[str, s
     ]
 
 
-def test_layout_with_pane_id_answers_that_panes_tab(api: Api, root: str) -> None:
-    other = api("tab.create", workspace_id="w1", cwd="/tmp")["root_pane"]["pane_id"]
-    layout = api("pane.layout", pane_id=other)["layout"]
+def test_layout_with_pane_id_answers_that_panes_tab(herdr_client: HerdrClient, root: str) -> None:
+    other = herdr_client.call("tab.create", workspace_id="w1", cwd="/tmp")["root_pane"]["pane_id"]
+    layout = herdr_client.call("pane.layout", pane_id=other)["layout"]
     assert (layout["tab_id"], layout["focused_pane_id"]) == ("w1:t2", other)
 
 
-def test_layout_of_unknown_or_missing_pane_is_pane_not_found(api: Api) -> None:
-    assert failure(api, "pane.layout") == ("pane_not_found", "pane not found")
-    api("workspace.create", cwd="/tmp")
-    assert failure(api, "pane.layout", pane_id="w1:p9") == ("pane_not_found", "pane not found")
+def test_layout_of_unknown_or_missing_pane_is_pane_not_found(herdr_client: HerdrClient) -> None:
+    assert failure(herdr_client.call, "pane.layout") == ("pane_not_found", "pane not found")
+    herdr_client.call("workspace.create", cwd="/tmp")
+    assert failure(herdr_client.call, "pane.layout", pane_id="w1:p9") == (
+        "pane_not_found",
+        "pane not found",
+    )
 
 
 @pytest.mark.parametrize(
@@ -153,73 +153,81 @@ def test_layout_of_unknown_or_missing_pane_is_pane_not_found(api: Api) -> None:
     ],
 )
 def test_geometry_of_unknown_pane_is_pane_not_found(
-    api: Api, root: str, method: str, params: dict[str, str], message: str
+    herdr_client: HerdrClient, root: str, method: str, params: dict[str, str], message: str
 ) -> None:
-    assert failure(api, method, pane_id="w1:p9", **params) == ("pane_not_found", message)
+    assert failure(herdr_client.call, method, pane_id="w1:p9", **params) == (
+        "pane_not_found",
+        message,
+    )
 
 
-def test_cli_layout_by_pane_and_by_current(herdr: Herdr, pair: tuple[str, str]) -> None:
+def test_cli_layout_by_pane_and_by_current(herdr_cli: HerdrCli, pair: tuple[str, str]) -> None:
     _, right = pair
-    flagged = cli_json(herdr("pane", "layout", "--pane", right), "cli:pane:layout")
+    flagged = cli_json(herdr_cli("pane", "layout", "--pane", right), "cli:pane:layout")
     assert flagged["layout"]["tab_id"] == "w1:t1"
-    current = herdr("pane", "layout", "--current", env={"HERDR_PANE_ID": right})
+    current = herdr_cli("pane", "layout", "--current", env={"HERDR_PANE_ID": right})
     assert cli_json(current, "cli:pane:layout") == flagged
-    assert herdr("pane", "layout", "--current").code == 2
+    assert herdr_cli("pane", "layout", "--current").code == 2
 
 
 # -- pane.neighbor / pane.edges / pane.focus_direction ---------------------------------------
 
 
-def test_neighbor_names_the_adjacent_pane_or_leaves_it_out(api: Api, pair: tuple[str, str]) -> None:
+def test_neighbor_names_the_adjacent_pane_or_leaves_it_out(
+    herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, right = pair
-    found = api("pane.neighbor", pane_id=root, direction="right")["neighbor"]
+    found = herdr_client.call("pane.neighbor", pane_id=root, direction="right")["neighbor"]
     assert (found["pane_id"], found["direction"], found["neighbor_pane_id"]) == (
         root,
         "right",
         right,
     )
     assert found["layout"]["tab_id"] == "w1:t1"
-    none = api("pane.neighbor", direction="left")["neighbor"]
+    none = herdr_client.call("pane.neighbor", direction="left")["neighbor"]
     assert none["pane_id"] == root
     assert "neighbor_pane_id" not in none
 
 
-def test_cli_neighbor(herdr: Herdr, pair: tuple[str, str]) -> None:
+def test_cli_neighbor(herdr_cli: HerdrCli, pair: tuple[str, str]) -> None:
     root, right = pair
-    result = herdr("pane", "neighbor", "--direction", "left", "--pane", right)
+    result = herdr_cli("pane", "neighbor", "--direction", "left", "--pane", right)
     assert cli_json(result, "cli:pane:neighbor")["neighbor"]["neighbor_pane_id"] == root
-    bad = herdr("pane", "neighbor", "--direction", "sideways")
+    bad = herdr_cli("pane", "neighbor", "--direction", "sideways")
     assert bad.code == 2
     assert "invalid pane direction: sideways" in bad.stderr
 
 
-def test_edges_report_which_sides_touch_the_area(api: Api, pair: tuple[str, str]) -> None:
+def test_edges_report_which_sides_touch_the_area(
+    herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, right = pair
-    below = split(api, right, "down")
-    edges = api("pane.edges", pane_id=right)["edges"]
+    below = split(herdr_client, right, "down")
+    edges = herdr_client.call("pane.edges", pane_id=right)["edges"]
     assert {side: edges[side] for side in ("left", "right", "up", "down")} == {
         "left": False,
         "right": True,
         "up": True,
         "down": False,
     }
-    assert api("pane.edges")["edges"]["pane_id"] == root
-    low = api("pane.edges", pane_id=below)["edges"]
+    assert herdr_client.call("pane.edges")["edges"]["pane_id"] == root
+    low = herdr_client.call("pane.edges", pane_id=below)["edges"]
     assert (low["up"], low["down"]) == (False, True)
 
 
-def test_cli_edges(herdr: Herdr, pair: tuple[str, str]) -> None:
+def test_cli_edges(herdr_cli: HerdrCli, pair: tuple[str, str]) -> None:
     root, _ = pair
-    edges = cli_json(herdr("pane", "edges"), "cli:pane:edges")["edges"]
+    edges = cli_json(herdr_cli("pane", "edges"), "cli:pane:edges")["edges"]
     assert (edges["pane_id"], edges["left"], edges["right"]) == (root, True, False)
 
 
+@pytest.mark.herdr_sim_only
 def test_focus_direction_moves_focus_to_the_neighbor(
-    sim: Simulator, api: Api, pair: tuple[str, str]
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
 ) -> None:
     root, right = pair
     mark = len(sim.events)
-    focus = api("pane.focus_direction", direction="right")["focus"]
+    focus = herdr_client.call("pane.focus_direction", direction="right")["focus"]
     assert (focus["changed"], focus["source_pane_id"], focus["focused_pane_id"]) == (
         True,
         root,
@@ -227,69 +235,77 @@ def test_focus_direction_moves_focus_to_the_neighbor(
     )
     assert "reason" not in focus
     assert focus["layout"]["focused_pane_id"] == right
-    assert api("pane.current")["pane"]["pane_id"] == right
+    assert herdr_client.call("pane.current")["pane"]["pane_id"] == right
     assert kinds_since(sim, mark) == ["workspace_focused", "tab_focused", "pane_focused"]
 
 
-def test_focus_direction_without_neighbor_is_no_neighbor(api: Api, pair: tuple[str, str]) -> None:
+def test_focus_direction_without_neighbor_is_no_neighbor(
+    herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, _ = pair
-    focus = api("pane.focus_direction", direction="up")["focus"]
+    focus = herdr_client.call("pane.focus_direction", direction="up")["focus"]
     assert (focus["changed"], focus["reason"], focus["source_pane_id"]) == (
         False,
         "no_neighbor",
         root,
     )
     assert "focused_pane_id" not in focus
-    assert api("pane.current")["pane"]["pane_id"] == root
+    assert herdr_client.call("pane.current")["pane"]["pane_id"] == root
 
 
-def test_cli_focus_is_focus_direction(api: Api, herdr: Herdr, pair: tuple[str, str]) -> None:
+def test_cli_focus_is_focus_direction(
+    herdr_client: HerdrClient, herdr_cli: HerdrCli, pair: tuple[str, str]
+) -> None:
     _, right = pair
-    focus = cli_json(herdr("pane", "focus", "--direction", "right"), "cli:pane:focus")["focus"]
+    focus = cli_json(herdr_cli("pane", "focus", "--direction", "right"), "cli:pane:focus")["focus"]
     assert focus["focused_pane_id"] == right
-    assert api("pane.current")["pane"]["pane_id"] == right
+    assert herdr_client.call("pane.current")["pane"]["pane_id"] == right
 
 
 # -- pane.resize -----------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_resize_moves_the_divider_by_the_default_step(
-    sim: Simulator, api: Api, pair: tuple[str, str]
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
 ) -> None:
     root, _ = pair
     mark = len(sim.events)
-    resize = api("pane.resize", pane_id=root, direction="right")["resize"]
+    resize = herdr_client.call("pane.resize", pane_id=root, direction="right")["resize"]
     assert (resize["changed"], resize["pane_id"], resize["focused_pane_id"]) == (True, root, root)
     assert "reason" not in resize
     assert resize["layout"]["splits"][0]["ratio"] == 0.55
     assert kinds_since(sim, mark) == ["layout_updated"]
 
 
-def test_resize_left_shrinks_and_amount_sign_is_ignored(api: Api, pair: tuple[str, str]) -> None:
+def test_resize_left_shrinks_and_amount_sign_is_ignored(
+    herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, _ = pair
-    api("pane.resize", pane_id=root, direction="left", amount=-0.2)
-    assert root_ratio(api) == 0.3
+    herdr_client.call("pane.resize", pane_id=root, direction="left", amount=-0.2)
+    assert root_ratio(herdr_client) == 0.3
 
 
-def test_resize_amount_is_capped_at_half(api: Api, root: str) -> None:
-    split(api, root, ratio=0.1)
-    api("pane.resize", pane_id=root, direction="right", amount=2.0)
-    assert root_ratio(api) == 0.6  # 0.1 + 0.5, not clamped to 0.9
+def test_resize_amount_is_capped_at_half(herdr_client: HerdrClient, root: str) -> None:
+    split(herdr_client, root, ratio=0.1)
+    herdr_client.call("pane.resize", pane_id=root, direction="right", amount=2.0)
+    assert root_ratio(herdr_client) == 0.6  # 0.1 + 0.5, not clamped to 0.9
 
 
+@pytest.mark.herdr_sim_only
 @pytest.mark.parametrize(("ratio", "direction"), [(0.9, "right"), (0.1, "left")])
 def test_resize_at_the_clamp_is_unchanged(
-    sim: Simulator, api: Api, root: str, ratio: float, direction: str
+    sim: Simulator, herdr_client: HerdrClient, root: str, ratio: float, direction: str
 ) -> None:
-    split(api, root, ratio=ratio)
+    split(herdr_client, root, ratio=ratio)
     mark = len(sim.events)
-    resize = api("pane.resize", pane_id=root, direction=direction)["resize"]
+    resize = herdr_client.call("pane.resize", pane_id=root, direction=direction)["resize"]
     assert (resize["changed"], resize["reason"]) == (False, "unchanged")
     assert kinds_since(sim, mark) == []
 
 
-def test_resize_of_a_single_pane_is_unchanged(api: Api, root: str) -> None:
-    resize = api("pane.resize", direction="down", amount=0.2)["resize"]
+def test_resize_of_a_single_pane_is_unchanged(herdr_client: HerdrClient, root: str) -> None:
+    resize = herdr_client.call("pane.resize", direction="down", amount=0.2)["resize"]
     assert (resize["changed"], resize["reason"], resize["layout"]["splits"]) == (
         False,
         "unchanged",
@@ -297,22 +313,25 @@ def test_resize_of_a_single_pane_is_unchanged(api: Api, root: str) -> None:
     )
 
 
-def test_cli_resize(api: Api, herdr: Herdr, pair: tuple[str, str]) -> None:
+def test_cli_resize(herdr_client: HerdrClient, herdr_cli: HerdrCli, pair: tuple[str, str]) -> None:
     _, right = pair
-    result = herdr("pane", "resize", "--direction", "left", "--amount", "0.25", "--pane", right)
+    result = herdr_cli("pane", "resize", "--direction", "left", "--amount", "0.25", "--pane", right)
     assert cli_json(result, "cli:pane:resize")["resize"]["changed"] is True
-    assert root_ratio(api) == 0.25
-    bad = herdr("pane", "resize", "--direction", "left", "--amount", "lots")
+    assert root_ratio(herdr_client) == 0.25
+    bad = herdr_cli("pane", "resize", "--direction", "left", "--amount", "lots")
     assert (bad.code, bad.stderr.strip()) == (2, "invalid amount: lots")
 
 
 # -- pane.zoom -------------------------------------------------------------------------------
 
 
-def test_zoom_toggles_on_then_off(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
+@pytest.mark.herdr_sim_only
+def test_zoom_toggles_on_then_off(
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, right = pair
     mark = len(sim.events)
-    on = api("pane.zoom", pane_id=right)["zoom"]
+    on = herdr_client.call("pane.zoom", pane_id=right)["zoom"]
     assert (on["changed"], on["zoom_changed"], on["focus_changed"], on["zoomed"]) == (
         True,
         True,
@@ -321,7 +340,7 @@ def test_zoom_toggles_on_then_off(sim: Simulator, api: Api, pair: tuple[str, str
     )
     assert (on["pane_id"], on["focused_pane_id"], on["layout"]["zoomed"]) == (right, right, True)
     assert rects(on["layout"])[root]["width"] == 60  # reported rects ignore the zoom
-    off = api("pane.zoom", pane_id=right)["zoom"]
+    off = herdr_client.call("pane.zoom", pane_id=right)["zoom"]
     assert (off["zoom_changed"], off["focus_changed"], off["zoomed"]) == (True, False, False)
     assert kinds_since(sim, mark).count("layout_updated") == 2
 
@@ -331,55 +350,57 @@ def test_zoom_toggles_on_then_off(sim: Simulator, api: Api, pair: tuple[str, str
     [("on", "on", "already_zoomed"), (None, "off", "already_unzoomed")],
 )
 def test_zoom_no_op_reasons(
-    api: Api, pair: tuple[str, str], setup: str | None, mode: str, reason: str
+    herdr_client: HerdrClient, pair: tuple[str, str], setup: str | None, mode: str, reason: str
 ) -> None:
     root, _ = pair
     if setup is not None:
-        api("pane.zoom", pane_id=root, mode=setup)
-    zoom = api("pane.zoom", pane_id=root, mode=mode)["zoom"]
+        herdr_client.call("pane.zoom", pane_id=root, mode=setup)
+    zoom = herdr_client.call("pane.zoom", pane_id=root, mode=mode)["zoom"]
     assert (zoom["changed"], zoom["zoom_changed"], zoom["reason"]) == (False, False, reason)
     assert zoom["zoomed"] is (setup == "on")
 
 
-def test_zoom_of_a_single_pane_still_focuses_it(api: Api, root: str) -> None:
-    api("workspace.create", cwd="/tmp")
-    zoom = api("pane.zoom", pane_id="w2:p1", mode="on")["zoom"]
+def test_zoom_of_a_single_pane_still_focuses_it(herdr_client: HerdrClient, root: str) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    zoom = herdr_client.call("pane.zoom", pane_id="w2:p1", mode="on")["zoom"]
     assert (zoom["changed"], zoom["zoom_changed"], zoom["focus_changed"]) == (True, False, True)
     assert (zoom["reason"], zoom["zoomed"]) == ("single_pane", False)
-    assert api("pane.current")["pane"]["pane_id"] == "w2:p1"
+    assert herdr_client.call("pane.current")["pane"]["pane_id"] == "w2:p1"
 
 
+@pytest.mark.herdr_sim_only
 def test_refused_zoom_that_moves_focus_emits_layout_updated(
-    sim: Simulator, api: Api, pair: tuple[str, str]
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
 ) -> None:
     _, right = pair
     mark = len(sim.events)
-    zoom = api("pane.zoom", pane_id=right, mode="off")["zoom"]
+    zoom = herdr_client.call("pane.zoom", pane_id=right, mode="off")["zoom"]
     assert (zoom["reason"], zoom["focus_changed"]) == ("already_unzoomed", True)
     assert "layout_updated" in kinds_since(sim, mark)
 
 
-def test_cli_zoom_modes(herdr: Herdr, pair: tuple[str, str]) -> None:
+def test_cli_zoom_modes(herdr_cli: HerdrCli, pair: tuple[str, str]) -> None:
     _, right = pair
-    on = cli_json(herdr("pane", "zoom", right, "--on"), "cli:pane:zoom")["zoom"]
+    on = cli_json(herdr_cli("pane", "zoom", right, "--on"), "cli:pane:zoom")["zoom"]
     assert on["zoomed"] is True
-    again = cli_json(herdr("pane", "zoom", "--pane", right, "--on"), "cli:pane:zoom")["zoom"]
+    again = cli_json(herdr_cli("pane", "zoom", "--pane", right, "--on"), "cli:pane:zoom")["zoom"]
     assert again["reason"] == "already_zoomed"
-    toggled = cli_json(herdr("pane", "zoom", "--current"), "cli:pane:zoom")["zoom"]
+    toggled = cli_json(herdr_cli("pane", "zoom", "--current"), "cli:pane:zoom")["zoom"]
     assert toggled["zoomed"] is False
-    both = herdr("pane", "zoom", "--on", "--off")
+    both = herdr_cli("pane", "zoom", "--on", "--off")
     assert (both.code, both.stderr.strip()) == (2, "provide only one of --toggle, --on, or --off")
 
 
 # -- pane.swap -------------------------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_directional_swap_exchanges_cells_and_keeps_focus_on_source(
-    sim: Simulator, api: Api, pair: tuple[str, str]
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
 ) -> None:
     root, right = pair
     mark = len(sim.events)
-    swap = api("pane.swap", pane_id=root, direction="right")["swap"]
+    swap = herdr_client.call("pane.swap", pane_id=root, direction="right")["swap"]
     assert (swap["changed"], swap["source_pane_id"], swap["target_pane_id"]) == (True, root, right)
     assert swap["focused_pane_id"] == root
     assert rects(swap["layout"])[root]["x"] == 60
@@ -387,13 +408,17 @@ def test_directional_swap_exchanges_cells_and_keeps_focus_on_source(
     assert kinds_since(sim, mark) == ["layout_updated"]
 
 
-def test_explicit_swap_focuses_the_source_and_its_tab(api: Api, pair: tuple[str, str]) -> None:
+def test_explicit_swap_focuses_the_source_and_its_tab(
+    herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, right = pair
-    api("tab.create", workspace_id="w1", cwd="/tmp", focus=True)
-    swap = api("pane.swap", source_pane_id="w1-2", target_pane_id=root)["swap"]
+    herdr_client.call("tab.create", workspace_id="w1", cwd="/tmp", focus=True)
+    swap = herdr_client.call("pane.swap", source_pane_id="w1-2", target_pane_id=root)["swap"]
     assert (swap["changed"], swap["source_pane_id"], swap["target_pane_id"]) == (True, right, root)
     assert swap["focused_pane_id"] == right
-    assert api("pane.current")["pane"]["pane_id"] == right  # tab w1:t1 is active again
+    assert (
+        herdr_client.call("pane.current")["pane"]["pane_id"] == right
+    )  # tab w1:t1 is active again
 
 
 @pytest.mark.parametrize(
@@ -412,47 +437,53 @@ def test_explicit_swap_focuses_the_source_and_its_tab(api: Api, pair: tuple[str,
     ],
 )
 def test_swap_needs_exactly_one_form(
-    api: Api, pair: tuple[str, str], params: dict[str, str], message: str
+    herdr_client: HerdrClient, pair: tuple[str, str], params: dict[str, str], message: str
 ) -> None:
-    assert failure(api, "pane.swap", **params) == ("invalid_pane_swap", message)
+    assert failure(herdr_client.call, "pane.swap", **params) == ("invalid_pane_swap", message)
 
 
-def test_swap_reasons_leave_the_layout_alone(api: Api, pair: tuple[str, str]) -> None:
+def test_swap_reasons_leave_the_layout_alone(
+    herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, right = pair
-    other_tab = api("tab.create", workspace_id="w1", cwd="/tmp")["root_pane"]["pane_id"]
+    other_tab = herdr_client.call("tab.create", workspace_id="w1", cwd="/tmp")["root_pane"][
+        "pane_id"
+    ]
     cases = [
         ({"pane_id": root, "direction": "left"}, "no_neighbor", None),
         ({"source_pane_id": root, "target_pane_id": "w1-1"}, "same_pane", root),
         ({"source_pane_id": root, "target_pane_id": "w1:p9"}, "not_found", "w1:p9"),
         ({"source_pane_id": root, "target_pane_id": other_tab}, "cross_tab", other_tab),
     ]
-    before = api("pane.layout", pane_id=root)["layout"]
+    before = herdr_client.call("pane.layout", pane_id=root)["layout"]
     for params, reason, target in cases:
-        swap = api("pane.swap", **params)["swap"]
+        swap = herdr_client.call("pane.swap", **params)["swap"]
         assert (swap["changed"], swap["reason"], swap["source_pane_id"]) == (False, reason, root)
         assert swap.get("target_pane_id") == target
         assert swap["layout"] == before
-    assert rects(api("pane.layout")["layout"])[right]["x"] == 60
+    assert rects(herdr_client.call("pane.layout")["layout"])[right]["x"] == 60
 
 
 def test_explicit_swap_with_unknown_source_is_not_found_not_an_error(
-    api: Api, pair: tuple[str, str]
+    herdr_client: HerdrClient, pair: tuple[str, str]
 ) -> None:
     _, right = pair
-    swap = api("pane.swap", source_pane_id="w1:p9", target_pane_id=right)["swap"]
+    swap = herdr_client.call("pane.swap", source_pane_id="w1:p9", target_pane_id=right)["swap"]
     assert (swap["changed"], swap["reason"]) == (False, "not_found")
     assert (swap["source_pane_id"], swap["target_pane_id"]) == ("w1:p9", right)
     assert swap["layout"]["tab_id"] == "w1:t1"
 
 
-def test_cli_swap_both_forms(api: Api, herdr: Herdr, pair: tuple[str, str]) -> None:
+def test_cli_swap_both_forms(
+    herdr_client: HerdrClient, herdr_cli: HerdrCli, pair: tuple[str, str]
+) -> None:
     root, right = pair
-    explicit = herdr("pane", "swap", "--source-pane", root, "--target-pane", right)
+    explicit = herdr_cli("pane", "swap", "--source-pane", root, "--target-pane", right)
     assert cli_json(explicit, "cli:pane:swap")["swap"]["changed"] is True
-    directional = herdr("pane", "swap", "--direction", "left", "--pane", root)
+    directional = herdr_cli("pane", "swap", "--direction", "left", "--pane", root)
     assert cli_json(directional, "cli:pane:swap")["swap"]["target_pane_id"] == right
-    assert rects(api("pane.layout")["layout"])[root]["x"] == 0
-    mixed = herdr("pane", "swap", "--direction", "left", "--source-pane", root)
+    assert rects(herdr_client.call("pane.layout")["layout"])[root]["x"] == 0
+    mixed = herdr_cli("pane", "swap", "--direction", "left", "--source-pane", root)
     assert mixed.code == 2
     assert mixed.stderr.startswith("usage: herdr pane swap")
 
@@ -460,11 +491,11 @@ def test_cli_swap_both_forms(api: Api, herdr: Herdr, pair: tuple[str, str]) -> N
 # -- layout.export ---------------------------------------------------------------------------
 
 
-def test_export_describes_the_tree(api: Api, pair: tuple[str, str]) -> None:
+def test_export_describes_the_tree(herdr_client: HerdrClient, pair: tuple[str, str]) -> None:
     root, right = pair
-    split(api, right, "down", ratio=0.3, cwd="/")
-    api("pane.rename", pane_id=right, label="logs")
-    assert api("layout.export") == {
+    split(herdr_client, right, "down", ratio=0.3, cwd="/")
+    herdr_client.call("pane.rename", pane_id=right, label="logs")
+    assert herdr_client.call("layout.export") == {
         "type": "layout_export",
         "layout": {
             "workspace_id": "w1",
@@ -486,15 +517,18 @@ def test_export_describes_the_tree(api: Api, pair: tuple[str, str]) -> None:
     }
 
 
-def test_export_by_tab_or_pane(api: Api, root: str) -> None:
-    other = api("tab.create", workspace_id="w1", cwd="/tmp")["root_pane"]["pane_id"]
-    by_tab = api("layout.export", tab_id="w1:2")["layout"]  # position form
+def test_export_by_tab_or_pane(herdr_client: HerdrClient, root: str) -> None:
+    other = herdr_client.call("tab.create", workspace_id="w1", cwd="/tmp")["root_pane"]["pane_id"]
+    by_tab = herdr_client.call("layout.export", tab_id="w1:2")["layout"]  # position form
     assert by_tab["root"] == pane_leaf(pane_id=other, cwd="/tmp")
-    assert api("layout.export", pane_id=other)["layout"] == by_tab
+    assert herdr_client.call("layout.export", pane_id=other)["layout"] == by_tab
 
 
-def test_export_with_no_workspace_is_layout_not_found(api: Api) -> None:
-    assert failure(api, "layout.export") == ("layout_not_found", "layout target not found")
+def test_export_with_no_workspace_is_layout_not_found(herdr_client: HerdrClient) -> None:
+    assert failure(herdr_client.call, "layout.export") == (
+        "layout_not_found",
+        "layout target not found",
+    )
 
 
 # -- layout.apply ----------------------------------------------------------------------------
@@ -510,9 +544,12 @@ def three_panes() -> dict[str, Any]:
     )
 
 
-def test_apply_builds_a_new_unfocused_tab_from_a_tree(sim: Simulator, api: Api, root: str) -> None:
+@pytest.mark.herdr_sim_only
+def test_apply_builds_a_new_unfocused_tab_from_a_tree(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
     mark = len(sim.events)
-    layout = api("layout.apply", root=three_panes(), tab_label="dev")["layout"]
+    layout = herdr_client.call("layout.apply", root=three_panes(), tab_label="dev")["layout"]
     assert (layout["workspace_id"], layout["tab_id"]) == ("w1", "w1:t2")
     assert layout["focused_pane_id"] == "w1:p2"
     assert layout["root"] == split_node(
@@ -526,10 +563,10 @@ def test_apply_builds_a_new_unfocused_tab_from_a_tree(sim: Simulator, api: Api, 
             pane_leaf(pane_id="w1:p4", label="logs", cwd="/"),
         ),
     )
-    tab = api("tab.get", tab_id="w1:t2")["tab"]
+    tab = herdr_client.call("tab.get", tab_id="w1:t2")["tab"]
     assert (tab["label"], tab["pane_count"], tab["focused"]) == ("dev", 3, False)
-    assert api("pane.current")["pane"]["pane_id"] == root
-    assert rects(api("pane.layout", pane_id="w1:p4")["layout"]) == {
+    assert herdr_client.call("pane.current")["pane"]["pane_id"] == root
+    assert rects(herdr_client.call("pane.layout", pane_id="w1:p4")["layout"]) == {
         "w1:p2": {"x": 0, "y": 0, "width": 72, "height": 40},
         "w1:p3": {"x": 72, "y": 0, "width": 48, "height": 20},
         "w1:p4": {"x": 72, "y": 20, "width": 48, "height": 20},
@@ -539,40 +576,43 @@ def test_apply_builds_a_new_unfocused_tab_from_a_tree(sim: Simulator, api: Api, 
     ]  # fmt: skip
 
 
-def test_apply_with_focus_activates_the_new_tab(api: Api, root: str) -> None:
-    api("layout.apply", root=pane_leaf(), focus=True)
-    assert api("pane.current")["pane"]["tab_id"] == "w1:t2"
+def test_apply_with_focus_activates_the_new_tab(herdr_client: HerdrClient, root: str) -> None:
+    herdr_client.call("layout.apply", root=pane_leaf(), focus=True)
+    assert herdr_client.call("pane.current")["pane"]["tab_id"] == "w1:t2"
 
 
-def test_apply_runs_a_pane_command_and_exports_it(api: Api, root: str) -> None:
+def test_apply_runs_a_pane_command_and_exports_it(herdr_client: HerdrClient, root: str) -> None:
     command = ["sh", "-c", "echo from-layout; exec sleep 60"]
     tree = split_node("down", 0.5, pane_leaf(), pane_leaf(command=command, env={"ROLE": "x"}))
-    layout = api("layout.apply", workspace_id="w1", root=tree)["layout"]
+    layout = herdr_client.call("layout.apply", workspace_id="w1", root=tree)["layout"]
     pane = layout["root"]["second"]["pane_id"]
-    assert wait_line(api, pane, "^from-layout$") == "from-layout"
-    exported = api("layout.export", pane_id=pane)["layout"]["root"]["second"]
+    assert wait_line(herdr_client, pane, "^from-layout$") == "from-layout"
+    exported = herdr_client.call("layout.export", pane_id=pane)["layout"]["root"]["second"]
     assert exported["command"] == command
     assert "env" not in exported
 
 
-def test_apply_with_tab_id_replaces_the_tab(sim: Simulator, api: Api, root: str) -> None:
-    api("tab.rename", tab_id="w1:t1", label="main")
+@pytest.mark.herdr_sim_only
+def test_apply_with_tab_id_replaces_the_tab(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
+    herdr_client.call("tab.rename", tab_id="w1:t1", label="main")
     mark = len(sim.events)
-    layout = api("layout.apply", tab_id="w1:t1", root=three_panes())["layout"]
+    layout = herdr_client.call("layout.apply", tab_id="w1:t1", root=three_panes())["layout"]
     assert layout["tab_id"] == "w1:t2"
-    tabs = api("tab.list", workspace_id="w1")["tabs"]
+    tabs = herdr_client.call("tab.list", workspace_id="w1")["tabs"]
     assert [(tab["tab_id"], tab["label"], tab["focused"]) for tab in tabs] == [
         ("w1:t2", "main", True)  # keeps the replaced tab's label and its focus
     ]
-    assert failure(api, "pane.get", pane_id=root)[0] == "pane_not_found"
+    assert failure(herdr_client.call, "pane.get", pane_id=root)[0] == "pane_not_found"
     kinds = kinds_since(sim, mark)
     assert kinds[:2] == ["tab_closed", "tab_created"]
     assert kinds.count("pane_created") == 3
 
 
-def test_apply_root_cwd_follows_the_target_workspace(api: Api, root: str) -> None:
-    api("workspace.create", cwd="/")  # w2, not focused: its pane sits in /
-    layout = api("layout.apply", workspace_id="w2", root=pane_leaf())["layout"]
+def test_apply_root_cwd_follows_the_target_workspace(herdr_client: HerdrClient, root: str) -> None:
+    herdr_client.call("workspace.create", cwd="/")  # w2, not focused: its pane sits in /
+    layout = herdr_client.call("layout.apply", workspace_id="w2", root=pane_leaf())["layout"]
     assert layout["root"]["cwd"] == "/"
 
 
@@ -593,16 +633,16 @@ def test_apply_root_cwd_follows_the_target_workspace(api: Api, root: str) -> Non
     ids=["too-many-panes", "too-deep", "empty-command", "bad-env"],
 )  # fmt: skip
 def test_apply_rejects_invalid_layouts_without_creating_anything(
-    api: Api, root: str, tree: dict[str, Any], message: str
+    herdr_client: HerdrClient, root: str, tree: dict[str, Any], message: str
 ) -> None:
-    assert failure(api, "layout.apply", root=tree) == ("invalid_layout", message)
-    assert api("workspace.get", workspace_id="w1")["workspace"]["tab_count"] == 1
-    assert len(api("pane.list")["panes"]) == 1
+    assert failure(herdr_client.call, "layout.apply", root=tree) == ("invalid_layout", message)
+    assert herdr_client.call("workspace.get", workspace_id="w1")["workspace"]["tab_count"] == 1
+    assert len(herdr_client.call("pane.list")["panes"]) == 1
 
 
-def test_apply_accepts_exactly_24_panes(api: Api, root: str) -> None:
-    layout = api("layout.apply", root=balanced(24))["layout"]
-    assert api("tab.get", tab_id=layout["tab_id"])["tab"]["pane_count"] == 24
+def test_apply_accepts_exactly_24_panes(herdr_client: HerdrClient, root: str) -> None:
+    layout = herdr_client.call("layout.apply", root=balanced(24))["layout"]
+    assert herdr_client.call("tab.get", tab_id=layout["tab_id"])["tab"]["pane_count"] == 24
 
 
 @pytest.mark.parametrize(
@@ -617,14 +657,14 @@ def test_apply_accepts_exactly_24_panes(api: Api, root: str) -> None:
     ],
 )
 def test_apply_target_errors(
-    api: Api, root: str, params: dict[str, str], error: tuple[str, str]
+    herdr_client: HerdrClient, root: str, params: dict[str, str], error: tuple[str, str]
 ) -> None:
-    assert failure(api, "layout.apply", root=pane_leaf(), **params) == error
-    assert api("workspace.get", workspace_id="w1")["workspace"]["tab_count"] == 1
+    assert failure(herdr_client.call, "layout.apply", root=pane_leaf(), **params) == error
+    assert herdr_client.call("workspace.get", workspace_id="w1")["workspace"]["tab_count"] == 1
 
 
-def test_apply_with_no_workspace_is_workspace_not_found(api: Api) -> None:
-    assert failure(api, "layout.apply", root=pane_leaf()) == (
+def test_apply_with_no_workspace_is_workspace_not_found(herdr_client: HerdrClient) -> None:
+    assert failure(herdr_client.call, "layout.apply", root=pane_leaf()) == (
         "workspace_not_found",
         "no active workspace",
     )
@@ -633,40 +673,48 @@ def test_apply_with_no_workspace_is_workspace_not_found(api: Api) -> None:
 # -- layout.set_split_ratio ------------------------------------------------------------------
 
 
-def test_set_split_ratio_by_path(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
+@pytest.mark.herdr_sim_only
+def test_set_split_ratio_by_path(
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     _, right = pair
-    split(api, right, "down")
+    split(herdr_client, right, "down")
     mark = len(sim.events)
-    result = api("layout.set_split_ratio", path=[True], ratio=0.25)
+    result = herdr_client.call("layout.set_split_ratio", path=[True], ratio=0.25)
     assert result["type"] == "layout_split_ratio_set"
     tree = result["layout"]["root"]
     assert (tree["ratio"], tree["second"]["ratio"]) == (0.5, 0.25)
-    splits = api("pane.layout")["layout"]["splits"]
+    splits = herdr_client.call("pane.layout")["layout"]["splits"]
     assert [s["ratio"] for s in splits] == [0.5, 0.25]
     assert kinds_since(sim, mark) == ["layout_updated"]
 
 
 @pytest.mark.parametrize(("ratio", "stored"), [(0.72, 0.72), (0.99, 0.9), (-1.0, 0.1)])
 def test_set_split_ratio_clamps(
-    api: Api, pair: tuple[str, str], ratio: float, stored: float
+    herdr_client: HerdrClient, pair: tuple[str, str], ratio: float, stored: float
 ) -> None:
     _, right = pair
-    api("layout.set_split_ratio", pane_id=right, path=[], ratio=ratio)
-    assert root_ratio(api) == stored
+    herdr_client.call("layout.set_split_ratio", pane_id=right, path=[], ratio=ratio)
+    assert root_ratio(herdr_client) == stored
 
 
 @pytest.mark.parametrize("path", [[False], [True, True]])
 def test_set_split_ratio_without_a_split_there_is_split_not_found(
-    api: Api, pair: tuple[str, str], path: list[bool]
+    herdr_client: HerdrClient, pair: tuple[str, str], path: list[bool]
 ) -> None:
-    assert failure(api, "layout.set_split_ratio", path=path, ratio=0.3) == (
+    assert failure(herdr_client.call, "layout.set_split_ratio", path=path, ratio=0.3) == (
         "split_not_found",
         "split path not found",
     )
 
 
-def test_set_split_ratio_on_a_single_pane_is_split_not_found(api: Api, root: str) -> None:
-    assert failure(api, "layout.set_split_ratio", path=[], ratio=0.3)[0] == "split_not_found"
+def test_set_split_ratio_on_a_single_pane_is_split_not_found(
+    herdr_client: HerdrClient, root: str
+) -> None:
+    assert (
+        failure(herdr_client.call, "layout.set_split_ratio", path=[], ratio=0.3)[0]
+        == "split_not_found"
+    )
 
 
 @pytest.mark.parametrize(
@@ -677,9 +725,13 @@ def test_set_split_ratio_on_a_single_pane_is_split_not_found(api: Api, root: str
     [("layout.export", {}), ("layout.set_split_ratio", {"path": [], "ratio": 0.3})],
 )
 def test_export_and_set_split_ratio_of_unknown_target_are_layout_not_found(
-    api: Api, pair: tuple[str, str], method: str, extra: dict[str, Any], params: dict[str, str]
+    herdr_client: HerdrClient,
+    pair: tuple[str, str],
+    method: str,
+    extra: dict[str, Any],
+    params: dict[str, str],
 ) -> None:
-    assert failure(api, method, **extra, **params) == (
+    assert failure(herdr_client.call, method, **extra, **params) == (
         "layout_not_found",
         "layout target not found",
     )
@@ -688,28 +740,35 @@ def test_export_and_set_split_ratio_of_unknown_target_are_layout_not_found(
 # -- pty sizes follow the layout -------------------------------------------------------------
 
 
+@pytest.mark.herdr_sim_only
 def test_pane_pty_size_is_the_layout_content_size(
-    sim: Simulator, api: Api, pair: tuple[str, str]
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
 ) -> None:
     _, right = pair
-    assert pty_size(api, right, "half") == model_size(sim, right) == "38 57"
+    assert pty_size(herdr_client, right, "half") == model_size(sim, right) == "38 57"
 
 
-def test_pty_size_follows_layout_changes(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
+@pytest.mark.herdr_sim_only
+def test_pty_size_follows_layout_changes(
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     root, _ = pair
-    api("layout.set_split_ratio", path=[], ratio=0.25)
-    after = pty_size(api, root, "quarter")
+    herdr_client.call("layout.set_split_ratio", path=[], ratio=0.25)
+    after = pty_size(herdr_client, root, "quarter")
     assert after == model_size(sim, root)
     assert after != "38 57"
-    below = split(api, root, "down")
-    assert pty_size(api, root, "stacked") == model_size(sim, root)
-    assert pty_size(api, below, "below") == model_size(sim, below)
+    below = split(herdr_client, root, "down")
+    assert pty_size(herdr_client, root, "stacked") == model_size(sim, root)
+    assert pty_size(herdr_client, below, "below") == model_size(sim, below)
 
 
-def test_zoomed_pane_gets_the_whole_area(sim: Simulator, api: Api, pair: tuple[str, str]) -> None:
+@pytest.mark.herdr_sim_only
+def test_zoomed_pane_gets_the_whole_area(
+    sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
+) -> None:
     _, right = pair
-    api("pane.zoom", pane_id=right, mode="on")
-    zoomed = pty_size(api, right, "zoomed")
+    herdr_client.call("pane.zoom", pane_id=right, mode="on")
+    zoomed = pty_size(herdr_client, right, "zoomed")
     assert zoomed == model_size(sim, right)
     rows, cols = (int(part) for part in zoomed.split())
     assert cols > 100 and rows >= 38

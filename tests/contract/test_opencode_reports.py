@@ -18,16 +18,17 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from tests.contract.helpers import Api, detect, get, record
+from pytest_herdr.client import HerdrClient
+from tests.contract.helpers import detect, get, record
 
-pytestmark = pytest.mark.sim_settings(agent_detection=False)
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_detection=False)]
 
 SOURCE = {"source": "herdr:opencode", "agent": "opencode"}
 
 
-def select(api: Api, pane: str, session: str, **params: Any) -> None:
+def select(herdr_client: HerdrClient, pane: str, session: str, **params: Any) -> None:
     """The TUI plugin's selection report (unsequenced unless ``seq`` is given)."""
-    api(
+    herdr_client.call(
         "pane.report_agent_session",
         pane_id=pane,
         agent_session_id=session,
@@ -37,9 +38,9 @@ def select(api: Api, pane: str, session: str, **params: Any) -> None:
     )
 
 
-def report(api: Api, pane: str, state: str, session: str, seq: int) -> None:
+def report(herdr_client: HerdrClient, pane: str, state: str, session: str, seq: int) -> None:
     """The server plugin's lifecycle report."""
-    api(
+    herdr_client.call(
         "pane.report_agent",
         pane_id=pane,
         state=state,
@@ -49,52 +50,54 @@ def report(api: Api, pane: str, state: str, session: str, seq: int) -> None:
     )
 
 
-def shown(api: Api, pane: str) -> tuple[str | None, str, str | None]:
+def shown(herdr_client: HerdrClient, pane: str) -> tuple[str | None, str, str | None]:
     """(agent, status, session id) of the pane."""
-    info = get(api, pane)
+    info = get(herdr_client, pane)
     session = info.get("agent_session")
     return info.get("agent"), info["agent_status"], None if session is None else session["value"]
 
 
 @pytest.fixture
-def anchored(sim: Simulator, api: Api, root: str) -> str:
+def anchored(sim: Simulator, herdr_client: HerdrClient, root: str) -> str:
     """opencode detected, anchored to session ``ses-a`` and working by its report (seq 20)."""
     detect(sim, root, "opencode")
-    select(api, root, "ses-a")
-    report(api, root, "working", "ses-a", 20)
-    assert shown(api, root) == ("opencode", "working", "ses-a")
+    select(herdr_client, root, "ses-a")
+    report(herdr_client, root, "working", "ses-a", 20)
+    assert shown(herdr_client, root) == ("opencode", "working", "ses-a")
     return root
 
 
 # -- cross-talk ---------------------------------------------------------------------------------
 
 
-def test_report_for_another_session_is_ignored(api: Api, anchored: str) -> None:
-    report(api, anchored, "blocked", "ses-other", 21)
-    assert shown(api, anchored) == ("opencode", "working", "ses-a")
+def test_report_for_another_session_is_ignored(herdr_client: HerdrClient, anchored: str) -> None:
+    report(herdr_client, anchored, "blocked", "ses-other", 21)
+    assert shown(herdr_client, anchored) == ("opencode", "working", "ses-a")
 
 
-def test_cross_talk_is_not_parked(sim: Simulator, api: Api, anchored: str) -> None:
-    report(api, anchored, "blocked", "ses-other", 21)
+def test_cross_talk_is_not_parked(sim: Simulator, herdr_client: HerdrClient, anchored: str) -> None:
+    report(herdr_client, anchored, "blocked", "ses-other", 21)
     assert record(sim, anchored).parked is None
     # not replayed when that session is selected later: the screen's idle shows, not blocked
-    select(api, anchored, "ses-other")
-    assert shown(api, anchored) == ("opencode", "idle", "ses-other")
+    select(herdr_client, anchored, "ses-other")
+    assert shown(herdr_client, anchored) == ("opencode", "idle", "ses-other")
 
 
-def test_cross_talk_does_not_count_its_seq(sim: Simulator, api: Api, anchored: str) -> None:
-    report(api, anchored, "blocked", "ses-other", 21)
+def test_cross_talk_does_not_count_its_seq(
+    sim: Simulator, herdr_client: HerdrClient, anchored: str
+) -> None:
+    report(herdr_client, anchored, "blocked", "ses-other", 21)
     assert record(sim, anchored).seqs["herdr:opencode"] == 20
-    report(api, anchored, "idle", "ses-a", 21)
-    assert shown(api, anchored) == ("opencode", "idle", "ses-a")
+    report(herdr_client, anchored, "idle", "ses-a", 21)
+    assert shown(herdr_client, anchored) == ("opencode", "idle", "ses-a")
 
 
 def test_report_for_another_session_without_the_process_is_parked(
-    sim: Simulator, api: Api, root: str
+    sim: Simulator, herdr_client: HerdrClient, root: str
 ) -> None:
     # cross-talk needs the opencode process: without it the report waits for its anchor
-    select(api, root, "ses-a")
-    report(api, root, "working", "ses-other", 5)
+    select(herdr_client, root, "ses-a")
+    report(herdr_client, root, "working", "ses-other", 5)
     parked = record(sim, root).parked
     assert parked is not None
     assert parked.ref is not None
@@ -104,48 +107,52 @@ def test_report_for_another_session_without_the_process_is_parked(
 # -- the TUI selection --------------------------------------------------------------------------
 
 
-def test_selection_reanchors_the_pane(api: Api, anchored: str) -> None:
-    select(api, anchored, "ses-b")
-    assert shown(api, anchored)[2] == "ses-b"
+def test_selection_reanchors_the_pane(herdr_client: HerdrClient, anchored: str) -> None:
+    select(herdr_client, anchored, "ses-b")
+    assert shown(herdr_client, anchored)[2] == "ses-b"
 
 
 def test_selection_drops_the_previous_sessions_authority(
-    sim: Simulator, api: Api, anchored: str
+    sim: Simulator, herdr_client: HerdrClient, anchored: str
 ) -> None:
-    select(api, anchored, "ses-b")
+    select(herdr_client, anchored, "ses-b")
     rec = record(sim, anchored)
     assert rec.authority is None
     # the state falls back to what the screen shows (idle) until ses-b reports
-    assert shown(api, anchored) == ("opencode", "idle", "ses-b")
-    assert "screen_detection_skipped" not in get(api, anchored)
+    assert shown(herdr_client, anchored) == ("opencode", "idle", "ses-b")
+    assert "screen_detection_skipped" not in get(herdr_client, anchored)
 
 
 def test_unsequenced_selection_ignores_the_seq_rule(
-    sim: Simulator, api: Api, anchored: str
+    sim: Simulator, herdr_client: HerdrClient, anchored: str
 ) -> None:
     # the source has sent sequenced reports; an unsequenced selection still applies and
     # leaves the high-water mark alone
-    select(api, anchored, "ses-b")
-    assert shown(api, anchored)[2] == "ses-b"
+    select(herdr_client, anchored, "ses-b")
+    assert shown(herdr_client, anchored)[2] == "ses-b"
     assert record(sim, anchored).seqs["herdr:opencode"] == 20
 
 
-def test_selected_session_regains_authority(api: Api, anchored: str) -> None:
-    select(api, anchored, "ses-b")
-    report(api, anchored, "blocked", "ses-b", 21)
-    assert shown(api, anchored) == ("opencode", "blocked", "ses-b")
+def test_selected_session_regains_authority(herdr_client: HerdrClient, anchored: str) -> None:
+    select(herdr_client, anchored, "ses-b")
+    report(herdr_client, anchored, "blocked", "ses-b", 21)
+    assert shown(herdr_client, anchored) == ("opencode", "blocked", "ses-b")
 
 
-def test_previous_session_is_cross_talk_after_a_selection(api: Api, anchored: str) -> None:
-    select(api, anchored, "ses-b")
-    report(api, anchored, "working", "ses-b", 21)
-    report(api, anchored, "idle", "ses-a", 22)
-    assert shown(api, anchored) == ("opencode", "working", "ses-b")
+def test_previous_session_is_cross_talk_after_a_selection(
+    herdr_client: HerdrClient, anchored: str
+) -> None:
+    select(herdr_client, anchored, "ses-b")
+    report(herdr_client, anchored, "working", "ses-b", 21)
+    report(herdr_client, anchored, "idle", "ses-a", 22)
+    assert shown(herdr_client, anchored) == ("opencode", "working", "ses-b")
 
 
-def test_server_new_or_resume_does_not_replace_the_selection(api: Api, anchored: str) -> None:
+def test_server_new_or_resume_does_not_replace_the_selection(
+    herdr_client: HerdrClient, anchored: str
+) -> None:
     for seq, start in ((21, "new"), (22, "resume"), (23, "startup")):
-        api(
+        herdr_client.call(
             "pane.report_agent_session",
             pane_id=anchored,
             agent_session_id="ses-attached-client",
@@ -153,39 +160,41 @@ def test_server_new_or_resume_does_not_replace_the_selection(api: Api, anchored:
             seq=seq,
             **SOURCE,
         )
-    assert shown(api, anchored) == ("opencode", "working", "ses-a")
+    assert shown(herdr_client, anchored) == ("opencode", "working", "ses-a")
 
 
-def test_sequenced_selection_follows_the_seq_rule(api: Api, anchored: str) -> None:
-    select(api, anchored, "ses-b", seq=20)  # not above the last seq: ignored
-    assert shown(api, anchored)[2] == "ses-a"
-    select(api, anchored, "ses-b", seq=21)
-    assert shown(api, anchored)[2] == "ses-b"
+def test_sequenced_selection_follows_the_seq_rule(herdr_client: HerdrClient, anchored: str) -> None:
+    select(herdr_client, anchored, "ses-b", seq=20)  # not above the last seq: ignored
+    assert shown(herdr_client, anchored)[2] == "ses-a"
+    select(herdr_client, anchored, "ses-b", seq=21)
+    assert shown(herdr_client, anchored)[2] == "ses-b"
 
 
-def test_selection_before_the_process_waits_for_it(sim: Simulator, api: Api, root: str) -> None:
-    select(api, root, "ses-startup")
-    assert "agent_session" not in get(api, root)
+def test_selection_before_the_process_waits_for_it(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
+    select(herdr_client, root, "ses-startup")
+    assert "agent_session" not in get(herdr_client, root)
     detect(sim, root, "opencode")
-    assert shown(api, root) == ("opencode", "idle", "ses-startup")
+    assert shown(herdr_client, root) == ("opencode", "idle", "ses-startup")
     assert record(sim, root).selection is None
 
 
 def test_report_parked_for_the_waiting_selection_applies_with_it(
-    sim: Simulator, api: Api, root: str
+    sim: Simulator, herdr_client: HerdrClient, root: str
 ) -> None:
     # the fake opencode's startup: selection and first report before detection sees it
-    select(api, root, "ses-startup")
-    report(api, root, "working", "ses-startup", 5)
+    select(herdr_client, root, "ses-startup")
+    report(herdr_client, root, "working", "ses-startup", 5)
     detect(sim, root, "opencode")
-    assert shown(api, root) == ("opencode", "working", "ses-startup")
+    assert shown(herdr_client, root) == ("opencode", "working", "ses-startup")
 
 
 def test_waiting_selection_drops_a_report_parked_before_it(
-    sim: Simulator, api: Api, root: str
+    sim: Simulator, herdr_client: HerdrClient, root: str
 ) -> None:
-    report(api, root, "working", "ses-old", 5)
-    select(api, root, "ses-new")
+    report(herdr_client, root, "working", "ses-old", 5)
+    select(herdr_client, root, "ses-new")
     assert record(sim, root).parked is None
     detect(sim, root, "opencode")
-    assert shown(api, root) == ("opencode", "idle", "ses-new")
+    assert shown(herdr_client, root) == ("opencode", "idle", "ses-new")

@@ -13,6 +13,9 @@ import pytest
 from herdr_sim import Simulator, SimulatorError
 from herdr_sim.client import call
 
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
+
 
 def start(short_dir: Path, **settings: Any) -> Simulator:
     """A simulator on ``short_dir/herdr.sock`` with its own HOME."""

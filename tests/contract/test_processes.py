@@ -8,11 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from herdr_sim import Simulator
 from herdr_sim.client import call, request
 from herdr_sim.procfs import descendants, is_zombie, proc_info
-from tests.contract.helpers import Api, enter, kinds, pane_ids, process_info, split
+from pytest_herdr.client import HerdrClient
+from tests.contract.helpers import enter, kinds, pane_ids, process_info, split
 from tests.waits import wait_until
+
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
 
 #: a foreground job, a background job, a nohup'd child and one that ignores HUP and TERM
 WORKLOAD = (
@@ -42,33 +48,39 @@ def gone(pids: list[int]) -> bool:
     )
 
 
-def test_pane_close_ends_the_whole_tree(sim: Simulator, api: Api, root: str) -> None:
-    pane = split(api, root)
+def test_pane_close_ends_the_whole_tree(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
+    pane = split(herdr_client, root)
     pids = start_workload(sim.socket_path, pane)
-    api("pane.close", pane_id=pane)
+    herdr_client.call("pane.close", pane_id=pane)
     wait_until(lambda: gone(pids), timeout=10, what="pane processes to be gone")
 
 
-def test_workspace_close_ends_every_pane_tree(sim: Simulator, api: Api, root: str) -> None:
-    other = split(api, root, "down")
+def test_workspace_close_ends_every_pane_tree(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
+    other = split(herdr_client, root, "down")
     pids = start_workload(sim.socket_path, root) + start_workload(sim.socket_path, other)
-    api("workspace.close", workspace_id="w1")
+    herdr_client.call("workspace.close", workspace_id="w1")
     wait_until(lambda: gone(pids), timeout=10, what="workspace processes to be gone")
 
 
-def test_server_stop_ends_every_pane_tree(sim: Simulator, api: Api, root: str) -> None:
-    tab = api("tab.create", cwd="/tmp")["root_pane"]["pane_id"]
+def test_server_stop_ends_every_pane_tree(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
+    tab = herdr_client.call("tab.create", cwd="/tmp")["root_pane"]["pane_id"]
     pids = start_workload(sim.socket_path, root) + start_workload(sim.socket_path, tab)
     assert request(sim.socket_path, "server.stop")["result"] == {"type": "ok"}
     assert sim.wait_stopped(15)
     wait_until(lambda: gone(pids), timeout=10, what="server processes to be gone")
 
 
-def test_shell_exit_closes_the_pane(sim: Simulator, api: Api, root: str) -> None:
-    pane = split(api, root)
-    shell = process_info(api, pane)["shell_pid"]
-    enter(api, pane, "exit 3")
-    wait_until(lambda: pane not in pane_ids(api), timeout=10, what="the pane to close")
+def test_shell_exit_closes_the_pane(sim: Simulator, herdr_client: HerdrClient, root: str) -> None:
+    pane = split(herdr_client, root)
+    shell = process_info(herdr_client, pane)["shell_pid"]
+    enter(herdr_client, pane, "exit 3")
+    wait_until(lambda: pane not in pane_ids(herdr_client), timeout=10, what="the pane to close")
     emitted = kinds(sim.events)
     assert emitted.index("pane_exited") < len(emitted) - 1
     exited = next(e for e in sim.events if e["event"] == "pane_exited")

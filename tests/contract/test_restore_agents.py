@@ -33,6 +33,9 @@ from herdr_sim.server import WIRE_TAPS
 from tests.contract_check import contracts_dir, violations
 from tests.waits import SCALE, wait_until
 
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
+
 NAME = "agents"
 MANIFESTS = contracts_dir() / "agent-detection"
 #: pane → the command line typed into its shell in the first run

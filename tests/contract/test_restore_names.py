@@ -35,6 +35,9 @@ from tests.contract.helpers import failure
 from tests.contract_check import contracts_dir
 from tests.waits import SCALE, wait_until
 
+#: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
+pytestmark = pytest.mark.herdr_sim_only
+
 WAIT = 10.0
 PI_SESSION = {"source": "herdr:pi", "agent": "pi", "kind": "path", "value": "/s/pi.jsonl"}
 CODEX_SESSION = {"source": "herdr:codex", "agent": "codex", "kind": "id", "value": "codex-1"}

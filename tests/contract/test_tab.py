@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from herdr_sim.client import Subscription
+from pytest_herdr.cli_runner import HerdrCli
+from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
-    Api,
-    Herdr,
     Raw,
     Subscribe,
     cli_error,
@@ -44,22 +44,24 @@ LIFECYCLE = [
 ]
 
 
-def tabs(api: Api, workspace_id: str = "w1") -> list[tuple[str, int, str]]:
+def tabs(herdr_client: HerdrClient, workspace_id: str = "w1") -> list[tuple[str, int, str]]:
     """(tab_id, number, label) of a workspace's tabs in order."""
-    listed = api("tab.list", workspace_id=workspace_id)["tabs"]
+    listed = herdr_client.call("tab.list", workspace_id=workspace_id)["tabs"]
     return [(tab["tab_id"], tab["number"], tab["label"]) for tab in listed]
 
 
-def active_tab(api: Api, workspace_id: str = "w1") -> str:
+def active_tab(herdr_client: HerdrClient, workspace_id: str = "w1") -> str:
     """The workspace's active tab id."""
-    tab_id: str = api("workspace.get", workspace_id=workspace_id)["workspace"]["active_tab_id"]
+    tab_id: str = herdr_client.call("workspace.get", workspace_id=workspace_id)["workspace"][
+        "active_tab_id"
+    ]
     return tab_id
 
 
 @pytest.fixture
-def three_tabs(api: Api, ws: str) -> list[str]:
+def three_tabs(herdr_client: HerdrClient, ws: str) -> list[str]:
     """``w1`` with tabs t1, t2, t3 (t1 active)."""
-    created = [api("tab.create", workspace_id=ws)["tab"]["tab_id"] for _ in range(2)]
+    created = [herdr_client.call("tab.create", workspace_id=ws)["tab"]["tab_id"] for _ in range(2)]
     return ["w1:t1", *created]
 
 
@@ -72,8 +74,10 @@ def lifecycle(ws: str, subscribe: Subscribe) -> Subscription:
 # -- create ----------------------------------------------------------------------------------------
 
 
-def test_create_adds_an_unfocused_tab_with_the_next_pane_number(api: Api, ws: str) -> None:
-    created = api("tab.create", workspace_id=ws)
+def test_create_adds_an_unfocused_tab_with_the_next_pane_number(
+    herdr_client: HerdrClient, ws: str
+) -> None:
+    created = herdr_client.call("tab.create", workspace_id=ws)
     assert created["type"] == "tab_created"
     tab, pane = created["tab"], created["root_pane"]
     assert tab == {
@@ -86,142 +90,164 @@ def test_create_adds_an_unfocused_tab_with_the_next_pane_number(api: Api, ws: st
         "agent_status": "unknown",
     }
     assert (pane["pane_id"], pane["tab_id"], pane["focused"]) == ("w1:p2", "w1:t2", False)
-    assert active_tab(api) == "w1:t1"
-    assert api("workspace.get", workspace_id=ws)["workspace"]["tab_count"] == 2
+    assert active_tab(herdr_client) == "w1:t1"
+    assert herdr_client.call("workspace.get", workspace_id=ws)["workspace"]["tab_count"] == 2
 
 
-def test_create_without_workspace_uses_the_active_one(api: Api, ws: str) -> None:
-    api("workspace.create", cwd="/tmp", focus=True)
-    assert api("tab.create")["tab"]["tab_id"] == "w2:t2"
+def test_create_without_workspace_uses_the_active_one(herdr_client: HerdrClient, ws: str) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp", focus=True)
+    assert herdr_client.call("tab.create")["tab"]["tab_id"] == "w2:t2"
 
 
-def test_create_with_focus_switches_tab_and_workspace(api: Api, ws: str) -> None:
-    api("workspace.create", cwd="/tmp")
-    created = api("tab.create", workspace_id="w2", focus=True)
+def test_create_with_focus_switches_tab_and_workspace(herdr_client: HerdrClient, ws: str) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    created = herdr_client.call("tab.create", workspace_id="w2", focus=True)
     assert created["tab"]["focused"] and created["root_pane"]["focused"]
-    workspace = api("workspace.get", workspace_id="w2")["workspace"]
+    workspace = herdr_client.call("workspace.get", workspace_id="w2")["workspace"]
     assert (workspace["focused"], workspace["active_tab_id"]) == (True, "w2:t2")
-    assert api("workspace.get", workspace_id="w1")["workspace"]["focused"] is False
+    assert herdr_client.call("workspace.get", workspace_id="w1")["workspace"]["focused"] is False
 
 
-def test_create_with_a_label_keeps_it_verbatim(api: Api, ws: str) -> None:
-    assert api("tab.create", workspace_id=ws, label=" logs ")["tab"]["label"] == " logs "
+def test_create_with_a_label_keeps_it_verbatim(herdr_client: HerdrClient, ws: str) -> None:
+    assert (
+        herdr_client.call("tab.create", workspace_id=ws, label=" logs ")["tab"]["label"] == " logs "
+    )
 
 
 def test_create_follows_the_target_workspaces_focused_pane(
-    api: Api, ws: str, short_dir: Path
+    herdr_client: HerdrClient, ws: str, short_dir: Path
 ) -> None:
-    api("workspace.create", cwd=str(short_dir))
-    created = api("tab.create", workspace_id="w2")
+    herdr_client.call("workspace.create", cwd=str(short_dir))
+    created = herdr_client.call("tab.create", workspace_id="w2")
     assert created["root_pane"]["cwd"] == str(short_dir)
 
 
-def test_create_with_cwd(api: Api, ws: str, short_dir: Path) -> None:
-    assert api("tab.create", cwd=str(short_dir))["root_pane"]["cwd"] == str(short_dir)
+def test_create_with_cwd(herdr_client: HerdrClient, ws: str, short_dir: Path) -> None:
+    assert herdr_client.call("tab.create", cwd=str(short_dir))["root_pane"]["cwd"] == str(short_dir)
 
 
 def test_create_with_a_missing_cwd_starts_in_home(
-    api: Api, ws: str, short_dir: Path, home: Path
+    herdr_client: HerdrClient, ws: str, short_dir: Path, home: Path
 ) -> None:
-    created = api("tab.create", cwd=str(short_dir / "gone"))
+    created = herdr_client.call("tab.create", cwd=str(short_dir / "gone"))
     assert created["root_pane"]["cwd"] == str(home)
 
 
-def test_create_passes_env_to_the_new_pane(api: Api, ws: str) -> None:
-    pane = api("tab.create", env={"HS_TAB": "t-env"})["root_pane"]["pane_id"]
-    enter(api, pane, "echo tab=$HS_TAB/$HERDR_TAB_ID")
-    wait_output(api, pane, text="tab=t-env/w1:t2", timeout_ms=5000)
+def test_create_passes_env_to_the_new_pane(herdr_client: HerdrClient, ws: str) -> None:
+    pane = herdr_client.call("tab.create", env={"HS_TAB": "t-env"})["root_pane"]["pane_id"]
+    enter(herdr_client, pane, "echo tab=$HS_TAB/$HERDR_TAB_ID")
+    wait_output(herdr_client.call, pane, text="tab=t-env/w1:t2", timeout_ms=5000)
 
 
-def test_create_without_any_workspace_is_no_active_workspace(api: Api) -> None:
-    assert failure(api, "tab.create") == ("workspace_not_found", "no active workspace")
+def test_create_without_any_workspace_is_no_active_workspace(herdr_client: HerdrClient) -> None:
+    assert failure(herdr_client.call, "tab.create") == (
+        "workspace_not_found",
+        "no active workspace",
+    )
 
 
-def test_create_in_an_unknown_workspace(api: Api, ws: str) -> None:
-    assert failure(api, "tab.create", workspace_id="w9") == (
+def test_create_in_an_unknown_workspace(herdr_client: HerdrClient, ws: str) -> None:
+    assert failure(herdr_client.call, "tab.create", workspace_id="w9") == (
         "workspace_not_found",
         "workspace w9 not found",
     )
 
 
-def test_create_at_a_missing_position_fails_at_spawn_like_herdr(api: Api, ws: str) -> None:
+def test_create_at_a_missing_position_fails_at_spawn_like_herdr(
+    herdr_client: HerdrClient, ws: str
+) -> None:
     # Herdr turns a position into an index first and finds it missing only when spawning.
-    assert failure(api, "tab.create", workspace_id="5") == (
+    assert failure(herdr_client.call, "tab.create", workspace_id="5") == (
         "tab_create_failed",
         "workspace disappeared",
     )
-    assert tabs(api) == [("w1:t1", 1, "1")]
+    assert tabs(herdr_client) == [("w1:t1", 1, "1")]
 
 
-def test_create_checks_the_workspace_before_env(api: Api, ws: str) -> None:
-    assert failure(api, "tab.create", workspace_id="w9", env={"": "x"})[0] == (
+def test_create_checks_the_workspace_before_env(herdr_client: HerdrClient, ws: str) -> None:
+    assert failure(herdr_client.call, "tab.create", workspace_id="w9", env={"": "x"})[0] == (
         "workspace_not_found"
     )
-    assert failure(api, "tab.create", workspace_id="w1", env={"A=B": "x"}) == (
+    assert failure(herdr_client.call, "tab.create", workspace_id="w1", env={"A=B": "x"}) == (
         "invalid_env",
         "env key A=B must not contain '='",
     )
-    assert tabs(api) == [("w1:t1", 1, "1")]
+    assert tabs(herdr_client) == [("w1:t1", 1, "1")]
 
 
 # -- stable numbers vs position labels (checklist 21) ----------------------------------------------
 
 
-def test_default_labels_follow_position_and_numbers_stay(api: Api, three_tabs: list[str]) -> None:
-    api("tab.close", tab_id="w1:t1")
-    assert tabs(api) == [("w1:t2", 2, "1"), ("w1:t3", 3, "2")]
+def test_default_labels_follow_position_and_numbers_stay(
+    herdr_client: HerdrClient, three_tabs: list[str]
+) -> None:
+    herdr_client.call("tab.close", tab_id="w1:t1")
+    assert tabs(herdr_client) == [("w1:t2", 2, "1"), ("w1:t3", 3, "2")]
 
 
-def test_tab_numbers_are_never_reused(api: Api, three_tabs: list[str]) -> None:
-    api("tab.close", tab_id="w1:t3")
-    assert api("tab.create")["tab"]["tab_id"] == "w1:t4"
-    assert failure(api, "tab.get", tab_id="w1:t3") == ("tab_not_found", "tab w1:t3 not found")
+def test_tab_numbers_are_never_reused(herdr_client: HerdrClient, three_tabs: list[str]) -> None:
+    herdr_client.call("tab.close", tab_id="w1:t3")
+    assert herdr_client.call("tab.create")["tab"]["tab_id"] == "w1:t4"
+    assert failure(herdr_client.call, "tab.get", tab_id="w1:t3") == (
+        "tab_not_found",
+        "tab w1:t3 not found",
+    )
 
 
-def test_tab_numbers_are_per_workspace(api: Api, three_tabs: list[str]) -> None:
-    api("workspace.create", cwd="/tmp")
-    assert api("tab.create", workspace_id="w2")["tab"]["tab_id"] == "w2:t2"
+def test_tab_numbers_are_per_workspace(herdr_client: HerdrClient, three_tabs: list[str]) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    assert herdr_client.call("tab.create", workspace_id="w2")["tab"]["tab_id"] == "w2:t2"
 
 
-def test_pane_numbers_are_shared_by_the_tabs_of_a_workspace(api: Api, ws: str) -> None:
-    api("pane.split", target_pane_id="w1:p1", direction="right")
-    assert api("tab.create")["root_pane"]["pane_id"] == "w1:p3"
+def test_pane_numbers_are_shared_by_the_tabs_of_a_workspace(
+    herdr_client: HerdrClient, ws: str
+) -> None:
+    herdr_client.call("pane.split", target_pane_id="w1:p1", direction="right")
+    assert herdr_client.call("tab.create")["root_pane"]["pane_id"] == "w1:p3"
 
 
 # -- list / get ----------------------------------------------------------------------------------
 
 
-def test_list_without_workspace_lists_every_tab_in_order(api: Api, three_tabs: list[str]) -> None:
-    api("workspace.create", cwd="/tmp")
-    listed = api("tab.list")
+def test_list_without_workspace_lists_every_tab_in_order(
+    herdr_client: HerdrClient, three_tabs: list[str]
+) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    listed = herdr_client.call("tab.list")
     assert listed["type"] == "tab_list"
     assert [tab["tab_id"] for tab in listed["tabs"]] == ["w1:t1", "w1:t2", "w1:t3", "w2:t1"]
     assert [tab["focused"] for tab in listed["tabs"]] == [True, False, False, False]
 
 
-def test_list_of_one_workspace(api: Api, three_tabs: list[str]) -> None:
-    api("workspace.create", cwd="/tmp")
-    assert [tab["tab_id"] for tab in api("tab.list", workspace_id="2")["tabs"]] == ["w2:t1"]
+def test_list_of_one_workspace(herdr_client: HerdrClient, three_tabs: list[str]) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    assert [tab["tab_id"] for tab in herdr_client.call("tab.list", workspace_id="2")["tabs"]] == [
+        "w2:t1"
+    ]
 
 
-def test_list_of_an_unknown_workspace(api: Api, ws: str) -> None:
-    assert failure(api, "tab.list", workspace_id="w7") == (
+def test_list_of_an_unknown_workspace(herdr_client: HerdrClient, ws: str) -> None:
+    assert failure(herdr_client.call, "tab.list", workspace_id="w7") == (
         "workspace_not_found",
         "workspace w7 not found",
     )
 
 
 @pytest.mark.parametrize("form", ["w1:t2", "w1:2", "1:2", "w_1:2", "t_w1_2", "t_1_2"])
-def test_get_accepts_stable_and_position_forms(api: Api, three_tabs: list[str], form: str) -> None:
-    tab = api("tab.get", tab_id=form)
+def test_get_accepts_stable_and_position_forms(
+    herdr_client: HerdrClient, three_tabs: list[str], form: str
+) -> None:
+    tab = herdr_client.call("tab.get", tab_id=form)
     assert tab["type"] == "tab_info"
     assert tab["tab"]["tab_id"] == "w1:t2"
 
 
-def test_position_forms_follow_position_not_number(api: Api, three_tabs: list[str]) -> None:
-    api("tab.close", tab_id="w1:t1")
-    assert api("tab.get", tab_id="w1:1")["tab"]["tab_id"] == "w1:t2"
-    assert api("tab.get", tab_id="t_w1_2")["tab"]["tab_id"] == "w1:t3"
+def test_position_forms_follow_position_not_number(
+    herdr_client: HerdrClient, three_tabs: list[str]
+) -> None:
+    herdr_client.call("tab.close", tab_id="w1:t1")
+    assert herdr_client.call("tab.get", tab_id="w1:1")["tab"]["tab_id"] == "w1:t2"
+    assert herdr_client.call("tab.get", tab_id="t_w1_2")["tab"]["tab_id"] == "w1:t3"
 
 
 @pytest.mark.parametrize(
@@ -236,9 +262,9 @@ def test_position_forms_follow_position_not_number(api: Api, three_tabs: list[st
 )
 @pytest.mark.parametrize("target", ["w1:t9", "w1:9", "w9:t1", "t_w1_9", "w1", "junk"])
 def test_unknown_tab_is_tab_not_found(
-    api: Api, ws: str, method: str, extra: dict[str, Any], target: str
+    herdr_client: HerdrClient, ws: str, method: str, extra: dict[str, Any], target: str
 ) -> None:
-    assert failure(api, method, tab_id=target, **extra) == (
+    assert failure(herdr_client.call, method, tab_id=target, **extra) == (
         "tab_not_found",
         f"tab {target} not found",
     )
@@ -247,35 +273,35 @@ def test_unknown_tab_is_tab_not_found(
 # -- focus / rename --------------------------------------------------------------------------------
 
 
-def test_focus_switches_the_active_tab(api: Api, three_tabs: list[str]) -> None:
-    focused = api("tab.focus", tab_id="w1:t3")
+def test_focus_switches_the_active_tab(herdr_client: HerdrClient, three_tabs: list[str]) -> None:
+    focused = herdr_client.call("tab.focus", tab_id="w1:t3")
     assert focused["type"] == "tab_info"
     assert focused["tab"]["focused"] is True
-    assert active_tab(api) == "w1:t3"
-    assert api("pane.get", pane_id="w1:p3")["pane"]["focused"] is True
-    assert api("tab.get", tab_id="w1:t1")["tab"]["focused"] is False
+    assert active_tab(herdr_client) == "w1:t3"
+    assert herdr_client.call("pane.get", pane_id="w1:p3")["pane"]["focused"] is True
+    assert herdr_client.call("tab.get", tab_id="w1:t1")["tab"]["focused"] is False
 
 
-def test_focus_in_another_workspace_activates_it(api: Api, ws: str) -> None:
-    api("workspace.create", cwd="/tmp")
-    api("tab.create", workspace_id="w2")
-    api("tab.focus", tab_id="w2:t2")
-    snapshot = api("session.snapshot")["snapshot"]
+def test_focus_in_another_workspace_activates_it(herdr_client: HerdrClient, ws: str) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    herdr_client.call("tab.create", workspace_id="w2")
+    herdr_client.call("tab.focus", tab_id="w2:t2")
+    snapshot = herdr_client.call("session.snapshot")["snapshot"]
     assert (snapshot["focused_workspace_id"], snapshot["focused_tab_id"]) == ("w2", "w2:t2")
     assert snapshot["focused_pane_id"] == "w2:p2"
 
 
 def test_focus_emits_the_focus_triple(
-    api: Api, three_tabs: list[str], lifecycle: Subscription
+    herdr_client: HerdrClient, three_tabs: list[str], lifecycle: Subscription
 ) -> None:
-    api("tab.focus", tab_id="w1:t2")
+    herdr_client.call("tab.focus", tab_id="w1:t2")
     assert take(lifecycle, 3) == focus_events("w1", "w1:t2", "w1:p2")
 
 
 def test_rename_sets_the_label_and_emits_renamed(
-    api: Api, three_tabs: list[str], lifecycle: Subscription
+    herdr_client: HerdrClient, three_tabs: list[str], lifecycle: Subscription
 ) -> None:
-    renamed = api("tab.rename", tab_id="w1:2", label="  build ")
+    renamed = herdr_client.call("tab.rename", tab_id="w1:2", label="  build ")
     assert renamed["type"] == "tab_info"
     assert renamed["tab"]["label"] == "  build "
     assert renamed["tab"]["number"] == 2
@@ -285,11 +311,11 @@ def test_rename_sets_the_label_and_emits_renamed(
 
 
 def test_custom_label_survives_moves_while_default_labels_follow(
-    api: Api, three_tabs: list[str]
+    herdr_client: HerdrClient, three_tabs: list[str]
 ) -> None:
-    api("tab.rename", tab_id="w1:t3", label="logs")
-    api("tab.move", tab_id="w1:t3", insert_index=0)
-    assert tabs(api) == [("w1:t3", 3, "logs"), ("w1:t1", 1, "2"), ("w1:t2", 2, "3")]
+    herdr_client.call("tab.rename", tab_id="w1:t3", label="logs")
+    herdr_client.call("tab.move", tab_id="w1:t3", insert_index=0)
+    assert tabs(herdr_client) == [("w1:t3", 3, "logs"), ("w1:t1", 1, "2"), ("w1:t2", 2, "3")]
 
 
 # -- move ------------------------------------------------------------------------------------------
@@ -305,19 +331,23 @@ def test_custom_label_survives_moves_while_default_labels_follow(
     ],
 )
 def test_move_inserts_before_the_slot_of_the_original_list(
-    api: Api, three_tabs: list[str], tab_id: str, insert_index: int, order: list[str]
+    herdr_client: HerdrClient,
+    three_tabs: list[str],
+    tab_id: str,
+    insert_index: int,
+    order: list[str],
 ) -> None:
-    moved = api("tab.move", tab_id=tab_id, insert_index=insert_index)
+    moved = herdr_client.call("tab.move", tab_id=tab_id, insert_index=insert_index)
     assert moved["type"] == "tab_list"
     assert [tab["tab_id"] for tab in moved["tabs"]] == order
     assert [tab["label"] for tab in moved["tabs"]] == ["1", "2", "3"]
-    assert tab_ids(api) == order
+    assert tab_ids(herdr_client) == order
 
 
 def test_move_emits_moved_with_the_requested_index(
-    api: Api, three_tabs: list[str], lifecycle: Subscription
+    herdr_client: HerdrClient, three_tabs: list[str], lifecycle: Subscription
 ) -> None:
-    moved = api("tab.move", tab_id="w1:t1", insert_index=3)
+    moved = herdr_client.call("tab.move", tab_id="w1:t1", insert_index=3)
     assert take(lifecycle, 1) == [
         envelope("tab_moved", tab_id="w1:t1", workspace_id="w1", insert_index=3, tabs=moved["tabs"])
     ]
@@ -325,23 +355,25 @@ def test_move_emits_moved_with_the_requested_index(
 
 @pytest.mark.parametrize("insert_index", [1, 2])
 def test_move_to_its_own_slot_emits_nothing(
-    api: Api, three_tabs: list[str], lifecycle: Subscription, insert_index: int
+    herdr_client: HerdrClient, three_tabs: list[str], lifecycle: Subscription, insert_index: int
 ) -> None:
-    moved = api("tab.move", tab_id="w1:t2", insert_index=insert_index)
+    moved = herdr_client.call("tab.move", tab_id="w1:t2", insert_index=insert_index)
     assert [tab["tab_id"] for tab in moved["tabs"]] == ["w1:t1", "w1:t2", "w1:t3"]
-    api("tab.rename", tab_id="w1:t1", label="sentinel")
+    herdr_client.call("tab.rename", tab_id="w1:t1", label="sentinel")
     assert kinds(take(lifecycle, 1)) == ["tab_renamed"]
 
 
-def test_move_keeps_the_active_tab(api: Api, three_tabs: list[str]) -> None:
-    api("tab.focus", tab_id="w1:t2")
-    api("tab.move", tab_id="w1:t2", insert_index=3)
-    assert active_tab(api) == "w1:t2"
-    assert api("tab.get", tab_id="w1:t2")["tab"]["focused"] is True
+def test_move_keeps_the_active_tab(herdr_client: HerdrClient, three_tabs: list[str]) -> None:
+    herdr_client.call("tab.focus", tab_id="w1:t2")
+    herdr_client.call("tab.move", tab_id="w1:t2", insert_index=3)
+    assert active_tab(herdr_client) == "w1:t2"
+    assert herdr_client.call("tab.get", tab_id="w1:t2")["tab"]["focused"] is True
 
 
-def test_move_past_the_end_is_tab_move_failed(api: Api, three_tabs: list[str]) -> None:
-    assert failure(api, "tab.move", tab_id="w1:t1", insert_index=4) == (
+def test_move_past_the_end_is_tab_move_failed(
+    herdr_client: HerdrClient, three_tabs: list[str]
+) -> None:
+    assert failure(herdr_client.call, "tab.move", tab_id="w1:t1", insert_index=4) == (
         "tab_move_failed",
         "insert_index 4 is out of bounds",
     )
@@ -350,32 +382,32 @@ def test_move_past_the_end_is_tab_move_failed(api: Api, three_tabs: list[str]) -
 # -- close (checklist 7) ---------------------------------------------------------------------------
 
 
-def test_close_by_position_form(api: Api, three_tabs: list[str]) -> None:
-    assert api("tab.close", tab_id="w1:2") == {"type": "ok"}
-    assert tab_ids(api) == ["w1:t1", "w1:t3"]
-    assert failure(api, "pane.get", pane_id="w1:p2")[0] == "pane_not_found"
+def test_close_by_position_form(herdr_client: HerdrClient, three_tabs: list[str]) -> None:
+    assert herdr_client.call("tab.close", tab_id="w1:2") == {"type": "ok"}
+    assert tab_ids(herdr_client) == ["w1:t1", "w1:t3"]
+    assert failure(herdr_client.call, "pane.get", pane_id="w1:p2")[0] == "pane_not_found"
 
 
 def test_close_emits_tab_closed_only(
-    api: Api, three_tabs: list[str], lifecycle: Subscription
+    herdr_client: HerdrClient, three_tabs: list[str], lifecycle: Subscription
 ) -> None:
-    api("tab.close", tab_id="w1:t2")
-    api("tab.rename", tab_id="w1:t1", label="sentinel")
+    herdr_client.call("tab.close", tab_id="w1:t2")
+    herdr_client.call("tab.rename", tab_id="w1:t1", label="sentinel")
     events = take(lifecycle, 2)
     assert events[0] == envelope("tab_closed", tab_id="w1:t2", workspace_id="w1")
     assert kinds(events)[1] == "tab_renamed"
 
 
 def test_closing_the_last_tab_closes_the_workspace(
-    api: Api, ws: str, lifecycle: Subscription
+    herdr_client: HerdrClient, ws: str, lifecycle: Subscription
 ) -> None:
-    before = api("workspace.get", workspace_id=ws)["workspace"]
-    api("tab.close", tab_id="w1:t1")
+    before = herdr_client.call("workspace.get", workspace_id=ws)["workspace"]
+    herdr_client.call("tab.close", tab_id="w1:t1")
     assert take(lifecycle, 2) == [
         envelope("tab_closed", tab_id="w1:t1", workspace_id="w1"),
         envelope("workspace_closed", workspace_id="w1", workspace=before),
     ]
-    assert api("workspace.list")["workspaces"] == []
+    assert herdr_client.call("workspace.list")["workspaces"] == []
 
 
 @pytest.mark.parametrize(
@@ -389,20 +421,22 @@ def test_closing_the_last_tab_closes_the_workspace(
     ],
 )
 def test_active_tab_after_close(
-    api: Api, three_tabs: list[str], active: str, closed: str, expected: str
+    herdr_client: HerdrClient, three_tabs: list[str], active: str, closed: str, expected: str
 ) -> None:
-    api("tab.focus", tab_id=active)
-    api("tab.close", tab_id=closed)
-    assert active_tab(api) == expected
-    assert api("tab.get", tab_id=expected)["tab"]["focused"] is True
+    herdr_client.call("tab.focus", tab_id=active)
+    herdr_client.call("tab.close", tab_id=closed)
+    assert active_tab(herdr_client) == expected
+    assert herdr_client.call("tab.get", tab_id=expected)["tab"]["focused"] is True
 
 
 # -- events on create ------------------------------------------------------------------------------
 
 
-def test_create_emits_tab_pane_and_layout(api: Api, ws: str, lifecycle: Subscription) -> None:
-    created = api("tab.create")
-    api("tab.rename", tab_id="w1:t1", label="sentinel")
+def test_create_emits_tab_pane_and_layout(
+    herdr_client: HerdrClient, ws: str, lifecycle: Subscription
+) -> None:
+    created = herdr_client.call("tab.create")
+    herdr_client.call("tab.rename", tab_id="w1:t1", label="sentinel")
     events = take(lifecycle, 4)
     assert kinds(events) == ["tab_created", "pane_created", "layout_updated", "tab_renamed"]
     assert events[0]["data"] == {"type": "tab_created", "tab": created["tab"]}
@@ -411,8 +445,10 @@ def test_create_emits_tab_pane_and_layout(api: Api, ws: str, lifecycle: Subscrip
     assert (layout["tab_id"], layout["focused_pane_id"]) == ("w1:t2", "w1:p2")
 
 
-def test_focused_create_adds_the_focus_triple(api: Api, ws: str, lifecycle: Subscription) -> None:
-    api("tab.create", focus=True)
+def test_focused_create_adds_the_focus_triple(
+    herdr_client: HerdrClient, ws: str, lifecycle: Subscription
+) -> None:
+    herdr_client.call("tab.create", focus=True)
     events = take(lifecycle, 6)
     assert kinds(events) == [
         "tab_created",
@@ -449,42 +485,44 @@ def test_malformed_params_are_invalid_request_with_empty_id(
 # -- the herdr CLI, end to end ---------------------------------------------------------------------
 
 
-def test_cli_create_list_get_focus_rename_close(herdr: Herdr, api: Api, ws: str) -> None:
+def test_cli_create_list_get_focus_rename_close(
+    herdr_cli: HerdrCli, herdr_client: HerdrClient, ws: str
+) -> None:
     created = cli_json(
-        herdr("tab", "create", "--workspace", "w1", "--label", "cli", "--cwd", "/tmp"),
+        herdr_cli("tab", "create", "--workspace", "w1", "--label", "cli", "--cwd", "/tmp"),
         "cli:tab:create",
     )
     assert created["tab"]["label"] == "cli"
     assert created["root_pane"]["pane_id"] == "w1:p2"
 
-    listed = cli_json(herdr("tab", "list", "--workspace", "1"), "cli:tab:list")
+    listed = cli_json(herdr_cli("tab", "list", "--workspace", "1"), "cli:tab:list")
     assert [tab["tab_id"] for tab in listed["tabs"]] == ["w1:t1", "w1:t2"]
-    assert herdr("tab", "get", "w1:2").json["result"]["tab"]["tab_id"] == "w1:t2"
+    assert herdr_cli("tab", "get", "w1:2").json["result"]["tab"]["tab_id"] == "w1:t2"
 
-    focused = herdr("tab", "focus", "w1:t2")
+    focused = herdr_cli("tab", "focus", "w1:t2")
     assert focused.json["result"]["tab"]["focused"] is True
 
-    renamed = herdr("tab", "rename", "w1:t2", "two", "words")
+    renamed = herdr_cli("tab", "rename", "w1:t2", "two", "words")
     assert renamed.json["id"] == "cli:tab:rename"
     assert renamed.json["result"]["tab"]["label"] == "two words"
 
-    closed = herdr("tab", "close", "w1:1")
+    closed = herdr_cli("tab", "close", "w1:1")
     assert (closed.code, closed.json) == (0, {"id": "cli:tab:close", "result": {"type": "ok"}})
-    assert tabs(api) == [("w1:t2", 2, "two words")]
+    assert tabs(herdr_client) == [("w1:t2", 2, "two words")]
 
 
-def test_cli_create_focus_uses_the_active_workspace(herdr: Herdr, ws: str) -> None:
-    created = herdr("tab", "create", "--focus")
+def test_cli_create_focus_uses_the_active_workspace(herdr_cli: HerdrCli, ws: str) -> None:
+    created = herdr_cli("tab", "create", "--focus")
     assert created.json["result"]["tab"]["tab_id"] == "w1:t2"
     assert created.json["result"]["tab"]["focused"] is True
 
 
-def test_cli_errors_are_the_servers_on_stderr(herdr: Herdr) -> None:
-    assert cli_error(herdr("tab", "create")) == {
+def test_cli_errors_are_the_servers_on_stderr(herdr_cli: HerdrCli) -> None:
+    assert cli_error(herdr_cli("tab", "create")) == {
         "id": "cli:tab:create",
         "error": {"code": "workspace_not_found", "message": "no active workspace"},
     }
-    assert cli_error(herdr("tab", "get", "w1:t9")) == {
+    assert cli_error(herdr_cli("tab", "get", "w1:t9")) == {
         "id": "cli:tab:get",
         "error": {"code": "tab_not_found", "message": "tab w1:t9 not found"},
     }

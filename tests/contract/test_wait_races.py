@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, testing
 from herdr_sim.client import Subscription
 from herdr_sim.model.agents import AgentState
-from tests.contract.helpers import Api, hang_up, reply_after
+from pytest_herdr.client import HerdrClient
+from tests.contract.helpers import hang_up, reply_after
 from tests.waits import SCALE
 
-pytestmark = pytest.mark.sim_settings(agent_detection=False)
+pytestmark = [pytest.mark.herdr_sim_only, pytest.mark.herdr(agent_detection=False)]
 
 ROUNDS = 25
 #: the turn ends within this many seconds of the client's list request
@@ -34,9 +35,7 @@ JITTER = 0.004
 
 def detect(sim: Simulator, pane: str, screen: AgentState) -> None:
     """Process detection sees ``pi`` with ``screen`` (the seam the live loop drives)."""
-    sim.run_in_loop(
-        lambda rt: rt.agents.set_detection(rt.pane(pane), agent="pi", screen_state=screen)
-    )
+    testing.set_detection(sim, pane, ("pi", screen))
 
 
 @pytest.fixture
@@ -72,16 +71,18 @@ def raced(
             ender.join(timeout=5 * SCALE)
 
 
-def agent_status(api: Api) -> str:
+def agent_status(herdr_client: HerdrClient) -> str:
     """The first agent's status from ``agent.list`` (what an orchestrator polls)."""
-    status: str = api("agent.list")["agents"][0]["agent_status"]
+    status: str = herdr_client.call("agent.list")["agents"][0]["agent_status"]
     return status
 
 
-def test_agent_wait_never_misses_a_raced_turn_end(sim: Simulator, api: Api, pi: str) -> None:
+def test_agent_wait_never_misses_a_raced_turn_end(
+    sim: Simulator, herdr_client: HerdrClient, pi: str
+) -> None:
     def read_then_wait() -> Outcome:
-        before = agent_status(api)
-        after = api("agent.wait", target=pi, timeout_ms=int(3000 * SCALE))
+        before = agent_status(herdr_client)
+        after = herdr_client.call("agent.wait", target=pi, timeout_ms=int(3000 * SCALE))
         return before, after["agent"]["agent_status"]
 
     outcomes = list(raced(sim, pi, 1, read_then_wait))
@@ -90,12 +91,14 @@ def test_agent_wait_never_misses_a_raced_turn_end(sim: Simulator, api: Api, pi: 
     assert {before for before, _ in outcomes} >= {"working"}
 
 
-def test_events_wait_never_misses_a_raced_turn_end(sim: Simulator, api: Api, pi: str) -> None:
+def test_events_wait_never_misses_a_raced_turn_end(
+    sim: Simulator, herdr_client: HerdrClient, pi: str
+) -> None:
     match = {"event": "pane_agent_status_changed", "pane_id": pi, "agent_status": "idle"}
 
     def read_then_wait() -> Outcome:
-        before = agent_status(api)
-        after = api("events.wait", match_event=match, timeout_ms=int(3000 * SCALE))
+        before = agent_status(herdr_client)
+        after = herdr_client.call("events.wait", match_event=match, timeout_ms=int(3000 * SCALE))
         assert after["type"] == "wait_matched"
         return before, after["event"]["data"]["agent_status"]
 
@@ -105,12 +108,12 @@ def test_events_wait_never_misses_a_raced_turn_end(sim: Simulator, api: Api, pi:
 
 
 def test_a_filtered_subscription_never_misses_a_raced_turn_end(
-    sim: Simulator, api: Api, pi: str
+    sim: Simulator, herdr_client: HerdrClient, pi: str
 ) -> None:
     wanted = [{"type": "pane.agent_status_changed", "pane_id": pi, "agent_status": "idle"}]
 
     def read_then_subscribe() -> Outcome:
-        before = agent_status(api)
+        before = agent_status(herdr_client)
         sub = Subscription(sim.socket_path, wanted, timeout=10 * SCALE)
         try:
             event: dict[str, Any] = sub.next(timeout=3 * SCALE)
@@ -124,14 +127,14 @@ def test_a_filtered_subscription_never_misses_a_raced_turn_end(
 
 
 def test_a_wait_started_mid_turn_sees_the_end_once_the_request_is_held(
-    sim: Simulator, api: Api, pi: str
+    sim: Simulator, herdr_client: HerdrClient, pi: str
 ) -> None:
     # the other ordering, made exact: the turn ends only once the server holds the wait
     detect(sim, pi, "working")
     match = {"event": "pane_agent_status_changed", "pane_id": pi, "agent_status": "idle"}
     result = reply_after(
         sim,
-        lambda: api("events.wait", match_event=match, timeout_ms=int(3000 * SCALE)),
+        lambda: herdr_client.call("events.wait", match_event=match, timeout_ms=int(3000 * SCALE)),
         lambda: detect(sim, pi, "idle"),
     )
     assert result["event"]["data"]["agent_status"] == "idle"

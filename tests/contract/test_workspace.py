@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from herdr_sim.client import Subscription
+from pytest_herdr.cli_runner import HerdrCli
+from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (
     ENV_ERRORS,
-    Api,
-    Herdr,
     Raw,
     Subscribe,
     cli_error,
@@ -53,20 +53,23 @@ def lifecycle(subscribe: Subscribe) -> Subscription:
 
 
 @pytest.fixture
-def three(api: Api) -> list[str]:
+def three(herdr_client: HerdrClient) -> list[str]:
     """Three workspaces in /tmp; ``w1`` is active."""
-    return [api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] for _ in range(3)]
+    return [
+        herdr_client.call("workspace.create", cwd="/tmp")["workspace"]["workspace_id"]
+        for _ in range(3)
+    ]
 
 
 # -- creation (checklist 2) -------------------------------------------------------------------
 
 
-def test_fresh_server_lists_no_workspaces(api: Api) -> None:
-    assert api("workspace.list") == {"type": "workspace_list", "workspaces": []}
+def test_fresh_server_lists_no_workspaces(herdr_client: HerdrClient) -> None:
+    assert herdr_client.call("workspace.list") == {"type": "workspace_list", "workspaces": []}
 
 
-def test_first_create_matches_herdr_checklist(api: Api) -> None:
-    created = api("workspace.create", cwd="/tmp", focus=True)
+def test_first_create_matches_herdr_checklist(herdr_client: HerdrClient) -> None:
+    created = herdr_client.call("workspace.create", cwd="/tmp", focus=True)
     assert created["type"] == "workspace_created"
     ws, tab, pane = created["workspace"], created["tab"], created["root_pane"]
     assert ws["workspace_id"] == "w1"
@@ -82,129 +85,146 @@ def test_first_create_matches_herdr_checklist(api: Api) -> None:
     assert ws["label"] == "tmp"
 
 
-def test_first_workspace_becomes_active_without_focus(api: Api) -> None:
-    first = api("workspace.create", cwd="/tmp")["workspace"]
-    second = api("workspace.create", cwd="/tmp")["workspace"]
+def test_first_workspace_becomes_active_without_focus(herdr_client: HerdrClient) -> None:
+    first = herdr_client.call("workspace.create", cwd="/tmp")["workspace"]
+    second = herdr_client.call("workspace.create", cwd="/tmp")["workspace"]
     assert first["focused"] is True
     assert second["focused"] is False
-    assert [ws["focused"] for ws in api("workspace.list")["workspaces"]] == [True, False]
+    assert [ws["focused"] for ws in herdr_client.call("workspace.list")["workspaces"]] == [
+        True,
+        False,
+    ]
 
 
-def test_focus_true_makes_the_new_workspace_active(api: Api) -> None:
-    api("workspace.create", cwd="/tmp")
-    created = api("workspace.create", cwd="/tmp", focus=True)
+def test_focus_true_makes_the_new_workspace_active(herdr_client: HerdrClient) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    created = herdr_client.call("workspace.create", cwd="/tmp", focus=True)
     assert created["workspace"]["focused"] and created["root_pane"]["focused"]
-    assert [ws["focused"] for ws in api("workspace.list")["workspaces"]] == [False, True]
+    assert [ws["focused"] for ws in herdr_client.call("workspace.list")["workspaces"]] == [
+        False,
+        True,
+    ]
 
 
-def test_ids_are_stable_and_never_reused(api: Api) -> None:
-    api("workspace.create", cwd="/tmp")
-    api("workspace.create", cwd="/tmp")
-    api("workspace.close", workspace_id="w2")
-    assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w3"
-    api("workspace.close", workspace_id="w1")
-    assert workspace_ids(api) == ["w3"]
-    assert api("workspace.get", workspace_id="w3")["workspace"]["workspace_id"] == "w3"
+def test_ids_are_stable_and_never_reused(herdr_client: HerdrClient) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.close", workspace_id="w2")
+    assert herdr_client.call("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w3"
+    herdr_client.call("workspace.close", workspace_id="w1")
+    assert workspace_ids(herdr_client) == ["w3"]
+    assert (
+        herdr_client.call("workspace.get", workspace_id="w3")["workspace"]["workspace_id"] == "w3"
+    )
 
 
-def test_number_is_the_display_position(api: Api, three: list[str]) -> None:
-    api("workspace.close", workspace_id="w1")
-    listed = api("workspace.list")["workspaces"]
+def test_number_is_the_display_position(herdr_client: HerdrClient, three: list[str]) -> None:
+    herdr_client.call("workspace.close", workspace_id="w1")
+    listed = herdr_client.call("workspace.list")["workspaces"]
     assert [(ws["workspace_id"], ws["number"]) for ws in listed] == [("w2", 1), ("w3", 2)]
 
 
-def test_custom_label_is_kept_verbatim(api: Api) -> None:
-    assert api("workspace.create", cwd="/tmp", label="  my ws ")["workspace"]["label"] == (
-        "  my ws "
-    )
+def test_custom_label_is_kept_verbatim(herdr_client: HerdrClient) -> None:
+    assert herdr_client.call("workspace.create", cwd="/tmp", label="  my ws ")["workspace"][
+        "label"
+    ] == ("  my ws ")
 
 
 # -- automatic labels and cwd -------------------------------------------------------------------
 
 
-def test_auto_label_is_the_cwd_basename(api: Api, short_dir: Path) -> None:
+def test_auto_label_is_the_cwd_basename(herdr_client: HerdrClient, short_dir: Path) -> None:
     cwd = short_dir / "proj-a"
     cwd.mkdir()
-    assert api("workspace.create", cwd=str(cwd))["workspace"]["label"] == "proj-a"
+    assert herdr_client.call("workspace.create", cwd=str(cwd))["workspace"]["label"] == "proj-a"
 
 
-def test_auto_label_is_the_git_repo_name(api: Api, short_dir: Path) -> None:
+def test_auto_label_is_the_git_repo_name(herdr_client: HerdrClient, short_dir: Path) -> None:
     nested = short_dir / "myrepo" / "src" / "deep"
     nested.mkdir(parents=True)
     (short_dir / "myrepo" / ".git").mkdir()
     (short_dir / "myrepo" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    assert api("workspace.create", cwd=str(nested))["workspace"]["label"] == "myrepo"
+    assert herdr_client.call("workspace.create", cwd=str(nested))["workspace"]["label"] == "myrepo"
 
 
-def test_git_marker_without_head_is_not_a_repo(api: Api, short_dir: Path) -> None:
+def test_git_marker_without_head_is_not_a_repo(herdr_client: HerdrClient, short_dir: Path) -> None:
     nested = short_dir / "fake" / "inner"
     nested.mkdir(parents=True)
     (short_dir / "fake" / ".git").mkdir()
-    assert api("workspace.create", cwd=str(nested))["workspace"]["label"] == "inner"
+    assert herdr_client.call("workspace.create", cwd=str(nested))["workspace"]["label"] == "inner"
 
 
-def test_auto_label_is_tilde_for_home(api: Api, home: Path) -> None:
-    assert api("workspace.create", cwd=str(home))["workspace"]["label"] == "~"
+def test_auto_label_is_tilde_for_home(herdr_client: HerdrClient, home: Path) -> None:
+    assert herdr_client.call("workspace.create", cwd=str(home))["workspace"]["label"] == "~"
 
 
-def test_default_cwd_is_home_when_nothing_is_focused(api: Api, home: Path) -> None:
-    created = api("workspace.create")
+def test_default_cwd_is_home_when_nothing_is_focused(herdr_client: HerdrClient, home: Path) -> None:
+    created = herdr_client.call("workspace.create")
     assert created["root_pane"]["cwd"] == str(home)
     assert created["workspace"]["label"] == "~"
 
 
-def test_default_cwd_follows_the_focused_pane(api: Api, short_dir: Path) -> None:
+def test_default_cwd_follows_the_focused_pane(herdr_client: HerdrClient, short_dir: Path) -> None:
     target = short_dir / "moved-here"
     target.mkdir()
-    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    enter(api, pane, f"cd {target}")
+    pane = herdr_client.call("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    enter(herdr_client, pane, f"cd {target}")
     wait_until(
-        lambda: api("pane.get", pane_id=pane)["pane"].get("cwd") == str(target),
+        lambda: herdr_client.call("pane.get", pane_id=pane)["pane"].get("cwd") == str(target),
         what="the shell to change directory",
     )
-    created = api("workspace.create")
+    created = herdr_client.call("workspace.create")
     assert created["root_pane"]["cwd"] == str(target)
     assert created["workspace"]["label"] == "moved-here"
 
 
-def test_source_workspace_supplies_the_follow_cwd(api: Api, short_dir: Path) -> None:
-    api("workspace.create", cwd="/tmp")
-    api("workspace.create", cwd=str(short_dir), focus=True)
-    created = api("workspace.create", source_workspace_id="w1")
+def test_source_workspace_supplies_the_follow_cwd(
+    herdr_client: HerdrClient, short_dir: Path
+) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.create", cwd=str(short_dir), focus=True)
+    created = herdr_client.call("workspace.create", source_workspace_id="w1")
     assert created["root_pane"]["cwd"] == "/tmp"
 
 
 def test_missing_cwd_still_creates_and_starts_in_home(
-    api: Api, short_dir: Path, home: Path
+    herdr_client: HerdrClient, short_dir: Path, home: Path
 ) -> None:
-    created = api("workspace.create", cwd=str(short_dir / "not-there"))
+    created = herdr_client.call("workspace.create", cwd=str(short_dir / "not-there"))
     assert created["workspace"]["label"] == "not-there"
     assert created["root_pane"]["cwd"] == str(home)
 
 
-def test_env_reaches_the_pane_and_herdr_variables_win(api: Api) -> None:
-    pane = api("workspace.create", cwd="/tmp", env={"HS_MARK": "v1", "HERDR_PANE_ID": "bogus"})[
-        "root_pane"
-    ]["pane_id"]
+def test_env_reaches_the_pane_and_herdr_variables_win(herdr_client: HerdrClient) -> None:
+    pane = herdr_client.call(
+        "workspace.create", cwd="/tmp", env={"HS_MARK": "v1", "HERDR_PANE_ID": "bogus"}
+    )["root_pane"]["pane_id"]
     command = 'test -S "$HERDR_SOCKET_PATH" && echo mark=$HS_MARK/$HERDR_PANE_ID/sock-ok'
-    enter(api, pane, command)
-    matched = wait_output(api, pane, text="mark=v1/w1:p1/sock-ok", timeout_ms=5000)
+    enter(herdr_client, pane, command)
+    matched = wait_output(herdr_client.call, pane, text="mark=v1/w1:p1/sock-ok", timeout_ms=5000)
     assert matched["matched_line"].strip() == "mark=v1/w1:p1/sock-ok"
 
 
 @pytest.mark.parametrize(("env", "message"), ENV_ERRORS)
-def test_invalid_env_creates_nothing(api: Api, env: dict[str, str], message: str) -> None:
-    assert failure(api, "workspace.create", cwd="/tmp", env=env) == ("invalid_env", message)
-    assert workspace_ids(api) == []
-    assert api("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
+def test_invalid_env_creates_nothing(
+    herdr_client: HerdrClient, env: dict[str, str], message: str
+) -> None:
+    assert failure(herdr_client.call, "workspace.create", cwd="/tmp", env=env) == (
+        "invalid_env",
+        message,
+    )
+    assert workspace_ids(herdr_client) == []
+    assert herdr_client.call("workspace.create", cwd="/tmp")["workspace"]["workspace_id"] == "w1"
 
 
 # -- get / focus / rename ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("form", ["w2", "2", "w_2"])
-def test_get_accepts_id_and_position_forms(api: Api, three: list[str], form: str) -> None:
-    workspace = api("workspace.get", workspace_id=form)["workspace"]
+def test_get_accepts_id_and_position_forms(
+    herdr_client: HerdrClient, three: list[str], form: str
+) -> None:
+    workspace = herdr_client.call("workspace.get", workspace_id=form)["workspace"]
     assert (workspace["workspace_id"], workspace["number"]) == ("w2", 2)
 
 
@@ -221,51 +241,65 @@ def test_get_accepts_id_and_position_forms(api: Api, three: list[str], form: str
 )
 @pytest.mark.parametrize("target", ["w9", "9", "w_9", "nope"])
 def test_unknown_workspace_is_workspace_not_found(
-    api: Api, method: str, extra: dict[str, Any], target: str
+    herdr_client: HerdrClient, method: str, extra: dict[str, Any], target: str
 ) -> None:
-    api("workspace.create", cwd="/tmp")
-    assert failure(api, method, workspace_id=target, **extra) == (
+    herdr_client.call("workspace.create", cwd="/tmp")
+    assert failure(herdr_client.call, method, workspace_id=target, **extra) == (
         "workspace_not_found",
         f"workspace {target} not found",
     )
 
 
-def test_focus_switches_the_active_workspace(api: Api, three: list[str]) -> None:
-    focused = api("workspace.focus", workspace_id="w3")["workspace"]
+def test_focus_switches_the_active_workspace(herdr_client: HerdrClient, three: list[str]) -> None:
+    focused = herdr_client.call("workspace.focus", workspace_id="w3")["workspace"]
     assert (focused["workspace_id"], focused["focused"]) == ("w3", True)
-    assert [ws["focused"] for ws in api("workspace.list")["workspaces"]] == [False, False, True]
-    assert api("pane.get", pane_id="w3:p1")["pane"]["focused"] is True
-    assert api("pane.get", pane_id="w1:p1")["pane"]["focused"] is False
+    assert [ws["focused"] for ws in herdr_client.call("workspace.list")["workspaces"]] == [
+        False,
+        False,
+        True,
+    ]
+    assert herdr_client.call("pane.get", pane_id="w3:p1")["pane"]["focused"] is True
+    assert herdr_client.call("pane.get", pane_id="w1:p1")["pane"]["focused"] is False
 
 
-def test_focus_emits_the_focus_triple(api: Api, three: list[str], lifecycle: Subscription) -> None:
-    api("workspace.focus", workspace_id="2")
+def test_focus_emits_the_focus_triple(
+    herdr_client: HerdrClient, three: list[str], lifecycle: Subscription
+) -> None:
+    herdr_client.call("workspace.focus", workspace_id="2")
     assert take(lifecycle, 3) == focus_events("w2", "w2:t1", "w2:p1")
 
 
 def test_focusing_the_active_workspace_emits_nothing(
-    api: Api, three: list[str], lifecycle: Subscription
+    herdr_client: HerdrClient, three: list[str], lifecycle: Subscription
 ) -> None:
-    api("workspace.focus", workspace_id="w1")
-    api("workspace.rename", workspace_id="w1", label="sentinel")
+    herdr_client.call("workspace.focus", workspace_id="w1")
+    herdr_client.call("workspace.rename", workspace_id="w1", label="sentinel")
     assert kinds(take(lifecycle, 1)) == ["workspace_renamed"]
 
 
-def test_rename_sets_the_label_and_emits_renamed(api: Api, lifecycle: Subscription) -> None:
-    api("workspace.create", cwd="/tmp")
+def test_rename_sets_the_label_and_emits_renamed(
+    herdr_client: HerdrClient, lifecycle: Subscription
+) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
     take(lifecycle, 7)
-    renamed = api("workspace.rename", workspace_id="1", label="  build box ")
+    renamed = herdr_client.call("workspace.rename", workspace_id="1", label="  build box ")
     assert renamed["type"] == "workspace_info"
     assert renamed["workspace"]["label"] == "  build box "
-    assert api("workspace.get", workspace_id="w1")["workspace"]["label"] == "  build box "
+    assert (
+        herdr_client.call("workspace.get", workspace_id="w1")["workspace"]["label"]
+        == "  build box "
+    )
     assert take(lifecycle, 1) == [
         envelope("workspace_renamed", workspace_id="w1", label="  build box ")
     ]
 
 
-def test_rename_to_empty_is_a_name_not_a_clear(api: Api) -> None:
-    api("workspace.create", cwd="/tmp")
-    assert api("workspace.rename", workspace_id="w1", label="")["workspace"]["label"] == ""
+def test_rename_to_empty_is_a_name_not_a_clear(herdr_client: HerdrClient) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    assert (
+        herdr_client.call("workspace.rename", workspace_id="w1", label="")["workspace"]["label"]
+        == ""
+    )
 
 
 # -- move ------------------------------------------------------------------------------------------
@@ -282,19 +316,25 @@ def test_rename_to_empty_is_a_name_not_a_clear(api: Api) -> None:
     ],
 )
 def test_move_inserts_before_the_slot_of_the_original_list(
-    api: Api, three: list[str], workspace_id: str, insert_index: int, order: list[str]
+    herdr_client: HerdrClient,
+    three: list[str],
+    workspace_id: str,
+    insert_index: int,
+    order: list[str],
 ) -> None:
-    moved = api("workspace.move", workspace_id=workspace_id, insert_index=insert_index)
+    moved = herdr_client.call(
+        "workspace.move", workspace_id=workspace_id, insert_index=insert_index
+    )
     assert moved["type"] == "workspace_list"
     assert [ws["workspace_id"] for ws in moved["workspaces"]] == order
     assert [ws["number"] for ws in moved["workspaces"]] == [1, 2, 3]
-    assert workspace_ids(api) == order
+    assert workspace_ids(herdr_client) == order
 
 
 def test_move_emits_moved_with_the_requested_index(
-    api: Api, three: list[str], lifecycle: Subscription
+    herdr_client: HerdrClient, three: list[str], lifecycle: Subscription
 ) -> None:
-    moved = api("workspace.move", workspace_id="w1", insert_index=3)
+    moved = herdr_client.call("workspace.move", workspace_id="w1", insert_index=3)
     assert take(lifecycle, 1) == [
         envelope(
             "workspace_moved", workspace_id="w1", insert_index=3, workspaces=moved["workspaces"]
@@ -304,81 +344,88 @@ def test_move_emits_moved_with_the_requested_index(
 
 @pytest.mark.parametrize("insert_index", [0, 1])
 def test_move_to_its_own_slot_changes_nothing_and_emits_nothing(
-    api: Api, three: list[str], lifecycle: Subscription, insert_index: int
+    herdr_client: HerdrClient, three: list[str], lifecycle: Subscription, insert_index: int
 ) -> None:
-    moved = api("workspace.move", workspace_id="w1", insert_index=insert_index)
+    moved = herdr_client.call("workspace.move", workspace_id="w1", insert_index=insert_index)
     assert [ws["workspace_id"] for ws in moved["workspaces"]] == ["w1", "w2", "w3"]
-    api("workspace.rename", workspace_id="w2", label="sentinel")
+    herdr_client.call("workspace.rename", workspace_id="w2", label="sentinel")
     assert kinds(take(lifecycle, 1)) == ["workspace_renamed"]
 
 
-def test_move_keeps_the_active_workspace(api: Api, three: list[str]) -> None:
-    api("workspace.focus", workspace_id="w2")
-    api("workspace.move", workspace_id="w2", insert_index=0)
-    listed = api("workspace.list")["workspaces"]
+def test_move_keeps_the_active_workspace(herdr_client: HerdrClient, three: list[str]) -> None:
+    herdr_client.call("workspace.focus", workspace_id="w2")
+    herdr_client.call("workspace.move", workspace_id="w2", insert_index=0)
+    listed = herdr_client.call("workspace.list")["workspaces"]
     assert (listed[0]["workspace_id"], listed[0]["focused"]) == ("w2", True)
 
 
-def test_move_past_the_end_is_workspace_move_failed(api: Api, three: list[str]) -> None:
-    assert failure(api, "workspace.move", workspace_id="w1", insert_index=4) == (
+def test_move_past_the_end_is_workspace_move_failed(
+    herdr_client: HerdrClient, three: list[str]
+) -> None:
+    assert failure(herdr_client.call, "workspace.move", workspace_id="w1", insert_index=4) == (
         "workspace_move_failed",
         "insert_index 4 is out of bounds",
     )
-    assert workspace_ids(api) == ["w1", "w2", "w3"]
+    assert workspace_ids(herdr_client) == ["w1", "w2", "w3"]
 
 
 # -- close (checklist 7) ---------------------------------------------------------------------------
 
 
-def test_close_by_position_form(api: Api, three: list[str]) -> None:
-    assert api("workspace.close", workspace_id="1") == {"type": "ok"}
-    assert workspace_ids(api) == ["w2", "w3"]
+def test_close_by_position_form(herdr_client: HerdrClient, three: list[str]) -> None:
+    assert herdr_client.call("workspace.close", workspace_id="1") == {"type": "ok"}
+    assert workspace_ids(herdr_client) == ["w2", "w3"]
 
 
-def test_close_emits_closed_with_the_final_snapshot(api: Api, lifecycle: Subscription) -> None:
-    api("workspace.create", cwd="/tmp", label="doomed")
-    api("tab.create", workspace_id="w1")
-    before = api("workspace.get", workspace_id="w1")["workspace"]
+def test_close_emits_closed_with_the_final_snapshot(
+    herdr_client: HerdrClient, lifecycle: Subscription
+) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp", label="doomed")
+    herdr_client.call("tab.create", workspace_id="w1")
+    before = herdr_client.call("workspace.get", workspace_id="w1")["workspace"]
     take(lifecycle, 7 + 3)
-    api("workspace.close", workspace_id="w1")
+    herdr_client.call("workspace.close", workspace_id="w1")
     assert take(lifecycle, 1) == [envelope("workspace_closed", workspace_id="w1", workspace=before)]
     assert before["tab_count"] == 2 and before["label"] == "doomed"
-    assert failure(api, "pane.get", pane_id="w1:p1")[0] == "pane_not_found"
+    assert failure(herdr_client.call, "pane.get", pane_id="w1:p1")[0] == "pane_not_found"
 
 
 def test_closing_the_active_workspace_activates_the_one_at_its_position(
-    api: Api, three: list[str]
+    herdr_client: HerdrClient, three: list[str]
 ) -> None:
-    api("workspace.focus", workspace_id="w2")
-    api("workspace.close", workspace_id="w2")
-    assert api("workspace.get", workspace_id="w3")["workspace"]["focused"] is True
-    api("workspace.close", workspace_id="w3")
-    assert api("workspace.get", workspace_id="w1")["workspace"]["focused"] is True
+    herdr_client.call("workspace.focus", workspace_id="w2")
+    herdr_client.call("workspace.close", workspace_id="w2")
+    assert herdr_client.call("workspace.get", workspace_id="w3")["workspace"]["focused"] is True
+    herdr_client.call("workspace.close", workspace_id="w3")
+    assert herdr_client.call("workspace.get", workspace_id="w1")["workspace"]["focused"] is True
 
 
-def test_closing_another_workspace_keeps_focus(api: Api, three: list[str]) -> None:
-    api("workspace.focus", workspace_id="w3")
-    api("workspace.close", workspace_id="w1")
-    listed = api("workspace.list")["workspaces"]
+def test_closing_another_workspace_keeps_focus(herdr_client: HerdrClient, three: list[str]) -> None:
+    herdr_client.call("workspace.focus", workspace_id="w3")
+    herdr_client.call("workspace.close", workspace_id="w1")
+    listed = herdr_client.call("workspace.list")["workspaces"]
     assert [(ws["workspace_id"], ws["focused"]) for ws in listed] == [("w2", False), ("w3", True)]
 
 
-def test_closing_the_last_workspace_leaves_nothing_focused(api: Api) -> None:
-    api("workspace.create", cwd="/tmp")
-    api("workspace.close", workspace_id="w1", close_group=True)
-    snapshot = api("session.snapshot")["snapshot"]
+def test_closing_the_last_workspace_leaves_nothing_focused(herdr_client: HerdrClient) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.close", workspace_id="w1", close_group=True)
+    snapshot = herdr_client.call("session.snapshot")["snapshot"]
     assert snapshot["workspaces"] == []
     assert "focused_workspace_id" not in snapshot
-    assert failure(api, "tab.create") == ("workspace_not_found", "no active workspace")
+    assert failure(herdr_client.call, "tab.create") == (
+        "workspace_not_found",
+        "no active workspace",
+    )
 
 
 # -- events ----------------------------------------------------------------------------------------
 
 
 def test_first_create_emits_created_events_then_the_focus_triple(
-    api: Api, lifecycle: Subscription
+    herdr_client: HerdrClient, lifecycle: Subscription
 ) -> None:
-    created = api("workspace.create", cwd="/tmp")
+    created = herdr_client.call("workspace.create", cwd="/tmp")
     events = take(lifecycle, 7)
     assert kinds(events) == [
         "workspace_created",
@@ -401,11 +448,13 @@ def test_first_create_emits_created_events_then_the_focus_triple(
     assert events[6]["data"] == {"type": "pane_focused", "pane_id": "w1:p1", "workspace_id": "w1"}
 
 
-def test_unfocused_create_emits_no_focus_events(api: Api, lifecycle: Subscription) -> None:
-    api("workspace.create", cwd="/tmp")
+def test_unfocused_create_emits_no_focus_events(
+    herdr_client: HerdrClient, lifecycle: Subscription
+) -> None:
+    herdr_client.call("workspace.create", cwd="/tmp")
     take(lifecycle, 7)
-    api("workspace.create", cwd="/tmp")
-    api("workspace.rename", workspace_id="w1", label="sentinel")
+    herdr_client.call("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.rename", workspace_id="w1", label="sentinel")
     assert kinds(take(lifecycle, 5)) == [
         "workspace_created",
         "tab_created",
@@ -416,11 +465,11 @@ def test_unfocused_create_emits_no_focus_events(api: Api, lifecycle: Subscriptio
 
 
 def test_focused_create_emits_the_triple_for_the_new_workspace(
-    api: Api, lifecycle: Subscription
+    herdr_client: HerdrClient, lifecycle: Subscription
 ) -> None:
-    api("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.create", cwd="/tmp")
     take(lifecycle, 7)
-    api("workspace.create", cwd="/tmp", focus=True)
+    herdr_client.call("workspace.create", cwd="/tmp", focus=True)
     events = take(lifecycle, 7)
     assert kinds(events)[4:] == ["workspace_focused", "tab_focused", "pane_focused"]
     assert {event["data"]["workspace_id"] for event in events[4:]} == {"w2"}
@@ -450,44 +499,47 @@ def test_malformed_params_are_invalid_request_with_empty_id(
 # -- the herdr CLI, end to end ---------------------------------------------------------------------
 
 
-def test_cli_create_list_get_focus_rename_close(herdr: Herdr, api: Api) -> None:
+def test_cli_create_list_get_focus_rename_close(
+    herdr_cli: HerdrCli, herdr_client: HerdrClient
+) -> None:
     created = cli_json(
-        herdr("workspace", "create", "--cwd", "/tmp", "--label", "cli ws"), "cli:workspace:create"
+        herdr_cli("workspace", "create", "--cwd", "/tmp", "--label", "cli ws"),
+        "cli:workspace:create",
     )
     assert created["workspace"]["label"] == "cli ws"
     assert created["root_pane"]["pane_id"] == "w1:p1"
-    herdr("workspace", "create", "--cwd", "/tmp", "--no-focus")
+    herdr_cli("workspace", "create", "--cwd", "/tmp", "--no-focus")
 
-    listed = cli_json(herdr("workspace", "list"), "cli:workspace:list")
+    listed = cli_json(herdr_cli("workspace", "list"), "cli:workspace:list")
     assert [ws["workspace_id"] for ws in listed["workspaces"]] == ["w1", "w2"]
-    assert herdr("workspace", "get", "2").json["result"]["workspace"]["workspace_id"] == "w2"
+    assert herdr_cli("workspace", "get", "2").json["result"]["workspace"]["workspace_id"] == "w2"
 
-    focused = herdr("workspace", "focus", "w2")
+    focused = herdr_cli("workspace", "focus", "w2")
     assert focused.json["result"]["workspace"]["focused"] is True
 
-    renamed = herdr("workspace", "rename", "w2", "two", "words")
+    renamed = herdr_cli("workspace", "rename", "w2", "two", "words")
     assert renamed.json["id"] == "cli:workspace:rename"
     assert renamed.json["result"]["workspace"]["label"] == "two words"
 
-    closed = herdr("workspace", "close", "1")
+    closed = herdr_cli("workspace", "close", "1")
     assert (closed.code, closed.json) == (
         0,
         {"id": "cli:workspace:close", "result": {"type": "ok"}},
     )
-    assert workspace_ids(api) == ["w2"]
+    assert workspace_ids(herdr_client) == ["w2"]
 
 
-def test_cli_create_focus_flag_and_env(herdr: Herdr, api: Api) -> None:
-    herdr("workspace", "create", "--cwd", "/tmp")
-    created = herdr("workspace", "create", "--cwd", "/tmp", "--focus", "--env", "HS_CLI=yes")
+def test_cli_create_focus_flag_and_env(herdr_cli: HerdrCli, herdr_client: HerdrClient) -> None:
+    herdr_cli("workspace", "create", "--cwd", "/tmp")
+    created = herdr_cli("workspace", "create", "--cwd", "/tmp", "--focus", "--env", "HS_CLI=yes")
     assert created.json["result"]["workspace"]["focused"] is True
     pane = created.json["result"]["root_pane"]["pane_id"]
-    enter(api, pane, "echo got=$HS_CLI")
-    wait_output(api, pane, text="got=yes", timeout_ms=5000)
+    enter(herdr_client, pane, "echo got=$HS_CLI")
+    wait_output(herdr_client.call, pane, text="got=yes", timeout_ms=5000)
 
 
-def test_cli_unknown_workspace_prints_the_error_on_stderr(herdr: Herdr) -> None:
-    assert cli_error(herdr("workspace", "get", "w9")) == {
+def test_cli_unknown_workspace_prints_the_error_on_stderr(herdr_cli: HerdrCli) -> None:
+    assert cli_error(herdr_cli("workspace", "get", "w9")) == {
         "id": "cli:workspace:get",
         "error": {"code": "workspace_not_found", "message": "workspace w9 not found"},
     }

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,12 +16,13 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.client import RequestFailed
+from herdr_sim.client import RequestFailed, call
 from herdr_sim.server import WIRE_TAPS
 from pytest_herdr.client import HerdrClient
 from pytest_herdr.contracts import ContractChecker
 from tests.contract.helpers import Api
 from tests.contract_check import published_bundle
+from tests.waits import SCALE
 
 PONG: dict[str, Any] = {
     "id": "x",
@@ -174,15 +177,40 @@ def test_a_response_is_paired_with_its_request_by_id(published: ContractChecker)
 
 
 def test_the_wire_log_of_a_server_is_checked(
-    sim: Simulator, api: Api, contract_checked: Path, published: ContractChecker
+    short_dir: Path, contract_checked: Path, published: ContractChecker
 ) -> None:
-    # The suite points $HERDR_SIM_WIRE_LOG at `contract_checked`'s file, for every server
-    # (a subprocess `herdr-sim serve` writes the same lines the in-process one does).
-    api("ping")
+    # The suite points $HERDR_SIM_WIRE_LOG at `contract_checked`'s file: a subprocess
+    # `herdr-sim serve` appends the lines the in-process tap would have shown.
+    socket_path = short_dir / "serve.sock"
+    env = dict(os.environ, HOME=str(short_dir), HERDR_SIM_CONFIG_DIR=str(short_dir / "cfg"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "herdr_sim", "serve", "--socket", str(socket_path)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        assert "listening on" in proc.stderr.readline()
+        call(socket_path, "ping", {})
+    finally:
+        proc.terminate()
+        assert proc.wait(15 * SCALE) == 0
+        if proc.stderr is not None:
+            proc.stderr.close()
     assert published.follow_wire_log(contract_checked) == 2
     assert published.coverage.methods == {"ping": 1}
     assert published.follow_wire_log(contract_checked) == 0  # only new lines
-    assert published.follow_wire_log(contract_checked, skip_pids={os.getpid()}) == 0
+    assert published.follow_wire_log(contract_checked, skip_pids={proc.pid}) == 0
+
+
+def test_an_in_process_server_writes_no_wire_log(
+    api: Api, contract_checked: Path, published: ContractChecker
+) -> None:
+    # its lines reach the checkers through the wire tap; a file would only repeat them
+    api("ping")
+    assert published.follow_wire_log(contract_checked) == 0
+    assert not contract_checked.exists()
 
 
 def test_a_corrupted_wire_log_line_is_a_violation(

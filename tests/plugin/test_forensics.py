@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from herdr_sim import Simulator
+from pytest_herdr.client import HerdrClient
 from pytest_herdr.events import EventRecorder
 from pytest_herdr.forensics import Forensics, WireTail
 from tests.contract.helpers import Api, enter, split, wait_line
-from tests.waits import wait_until
+from tests.waits import SCALE, wait_until
 
 pytestmark = pytest.mark.sim_settings(agent_detection=False)
 
@@ -35,13 +36,14 @@ def forensics(sim: Simulator, tail: WireTail) -> Iterator[Forensics]:
 
 
 @pytest.fixture
-def two_panes(api: Api) -> tuple[str, str]:
+def two_panes(sim: Simulator) -> tuple[str, str]:
     """``w1:p1`` showing a marker line and ``<script>``, ``w1:p2`` split to its right."""
-    root: str = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    wait_line(api, root, r"^\$")
-    enter(api, root, "echo 'forensic-marker <script>alert(1)</script>'")
-    wait_line(api, root, r"^forensic-marker", source="visible")
-    return root, split(api, root)
+    client = HerdrClient(sim.socket_path, id_prefix="herdr-sim")  # as the api fixture
+    root: str = client.call("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    wait_line(client, root, r"^\$")
+    enter(client, root, "echo 'forensic-marker <script>alert(1)</script>'")
+    wait_line(client, root, r"^forensic-marker", source="visible")
+    return root, split(client, root)
 
 
 def test_the_text_report_boxes_each_pane_screen_with_its_caption(
@@ -150,7 +152,7 @@ def test_a_dead_server_is_reported_not_raised(short_dir: Path, tmp_path: Path) -
     started = time.monotonic()
     text = forensics.render_text()
     forensics.render_html(tmp_path / "dead.html")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 2 * SCALE
     assert "! could not read session.snapshot: session.snapshot: " in text
     assert "! could not read the panes: workspace.list: " in text
     assert text.endswith("(not recorded)\n")
@@ -161,4 +163,4 @@ def test_stopping_the_recorder_after_the_server_died_is_bounded(sim: Simulator) 
     sim.stop()
     started = time.monotonic()
     events.stop()
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 1.5 * SCALE

@@ -23,6 +23,7 @@ import pytest
 from herdr_sim import procfs
 from herdr_sim.pty import PtyClosedError, PtyProcess
 from herdr_sim.shell import ShellConfig, pane_command, pane_env
+from tests.waits import SCALE
 
 WAIT = float(os.environ.get("HERDR_TEST_WAIT", "10"))
 
@@ -349,7 +350,7 @@ def test_terminate_ends_the_whole_tree_and_leaves_no_zombie(runtime_dir: Path) -
         assert pane.proc.returncode is not None
         assert pane.proc.master_fd == -1
         # SIGHUP and SIGTERM were ignored by one child, so two grace periods ran.
-        assert 0.9 < elapsed < 5
+        assert 0.9 < elapsed < 5 * SCALE
 
     run_async(body)
 
@@ -513,7 +514,7 @@ def test_terminate_while_output_floods_in(runtime_dir: Path) -> None:
         await pane.expect(r"(y\r\n){100}")
         started_at = time.monotonic()
         await asyncio.wait_for(pane.proc.terminate(timeout=1.5), WAIT)
-        assert time.monotonic() - started_at < 3
+        assert time.monotonic() - started_at < 3 * SCALE
         assert gone(pane.proc.pid)
         assert procfs.session_members(pane.proc.pid) == []
 

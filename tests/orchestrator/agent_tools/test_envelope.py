@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from herdr_sim import Simulator
 from orchestrator.agent_tools import envelope as ev
 from orchestrator.agent_tools import inbox as ib
 from orchestrator.agent_tools import transcript as tr
+from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import Api, wait_line
 from tests.contract_check import contracts_dir
 from tests.waits import wait_until
@@ -232,15 +234,16 @@ LIVE = pytest.mark.sim_settings(
 )
 
 
-def _start_pi(api: Api, short_dir: Path) -> Path:
+def _start_pi(client: HerdrClient, short_dir: Path) -> Path:
     """Start the fake pi in a fresh workspace, its sessions in a known directory."""
-    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
-    wait_line(api, pane, r"^\$")
+    pane = client.call("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    wait_line(client, pane, r"^\$")
     sessions = short_dir / "sessions"
-    api("agent.start", name="kid", kind="pi", pane_id=pane, args=["--session-dir", str(sessions)])
+    args = ["--session-dir", str(sessions)]
+    client.call("agent.start", name="kid", kind="pi", pane_id=pane, args=args)
 
     def ready() -> bool:
-        info = api("agent.get", target="kid")["agent"]
+        info = client.call("agent.get", target="kid")["agent"]
         return bool(info.get("interactive_ready")) and info.get("agent_status") == "idle"
 
     wait_until(ready, 10, what="the fake pi ready")
@@ -259,10 +262,12 @@ def _user_prompts(sessions: Path, count: int) -> list[str]:
 
 
 @LIVE
-def test_a_multi_line_prompt_reaches_the_fake_pi_as_one_prompt(api: Api, short_dir: Path) -> None:
+def test_a_multi_line_prompt_reaches_the_fake_pi_as_one_prompt(
+    sim: Simulator, api: Api, short_dir: Path
+) -> None:
     # like real pi 1.6, the fake pi turns bracketed paste on (tests/real_agents/test_pi.py);
     # with this short settle delay it may be "ready" before its process ran: wait for its screen
-    sessions = _start_pi(api, short_dir)
+    sessions = _start_pi(HerdrClient(sim.socket_path), short_dir)
 
     def drawn() -> bool:
         text: str = api("agent.read", target="kid", source="visible")["read"]["text"]
@@ -280,11 +285,11 @@ def test_a_multi_line_prompt_reaches_the_fake_pi_as_one_prompt(api: Api, short_d
 
 @LIVE
 def test_the_kickoff_prompt_reaches_the_fake_pi_as_one_prompt(
-    api: Api, short_dir: Path, tmp_path: Path
+    sim: Simulator, api: Api, short_dir: Path, tmp_path: Path
 ) -> None:
     env = _envelope(tmp_path)
     env.write()
-    sessions = _start_pi(api, short_dir)
+    sessions = _start_pi(HerdrClient(sim.socket_path), short_dir)
     api(
         "agent.prompt",
         target="kid",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.agent_tools import inbox as ib
+from tests.waits import SCALE
 
 
 def _line(type_: Any = "NOTE", text: Any = "hi", **extra: Any) -> str:
@@ -176,7 +177,7 @@ def test_wait_returns_at_once_when_messages_are_there(tmp_path: Path) -> None:
     started = time.monotonic()
     (read,) = ib.wait_for_messages([(path, 0)], timeout=5)
     assert [m["text"] for m in read.messages] == ["ready"]
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 1 * SCALE
 
 
 def test_wait_wakes_when_a_line_is_appended(tmp_path: Path) -> None:
@@ -190,14 +191,14 @@ def test_wait_wakes_when_a_line_is_appended(tmp_path: Path) -> None:
     finally:
         writer.join()
     assert [m["type"] for m in read.messages] == ["COMPLETE"]
-    assert elapsed < 1
+    assert elapsed < 1 * SCALE
 
 
 def test_wait_times_out_with_empty_reads(tmp_path: Path) -> None:
     started = time.monotonic()
     reads = ib.wait_for_messages([(tmp_path / "a", 0), (tmp_path / "b", 0)], timeout=0.15)
     assert [r.messages for r in reads] == [[], []]
-    assert 0.15 <= time.monotonic() - started < 1
+    assert 0.15 <= time.monotonic() - started < 1 * SCALE
 
 
 def test_wait_ignores_a_partial_line_until_it_completes(tmp_path: Path) -> None:
@@ -235,7 +236,7 @@ def test_wait_ends_early_on_wake_or_stop(tmp_path: Path) -> None:
         (read,) = ib.wait_for_messages([(tmp_path / "x", 0)], timeout=5, wake=wake)
     finally:
         waker.join()
-    assert read.messages == [] and time.monotonic() - started < 1
+    assert read.messages == [] and time.monotonic() - started < 1 * SCALE
     (read,) = ib.wait_for_messages([(tmp_path / "x", 0)], timeout=5, stop=lambda: True)
     assert read.messages == []
 
@@ -274,7 +275,7 @@ def test_a_fifo_inbox_does_not_block(tmp_path: Path) -> None:
     # the long-poll neither blocks on it nor counts it as news
     started = time.monotonic()
     (waited,) = ib.wait_for_messages([(path, 0)], 0.2)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 3 * SCALE
     assert waited.messages == []
 
 
