@@ -21,15 +21,9 @@ from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as WireClient
 from tests.contract_check import contracts_dir
 from tests.orchestrator.agent_tools.test_spawn import checked, make_ctx, scenario_args, spawn
-from tests.orchestrator.support import received
+from tests.orchestrator.support import FAST_AGENTS, received
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 GET = "herdr_get_agent_result"
 #: What harvesting must never send: it reads, it does not type.

@@ -26,14 +26,9 @@ from pytest_herdr.backends import HerdrServer
 from tests.contract_check import contracts_dir
 from tests.orchestrator.agent_tools.test_get_result import get_result
 from tests.orchestrator.agent_tools.test_spawn import checked, make_ctx, scenario_args, spawn
+from tests.orchestrator.support import FAST_AGENTS
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 QUESTION = "Should I drop the users table?"
 _BOX = set("─━═│┃║╭╮╰╯┌┐└┘")
