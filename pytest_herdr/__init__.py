@@ -13,8 +13,9 @@ the failure forensics (:class:`Forensics`, :class:`WireTail`). They resolve on f
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from orchestrator._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from .agents import Agent, FakeAgents
@@ -55,11 +56,4 @@ __all__ = [
     "Workspace",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # not cached in globals(): the module's own name stays the one truth (a test runner
-    # that drops and re-imports modules, as pytester does, never meets a stale class)
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -22,6 +22,7 @@ from herdr_sim.protocol import startup
 from orchestrator.client import errors as client_errors
 from orchestrator.client import sync
 from orchestrator.tools.registry import TOOLS
+from tests.fresh_python import fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("herdr_sim", "orchestrator", "pytest_herdr")
@@ -195,9 +196,6 @@ def test_start_agent_passes_a_refusal_through_without_polling() -> None:
 def test_the_facts_cost_the_herdr_cli_nothing_it_does_not_use() -> None:
     """Every `herdr` start imports herdr_sim.protocol (the version, the statuses): the kind
     table and the start loop load only when a command asks for them."""
-    import subprocess
-    import sys
-
     code = (
         "import sys, herdr_sim.protocol as p\n"
         "names = ('typing', 're', 'json', 'herdr_sim.protocol.kinds',"
@@ -206,12 +204,4 @@ def test_the_facts_cost_the_herdr_cli_nothing_it_does_not_use() -> None:
         "p.parse_agent_label\n"
         "print('herdr_sim.protocol.kinds' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert done.stdout.splitlines() == ["[]", "True"]
+    assert fresh_python(code) == ["[]", "True"]

@@ -223,6 +223,17 @@ def _error(code: str, message: str) -> contract.ResultError:
     return contract.ResultError(code, message)
 
 
+def _restarted(record: TaskRecord, before: str) -> contract.ResultError:
+    """``AGENT_RESTARTED``: the pane got a new terminal since the task prompt, ``before``
+    the agent reported; the turn is lost."""
+    return _error(
+        "AGENT_RESTARTED",
+        f"the agent in pane {record.pane_id} was restarted (a new terminal since the task "
+        f"prompt, e.g. Herdr restored its session) {before}; the turn is lost: send the task "
+        "again with herdr_message_agent or spawn it again",
+    )
+
+
 def before_delivery(
     record: TaskRecord,
     info: AgentInfo | None,
@@ -383,12 +394,7 @@ def _judge_pi(
         return Verdict(
             "failed",
             True,
-            _error(
-                "AGENT_RESTARTED",
-                f"the agent in pane {record.pane_id} was restarted (a new terminal since the "
-                "task prompt, e.g. Herdr restored its session) before it answered; the turn is "
-                "lost: send the task again with herdr_message_agent or spawn it again",
-            ),
+            _restarted(record, "before it answered"),
             evidence=evidence,
         )
     if not settled:
@@ -440,12 +446,7 @@ def _judge_screen(
         return Verdict(
             "failed",
             True,
-            _error(
-                "AGENT_RESTARTED",
-                f"the agent in pane {record.pane_id} was restarted (a new terminal since the "
-                "task prompt, e.g. Herdr restored its session) and wrote no result.md; the "
-                "turn is lost: send the task again with herdr_message_agent or spawn it again",
-            ),
+            _restarted(record, "and wrote no result.md"),
         )
     if not settled:
         return Verdict("running", False, pane_tail=True)

@@ -41,6 +41,7 @@ from orchestrator.agent_tools.context import AgentToolsContext
 
 if TYPE_CHECKING:
     from orchestrator.client.sync import HerdrClient
+    from orchestrator.client.types import PaneInfo
     from orchestrator.tools.tool import ToolContext
 
 
@@ -99,19 +100,25 @@ def allowed_cwd(config: Config, cwd: str) -> str:
         raise _gate(exc) from None
 
 
+def _pane_for_cwd(client: HerdrClient, pane_id: str) -> PaneInfo:
+    """The pane whose directory an ``allowCwd`` check reads; :class:`Refused` when Herdr
+    cannot say."""
+    from orchestrator.client.errors import ClientError
+
+    try:
+        return client.pane_get(pane_id)
+    except ClientError as exc:
+        raise Refused(
+            Refusal("cwd_unknown", f"cannot read pane {pane_id}'s directory: {exc}", "pane")
+        ) from None
+
+
 def pane_cwd_allowed(config: Config, client: HerdrClient, pane_id: str) -> None:
     """:class:`Refused` unless the pane's shell and foreground directories lie inside
     ``allowCwd`` (nothing to check when it is not configured)."""
     if not config.allow_cwd:
         return
-    from orchestrator.client.errors import ClientError
-
-    try:
-        pane = client.pane_get(pane_id)
-    except ClientError as exc:
-        raise Refused(
-            Refusal("cwd_unknown", f"cannot read pane {pane_id}'s directory: {exc}", "pane")
-        ) from None
+    pane = _pane_for_cwd(client, pane_id)
     dirs = [d for d in (pane.cwd, pane.raw.get("foreground_cwd")) if isinstance(d, str) and d]
     if not dirs:
         raise Refused(
@@ -133,14 +140,7 @@ def inherited_cwd(config: Config, client: HerdrClient, pane_id: str) -> str | No
     ``allowCwd`` is configured (passed explicitly), else None (Herdr follows the pane)."""
     if not config.allow_cwd:
         return None
-    from orchestrator.client.errors import ClientError
-
-    try:
-        pane = client.pane_get(pane_id)
-    except ClientError as exc:
-        raise Refused(
-            Refusal("cwd_unknown", f"cannot read pane {pane_id}'s directory: {exc}", "pane")
-        ) from None
+    pane = _pane_for_cwd(client, pane_id)
     if not pane.cwd:
         raise Refused(
             Refusal(

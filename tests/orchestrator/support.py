@@ -8,11 +8,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import pytest
+
 from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.tool import ToolContext
 from pytest_herdr.backends import HerdrServer
 
 Kind = Literal["socket", "cli", "auto"]
+
+#: The simulator timings of the tests that run fake agents: start, prompt and settle in a
+#: tenth of a second or so (``pytestmark = FAST_AGENTS``).
+FAST_AGENTS = pytest.mark.herdr(
+    agent_start_settle=0.1,
+    agent_prompt_submit_delay=0.05,
+    detection_interval=0.1,
+    detection_debounce=0.02,
+    detection_idle_hold=0.1,
+)
 
 
 @dataclass

@@ -18,14 +18,9 @@ from orchestrator.logs import NO_TASK, bind_task, task_logger, task_scope
 from orchestrator.tools.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_spawn import SPAWN, make_ctx, scenario_args
+from tests.orchestrator.support import FAST_AGENTS
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 SECRET_PROMPT = "prompt-secret-7c1e9a"
 SECRET_ENV = "env-secret-52bd04"

@@ -17,15 +17,9 @@ import pytest
 from orchestrator.tools.registry import TOOLS, run_tool
 from orchestrator.tools.tool import ToolContext
 from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.support import Kind, Received, client, context, received
+from tests.orchestrator.support import FAST_AGENTS, Kind, Received, client, context, received
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 SEED_TOOLS = {
     "workspace_list": "R0",

@@ -9,8 +9,6 @@ a socket.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from herdr_sim import Simulator
 from orchestrator.client import errors, wire
 from orchestrator.client.wire import InMemoryWire, WireClient
 from pytest_herdr.backends import HerdrServer
+from tests.fresh_python import fresh_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,15 +120,7 @@ def test_importing_herdr_sim_client_stays_light() -> None:
         "c.request\n"
         "print('orchestrator.client.wire' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-S", "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    assert done.stdout.splitlines() == ["[]", "True"]
+    assert fresh_python(code) == ["[]", "True"]
 
 
 def test_cli_shaped_stdout_is_rendered_only_where_a_tool_reads_it(

@@ -7,7 +7,6 @@ Marker ``real_agent``; the agent is installed once per machine."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,30 +14,13 @@ import pytest
 from herdr_sim.fake_llm import Match, Script
 from pytest_herdr.real_agents import RealAgent, RealAgents
 from pytest_herdr.waits import WaitTimeout, wait_until
-from tests.contract_check import contracts_dir
+from tests.real_agents.observed import MANIFESTS, entries, statuses
 
 pytestmark = pytest.mark.real_agent
-
-#: Herdr's own screen-detection manifests, read in place
-MANIFESTS = contracts_dir() / "agent-detection"
 
 
 def start(agents: RealAgents, script: Script | None = None, **options: Any) -> RealAgent:
     return agents.start("claude", script, manifests=MANIFESTS, **options)
-
-
-def statuses(agent: RealAgent) -> list[str]:
-    """The pane's agent statuses as the server's events told them, in order."""
-    assert agent.server.events is not None
-    return [
-        e.data.get("agent_status", "")
-        for e in agent.server.events.of("pane.agent_status_changed")
-        if e.data.get("pane_id") == agent.pane.pane_id
-    ]
-
-
-def entries(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def test_agent_start_brings_real_claude_to_idle_with_the_session_hook(

@@ -12,26 +12,13 @@ import pytest
 from herdr_sim.fake_llm import Match, Script
 from pytest_herdr.real_agents import RealAgent, RealAgents
 from pytest_herdr.waits import wait_until
-from tests.contract_check import contracts_dir
+from tests.real_agents.observed import MANIFESTS, statuses
 
 pytestmark = pytest.mark.real_agent
-
-#: Herdr's own screen-detection manifests, read in place
-MANIFESTS = contracts_dir() / "agent-detection"
 
 
 def start(agents: RealAgents, script: Script | None = None, **options: Any) -> RealAgent:
     return agents.start("opencode", script, manifests=MANIFESTS, **options)
-
-
-def statuses(agent: RealAgent) -> list[str]:
-    """The pane's agent statuses as the server's events told them, in order."""
-    assert agent.server.events is not None
-    return [
-        e.data.get("agent_status", "")
-        for e in agent.server.events.of("pane.agent_status_changed")
-        if e.data.get("pane_id") == agent.pane.pane_id
-    ]
 
 
 def test_start_prompt_round_trip_and_working_then_idle(herdr_real_agent: RealAgents) -> None:

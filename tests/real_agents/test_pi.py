@@ -4,31 +4,17 @@ and a real tool call. Marker ``real_agent``; the agent is installed once per mac
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from herdr_sim.fake_llm import Match, Script
-from pytest_herdr.real_agents import RealAgent, RealAgents
+from pytest_herdr.real_agents import RealAgents
 from pytest_herdr.waits import wait_until
+from tests.real_agents.observed import entries, statuses
 
 pytestmark = pytest.mark.real_agent
-
-
-def statuses(pi: RealAgent) -> list[str]:
-    """The pane's agent statuses as the server's events told them, in order."""
-    assert pi.server.events is not None
-    return [
-        e.data.get("agent_status", "")
-        for e in pi.server.events.of("pane.agent_status_changed")
-        if e.data.get("pane_id") == pi.pane.pane_id
-    ]
-
-
-def entries(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def test_agent_start_brings_real_pi_to_interactive_ready_with_the_extension(

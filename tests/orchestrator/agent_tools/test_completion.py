@@ -31,15 +31,10 @@ from orchestrator.client.types import AgentInfo
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_get_result import get_result
 from tests.orchestrator.agent_tools.test_spawn import checked, make_ctx, scenario_args, spawn
+from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import SCALE, wait_until
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 BIN = Path(sys.executable).parent
 

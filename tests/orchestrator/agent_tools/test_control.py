@@ -20,9 +20,10 @@ from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as PytestHerdrClient
 from pytest_herdr.handles import Pane
 from pytest_herdr.waits import wait_until
-from tests.orchestrator.agent_tools.test_fleet import SIM, agent_result, make_ctx, own
+from tests.orchestrator.agent_tools.test_fleet import agent_result, make_ctx, own
+from tests.orchestrator.support import FAST_AGENTS
 
-pytestmark = SIM
+pytestmark = FAST_AGENTS
 
 
 @pytest.fixture

@@ -25,16 +25,9 @@ from orchestrator.tools.tool import ToolContext
 from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.handles import Pane
+from tests.orchestrator.support import FAST_AGENTS
 
-#: Fast simulator settings for fake agents (as tests/orchestrator/test_tools.py uses).
-SIM = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
-pytestmark = SIM
+pytestmark = FAST_AGENTS
 
 RESULT = jsonschema.Draft202012Validator(AGENT_RESULT_SCHEMA)
 LIST = jsonschema.Draft202012Validator(LIST_RESULT_SCHEMA)

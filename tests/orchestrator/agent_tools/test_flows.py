@@ -22,7 +22,6 @@ from orchestrator.agent_tools.inbox_tool import INBOX_RESULT_SCHEMA
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools import flows
 from tests.orchestrator.agent_tools.flows import FakePi, call, result
-from tests.orchestrator.agent_tools.test_fleet import SIM
 from tests.orchestrator.agent_tools.test_spawn import (
     git_repo,
     make_ctx,
@@ -31,8 +30,9 @@ from tests.orchestrator.agent_tools.test_spawn import (
     write_result_md,
 )
 from tests.orchestrator.agent_tools.test_worktree import make_hostile
+from tests.orchestrator.support import FAST_AGENTS
 
-pytestmark = SIM
+pytestmark = FAST_AGENTS
 
 INBOX = jsonschema.Draft202012Validator(INBOX_RESULT_SCHEMA)
 

@@ -32,15 +32,9 @@ from tests.orchestrator.agent_tools.test_spawn import (
     scenario_args,
     spawn,
 )
-from tests.orchestrator.support import Received, received
+from tests.orchestrator.support import FAST_AGENTS, Received, received
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 GATE = "DSH_HERDR_PREVIEW_REQUIRED"
 BIN = Path(sys.executable).parent

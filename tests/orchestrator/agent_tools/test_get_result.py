@@ -20,16 +20,11 @@ from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as WireClient
 from tests.contract_check import contracts_dir
+from tests.orchestrator.agent_tools.test_fleet import own
 from tests.orchestrator.agent_tools.test_spawn import checked, make_ctx, scenario_args, spawn
-from tests.orchestrator.support import received
+from tests.orchestrator.support import FAST_AGENTS, received
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 GET = "herdr_get_agent_result"
 #: What harvesting must never send: it reads, it does not type.
@@ -144,13 +139,7 @@ def test_pane_tail_fallback_for_a_kind_without_session(
         "claude", Scenario().wait(300).reply("claude says hi"), name="cl"
     )
     agent.prompt("hello")
-    record, _ = ctx.store.create(kind="claude", cwd="/", name="cl")
-    ctx.store.update(
-        record.task_id,
-        status="running",
-        pane_id=agent.pane.pane_id,
-        artifact_dir=str(ctx.config.artifact_dir / record.task_id),
-    )
+    own(ctx, agent)
     result = get_result(ctx, target="cl", lines=40)
     assert result["status"] == "completed", result
     assert "claude says hi" in (result["finalMessage"] or "")

@@ -24,16 +24,12 @@ from orchestrator.agent_tools.records import now_iso
 from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from tests.contract_check import contracts_dir
+from tests.orchestrator.agent_tools.test_fleet import own
 from tests.orchestrator.agent_tools.test_get_result import get_result
 from tests.orchestrator.agent_tools.test_spawn import checked, make_ctx, scenario_args, spawn
+from tests.orchestrator.support import FAST_AGENTS
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 QUESTION = "Should I drop the users table?"
 _BOX = set("─━═│┃║╭╮╰╯┌┐└┘")
@@ -141,13 +137,7 @@ def test_a_pane_tail_final_message_is_the_agents_last_message(
         "claude", Scenario().wait(300).reply("claude says hi\nsecond line"), name="cl"
     )
     agent.prompt("hello")
-    record, _ = ctx.store.create(kind="claude", cwd="/", name="cl")
-    ctx.store.update(
-        record.task_id,
-        status="running",
-        pane_id=agent.pane.pane_id,
-        artifact_dir=str(ctx.config.artifact_dir / record.task_id),
-    )
+    own(ctx, agent)
     result = checked(get_result(ctx, target="cl", lines=40))
     assert result["status"] == "completed", result
     assert result["finalMessage"] == "claude says hi\nsecond line"

@@ -14,9 +14,10 @@ from orchestrator.agent_tools.transcript_tool import READ_RESULT_SCHEMA, read_ag
 from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.handles import Pane
-from tests.orchestrator.agent_tools.test_fleet import SIM, agent_result, make_ctx, own
+from tests.orchestrator.agent_tools.test_fleet import agent_result, make_ctx, own
+from tests.orchestrator.support import FAST_AGENTS
 
-pytestmark = SIM
+pytestmark = FAST_AGENTS
 PAGE = jsonschema.Draft202012Validator(READ_RESULT_SCHEMA)
 
 

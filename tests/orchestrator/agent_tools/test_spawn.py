@@ -25,14 +25,9 @@ from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.tool import Tool
 from pytest_herdr.backends import HerdrServer
+from tests.orchestrator.support import FAST_AGENTS
 
-pytestmark = pytest.mark.herdr(
-    agent_start_settle=0.1,
-    agent_prompt_submit_delay=0.05,
-    detection_interval=0.1,
-    detection_debounce=0.02,
-    detection_idle_hold=0.1,
-)
+pytestmark = FAST_AGENTS
 
 RESULT = jsonschema.Draft202012Validator(AGENT_RESULT_SCHEMA)
 SPAWN = "herdr_spawn_agent"
