@@ -11,10 +11,14 @@ from typing import Any
 from pytest_herdr.real_agents import RealAgent
 from tests.contract_check import contracts_dir
 
-__all__ = ["MANIFESTS", "entries", "statuses"]
+__all__ = ["MANIFESTS", "SEEN", "entries", "statuses"]
 
 #: Herdr's own screen-detection manifests, read in place
 MANIFESTS = contracts_dir() / "agent-detection"
+#: Seconds a scripted answer of a screen-detected agent takes, so its working screen is up
+#: long enough for detection to see it: a turn over before the next look is idle to idle,
+#: which `agent prompt --wait` reports as `agent_prompt_stalled` (as Herdr would).
+SEEN = 1.0
 
 
 def statuses(agent: RealAgent) -> list[str]:

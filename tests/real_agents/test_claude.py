@@ -14,7 +14,7 @@ import pytest
 from herdr_sim.fake_llm import Match, Script
 from pytest_herdr.real_agents import RealAgent, RealAgents
 from pytest_herdr.waits import WaitTimeout, wait_until
-from tests.real_agents.observed import MANIFESTS, entries, statuses
+from tests.real_agents.observed import MANIFESTS, SEEN, entries, statuses
 
 pytestmark = pytest.mark.real_agent
 
@@ -44,7 +44,7 @@ def test_agent_start_brings_real_claude_to_idle_with_the_session_hook(
 def test_prompt_wait_round_trip_shows_the_fake_models_answer(
     herdr_real_agent: RealAgents,
 ) -> None:
-    claude = start(herdr_real_agent, Script().reply("Hello from the fake model."))
+    claude = start(herdr_real_agent, Script().reply("Hello from the fake model.", delay=SEEN))
     info = claude.prompt("say hello")
     assert info["agent_status"] == "idle"
     claude.pane.wait_for("Hello from the fake model.")
@@ -70,7 +70,7 @@ def test_the_screen_makes_the_state_working_then_idle(herdr_real_agent: RealAgen
 def test_agent_session_is_the_real_transcript_holding_the_turn(
     herdr_real_agent: RealAgents,
 ) -> None:
-    claude = start(herdr_real_agent, Script().reply("The answer is 42."))
+    claude = start(herdr_real_agent, Script().reply("The answer is 42.", delay=SEEN))
     claude.prompt("what is the answer?")
     session = claude.agent.info["agent_session"]
     (path,) = claude.session_files()

@@ -13,7 +13,7 @@ import pytest
 from herdr_sim.fake_llm import Match, Script
 from pytest_herdr.real_agents import RealAgent, RealAgents
 from pytest_herdr.waits import wait_until
-from tests.real_agents.observed import MANIFESTS, entries, statuses
+from tests.real_agents.observed import MANIFESTS, SEEN, entries, statuses
 
 pytestmark = pytest.mark.real_agent
 
@@ -63,7 +63,7 @@ def test_agent_start_brings_real_codex_to_idle_with_the_session_hook(
 def test_prompt_wait_round_trip_reports_the_session_and_shows_the_answer(
     herdr_real_agent: RealAgents,
 ) -> None:
-    codex = start(herdr_real_agent, script().reply("Hello from the fake model."))
+    codex = start(herdr_real_agent, script().reply("Hello from the fake model.", delay=SEEN))
     info = codex.prompt("say hello")
     assert info["agent_status"] == "idle"
     codex.pane.wait_for("Hello from the fake model.")
@@ -88,7 +88,7 @@ def test_the_screen_makes_the_state_working_then_idle(herdr_real_agent: RealAgen
 def test_agent_session_is_the_real_rollout_holding_the_turn(
     herdr_real_agent: RealAgents,
 ) -> None:
-    codex = start(herdr_real_agent, script().reply("The answer is 42."))
+    codex = start(herdr_real_agent, script().reply("The answer is 42.", delay=SEEN))
     codex.prompt("what is the answer?")
     session = reported_session(codex)
     (path,) = codex.session_files()
@@ -118,7 +118,7 @@ def test_a_real_tool_call_reaches_the_screen_and_the_fake_llms_log(
     turns = (
         script()
         .call_tool("exec_command", {"cmd": "echo herdr-tool-$((6*7))"},
-                   when=Match(tool_result=False))
+                   when=Match(tool_result=False), delay=SEEN)
         .reply("The tool printed 42.", when=Match(tool_result_contains="herdr-tool-42"))
     )  # fmt: skip
     codex = start(herdr_real_agent, turns)

@@ -31,11 +31,23 @@ def sleeper_session() -> Iterator[subprocess.Popen[bytes]]:
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the leaves first so their parents reap them: no orphan, no zombie."""
-    for info in procfs.descendants(proc.pid):
-        if info.name == "sleep":
-            os.kill(info.pid, 9)
-    proc.wait(10)
+    """Kill the leaves first so their parents reap them: no orphan, no zombie. A child seen
+    between fork and exec is not named ``sleep`` yet: kill again until the parent is done
+    (bounded)."""
+    end = time.monotonic() + 10
+    while True:
+        for info in procfs.descendants(proc.pid):
+            if info.name == "sleep":
+                os.kill(info.pid, 9)
+        try:
+            proc.wait(0.1)
+        except subprocess.TimeoutExpired:
+            if time.monotonic() > end:
+                raise
+            continue
+        if proc.stdout is not None:
+            proc.stdout.close()
+        return
     if proc.stdout is not None:
         proc.stdout.close()
 
