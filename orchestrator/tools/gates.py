@@ -35,9 +35,8 @@ from orchestrator.agent_tools.config import (
     GateError,
     check_cwd,
     check_enabled,
-    load_config,
 )
-from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.context import agent_context
 
 if TYPE_CHECKING:
     from orchestrator.client.sync import HerdrClient
@@ -68,11 +67,11 @@ class Refused(Exception):
 
 
 def config_of(ctx: ToolContext) -> Config:
-    """The agent tools' configuration for ``ctx`` (:class:`Refused` when it is invalid)."""
+    """The agent tools' configuration for ``ctx`` (:class:`Refused` when it is invalid),
+    kept across calls on the same context (:func:`agent_context`: reloaded only when the
+    environment or the file changes), not read and parsed again by every gated call."""
     try:
-        if isinstance(ctx, AgentToolsContext):
-            return ctx.config
-        return load_config(ctx.env)
+        return agent_context(ctx).config
     except ConfigError as exc:
         raise Refused(Refusal("config_invalid", str(exc), exc.key)) from None
 
