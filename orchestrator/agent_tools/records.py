@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -36,7 +37,7 @@ import re
 import secrets
 import types
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, Field, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
@@ -264,6 +265,14 @@ def _type_ok(value: Any, hint: Any) -> bool:
     return True  # pragma: no cover - every field's annotation is handled above
 
 
+@functools.cache
+def _record_fields() -> tuple[dict[str, Any], dict[str, Field[Any]]]:
+    """:class:`TaskRecord`'s field types and its fields by stored key, worked out once (every
+    record read checks against them; ``get_type_hints`` alone costs ~0.3 ms)."""
+    by_key = {_camel(f.name): f for f in fields(TaskRecord) if f.name != "extra"}
+    return get_type_hints(TaskRecord), by_key
+
+
 def parse_record(raw: bytes) -> TaskRecord:
     """A stored record from its file's bytes; ``ValueError``/``TypeError`` says what is
     wrong with it."""
@@ -279,8 +288,7 @@ def parse_record(raw: bytes) -> TaskRecord:
         raise ValueError(f"not JSON: {exc.msg}") from None
     if not isinstance(data, dict):
         raise TypeError(f"not a JSON object but {type(data).__name__}")
-    hints = get_type_hints(TaskRecord)
-    by_key = {_camel(f.name): f for f in fields(TaskRecord) if f.name != "extra"}
+    hints, by_key = _record_fields()
     for key, f in by_key.items():
         if key not in data:
             if f.default is MISSING and f.default_factory is MISSING:
