@@ -29,6 +29,7 @@ from ..protocol import (
     interactive_executable,
     parse_agent_label,
 )
+from ..protocol.startup import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, SETTLE_MS
 from ..registry import method
 from ..runtime import Runtime
 from .specs import OPT_U64, REQ_STR
@@ -38,10 +39,8 @@ AGENT_NAME_TAKEN = "agent_name_taken"
 NAME = re.compile(AGENT_NAME_PATTERN)
 
 #: Herdr's startup timeout default and bounds, in milliseconds (the lower bound is Herdr's
-#: 3 s settle delay, whatever settle delay the simulator is configured with)
-DEFAULT_TIMEOUT_MS = 30_000
-MIN_TIMEOUT_MS = 3_000
-MAX_TIMEOUT_MS = 300_000
+#: 3 s settle delay, whatever settle delay the simulator is configured with): the protocol's
+MIN_TIMEOUT_MS = SETTLE_MS
 INVALID_TIMEOUT_MESSAGE = "agent start timeout must be greater than 3000ms and at most 300000ms"
 
 #: Herdr's ``is_pane_shell_process_name``

@@ -35,6 +35,8 @@ __all__ = [
     "POLL_INTERVAL",
     "SETTLE_MS",
     "START_ID",
+    "as_u64",
+    "json_get",
     "request_start",
     "start_agent",
     "wait_until_interactive",
@@ -82,7 +84,7 @@ def _name_lost(name: str) -> dict[str, Any]:
     return _error("agent_name_not_found", f"named agent {name} no longer owns the target terminal")
 
 
-def _get(value: Any, *keys: str) -> Any:
+def json_get(value: Any, *keys: str) -> Any:
     """``value[k1][k2]...`` with serde_json's indexing rules (missing -> None)."""
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
@@ -93,7 +95,7 @@ def _as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _as_u64(value: Any) -> int | None:
+def as_u64(value: Any) -> int | None:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
     return None
@@ -110,24 +112,24 @@ def _shell_name(name: str) -> bool:
 
 def _pane_terminal_id(send: Send, pane_id: str) -> str | None:
     response = send("cli:agent:start:pane", "pane.get", {"pane_id": pane_id}, True)
-    return _as_str(_get(response, "result", "pane", "terminal_id"))
+    return _as_str(json_get(response, "result", "pane", "terminal_id"))
 
 
 def _shell_is_initializing(send: Send, pane_id: str) -> bool:
     """A fresh shell still running its startup: it leads the foreground group itself."""
     response = send("cli:agent:start:process_info", "pane.process_info", {"pane_id": pane_id}, True)
-    info = _get(response, "result", "process_info")
-    shell_pid = _as_u64(_get(info, "shell_pid"))
-    if shell_pid is None or _as_u64(_get(info, "foreground_process_group_id")) != shell_pid:
+    info = json_get(response, "result", "process_info")
+    shell_pid = as_u64(json_get(info, "shell_pid"))
+    if shell_pid is None or as_u64(json_get(info, "foreground_process_group_id")) != shell_pid:
         return False
-    processes = _get(info, "foreground_processes")
+    processes = json_get(info, "foreground_processes")
     if not isinstance(processes, list):
         return False
     for process in processes:
-        if _as_u64(_get(process, "pid")) != shell_pid:
+        if as_u64(json_get(process, "pid")) != shell_pid:
             continue
-        name = _as_str(_get(process, "name"))
-        argv = _get(process, "argv")
+        name = _as_str(json_get(process, "name"))
+        argv = json_get(process, "argv")
         first = _as_str(argv[0]) if isinstance(argv, list) and argv else None
         if (name is not None and _shell_name(name)) or (first is not None and _shell_name(first)):
             return True
@@ -158,7 +160,7 @@ def request_start(send: Send, params: dict[str, Any]) -> tuple[Any, str | None]:
         if not _failed(response):
             break
         if (
-            _as_str(_get(response, "error", "code")) != "agent_pane_busy"
+            _as_str(json_get(response, "error", "code")) != "agent_pane_busy"
             or not retryable
             or pinned is None
             or _pane_terminal_id(send, pane_id) != pinned
@@ -172,7 +174,7 @@ def request_start(send: Send, params: dict[str, Any]) -> tuple[Any, str | None]:
         if remaining <= 0:
             return busy_response, None
         time.sleep(min(POLL_INTERVAL, remaining))
-    terminal_id = _as_str(_get(response, "result", "agent", "terminal_id"))
+    terminal_id = _as_str(json_get(response, "result", "agent", "terminal_id"))
     if terminal_id is None:
         return _error(
             "agent_start_failed", "agent start response did not include terminal_id"
@@ -213,16 +215,16 @@ def wait_until_interactive(
             if _failed(response):
                 time.sleep(POLL_INTERVAL)
                 continue
-        agent = _get(response, "result", "agent")
-        detected = _as_str(_get(agent, "agent"))
-        status = _as_str(_get(agent, "agent_status"))
-        if _as_str(_get(agent, "terminal_id")) != terminal_id:
+        agent = json_get(response, "result", "agent")
+        detected = _as_str(json_get(agent, "agent"))
+        status = _as_str(json_get(agent, "agent_status"))
+        if _as_str(json_get(agent, "terminal_id")) != terminal_id:
             return False, _name_lost(name)
         if detected is not None and detected != expected_kind:
             return False, _error(
                 "agent_kind_mismatch", f"expected {expected_kind}, detected {detected}"
             )
-        if _as_str(_get(agent, "name")) != name:
+        if _as_str(json_get(agent, "name")) != name:
             return False, _name_lost(name)
         if status == "blocked":
             return False, _error(
@@ -230,9 +232,9 @@ def wait_until_interactive(
                 f"agent {name} is blocked during startup and is not ready for prompts",
             )
         if status in ("idle", "done"):
-            if _get(agent, "interactive_ready") is True:
+            if json_get(agent, "interactive_ready") is True:
                 return True, agent
-            if _get(agent, "launch_pending") is not True:
+            if json_get(agent, "launch_pending") is not True:
                 return False, _error(
                     "agent_start_failed", "agent process exited before becoming interactive"
                 )

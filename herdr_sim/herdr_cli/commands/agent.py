@@ -14,6 +14,8 @@ from ...protocol import AGENT_LABELS, parse_agent_label
 from ...protocol.startup import (
     DEFAULT_TIMEOUT_MS,
     START_ID,
+    as_u64,
+    json_get,
     request_start,
     wait_until_interactive,
 )
@@ -277,25 +279,12 @@ def _explain(ctx: Context, args: list[str]) -> int:
     if isinstance(response, dict) and "error" in response:
         write_err(dumps(response))
         return 1
-    explain = _get(response, "result", "explain")
+    explain = json_get(response, "result", "explain")
     if values["json"]:
         write_out(dumps(explain) + "\n")
     else:
         write_out(explain_text(explain, values["verbose"] is True))
     return 0
-
-
-def _get(value: Any, *keys: str) -> Any:
-    """``value[k1][k2]...`` with serde_json's indexing rules (missing -> None)."""
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def _as_u64(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
 
 
 def _text(value: Any, default: str) -> str:
@@ -315,24 +304,24 @@ def _flag(value: Any) -> str:
 def explain_text(explain: Any, verbose: bool = False) -> str:
     """The human rendering of an ``agent.explain`` result, line for line as Herdr's."""
     lines = [
-        f"agent: {_text(_get(explain, 'agent'), 'unknown')}",
-        f"state: {_text(_get(explain, 'state'), 'unknown')}",
+        f"agent: {_text(json_get(explain, 'agent'), 'unknown')}",
+        f"state: {_text(json_get(explain, 'state'), 'unknown')}",
         (
-            f"manifest: {_text(_get(explain, 'manifest_source'), 'none')} "
-            f"{_text(_get(explain, 'manifest_version'), 'unknown')}"
+            f"manifest: {_text(json_get(explain, 'manifest_source'), 'none')} "
+            f"{_text(json_get(explain, 'manifest_version'), 'unknown')}"
         ),
     ]
-    rule = _get(explain, "matched_rule")
+    rule = json_get(explain, "matched_rule")
     if isinstance(rule, dict):
         rule_id = _text(rule.get("id"), "-")
         lines.append(
             f"rule: {rule_id} (region={_text(rule.get('region'), '-')} "
             f"priority={_i64(rule.get('priority'))})"
         )
-        rules = _get(explain, "evaluated_rules")
+        rules = json_get(explain, "evaluated_rules")
         for candidate in rules if isinstance(rules, list) else []:
-            if _get(candidate, "id") == rule_id:
-                preview = _get(candidate, "evidence", "region_preview")
+            if json_get(candidate, "id") == rule_id:
+                preview = json_get(candidate, "evidence", "region_preview")
                 if isinstance(preview, str) and preview:
                     lines.append(f"evidence: {rust_debug_str(preview)}")
                 break
@@ -344,40 +333,40 @@ def explain_text(explain: Any, verbose: bool = False) -> str:
         "skipped_update_reason",
         "warning",
     ):
-        value = _get(explain, key)
+        value = json_get(explain, key)
         if isinstance(value, str):
             lines.append(f"{key}: {value}")
     if verbose:
         lines.append(
-            f"visible: idle={_flag(_get(explain, 'visible_idle'))} "
-            f"blocker={_flag(_get(explain, 'visible_blocker'))} "
-            f"working={_flag(_get(explain, 'visible_working'))}"
+            f"visible: idle={_flag(json_get(explain, 'visible_idle'))} "
+            f"blocker={_flag(json_get(explain, 'visible_blocker'))} "
+            f"working={_flag(json_get(explain, 'visible_working'))}"
         )
         lines.append(
-            f"cached_remote_version: {_text(_get(explain, 'cached_remote_version'), 'none')}"
+            f"cached_remote_version: {_text(json_get(explain, 'cached_remote_version'), 'none')}"
         )
         lines.append(
             "local_override_shadowing_remote: "
-            + _flag(_get(explain, "local_override_shadowing_remote"))
+            + _flag(json_get(explain, "local_override_shadowing_remote"))
         )
         for key in ("remote_update_status", "remote_update_error"):
-            value = _get(explain, key)
+            value = json_get(explain, key)
             if isinstance(value, str):
                 lines.append(f"{key}: {value}")
-        rules = _get(explain, "evaluated_rules")
+        rules = json_get(explain, "evaluated_rules")
         if isinstance(rules, list) and rules:
             lines.append("evaluated_rules:")
             for candidate in rules:
-                evidence = _get(candidate, "evidence")
-                mark = "✓" if _get(candidate, "matched") is True else "✗"
+                evidence = json_get(candidate, "evidence")
+                mark = "✓" if json_get(candidate, "matched") is True else "✗"
                 lines.append(
-                    f"  {mark} {_text(_get(candidate, 'id'), '-')} "
-                    f"priority={_i64(_get(candidate, 'priority'))} "
-                    f"region={_text(_get(candidate, 'region'), '-')} "
-                    f"state={_text(_get(candidate, 'state'), 'unknown')}"
+                    f"  {mark} {_text(json_get(candidate, 'id'), '-')} "
+                    f"priority={_i64(json_get(candidate, 'priority'))} "
+                    f"region={_text(json_get(candidate, 'region'), '-')} "
+                    f"state={_text(json_get(candidate, 'state'), 'unknown')}"
                 )
                 counts = " ".join(
-                    f"{label}={_as_u64(_get(evidence, key)) or 0}"
+                    f"{label}={as_u64(json_get(evidence, key)) or 0}"
                     for label, key in (
                         ("all", "all_count"),
                         ("any", "any_count"),
@@ -385,12 +374,12 @@ def explain_text(explain: Any, verbose: bool = False) -> str:
                     )
                 )
                 lines.append(
-                    f"    matchers: contains={rust_value_debug(_get(evidence, 'contains'))} "
-                    f"regex={rust_value_debug(_get(evidence, 'regex'))} "
-                    f"line_regex={rust_value_debug(_get(evidence, 'line_regex'))} {counts}"
+                    f"    matchers: contains={rust_value_debug(json_get(evidence, 'contains'))} "
+                    f"regex={rust_value_debug(json_get(evidence, 'regex'))} "
+                    f"line_regex={rust_value_debug(json_get(evidence, 'line_regex'))} {counts}"
                 )
                 lines.append(
-                    f"    region: bytes={_as_u64(_get(evidence, 'region_bytes')) or 0} "
-                    f"preview={rust_debug_str(_text(_get(evidence, 'region_preview'), ''))}"
+                    f"    region: bytes={as_u64(json_get(evidence, 'region_bytes')) or 0} "
+                    f"preview={rust_debug_str(_text(json_get(evidence, 'region_preview'), ''))}"
                 )
     return "".join(line + "\n" for line in lines)
