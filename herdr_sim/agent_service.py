@@ -217,11 +217,13 @@ class AgentService:
 
     # -- changing ------------------------------------------------------------------------------
 
-    def sync_managed(self, ref: PaneRef) -> None:
+    def sync_managed(self, ref: PaneRef) -> ManagedLaunch | None:
         """Tell the engine which agent kind an ``agent.start`` launch manages in the pane: its
-        name survives that kind's session changes (Herdr's managed agent)."""
+        name survives that kind's session changes (Herdr's managed agent). Returns that
+        launch (None: none)."""
         launch = self.launch_of(ref)
         ref.pane.agent_rec.managed_kind = None if launch is None else launch.kind
+        return launch
 
     def apply(self, ref: PaneRef, mutate: Mutation) -> Update:
         """Change the pane's agent record: sync, before, ``mutate``, commit.
@@ -229,9 +231,8 @@ class AgentService:
         ``mutate`` returns whether the change released the pane's agent (its
         ``pane.agent_detected`` then says ``released``).
         """
-        self.sync_managed(ref)
+        launch = self.sync_managed(ref)
         pane = ref.pane
-        launch = self.launch_of(ref)
         pending = launch is not None and launch.launch_pending
         before = AgentBook.snapshot(pane.agent_rec, pane.state, pane.seen, launch_pending=pending)
         released = mutate(pane.agent_rec)

@@ -45,7 +45,12 @@ from orchestrator.agent_tools import (
 from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.fleet import same_agent
-from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, UnreadableRecord
+from orchestrator.agent_tools.records import (
+    ACTIVE_STATUSES,
+    TaskNotFound,
+    TaskRecord,
+    UnreadableRecord,
+)
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.logs import bind_task, task_logger
@@ -503,7 +508,7 @@ def _settle_record(
     """Write what the harvest found into the record (never over a newer state: see
     :func:`.completion.write_status`); free the slot of a settled task."""
     record = completion.write_status(actx.store, record, status, error, session)
-    if record.status not in ("starting", "running", "blocked"):
+    if record.status not in ACTIVE_STATUSES:
         with contextlib.suppress(OSError):
             actx.slots.release_task(record.task_id)
     return record

@@ -61,7 +61,7 @@ def clean_screen(text: str) -> list[str]:
     out: list[str] = []
     for raw in text.splitlines():
         line = raw.rstrip()
-        if line.strip() and _RULE.match(line):
+        if _is_rule(line):
             continue
         if _BANNER.search(line):
             continue
@@ -137,7 +137,7 @@ def screen_question(text: str) -> str | None:
         raw.pop()
     start = max(0, len(raw) - _BOTTOM)
     for i in range(len(raw) - 1, start - 1, -1):
-        if raw[i].strip() and _RULE.match(raw[i]):
+        if _is_rule(raw[i]):
             start = i + 1
             break
     kept: list[str] = []

@@ -100,7 +100,7 @@ PRESCANNED_OPTIONS = ("--session", "--remote", "--remote-keybindings", "--handof
 
 def _integer(value: Any) -> Any:
     """A whole-number float as the int it is (anything else unchanged)."""
-    if isinstance(value, float) and not isinstance(value, bool) and value.is_integer():
+    if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
 

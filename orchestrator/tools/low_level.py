@@ -340,9 +340,9 @@ _SUBMITS = re.compile(r"[\x00-\x08\x0a-\x1f]")
 def _pane_send_text(args: Args, ctx: ToolContext) -> dict[str, Any]:
     text = str(args["text"])
     params = {"pane_id": args["pane"], "text": text}
-    if _SUBMITS.search(text) or args.get("preview") is True:
+    submits = _SUBMITS.search(text) is not None
+    if submits or args.get("preview") is True:
         # A line break executes what was typed: R2, with pane_run's preview and gates.
-        submits = bool(_SUBMITS.search(text))
         target = {"pane": args["pane"], "text": redacted(text), "submits": submits}
         guard = _guard_r2(
             ctx, args, "pane.send_text", params, "pane.send_text", target, [text],
