@@ -223,7 +223,7 @@ class FakeAgent:
             return session_id, PiSession(path, session_id, self.cwd, **common)
         if opts.session and self.kind == "pi":
             found = find_session(self.cwd, opts.session, session_dir=opts.session_dir, env=env)
-            if found is None:  # main() refuses this before the agent starts
+            if found is None:  # main() prints it and exits 1 before the agent starts
                 raise UsageError(f"No session found matching '{opts.session}'")
             session = PiSession.resume(found, **common)
             return session.session_id, session
@@ -774,17 +774,9 @@ def main(argv: list[str] | None = None, kind: str | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    session = options.session
-    if (
-        options.kind == "pi"
-        and session
-        and os.sep not in session
-        and not session.endswith(".jsonl")
-    ):
-        found = find_session(
-            str(Path.cwd()), session, session_dir=options.session_dir, env=os.environ
-        )
-        if found is None:
-            print(f"No session found matching '{session}'", file=sys.stderr)
-            return 1
-    return FakeAgent(options, scenario, os.environ).run()
+    try:
+        agent = FakeAgent(options, scenario, os.environ)
+    except UsageError as exc:  # a session to resume that does not exist, as real pi says it
+        print(exc, file=sys.stderr)
+        return 1
+    return agent.run()
