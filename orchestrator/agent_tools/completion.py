@@ -250,13 +250,10 @@ def before_delivery(
     now = time.time() if now is None else now
     evidence = [contract.Evidence("record", f"record status {record.status}, prompt not sent")]
     if record.error and record.status == "failed":
-        recorded = record.error
-        field_, herdr = recorded.get("field"), recorded.get("herdrCode")
-        error = contract.ResultError(
-            str(recorded.get("code") or "AGENT_START_FAILED"),
-            str(recorded.get("message") or "the task failed before its prompt was sent"),
-            field_ if isinstance(field_, str) else None,
-            herdr if isinstance(herdr, str) else None,
+        error = contract.ResultError.from_dict(
+            record.error,
+            code="AGENT_START_FAILED",
+            message="the task failed before its prompt was sent",
         )
         return Verdict("failed", True, error, evidence=evidence)
     if record.owner_alive:

@@ -13,6 +13,7 @@ Every key is always present (null when unknown) so a consumer never has to guess
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,6 +245,11 @@ class Artifacts:
         }
 
 
+def elapsed_ms(started: float) -> int:
+    """Milliseconds since ``started`` (``time.monotonic()``): a result's ``elapsedMs``."""
+    return max(0, int((time.monotonic() - started) * 1000))
+
+
 @dataclass(frozen=True)
 class ResultError:
     """What went wrong: our code (UPPER_SNAKE), Herdr's code when Herdr refused, the field."""
@@ -261,6 +267,18 @@ class ResultError:
             "field": self.field,
             "herdrCode": self.herdr_code,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, code: str, message: str) -> ResultError:
+        """The error a task record stored (:meth:`to_dict`'s shape, read defensively: a
+        record is a file); ``code`` and ``message`` stand in for missing or empty ones."""
+        field_, herdr = data.get("field"), data.get("herdrCode")
+        return cls(
+            str(data.get("code") or code),
+            str(data.get("message") or message),
+            field_ if isinstance(field_, str) else None,
+            herdr if isinstance(herdr, str) else None,
+        )
 
 
 #: Record fields copied into a result's ``task`` summary (camelCase, as stored).

@@ -51,6 +51,7 @@ from orchestrator.agent_tools.contract import (
     NextAction,
     ResultError,
     ResultStatus,
+    elapsed_ms,
     refusal,
 )
 from orchestrator.agent_tools.envelope import answer_text, prepare_message
@@ -211,7 +212,7 @@ def task_result(
     started: float | None = None,
 ) -> dict[str, Any]:
     """An AgentResult about one of our tasks (artifacts and the record summary included)."""
-    elapsed = int((time.monotonic() - started) * 1000) if started is not None else None
+    elapsed = elapsed_ms(started) if started is not None else None
     result = AgentResult.for_record(
         tool,
         record,
@@ -576,7 +577,7 @@ def _observation(
         observation=True,
         evidence=evidence,
         warnings=warnings,
-        elapsed_ms=int((time.monotonic() - started) * 1000),
+        elapsed_ms=elapsed_ms(started),
     ).to_dict()
 
 
@@ -585,13 +586,7 @@ def _restore(ctx: AgentToolsContext, record: TaskRecord, before: TaskRecord) -> 
     through the record-write check."""
     error: ResultError | None = None
     if before.error:
-        field_, herdr = before.error.get("field"), before.error.get("herdrCode")
-        error = ResultError(
-            str(before.error.get("code") or "FAILED"),
-            str(before.error.get("message") or ""),
-            field_ if isinstance(field_, str) else None,
-            herdr if isinstance(herdr, str) else None,
-        )
+        error = ResultError.from_dict(before.error, code="FAILED", message="")
     return completion.write_status(ctx.store, record, before.status, error)
 
 

@@ -109,11 +109,6 @@ GET_RESULT_SCHEMA: dict[str, Any] = {
 }
 
 
-def elapsed_ms(started: float) -> int:
-    """Milliseconds since ``started`` (``time.monotonic()``)."""
-    return max(0, int((time.monotonic() - started) * 1000))
-
-
 # -- the diff ---------------------------------------------------------------------------------
 
 _FILE_STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "modified"}
@@ -438,7 +433,7 @@ def harvest(
         evidence=evidence,
         error=error,
         warnings=notes,
-        elapsed_ms=elapsed_ms(began),
+        elapsed_ms=contract.elapsed_ms(began),
     )
     return to_dict(actx, result, secrets=record.agent_args)
 
@@ -534,7 +529,7 @@ def _herdr_failure(
         evidence=[contract.Evidence("record", f"record status {record.status}")],
         error=error_of("HERDR_ERROR", str(message), herdr=_code(exc)),
         warnings=notes,
-        elapsed_ms=elapsed_ms(began),
+        elapsed_ms=contract.elapsed_ms(began),
     )
     return to_dict(actx, result)
 
@@ -560,7 +555,7 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
                 "failed",
                 next_action="retry",
                 error=error_of("TASK_NOT_FOUND", message, field="target", herdr=exc.code),
-                elapsed_ms=elapsed_ms(began),
+                elapsed_ms=contract.elapsed_ms(began),
             ),
         )
     evidence = [contract.Evidence("herdr", f"agent status {info.agent_status} (not ours)")]
@@ -585,7 +580,7 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
         warnings=[
             f"not a task of this orchestrator: observed only (Herdr status {info.agent_status})"
         ],
-        elapsed_ms=elapsed_ms(began),
+        elapsed_ms=contract.elapsed_ms(began),
     )
     return to_dict(actx, result)
 

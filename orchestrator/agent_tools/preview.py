@@ -18,11 +18,10 @@ its question), so without this gate they were R2 paths around it. They mirror th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.agent_tools.contract import AgentResult, ResultError, refusal
+from orchestrator.agent_tools.contract import AgentResult, ResultError, elapsed_ms, refusal
 from orchestrator.booleans import BooleanError
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, ToolContext
 
@@ -51,7 +50,7 @@ def preview_gate(
             tool=tool,
             next_action="ask_user",
             preview={"action": action, "target": dict(target)},
-            elapsed_ms=int((time.monotonic() - started) * 1000),
+            elapsed_ms=elapsed_ms(started),
         ).to_dict()
     try:
         required = ctx.preview_required
