@@ -198,6 +198,27 @@ class HerdrClient:
         transport = self.transport
         return isinstance(transport, AutoTransport) and transport.cli.herdr is not None
 
+    def _unreachable(
+        self,
+        exc: ConnectFailed,
+        op: cli_map.Operation,
+        params: Mapping[str, Any],
+        argv: tuple[str, ...],
+        socket_path: Path,
+        timeout: float | None,
+    ) -> Exchange:
+        """The answer when no connection to the socket could be made: with ``auto`` and a
+        ``herdr`` executable the operation goes through the CLI (which checks the protocol
+        itself) without a second socket attempt; a missing socket is
+        ``server_not_running``; anything else is raised."""
+        if self._cli_fallback():
+            assert isinstance(self.transport, AutoTransport)
+            logger.info("no connection to %s: %s through the CLI", socket_path, op.name)
+            return self.transport.cli.run(op, params, timeout)
+        if exc.missing:
+            return _error_exchange(op, argv, "server_not_running", not_running_message(socket_path))
+        raise exc
+
     def _check(
         self, op: cli_map.Operation, params: Mapping[str, Any], timeout: float | None
     ) -> Exchange | None:
@@ -213,17 +234,7 @@ class HerdrClient:
         try:
             envelope = sock.request("ping", {}, "api-client:status", self.timeout)
         except ConnectFailed as exc:
-            if self._cli_fallback():
-                # no connection could be made: this operation goes through the CLI (which
-                # checks the protocol itself) without a second socket attempt
-                assert isinstance(self.transport, AutoTransport)
-                logger.info("no connection to %s: %s through the CLI", sock.socket_path, op.name)
-                return self.transport.cli.run(op, params, timeout)
-            if exc.missing:
-                return _error_exchange(
-                    op, argv, "server_not_running", not_running_message(sock.socket_path)
-                )
-            raise
+            return self._unreachable(exc, op, params, argv, sock.socket_path, timeout)
         pong = Pong.from_wire(dict(envelope.get("result") or {}))
         refusal = pong_refusal(pong, sock.socket_path)
         if refusal is not None:
@@ -276,14 +287,7 @@ class HerdrClient:
         try:
             sock.request("ping", {}, "api-client:status", self.timeout)
         except ConnectFailed as exc:
-            if self._cli_fallback():
-                assert isinstance(self.transport, AutoTransport)
-                return self.transport.cli.run(op, params, timeout)
-            if exc.missing:
-                return _error_exchange(
-                    op, argv, "server_not_running", not_running_message(sock.socket_path)
-                )
-            raise
+            return self._unreachable(exc, op, params, argv, sock.socket_path, timeout)
 
         def send(rid: str, method: str, p: dict[str, Any], _checked: bool) -> dict[str, Any]:
             # the protocol was checked once for this client: no per-request guard
