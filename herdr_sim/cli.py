@@ -217,13 +217,7 @@ def serve(args: argparse.Namespace) -> int:
         from .server import WireLog
 
         sim.wire_taps.append(WireLog(Path(wire_log)))
-    done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    done = _stop_event()
     try:
         sim.start()
     except SimulatorError as exc:
@@ -241,6 +235,18 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stop_event() -> threading.Event:
+    """An event SIGTERM and SIGINT set: a foreground server waits on it, then stops."""
+    done = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    return done
+
+
 def fake_llm(args: argparse.Namespace) -> int:
     """``fake-llm``: serve until SIGTERM/SIGINT; 2 when the script cannot be loaded."""
     from .fake_llm import FakeLLM, RecordedRequest, Script, ScriptError
@@ -250,16 +256,11 @@ def fake_llm(args: argparse.Namespace) -> int:
     except ScriptError as exc:
         print(f"herdr-sim fake-llm: {exc}", file=sys.stderr)
         return 2
-    done = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
+    done = _stop_event()
 
     def show(request: RecordedRequest) -> None:
         print(json.dumps(request.summary()), flush=True)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     server = FakeLLM(script, port=args.port)
     server.on_request = show
     try:
