@@ -24,6 +24,7 @@ def load_all() -> dict[str, MethodEntry]:
         notification,
         pane,
         pane_io,
+        plugin_panes,
         plugins,
         server,
         tab,

@@ -1,38 +1,35 @@
-"""``plugin.*`` handlers: linked plugins, their actions and logs, and plugin panes.
+"""``plugin.*`` handlers for the registry, actions and logs (panes: ``plugin_panes``).
 
 Headless Herdr answers all of these without a client (``src/app/api/plugins/mod.rs``): the
 registry is ``plugins.json`` in the config directory (here the simulator's own,
 ``herdr_cli.paths.config_dir`` of its environment, never the user's ``~/.config/herdr``); an
-action runs its argv in the plugin directory and keeps its output in an in-memory log
-(``runtime.rs``); a plugin pane is an ordinary pane whose process is the entrypoint's argv
-(``panes.rs``). Popup placement is the one thing refused: a popup is a floating pane drawn by
-the TUI outside every layout, which the simulator has no place for.
+action runs its argv in the plugin directory and keeps its output in an in-memory log of the
+last 200 commands (``runtime.rs``), answered at once with the ``running`` entry.
 
-Manifest and registry rules live in :mod:`herdr_sim.plugins`; this module wires them to the
-session, the processes and the wire.
+Manifest and registry rules live in :mod:`herdr_sim.plugins`, running a command in
+:mod:`herdr_sim.plugin_commands`; this module wires them to the session and the wire, and
+holds what the pane handlers share (:class:`PluginHost`, the invocation context).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import signal
 import sys
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import errors, lifecycle
 from ..errors import HerdrError
 from ..herdr_cli import paths
 from ..model.session import PaneRef
-from ..params import Bool, Enum, F, Kind, Nullable, Obj, ParamError
+from ..params import Bool, Enum, F, Kind, Nullable, Obj
+from ..plugin_commands import CommandResult, run_command
 from ..plugins import (
     PluginError,
     Registry,
@@ -49,33 +46,25 @@ from ..plugins import (
 )
 from ..registry import current_request_id, method
 from ..runtime import Runtime
-from .pane import _focus_and_report as focus_and_report
-from .specs import AGENT_STATUS, ENV, FOCUS, OPT_STR, OPT_U64, REQ_STR, SPLIT_DIRECTION
-from .workspace import check_env
+from .specs import AGENT_STATUS, OPT_STR, OPT_U64, REQ_STR
 
-__all__ = ["PluginHost", "host"]
+__all__ = [
+    "HOST_PLATFORM",
+    "PluginHost",
+    "herdr_env",
+    "host",
+    "load_registry",
+    "plugin_context",
+    "plugin_failure",
+    "plugin_id_param",
+]
 
-#: Herdr keeps this much of each stream of a plugin command (``PLUGIN_COMMAND_OUTPUT_MAX_BYTES``)
-OUTPUT_MAX_BYTES = 64 * 1024
 #: commands that may run at once (``MAX_PLUGIN_COMMANDS_IN_FLIGHT``)
 MAX_IN_FLIGHT = 32
 #: command logs kept (``PLUGIN_COMMAND_LOG_LIMIT``)
 LOG_LIMIT = 200
-_HOST = "macos" if sys.platform == "darwin" else "windows" if os.name == "nt" else "linux"
-#: env a caller may not set on a plugin pane (``plugin_pane_protected_env_key``)
-_PROTECTED_ENV = frozenset(
-    {
-        "HERDR_SOCKET_PATH",
-        "HERDR_ENV",
-        "HERDR_PLUGIN_ID",
-        "HERDR_PLUGIN_ROOT",
-        "HERDR_PLUGIN_CONFIG_DIR",
-        "HERDR_PLUGIN_STATE_DIR",
-        "HERDR_PLUGIN_ENTRYPOINT_ID",
-        "HERDR_PLUGIN_CONTEXT_JSON",
-        "HERDR_BIN_PATH",
-    }
-)
+#: the platform name manifests use for this host
+HOST_PLATFORM = "macos" if sys.platform == "darwin" else "windows" if os.name == "nt" else "linux"
 _INVALID_PLUGIN_ID = (
     "plugin id must be non-empty, <= 120 characters, and contain only ASCII letters, digits, "
     "colon, dot, underscore, or hyphen"
@@ -118,25 +107,25 @@ class PluginHost:
             raise HerdrError("plugin_user_dir_create_failed", str(exc)) from None
 
 
-_HOSTS: weakref.WeakKeyDictionary[Runtime, PluginHost] = weakref.WeakKeyDictionary()
+HOST_PLATFORMS: weakref.WeakKeyDictionary[Runtime, PluginHost] = weakref.WeakKeyDictionary()
 
 
 def host(rt: Runtime) -> PluginHost:
     """The plugin host of a simulator, created on first use in its config directory
     (``$HERDR_SIM_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/herdr-sim``, of its environment)."""
-    found = _HOSTS.get(rt)
+    found = HOST_PLATFORMS.get(rt)
     if found is None:
         config_dir = paths.config_dir(rt.config.base_env)
         found = PluginHost(Registry(config_dir, rt.config.version), config_dir / "state")
-        _HOSTS[rt] = found
+        HOST_PLATFORMS[rt] = found
     return found
 
 
-def _fail(exc: PluginError) -> HerdrError:
+def plugin_failure(exc: PluginError) -> HerdrError:
     return HerdrError(exc.code, exc.message)
 
 
-def _load(h: PluginHost) -> dict[str, dict[str, Any]]:
+def load_registry(h: PluginHost) -> dict[str, dict[str, Any]]:
     """The registry by id, manifests reloaded (``plugin_registry_load_failed``)."""
     try:
         return {str(p["plugin_id"]): p for p in h.registry.load()}
@@ -155,7 +144,7 @@ def _update(h: PluginHost, mutation: Callable[[dict[str, dict[str, Any]]], Any])
     return result
 
 
-def _plugin_id(raw: str) -> str:
+def plugin_id_param(raw: str) -> str:
     found = normalize_plugin_id(raw)
     if found is None:
         raise HerdrError("invalid_plugin_id", _INVALID_PLUGIN_ID)
@@ -163,35 +152,7 @@ def _plugin_id(raw: str) -> str:
 
 
 def _optional_plugin_id(raw: str | None) -> str | None:
-    return None if raw is None else _plugin_id(raw)
-
-
-class _PopupSize(Kind):
-    """``PopupSize``: a cell count (u16) or a percentage string like ``80%``."""
-
-    expected = "a cell count or percentage string like 80%"
-
-    def check(self, value: Any, where: str) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise self.mismatch(value)
-        if isinstance(value, int):
-            if not 0 <= value <= 65535:
-                raise ParamError(f"invalid value: integer `{value}`, expected u16")
-            return value
-        if not value.endswith("%"):
-            raise ParamError("string sizes must be percentages like 80%; use a number for cells")
-        digits = value[:-1]
-        if not (digits.isascii() and digits.isdigit() and 1 <= int(digits) <= 100):
-            raise ParamError("percentage must be between 1% and 100%")
-        return value
-
-    def schema(self) -> dict[str, Any]:
-        return {
-            "oneOf": [
-                {"type": "integer", "minimum": 0, "maximum": 65535},
-                {"type": "string", "pattern": "^(100|[1-9][0-9]?)%$"},
-            ]
-        }
+    return None if raw is None else plugin_id_param(raw)
 
 
 class _Any(Kind):
@@ -256,7 +217,6 @@ SOURCE = Obj(
 )
 PLUGIN_TARGET = Obj(fields={"plugin_id": REQ_STR})
 PLUGIN_FILTER = Obj(fields={"plugin_id": OPT_STR})
-PLACEMENT = Enum(values=("overlay", "popup", "split", "tab", "zoomed"))
 
 
 # -- registry ---------------------------------------------------------------------------------
@@ -279,7 +239,7 @@ async def link(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     try:
         plugin = load_manifest(p["path"], p["enabled"], rt.config.version)
     except PluginError as exc:
-        raise _fail(exc) from None
+        raise plugin_failure(exc) from None
     if p["source"] is not None:
         plugin["source"] = _checked_source(h, plugin, p["source"])
     h.user_dirs(plugin)
@@ -320,7 +280,7 @@ def _checked_source(h: PluginHost, plugin: dict[str, Any], raw: dict[str, Any]) 
 async def list_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Linked plugins sorted by id, manifests re-read (unreadable ones carry a warning)."""
     wanted = _optional_plugin_id(p["plugin_id"])
-    plugins = _load(host(rt))
+    plugins = load_registry(host(rt))
     shown = [plugins[key] for key in sorted(plugins) if wanted is None or key == wanted]
     return {"type": "plugin_list", "plugins": shown}
 
@@ -329,7 +289,7 @@ async def list_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 async def unlink(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Remove a plugin from the registry; its panes keep running as plain panes."""
     h = host(rt)
-    plugin_id = _plugin_id(p["plugin_id"])
+    plugin_id = plugin_id_param(p["plugin_id"])
     removed = bool(_update(h, lambda plugins: plugins.pop(plugin_id, None) is not None))
     if removed:
         h.panes = {key: rec for key, rec in h.panes.items() if rec[0] != plugin_id}
@@ -338,7 +298,7 @@ async def unlink(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 
 async def _set_enabled(rt: Runtime, raw_id: str, enabled: bool) -> dict[str, Any]:
     h = host(rt)
-    plugin_id = _plugin_id(raw_id)
+    plugin_id = plugin_id_param(raw_id)
 
     def toggle(plugins: dict[str, dict[str, Any]]) -> bool:
         if plugin_id not in plugins:
@@ -348,7 +308,7 @@ async def _set_enabled(rt: Runtime, raw_id: str, enabled: bool) -> dict[str, Any
 
     if not _update(h, toggle):
         raise HerdrError("plugin_not_found", "plugin not found")
-    plugin = _load(h).get(plugin_id)
+    plugin = load_registry(h).get(plugin_id)
     if plugin is None:
         raise HerdrError("plugin_not_found", "plugin not found")
     kind = "plugin_enabled" if enabled else "plugin_disabled"
@@ -402,7 +362,7 @@ async def action_list(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     wanted = _optional_plugin_id(p["plugin_id"])
     infos = [
         _action_info(plugin, action)
-        for plugin, action in _all_actions(_load(host(rt)))
+        for plugin, action in _all_actions(load_registry(host(rt)))
         if wanted is None or plugin["plugin_id"] == wanted
     ]
     infos.sort(key=lambda info: f"{info['plugin_id']}.{info['action_id']}")
@@ -447,7 +407,7 @@ def _find_action(
     return matches[0]
 
 
-def _context(rt: Runtime, correlation_id: str) -> dict[str, Any]:
+def plugin_context(rt: Runtime, correlation_id: str) -> dict[str, Any]:
     """Herdr's ``current_plugin_context``: the active workspace, its tab and focused pane."""
     context: dict[str, Any] = {}
     ws = rt.session.active_workspace
@@ -478,15 +438,7 @@ def _merge_context(current: dict[str, Any], given: dict[str, Any] | None) -> dic
     return {key: merged[key] for key in _CONTEXT_ORDER if merged.get(key) is not None}
 
 
-def _program(command: list[str], cwd: Path) -> list[str]:
-    """A relative program with a slash runs from ``cwd`` (``plugin_command.rs``)."""
-    program = command[0]
-    if "/" in program and not program.startswith("/"):
-        program = str(cwd / program.removeprefix("./"))
-    return [program, *command[1:]]
-
-
-def _herdr_env(rt: Runtime) -> dict[str, str]:
+def herdr_env(rt: Runtime) -> dict[str, str]:
     return {
         "HERDR_SOCKET_PATH": str(rt.socket_path),
         "HERDR_ENV": "1",
@@ -507,7 +459,7 @@ def _command_env(
     """
     env = dict(rt.config.base_env)
     env["PATH"] = os.pathsep.join(filter(None, (str(rt.cli_dir), env.get("PATH"))))
-    env |= h.path_env(plugin) | _herdr_env(rt)
+    env |= h.path_env(plugin) | herdr_env(rt)
     env["HERDR_PLUGIN_ID"] = str(plugin["plugin_id"])
     env["HERDR_PLUGIN_CONTEXT_JSON"] = json.dumps(context, separators=(",", ":"))
     env["HERDR_BIN_PATH"] = str(rt.cli_dir / "herdr")
@@ -524,70 +476,21 @@ def _command_env(
     return env
 
 
-async def _read_capped(stream: asyncio.StreamReader | None) -> str:
-    """A stream read to its end, keeping the first 64 KiB (``read_capped_plugin_output``)."""
-    if stream is None:
-        return ""
-    kept = bytearray()
-    truncated = False
-    while chunk := await stream.read(8192):
-        room = OUTPUT_MAX_BYTES - len(kept)
-        kept += chunk[: max(room, 0)]
-        truncated = truncated or len(chunk) > room
-    text = kept.decode("utf-8", "replace")
-    if truncated:
-        text += f"\n[herdr truncated plugin output after {OUTPUT_MAX_BYTES} bytes]"
-    return text
-
-
-async def _run(
-    h: PluginHost, log: dict[str, Any], argv: list[str], cwd: Path, env: dict[str, str]
-) -> None:
-    """Run one plugin command to its end and complete its log entry.
-
-    The command gets its own session, so a cancelled run (the simulator stopping) ends its
-    whole process group rather than leaving it behind.
-    """
-    exit_code: int | None = None
-    error: str | None = None
-    stdout = stderr = ""
+async def _finish(h: PluginHost, log: dict[str, Any], run: Awaitable[CommandResult]) -> None:
+    """Wait for a command and complete its log entry (Herdr's ``PluginCommandFinished``)."""
     try:
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            error = str(exc)
-        else:
-            try:
-                stdout, stderr, exit_code = await asyncio.gather(
-                    _read_capped(proc.stdout), _read_capped(proc.stderr), proc.wait()
-                )
-            except asyncio.CancelledError:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(proc.wait())
-                raise
+        result = await run
     finally:
         h.in_flight -= 1
-    if exit_code is not None and exit_code < 0:
-        exit_code = None  # ended by a signal: Rust's ExitStatus::code() is None
     log |= {
-        "status": "succeeded" if error is None and exit_code == 0 else "failed",
+        "status": "succeeded" if result.succeeded else "failed",
         "finished_unix_ms": int(time.time() * 1000),
     }
-    if exit_code is not None:
-        log["exit_code"] = exit_code
-    log |= {"stdout": stdout, "stderr": stderr}
-    if error is not None:
-        log["error"] = error
+    if result.exit_code is not None:
+        log["exit_code"] = result.exit_code
+    log |= {"stdout": result.stdout, "stderr": result.stderr}
+    if result.error is not None:
+        log["error"] = result.error
 
 
 def _start_command(
@@ -625,14 +528,10 @@ def _start_command(
     env = _command_env(rt, h, plugin, context, {"HERDR_PLUGIN_ACTION_ID": action_id})
     h.in_flight += 1
     snapshot = dict(log)
-    _spawn_task(h, _run(h, log, _program(command, root), root, env))
-    return snapshot
-
-
-def _spawn_task(h: PluginHost, work: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.get_running_loop().create_task(work)
+    task = asyncio.get_running_loop().create_task(_finish(h, log, run_command(command, root, env)))
     h.tasks.add(task)
     task.add_done_callback(h.tasks.discard)
+    return snapshot
 
 
 @method(
@@ -649,7 +548,7 @@ def _spawn_task(h: PluginHost, work: Coroutine[Any, Any, None]) -> None:
 async def action_invoke(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Start an enabled plugin's action; answers at once with its ``running`` log entry."""
     h = host(rt)
-    plugins = _load(h)
+    plugins = load_registry(h)
     plugin, action = _find_action(plugins, p["plugin_id"], p["action_id"])
     if not plugin["enabled"]:
         raise HerdrError("plugin_disabled", f"plugin {plugin['plugin_id']} is disabled")
@@ -657,11 +556,11 @@ async def action_invoke(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     qualified = f"{info['plugin_id']}.{info['action_id']}"
     try:
         ensure_platform_supported(
-            effective_platforms(action, plugin), f"action '{qualified}'", _HOST
+            effective_platforms(action, plugin), f"action '{qualified}'", HOST_PLATFORM
         )
     except PluginError as exc:
-        raise _fail(exc) from None
-    context = _merge_context(_context(rt, current_request_id.get()), p["context"])
+        raise plugin_failure(exc) from None
+    context = _merge_context(plugin_context(rt, current_request_id.get()), p["context"])
     log = _start_command(rt, h, plugin, action["id"], action["command"], context)
     return {"type": "plugin_action_invoked", "action": info, "context": context, "log": log}
 
@@ -678,248 +577,3 @@ async def log_list(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     limit = min(max(p["limit"] if p["limit"] is not None else 50, 1), LOG_LIMIT)
     logs = [dict(log) for log in host(rt).logs if wanted is None or log["plugin_id"] == wanted]
     return {"type": "plugin_log_list", "logs": logs[-limit:]}
-
-
-# -- plugin panes -----------------------------------------------------------------------------
-
-
-@method(
-    "plugin.pane.open",
-    Obj(
-        fields={
-            "plugin_id": REQ_STR,
-            "entrypoint": REQ_STR,
-            "placement": F(Nullable(PLACEMENT)),
-            "width": F(Nullable(_PopupSize())),
-            "height": F(Nullable(_PopupSize())),
-            "workspace_id": OPT_STR,
-            "target_pane_id": OPT_STR,
-            "direction": F(Nullable(SPLIT_DIRECTION)),
-            "cwd": OPT_STR,
-            "focus": FOCUS,
-            "env": ENV,
-        }
-    ),
-    result="plugin_pane_opened",
-)
-async def pane_open(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Open a plugin's pane entrypoint as a real pane running its command."""
-    h = host(rt)
-    plugins = _load(h)
-    plugin_id = _plugin_id(p["plugin_id"])
-    plugin = plugins.get(plugin_id)
-    if plugin is None:
-        raise HerdrError("plugin_not_found", "plugin not found")
-    if not manifest_available(plugin):
-        raise HerdrError(
-            "plugin_manifest_unavailable", f"plugin {plugin_id} manifest is unavailable"
-        )
-    if not plugin["enabled"]:
-        raise HerdrError("plugin_disabled", f"plugin {plugin_id} is disabled")
-    entrypoint = normalize_action_id(p["entrypoint"])
-    if entrypoint is None:
-        raise HerdrError("invalid_plugin_entrypoint", "invalid entrypoint id")
-    pane = next((item for item in plugin.get("panes", ()) if item["id"] == entrypoint), None)
-    if pane is None:
-        raise HerdrError(
-            "plugin_pane_not_found", f"plugin pane entrypoint '{entrypoint}' not found"
-        )
-    try:
-        ensure_platform_supported(effective_platforms(pane, plugin), "plugin pane", _HOST)
-    except PluginError as exc:
-        raise _fail(exc) from None
-    placement = p["placement"] or pane["placement"]
-    sized = p["width"] is not None or p["height"] is not None
-    if placement != "popup" and sized:
-        raise HerdrError(
-            errors.INVALID_PARAMS, "width and height are only supported when placement is popup"
-        )
-    targeted = p["target_pane_id"] is not None or p["direction"] is not None
-    if placement in ("overlay", "popup") and (p["workspace_id"] is not None or targeted):
-        raise HerdrError(
-            errors.INVALID_PARAMS, "overlay and popup plugin panes target the active pane"
-        )
-    if placement in ("split", "zoomed") and p["workspace_id"] is not None:
-        raise HerdrError(
-            errors.INVALID_PARAMS,
-            "split and zoomed plugin panes target an existing pane; use target_pane_id",
-        )
-    if placement == "tab" and targeted:
-        raise HerdrError(
-            errors.INVALID_PARAMS,
-            "tab plugin panes support workspace_id but not target_pane_id or direction",
-        )
-    if placement == "popup":
-        raise HerdrError(
-            errors.NOT_SUPPORTED,
-            "plugin popup panes are drawn by an attached TUI outside every layout, which the "
-            "simulator (herdr-sim) does not have; see docs/simulator/fidelity.md",
-        )
-    opener = _open_tab if placement == "tab" else _open_split
-    ref = await opener(rt, h, plugin, pane, placement, p)
-    return {"type": "plugin_pane_opened", "plugin_pane": _pane_record(rt, ref, plugin_id, pane)}
-
-
-def _pane_env(
-    rt: Runtime,
-    h: PluginHost,
-    plugin: dict[str, Any],
-    entrypoint: str,
-    given: dict[str, str],
-    context: dict[str, Any],
-    cwd: str,
-) -> dict[str, str]:
-    """``plugin_pane_launch_env``: the caller's env minus protected keys, then Herdr's."""
-    check_env(given)
-    h.user_dirs(plugin)
-    env = {"PWD": cwd} | {key: value for key, value in given.items() if key not in _PROTECTED_ENV}
-    env |= h.path_env(plugin) | _herdr_env(rt)
-    env |= {
-        "HERDR_PLUGIN_ID": str(plugin["plugin_id"]),
-        "HERDR_PLUGIN_ENTRYPOINT_ID": entrypoint,
-        "HERDR_PLUGIN_CONTEXT_JSON": json.dumps(context, separators=(",", ":")),
-    }
-    return env
-
-
-async def _open_split(
-    rt: Runtime,
-    h: PluginHost,
-    plugin: dict[str, Any],
-    pane: dict[str, Any],
-    placement: str,
-    p: dict[str, Any],
-) -> PaneRef:
-    """Overlay, split and zoomed placements: a split of an existing pane.
-
-    An overlay splits the active workspace's focused pane to the right, focuses the new pane
-    and zooms it (Herdr's ``spawn_overlay_argv_command``); split and zoomed split the
-    ``target_pane_id`` (default: the focused pane) in ``direction`` (default right).
-    """
-    if placement == "overlay":
-        target = rt.session.focused_pane()
-        if target is None:
-            raise HerdrError("plugin_pane_open_failed", "no active workspace")
-        direction, focus = "right", True
-    else:
-        raw = p["target_pane_id"]
-        target = rt.session.focused_pane() if raw is None else rt.session.find_pane(raw)
-        if target is None and raw is None:
-            raise HerdrError("no_active_pane", "no active pane")
-        if target is None:
-            raise HerdrError(errors.PANE_NOT_FOUND, f"pane {raw} not found")
-        direction, focus = p["direction"] or "right", p["focus"] or placement == "zoomed"
-    context = _context(rt, "plugin-pane")
-    cwd = rt.launch_dir(p["cwd"] or str(plugin["plugin_root"]), p["env"])
-    env = _pane_env(rt, h, plugin, pane["id"], p["env"], context, cwd)
-    new = rt.session.split(target, direction, None, cwd, focus)  # type: ignore[arg-type]
-    ref = PaneRef(target.workspace, target.tab, new)
-
-    _spawn_plugin_pane(rt, ref, pane, cwd, env)
-    if placement != "split":
-        target.tab.layout.set_zoom("on", new.key)
-    rt.resize_tab(target.workspace, target.tab)
-    return _finish_open(rt, h, ref, plugin, pane, created_tab=False)
-
-
-async def _open_tab(
-    rt: Runtime,
-    h: PluginHost,
-    plugin: dict[str, Any],
-    pane: dict[str, Any],
-    placement: str,
-    p: dict[str, Any],
-) -> PaneRef:
-    """Tab placement: a new tab (in ``workspace_id`` or the active workspace)."""
-    if p["workspace_id"] is not None:
-        ws = rt.session.find_workspace(p["workspace_id"])
-        if ws is None:
-            raise HerdrError(errors.WORKSPACE_NOT_FOUND, "workspace not found")
-    else:
-        ws = rt.session.active_workspace
-        if ws is None:
-            raise HerdrError("no_active_workspace", "no active workspace")
-    context = _context(rt, "plugin-pane")
-    cwd = rt.launch_dir(p["cwd"] or str(plugin["plugin_root"]), p["env"])
-    env = _pane_env(rt, h, plugin, pane["id"], p["env"], context, cwd)
-    tab, new = rt.session.create_tab(ws, cwd, None, False)
-    ref = PaneRef(ws, tab, new)
-    try:
-        _spawn_plugin_pane(rt, ref, pane, cwd, env)
-    except HerdrError:
-        rt.session.close_tab(ws, tab)
-        raise
-    if p["focus"]:
-        rt.session.focus_tab(ws, tab)
-    return _finish_open(rt, h, ref, plugin, pane, created_tab=True)
-
-
-def _spawn_plugin_pane(
-    rt: Runtime, ref: PaneRef, pane: dict[str, Any], cwd: str, env: dict[str, str]
-) -> None:
-    """Start the entrypoint's argv in the pane's pty, labelled with the pane's title."""
-    ref.pane.launch_argv = _program(list(pane["command"]), Path(cwd))
-    ref.pane.label = pane["title"]
-    try:
-        rt.spawn(ref, env)
-    except OSError as exc:
-        if len(ref.tab.layout) > 1:
-            rt.session.close_pane(ref)
-            rt.resize_tab(ref.workspace, ref.tab)
-        raise HerdrError("plugin_pane_open_failed", str(exc)) from None
-
-
-def _finish_open(
-    rt: Runtime,
-    h: PluginHost,
-    ref: PaneRef,
-    plugin: dict[str, Any],
-    pane: dict[str, Any],
-    *,
-    created_tab: bool,
-) -> PaneRef:
-    """Record the plugin pane and emit Herdr's events (``finish_plugin_pane_open``)."""
-    h.panes[ref.pane.key] = (str(plugin["plugin_id"]), str(pane["id"]))
-    if created_tab:
-        rt.hub.publish(lifecycle.tab_created(rt.tab_view(ref.workspace, ref.tab)))
-    rt.hub.publish(lifecycle.pane_created(rt.pane_view(ref)))
-    rt.hub.publish(lifecycle.layout_updated(rt.layout_view(ref.workspace, ref.tab)))
-    return ref
-
-
-def _pane_record(rt: Runtime, ref: PaneRef, plugin_id: str, pane: dict[str, Any]) -> dict[str, Any]:
-    return {"plugin_id": plugin_id, "entrypoint": pane["id"], "pane": rt.pane_view(ref)}
-
-
-def _plugin_pane(rt: Runtime, raw: str) -> tuple[PaneRef, tuple[str, str]]:
-    """A live pane opened by ``plugin.pane.open`` (else ``plugin_pane_not_found``)."""
-    h = host(rt)
-    ref = rt.session.find_pane(raw)
-    record = None if ref is None else h.panes.get(ref.pane.key)
-    if ref is None or record is None:
-        raise HerdrError("plugin_pane_not_found", "plugin pane not found")
-    return ref, record
-
-
-@method("plugin.pane.focus", Obj(fields={"pane_id": REQ_STR}), result="plugin_pane_focused")
-async def pane_focus(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Focus a plugin pane, switching workspace and tab to it."""
-    ref, (plugin_id, entrypoint) = _plugin_pane(rt, p["pane_id"])
-    focus_and_report(rt, ref)
-    return {
-        "type": "plugin_pane_focused",
-        "plugin_pane": {
-            "plugin_id": plugin_id,
-            "entrypoint": entrypoint,
-            "pane": rt.pane_view(ref),
-        },
-    }
-
-
-@method("plugin.pane.close", Obj(fields={"pane_id": REQ_STR}), result="plugin_pane_closed")
-async def pane_close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Close a plugin pane like ``pane.close`` does; answers with the id as given."""
-    ref, _record = _plugin_pane(rt, p["pane_id"])
-    host(rt).panes.pop(ref.pane.key, None)
-    await rt.remove_pane(ref)
-    return {"type": "plugin_pane_closed", "pane_id": p["pane_id"]}

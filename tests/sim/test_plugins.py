@@ -81,13 +81,15 @@ def plugin_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def linked(api: Api, plugin_dir: Path) -> dict[str, Any]:
-    return api("plugin.link", path=str(plugin_dir))["plugin"]
+    plugin: dict[str, Any] = api("plugin.link", path=str(plugin_dir))["plugin"]
+    return plugin
 
 
 @pytest.fixture
 def workspace(api: Api) -> dict[str, Any]:
     """A focused workspace (a fresh simulator, like a headless Herdr, has none)."""
-    return api("workspace.create", focus=True)["workspace"]
+    created: dict[str, Any] = api("workspace.create", focus=True)["workspace"]
+    return created
 
 
 def test_link_reads_the_manifest_and_saves_the_registry_in_the_sim_config_dir(
@@ -402,6 +404,35 @@ def test_a_group_writable_manifest_or_registry_is_not_trusted(
     manifest.chmod(0o646)
     warning = api("plugin.list")["plugins"][0]["warnings"][0]
     assert warning.startswith("manifest unavailable: ") and "writable" in warning
+
+
+def test_a_running_action_ends_with_the_simulator(sim: Simulator, api: Api, tmp_path: Path) -> None:
+    """Herdr's plugin commands are children of the server; the simulator ends a command
+    still running when it stops (no process left behind, issue 13)."""
+    manifest = MANIFEST.replace(
+        '["sh", "-c", "echo oops >&2; exit 3"]',
+        '["sh", "-c", "echo $$ > \\"$HERDR_PLUGIN_STATE_DIR/pid\\"; exec sleep 600"]',
+    )
+    api("plugin.link", path=str(make_plugin(tmp_path / "p", manifest)))
+    api("plugin.action.invoke", action_id="fail")
+    pid_file = config_dir(sim) / "state" / "plugins" / "example.hello" / "pid"
+
+    def written() -> str | None:
+        text = pid_file.read_text().strip() if pid_file.exists() else ""
+        return text or None
+
+    pid = int(wait_until(written, what="the command's pid"))
+    os.kill(pid, 0)  # running
+    sim.stop()
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return False
+
+    wait_until(gone, what="the plugin command to end")
 
 
 def test_parse_manifest_is_usable_without_a_server() -> None:
