@@ -51,6 +51,7 @@ __all__ = [
     "normalize_plugin_id",
     "plugin_config_dir",
     "plugin_state_dir",
+    "simulator_state_dir",
 ]
 
 T = TypeVar("T")
@@ -566,6 +567,12 @@ def _path_component(plugin_id: str) -> str:
     return out
 
 
+def simulator_state_dir(config_dir: Path) -> Path:
+    """The simulator's stand-in for Herdr's state dir (``$XDG_STATE_HOME/herdr``): kept
+    inside its config directory so all plugin state stays in one private place."""
+    return config_dir / "state"
+
+
 def plugin_config_dir(config_dir: Path, plugin_id: str) -> Path:
     """``<config dir>/plugins/config/<id>``: the plugin's settings (``HERDR_PLUGIN_CONFIG_DIR``)."""
     return config_dir / "plugins" / "config" / _path_component(plugin_id)
@@ -576,8 +583,9 @@ def plugin_state_dir(state_dir: Path, plugin_id: str) -> Path:
     return state_dir / "plugins" / _path_component(plugin_id)
 
 
-def ensure_plugin_user_dirs(config_dir: Path, state_dir: Path, plugin_id: str) -> None:
+def ensure_plugin_user_dirs(config_dir: Path, plugin_id: str) -> None:
     """Create a plugin's config and state directories (private to the user)."""
+    state_dir = simulator_state_dir(config_dir)
     for path in (plugin_config_dir(config_dir, plugin_id), plugin_state_dir(state_dir, plugin_id)):
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
 

@@ -278,6 +278,7 @@ def print_top_level_help() -> None:
         ("herdr agent <subcommand>", "agents over the socket API"),
         ("herdr notification <subcommand>", "notifications over the socket API"),
         ("herdr session <subcommand>", "named sessions (separate servers)"),
+        ("herdr plugin <subcommand>", "linked plugins, their actions, logs and panes"),
     ]
     lines = [
         f"herdr (simulator CLI, Herdr {HERDR_VERSION} compatible)",
@@ -292,6 +293,6 @@ def print_top_level_help() -> None:
         "  --version, -V       Print the version and exit",
         "  --help, -h          Show this help",
         "",
-        "The TUI, remote attach, plugins, worktrees and integrations are not simulated.",
+        "The TUI, remote attach, plugin install, worktrees and integrations are not simulated.",
     ]
     write_out("\n".join(lines) + "\n")

@@ -43,6 +43,7 @@ from ..plugins import (
     normalize_plugin_id,
     plugin_config_dir,
     plugin_state_dir,
+    simulator_state_dir,
 )
 from ..registry import current_request_id, method
 from ..runtime import Runtime
@@ -102,7 +103,7 @@ class PluginHost:
     def user_dirs(self, plugin: dict[str, Any]) -> None:
         """Create the plugin's config and state dirs (``plugin_user_dir_create_failed``)."""
         try:
-            ensure_plugin_user_dirs(self.config_dir, self.state_dir, str(plugin["plugin_id"]))
+            ensure_plugin_user_dirs(self.config_dir, str(plugin["plugin_id"]))
         except OSError as exc:
             raise HerdrError("plugin_user_dir_create_failed", str(exc)) from None
 
@@ -116,7 +117,7 @@ def host(rt: Runtime) -> PluginHost:
     found = HOST_PLATFORMS.get(rt)
     if found is None:
         config_dir = paths.config_dir(rt.config.base_env)
-        found = PluginHost(Registry(config_dir, rt.config.version), config_dir / "state")
+        found = PluginHost(Registry(config_dir, rt.config.version), simulator_state_dir(config_dir))
         HOST_PLATFORMS[rt] = found
     return found
 
