@@ -658,7 +658,10 @@ class Registry:
 
     def load(self) -> list[dict[str, Any]]:
         """The registry's plugins, manifests reloaded (``OSError``/``ValueError``/
-        :class:`PluginError` when the file cannot be trusted or read)."""
+        :class:`PluginError` when the file cannot be trusted or read). No registry file
+        is an empty registry, read without creating anything."""
+        if not os.path.lexists(self.path):
+            return []
         with self._locked():
             return self._reload(self._read())
 

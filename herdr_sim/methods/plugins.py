@@ -55,9 +55,11 @@ __all__ = [
     "herdr_env",
     "host",
     "load_registry",
+    "pane_context",
     "plugin_context",
     "plugin_failure",
     "plugin_id_param",
+    "start_command",
 ]
 
 #: commands that may run at once (``MAX_PLUGIN_COMMANDS_IN_FLIGHT``)
@@ -410,27 +412,32 @@ def _find_action(
 
 def plugin_context(rt: Runtime, correlation_id: str) -> dict[str, Any]:
     """Herdr's ``current_plugin_context``: the active workspace, its tab and focused pane."""
-    context: dict[str, Any] = {}
     ws = rt.session.active_workspace
-    if ws is not None and ws.tabs:
-        ws_view = rt.workspace_view(ws)
-        tab = ws.tabs[ws.active_tab]
-        tab_view = rt.tab_view(ws, tab)
-        pane = rt.pane_view(PaneRef(ws, tab, rt.session.panes[tab.layout.focused]))
-        context = {
-            "workspace_id": ws_view["workspace_id"],
-            "workspace_label": ws_view["label"],
-            "workspace_cwd": pane.get("cwd") or rt.focused_cwd(ws),
-            "tab_id": tab_view["tab_id"],
-            "tab_label": tab_view["label"],
-            "focused_pane_id": pane["pane_id"],
-            "focused_pane_cwd": pane.get("cwd"),
-            "focused_pane_agent": pane.get("agent"),
-            "focused_pane_status": pane["agent_status"],
-        }
-    context["invocation_source"] = "api"
-    context["correlation_id"] = correlation_id
-    return context
+    if ws is None or not ws.tabs:
+        return {"invocation_source": "api", "correlation_id": correlation_id}
+    tab = ws.tabs[ws.active_tab]
+    return pane_context(rt, PaneRef(ws, tab, rt.session.panes[tab.layout.focused]), correlation_id)
+
+
+def pane_context(rt: Runtime, ref: PaneRef, correlation_id: str) -> dict[str, Any]:
+    """Herdr's ``plugin_context_for_pane``: a pane with its tab and workspace."""
+    ws_view = rt.workspace_view(ref.workspace)
+    tab_view = rt.tab_view(ref.workspace, ref.tab)
+    pane = rt.pane_view(ref)
+    context = {
+        "workspace_id": ws_view["workspace_id"],
+        "workspace_label": ws_view["label"],
+        "workspace_cwd": pane.get("cwd") or rt.focused_cwd(ref.workspace),
+        "tab_id": tab_view["tab_id"],
+        "tab_label": tab_view["label"],
+        "focused_pane_id": pane["pane_id"],
+        "focused_pane_cwd": pane.get("cwd"),
+        "focused_pane_agent": pane.get("agent"),
+        "focused_pane_status": pane["agent_status"],
+        "invocation_source": "api",
+        "correlation_id": correlation_id,
+    }
+    return {key: value for key, value in context.items() if value is not None}
 
 
 def _merge_context(current: dict[str, Any], given: dict[str, Any] | None) -> dict[str, Any]:
@@ -494,25 +501,35 @@ async def _finish(h: PluginHost, log: dict[str, Any], run: Awaitable[CommandResu
         log["error"] = result.error
 
 
-def _start_command(
+def start_command(
     rt: Runtime,
-    h: PluginHost,
     plugin: dict[str, Any],
-    action_id: str,
     command: list[str],
     context: dict[str, Any],
+    *,
+    action_id: str | None = None,
+    event: str | None = None,
+    event_json: str | None = None,
 ) -> dict[str, Any]:
-    """Log and start a plugin command; the returned log entry is ``running``."""
+    """Log and start an action's or a hook's command (Herdr's ``start_plugin_command``);
+    the returned log entry is ``running``. Past 32 running commands the entry is logged
+    ``failed`` and ``plugin_command_limit_reached`` raised."""
+    h = host(rt)
     h.user_dirs(plugin)
     log: dict[str, Any] = {
         "log_id": f"plugin-log-{h.next_log_id}",
         "plugin_id": plugin["plugin_id"],
-        "action_id": action_id,
+    }
+    h.next_log_id += 1
+    if action_id is not None:
+        log["action_id"] = action_id
+    if event is not None:
+        log["event"] = event
+    log |= {
         "command": list(command),
         "status": "running",
         "started_unix_ms": int(time.time() * 1000),
     }
-    h.next_log_id += 1
     if h.in_flight >= MAX_IN_FLIGHT:
         message = f"maximum concurrent plugin commands reached ({MAX_IN_FLIGHT})"
         log |= {
@@ -525,8 +542,13 @@ def _start_command(
         h.logs.append(log)
         raise HerdrError("plugin_command_limit_reached", message)
     h.logs.append(log)
+    extra = {
+        "HERDR_PLUGIN_ACTION_ID": action_id,
+        "HERDR_PLUGIN_EVENT": event,
+        "HERDR_PLUGIN_EVENT_JSON": event_json,
+    }
     root = Path(plugin["plugin_root"])
-    env = _command_env(rt, h, plugin, context, {"HERDR_PLUGIN_ACTION_ID": action_id})
+    env = _command_env(rt, h, plugin, context, {k: v for k, v in extra.items() if v is not None})
     h.in_flight += 1
     snapshot = dict(log)
     task = asyncio.get_running_loop().create_task(_finish(h, log, run_command(command, root, env)))
@@ -562,7 +584,7 @@ async def action_invoke(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     except PluginError as exc:
         raise plugin_failure(exc) from None
     context = _merge_context(plugin_context(rt, current_request_id.get()), p["context"])
-    log = _start_command(rt, h, plugin, action["id"], action["command"], context)
+    log = start_command(rt, plugin, action["command"], context, action_id=action["id"])
     return {"type": "plugin_action_invoked", "action": info, "context": context, "log": log}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from herdr_sim.client import RequestFailed
+from herdr_sim.client import RequestFailed, call
 from herdr_sim.plugins import PluginError, parse_manifest
 from herdr_sim.simulator import Simulator
 from tests.waits import wait_until
@@ -433,6 +433,72 @@ def test_a_running_action_ends_with_the_simulator(sim: Simulator, api: Api, tmp_
         return False
 
     wait_until(gone, what="the plugin command to end")
+
+
+HOOKS = (
+    MANIFEST
+    + """
+[[events]]
+on = "workspace.created"
+command = ["sh", "-c", "echo $HERDR_PLUGIN_EVENT; echo \\"$HERDR_PLUGIN_EVENT_JSON\\""]
+
+[[events]]
+on = "layout.updated"
+command = ["sh", "-c", "echo never"]
+
+[[startup]]
+command = ["sh", "-c", "echo started $HERDR_PLUGIN_ID"]
+"""
+)
+
+
+def _finished_logs(api: Api, event: str) -> list[dict[str, Any]] | None:
+    logs = [entry for entry in api("plugin.log.list")["logs"] if entry.get("event") == event]
+    return logs if logs and all(entry["status"] != "running" for entry in logs) else None
+
+
+def test_event_hooks_run_on_hookable_events(
+    api: Api, tmp_path: Path, workspace: dict[str, Any]
+) -> None:
+    """runtime.rs ``run_plugin_event_hooks``: an enabled plugin's ``[[events]]`` command runs
+    for each event in ``PLUGIN_HOOK_EVENT_KINDS`` (not ``layout.updated``), with the event
+    in ``HERDR_PLUGIN_EVENT``/``_JSON``, logged with ``event`` instead of ``action_id``."""
+    api("plugin.link", path=str(make_plugin(tmp_path / "p", HOOKS)))
+    created = api("workspace.create")["workspace"]
+    log = wait_until(lambda: _finished_logs(api, "workspace.created"), what="the hook")[0]
+    assert "action_id" not in log
+    name, payload = log["stdout"].splitlines()
+    assert name == "workspace.created"
+    event = json.loads(payload)
+    assert event["event"] == "workspace_created"
+    assert event["data"]["workspace"]["workspace_id"] == created["workspace_id"]
+    assert _finished_logs(api, "layout.updated") is None
+    api("plugin.disable", plugin_id="example.hello")
+    api("workspace.create")
+    assert len(api("plugin.log.list")["logs"]) == 1
+
+
+def test_startup_hooks_run_when_a_simulator_starts(
+    sim: Simulator, api: Api, tmp_path: Path, short_dir: Path
+) -> None:
+    """runtime.rs ``run_plugin_startup_hooks``: each enabled plugin's ``[[startup]]``
+    commands run once at server start (``event: "startup"``), from the saved registry."""
+    api("plugin.link", path=str(make_plugin(tmp_path / "p", HOOKS)))
+    assert _finished_logs(api, "startup") is None  # linking runs nothing
+    second = Simulator(
+        socket_path=short_dir / "second.sock",
+        base_env=sim.config.base_env,
+        runtime_dir=short_dir / "rt2",
+    ).start()
+    try:
+
+        def second_api(method: str, **params: Any) -> dict[str, Any]:
+            return call(second.socket_path, method, params)
+
+        log = wait_until(lambda: _finished_logs(second_api, "startup"), what="startup")[0]
+        assert log["stdout"] == "started example.hello\n"
+    finally:
+        second.stop()
 
 
 def test_parse_manifest_is_usable_without_a_server() -> None:
