@@ -9,6 +9,7 @@ placements are implemented; a popup is a floating pane only a TUI draws, and is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -220,14 +221,58 @@ async def _open_split(
     context = plugin_context(rt, "plugin-pane")
     cwd = rt.launch_dir(p["cwd"] or str(plugin["plugin_root"]), p["env"])
     env = _pane_env(rt, h, plugin, pane["id"], p["env"], context, cwd)
+    previous_zoomed = target.tab.layout.zoomed  # a split unzooms
     new = rt.session.split(target, direction, None, cwd, focus)  # type: ignore[arg-type]
     ref = PaneRef(target.workspace, target.tab, new)
 
     _spawn_plugin_pane(rt, ref, pane, cwd, env)
     if placement != "split":
         target.tab.layout.set_zoom("on", new.key)
+    if placement == "overlay":
+        _watch_overlay(rt, ref, target.pane.key, previous_zoomed)
     rt.resize_tab(target.workspace, target.tab)
     return _finish_open(rt, h, ref, plugin, pane, created_tab=False)
+
+
+def _watch_overlay(rt: Runtime, ref: PaneRef, previous_focus: int, previous_zoomed: bool) -> None:
+    """When an overlay's process exits, give its tab back (Herdr's
+    ``restore_overlay_after_exit``): if the overlay had the tab's focus, the pane focused
+    before it gets focus again and the tab its old zoom; otherwise only the zoom the tab had
+    at the exit is kept. Closing the pane by request restores nothing, as in Herdr."""
+    ws, tab, key = ref.workspace, ref.tab, ref.pane.key
+
+    def on_event(envelope: dict[str, Any]) -> None:
+        if key not in rt.session.panes:  # closed by request: nothing to give back
+            rt.hub.remove_listener(on_event)
+            return
+        if envelope.get("event") != "pane_exited":
+            return
+        found = rt.session.find_pane(str(envelope["data"].get("pane_id")))
+        if found is None or found.pane.key != key:
+            return
+        rt.hub.remove_listener(on_event)
+        was_focused = tab.layout.focused == key
+        was_active = rt.session.is_active_tab(ws, tab)
+        zoomed_at_exit = tab.layout.zoomed
+        asyncio.get_running_loop().call_soon(restore, was_focused, was_active, zoomed_at_exit)
+
+    def restore(was_focused: bool, was_active: bool, zoomed_at_exit: bool) -> None:
+        if key in rt.session.panes or ws not in rt.session.workspaces or tab not in ws.tabs:
+            return
+        layout = tab.layout
+        focus, zoomed = layout.focused, zoomed_at_exit
+        if was_focused:
+            if was_active:
+                ws.active_tab = ws.tabs.index(tab)
+            if previous_focus in layout.panes():
+                focus = previous_focus
+            zoomed = previous_zoomed
+        layout.focus(focus)
+        if len(layout) > 1 and layout.zoomed != zoomed:
+            layout.set_zoom("on" if zoomed else "off", focus)
+        rt.resize_tab(ws, tab)
+
+    rt.hub.add_listener(on_event)
 
 
 async def _open_tab(

@@ -333,6 +333,34 @@ def test_tab_and_overlay_placements(
     assert api("pane.layout", pane_id=overlay["pane_id"])["layout"]["zoomed"] is True
 
 
+def test_an_exiting_overlay_gives_the_tab_back(
+    api: Api, tmp_path: Path, workspace: dict[str, Any]
+) -> None:
+    """app/api.rs ``restore_overlay_after_exit``: when the overlay's process exits, the pane
+    focused before it is focused again and the tab's zoom is what it was before."""
+    manifest = MANIFEST.replace('placement = "split"', 'placement = "overlay"').replace(
+        "exec sleep 600", "read line"
+    )
+    api("plugin.link", path=str(make_plugin(tmp_path / "p", manifest)))
+    first = api("pane.current")["pane"]["pane_id"]
+    api("pane.split", target_pane_id=first, direction="down")
+    api("pane.zoom", pane_id=first, mode="on")
+    overlay = api("plugin.pane.open", plugin_id="example.hello", entrypoint="board")
+    overlay_id = overlay["plugin_pane"]["pane"]["pane_id"]
+    assert api("pane.layout", pane_id=first)["layout"]["zoomed"] is True
+    api("pane.send_text", pane_id=overlay_id, text="bye\n")
+    wait_until(lambda: len(api("pane.list")["panes"]) == 2, what="the overlay to exit")
+    layout = wait_until(
+        lambda: (
+            (found := api("pane.layout", pane_id=first)["layout"])["focused_pane_id"] == first
+            and found
+        ),
+        what="focus back on the first pane",
+    )
+    assert layout["zoomed"] is True  # as before the overlay (removing a pane unzooms)
+    assert api("pane.current")["pane"]["pane_id"] == first
+
+
 def test_pane_open_refusals(api: Api, linked: dict[str, Any], workspace: dict[str, Any]) -> None:
     """mod.rs ``handle_plugin_pane_open``: entrypoint, size and target checks; popups need
     the TUI (documented refusal)."""
