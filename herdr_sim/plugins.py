@@ -609,7 +609,8 @@ class Registry:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         self.config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        check_trusted(self.config_dir.lstat(), f"config directory {self.config_dir}")
+        # the directory the user named (it may be a link to their own directory)
+        check_trusted(self.config_dir.stat(), f"config directory {self.config_dir}")
         fd = os.open(
             self.config_dir / _LOCK_FILE,
             os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,

@@ -7,6 +7,7 @@ Each test cites the Herdr source it follows (herdrdev/herdr): ``src/app/api/plug
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from herdr_sim.client import RequestFailed, call
-from herdr_sim.plugins import PluginError, parse_manifest
+from herdr_sim.plugins import PluginError, managed_checkout_path, parse_manifest
 from herdr_sim.simulator import Simulator
 from tests.waits import wait_until
 
@@ -166,6 +167,30 @@ def test_manifest_errors_use_herdr_codes(
     """manifest.rs: each validation step's error code."""
     root = make_plugin(tmp_path / "p", edit(MANIFEST))
     assert error_of(api, "plugin.link", path=str(root))[0] == code
+
+
+def test_a_github_source_must_be_the_managed_checkout(
+    sim: Simulator, api: Api, plugin_dir: Path
+) -> None:
+    """manifest.rs ``normalize_plugin_source``: a GitHub source needs ``managed_path``, and it
+    must be ``<config>/plugins/github/<slug>-<hash>`` holding the manifest."""
+    github = {"kind": "github", "owner": "o", "repo": "r"}
+    code, message = error_of(api, "plugin.link", path=str(plugin_dir), source=github)
+    assert (code, message) == (
+        "invalid_plugin_source",
+        "GitHub plugin source requires managed_path",
+    )
+    elsewhere = github | {"managed_path": str(plugin_dir)}
+    code, _ = error_of(api, "plugin.link", path=str(plugin_dir), source=elsewhere)
+    assert code == "invalid_plugin_source"
+    expected = managed_checkout_path(config_dir(sim), "example.hello")
+    digest = hashlib.sha256(b"example.hello").hexdigest()[:12]
+    assert expected == config_dir(sim) / "plugins" / "github" / f"example.hello-{digest}"
+    make_plugin(expected)
+    source = github | {"managed_path": str(expected)}
+    plugin = api("plugin.link", path=str(expected), source=source)["plugin"]
+    assert plugin["source"] == source
+    assert api("plugin.list")["plugins"][0]["source"] == source
 
 
 def test_link_of_a_missing_path_is_manifest_not_found(api: Api, tmp_path: Path) -> None:
