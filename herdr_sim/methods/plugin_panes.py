@@ -35,6 +35,7 @@ from .plugins import (
     herdr_env,
     host,
     load_registry,
+    pane_context,
     plugin_context,
     plugin_failure,
     plugin_id_param,
@@ -86,6 +87,8 @@ class _PopupSize(Kind):
         }
 
 
+#: the ``correlation_id`` of a plugin pane's context (Herdr's ``"plugin-pane"``)
+PANE_CID = "plugin-pane"
 PLACEMENT = Enum(values=("overlay", "popup", "split", "tab", "zoomed"))
 
 
@@ -205,22 +208,26 @@ async def _open_split(
     and zooms it (Herdr's ``spawn_overlay_argv_command``); split and zoomed split the
     ``target_pane_id`` (default: the focused pane) in ``direction`` (default right).
     """
+    cwd = rt.launch_dir(p["cwd"] or str(plugin["plugin_root"]), p["env"])
+    found: PaneRef | None
     if placement == "overlay":
-        target = rt.session.focused_pane()
-        if target is None:
+        # the env is checked before the active pane is looked for, as in Herdr
+        env = _pane_env(rt, h, plugin, pane["id"], p["env"], plugin_context(rt, PANE_CID), cwd)
+        found = rt.session.focused_pane()
+        if found is None:
             raise HerdrError("plugin_pane_open_failed", "no active workspace")
         direction, focus = "right", True
     else:
         raw = p["target_pane_id"]
-        target = rt.session.focused_pane() if raw is None else rt.session.find_pane(raw)
-        if target is None and raw is None:
+        found = rt.session.focused_pane() if raw is None else rt.session.find_pane(raw)
+        if found is None and raw is None:
             raise HerdrError("no_active_pane", "no active pane")
-        if target is None:
+        if found is None:
             raise HerdrError(errors.PANE_NOT_FOUND, f"pane {raw} not found")
+        context = pane_context(rt, found, PANE_CID)
+        env = _pane_env(rt, h, plugin, pane["id"], p["env"], context, cwd)
         direction, focus = p["direction"] or "right", p["focus"] or placement == "zoomed"
-    context = plugin_context(rt, "plugin-pane")
-    cwd = rt.launch_dir(p["cwd"] or str(plugin["plugin_root"]), p["env"])
-    env = _pane_env(rt, h, plugin, pane["id"], p["env"], context, cwd)
+    target = found
     previous_zoomed = target.tab.layout.zoomed  # a split unzooms
     new = rt.session.split(target, direction, None, cwd, focus)  # type: ignore[arg-type]
     ref = PaneRef(target.workspace, target.tab, new)
@@ -292,7 +299,11 @@ async def _open_tab(
         ws = rt.session.active_workspace
         if ws is None:
             raise HerdrError("no_active_workspace", "no active workspace")
-    context = plugin_context(rt, "plugin-pane")
+    context = {"invocation_source": "api", "correlation_id": PANE_CID}
+    if ws.tabs:  # Herdr's plugin_context_for_workspace: its focused pane
+        tab = ws.tabs[ws.active_tab]
+        focused = PaneRef(ws, tab, rt.session.panes[tab.layout.focused])
+        context = pane_context(rt, focused, PANE_CID)
     cwd = rt.launch_dir(p["cwd"] or str(plugin["plugin_root"]), p["env"])
     env = _pane_env(rt, h, plugin, pane["id"], p["env"], context, cwd)
     tab, new = rt.session.create_tab(ws, cwd, None, False)

@@ -79,7 +79,6 @@ class PluginHost:
     """The plugin side of one simulator: its registry, command logs and plugin panes."""
 
     registry: Registry
-    state_dir: Path
     logs: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=LOG_LIMIT))
     next_log_id: int = 1
     in_flight: int = 0
@@ -92,6 +91,11 @@ class PluginHost:
     def config_dir(self) -> Path:
         """The directory holding ``plugins.json`` and the plugins' config directories."""
         return self.registry.config_dir
+
+    @property
+    def state_dir(self) -> Path:
+        """The stand-in for Herdr's state directory (plugins' ``HERDR_PLUGIN_STATE_DIR``)."""
+        return simulator_state_dir(self.config_dir)
 
     def path_env(self, plugin: dict[str, Any]) -> dict[str, str]:
         """``HERDR_PLUGIN_ROOT``/``_CONFIG_DIR``/``_STATE_DIR`` (``env.rs``)."""
@@ -110,21 +114,22 @@ class PluginHost:
             raise HerdrError("plugin_user_dir_create_failed", str(exc)) from None
 
 
-HOST_PLATFORMS: weakref.WeakKeyDictionary[Runtime, PluginHost] = weakref.WeakKeyDictionary()
+_HOSTS: weakref.WeakKeyDictionary[Runtime, PluginHost] = weakref.WeakKeyDictionary()
 
 
 def host(rt: Runtime) -> PluginHost:
     """The plugin host of a simulator, created on first use in its config directory
     (``$HERDR_SIM_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/herdr-sim``, of its environment)."""
-    found = HOST_PLATFORMS.get(rt)
+    found = _HOSTS.get(rt)
     if found is None:
         config_dir = paths.config_dir(rt.config.base_env)
-        found = PluginHost(Registry(config_dir, rt.config.version), simulator_state_dir(config_dir))
-        HOST_PLATFORMS[rt] = found
+        found = PluginHost(Registry(config_dir, rt.config.version))
+        _HOSTS[rt] = found
     return found
 
 
 def plugin_failure(exc: PluginError) -> HerdrError:
+    """A manifest or platform failure as the wire error Herdr answers with."""
     return HerdrError(exc.code, exc.message)
 
 
@@ -148,6 +153,7 @@ def _update(h: PluginHost, mutation: Callable[[dict[str, dict[str, Any]]], Any])
 
 
 def plugin_id_param(raw: str) -> str:
+    """A ``plugin_id`` parameter normalised, else Herdr's ``invalid_plugin_id`` answer."""
     found = normalize_plugin_id(raw)
     if found is None:
         raise HerdrError("invalid_plugin_id", _INVALID_PLUGIN_ID)

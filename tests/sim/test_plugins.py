@@ -46,7 +46,10 @@ command = ["sh", "-c", "echo oops >&2; exit 3"]
 id = "board"
 title = "Hello board"
 placement = "split"
-command = ["sh", "-c", "echo BOARD-$HERDR_PLUGIN_ID-$HERDR_PLUGIN_ENTRYPOINT_ID; exec sleep 600"]
+command = [
+  "sh", "-c",
+  "echo BOARD-$HERDR_PLUGIN_ID-$HERDR_PLUGIN_ENTRYPOINT_ID-$MINE-$PWD; exec sleep 600",
+]
 """
 
 GREET = """#!/bin/sh
@@ -308,21 +311,29 @@ def test_a_vanished_manifest_keeps_the_entry_with_a_warning(
 
 
 def test_plugin_pane_is_a_real_pane_running_the_entrypoint(
-    sim: Simulator, api: Api, linked: dict[str, Any], workspace: dict[str, Any]
+    sim: Simulator,
+    api: Api,
+    linked: dict[str, Any],
+    plugin_dir: Path,
+    workspace: dict[str, Any],
 ) -> None:
     """panes.rs ``open_plugin_split_pane`` + ``finish_plugin_pane_open`` (title as label,
-    pane_created/layout_updated) and mod.rs ``handle_plugin_pane_focus``/``_close``."""
+    pane_created/layout_updated), ``plugin_pane_launch_env`` (caller env without the
+    protected keys, PWD the plugin root) and mod.rs ``handle_plugin_pane_focus``/``_close``."""
     first = api("pane.current")["pane"]["pane_id"]
     mark = len(sim.events)
-    opened = api("plugin.pane.open", plugin_id="example.hello", entrypoint="board")["plugin_pane"]
+    spoofed = {"HERDR_PLUGIN_ID": "spoof", "MINE": "mine"}  # a protected key is dropped
+    opened = api("plugin.pane.open", plugin_id="example.hello", entrypoint="board", env=spoofed)[
+        "plugin_pane"
+    ]
     pane = opened["pane"]
     assert (opened["plugin_id"], opened["entrypoint"]) == ("example.hello", "board")
     assert pane["label"] == "Hello board"
     assert pane["focused"] is False
     wait_until(
         lambda: (
-            "BOARD-example.hello-board"
-            in api("pane.read", pane_id=pane["pane_id"], source="recent")["read"]["text"]
+            f"BOARD-example.hello-board-mine-{plugin_dir.resolve()}"
+            in api("pane.read", pane_id=pane["pane_id"], source="recent_unwrapped")["read"]["text"]
         ),
         what="the plugin pane's output",
     )
