@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .detect.rust_regex import RustRegexError, compile_rust_regex
+
 __all__ = [
     "HOOK_EVENT_NAMES",
     "MANIFEST_FILE",
@@ -383,9 +385,9 @@ def _link_handler(raw: dict[str, Any]) -> dict[str, Any]:
             pattern, "invalid_plugin_link_handler_pattern", "link handler pattern is required"
         ),
     }
-    try:
-        re.compile(item["pattern"])
-    except re.error as exc:
+    try:  # Herdr compiles it with the Rust regex crate: no look-around, no back-references
+        compile_rust_regex(item["pattern"])
+    except RustRegexError as exc:
         raise PluginError("invalid_plugin_link_handler_pattern", str(exc)) from None
     action_id = normalize_action_id(action)
     if action_id is None:

@@ -162,6 +162,12 @@ def test_undeclared_platforms_and_unknown_hook_events_are_warnings(
             "invalid_plugin_link_handler_action",
         ),
         (lambda m: m + "\nnot toml", "plugin_manifest_parse_failed"),
+        (
+            lambda m: (
+                m + "\n[[link_handlers]]\nid='h'\ntitle='H'\npattern='a(?=b)'\naction='greet'\n"
+            ),
+            "invalid_plugin_link_handler_pattern",
+        ),
     ],
 )
 def test_manifest_errors_use_herdr_codes(
