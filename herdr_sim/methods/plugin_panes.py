@@ -343,6 +343,8 @@ def _finish_open(
     created_tab: bool,
 ) -> PaneRef:
     """Record the plugin pane and emit Herdr's events (``finish_plugin_pane_open``)."""
+    live = rt.session.panes  # records of panes gone since are dropped here (bounded memory)
+    h.panes = {key: record for key, record in h.panes.items() if key in live}
     h.panes[ref.pane.key] = (str(plugin["plugin_id"]), str(pane["id"]))
     if created_tab:
         rt.hub.publish(lifecycle.tab_created(rt.tab_view(ref.workspace, ref.tab)))

@@ -83,7 +83,8 @@ class PluginHost:
     next_log_id: int = 1
     in_flight: int = 0
     #: pane key → (plugin id, entrypoint); keys are never reused, so a closed pane's record
-    #: is simply skipped (Herdr drops it when the pane dies)
+    #: is skipped until the next plugin pane opens and drops it (Herdr drops it when the
+    #: pane dies)
     panes: dict[int, tuple[str, str]] = field(default_factory=dict)
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from herdr_sim.client import RequestFailed, call
+from herdr_sim.methods.plugins import host
 from herdr_sim.plugins import PluginError, managed_checkout_path, parse_manifest
 from herdr_sim.simulator import Simulator
 from tests.waits import wait_until
@@ -357,6 +358,18 @@ def test_plugin_pane_is_a_real_pane_running_the_entrypoint(
         "pane_id": pane["pane_id"],
     }
     assert [p["pane_id"] for p in api("pane.list")["panes"]] == [first]
+
+
+def test_closed_plugin_panes_leave_no_record_behind(
+    sim: Simulator, api: Api, linked: dict[str, Any], workspace: dict[str, Any]
+) -> None:
+    """Herdr drops a plugin pane's record when the pane goes (actions.rs, Herdr's test
+    ``pane_exit_removes_plugin_pane_record``); opening and closing many keeps memory flat."""
+    for _ in range(5):
+        pane = api("plugin.pane.open", plugin_id="example.hello", entrypoint="board")
+        api("pane.close", pane_id=pane["plugin_pane"]["pane"]["pane_id"])
+    api("plugin.pane.open", plugin_id="example.hello", entrypoint="board")
+    assert sim.run_in_loop(lambda rt: len(host(rt).panes)) == 1
 
 
 def test_tab_and_overlay_placements(
