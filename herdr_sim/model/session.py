@@ -65,6 +65,18 @@ class Tab:
     label: str | None = None
 
 
+@dataclass(frozen=True)
+class WorktreeSpace:
+    """Herdr's worktree membership of a workspace (``WorktreeSpaceMembership``): which
+    repository it belongs to and which checkout it shows; set by the ``worktree.*`` methods."""
+
+    key: str
+    label: str
+    repo_root: str
+    checkout_path: str
+    is_linked_worktree: bool
+
+
 @dataclass
 class Workspace:
     """One workspace: tabs, per-workspace counters and the pane-number map."""
@@ -81,6 +93,8 @@ class Workspace:
     #: pane key → public pane number within this workspace
     pane_numbers: dict[int, int] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
+    #: the worktree group this workspace belongs to (None: not opened through worktree.*)
+    worktree: WorktreeSpace | None = None
 
     @property
     def public_id(self) -> str:

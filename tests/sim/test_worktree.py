@@ -1,0 +1,351 @@
+"""``worktree.list/create/open/remove`` against real temporary git repositories.
+
+Each test follows Herdr's worktree rules (herdrdev/herdr ``src/app/api/worktrees.rs``,
+``src/app/api/worktrees/deferred.rs``, ``src/worktree.rs``); the docstrings name the
+function or test there. Every response and event is also checked against the protocol-22
+schema by the suite's autouse contract check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from herdr_sim import Simulator, gitrepo
+
+Api = Callable[..., dict[str, Any]]
+
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Herdr Test",
+    "GIT_AUTHOR_EMAIL": "herdr@example.invalid",
+    "GIT_COMMITTER_NAME": "Herdr Test",
+    "GIT_COMMITTER_EMAIL": "herdr@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` and return its stdout (the test fails when git does)."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env=_GIT_ENV,
+        timeout=30,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def repo(short_dir: Path) -> Path:
+    """A committed repository ``proj`` on branch ``main`` (Herdr's ``create_committed_repo``)."""
+    path = short_dir / "proj"
+    path.mkdir()
+    git(path, "init", "--quiet", "--initial-branch=main")
+    (path / "README.md").write_text("test\n")
+    git(path, "add", "README.md")
+    git(path, "commit", "--quiet", "-m", "initial")
+    return path
+
+
+def error_of(raw: Callable[..., dict[str, Any]], method: str, **params: Any) -> dict[str, str]:
+    response = raw(method, **params)
+    assert "error" in response, response
+    error: dict[str, str] = response["error"]
+    return error
+
+
+def kinds(sim: Simulator, since: int = 0) -> list[str]:
+    return [str(event["event"]) for event in sim.events[since:]]
+
+
+def test_list_reports_the_repository_and_its_main_checkout(
+    sim: Simulator, api: Api, repo: Path
+) -> None:
+    """``handle_worktree_list``: the source is the workspace's repository (key = common git
+    dir, name = the checkout's directory) and each ``git worktree list`` entry carries the
+    workspace showing it."""
+    ws = api("workspace.create", cwd=str(repo))["workspace"]
+    result = api("worktree.list", workspace_id=ws["workspace_id"])
+    assert result["source"] == {
+        "repo_key": str((repo / ".git").resolve()),
+        "repo_name": "proj",
+        "repo_root": str(repo),
+        "source_checkout_path": str(repo),
+        "source_workspace_id": ws["workspace_id"],
+    }
+    assert result["worktrees"] == [
+        {
+            "path": str(repo.resolve()),
+            "branch": "main",
+            "is_bare": False,
+            "is_detached": False,
+            "is_prunable": False,
+            "is_linked_worktree": False,
+            "open_workspace_id": ws["workspace_id"],
+            "label": "proj",
+        }
+    ]
+    by_cwd = api("worktree.list", cwd=str(repo))
+    assert by_cwd["worktrees"] == result["worktrees"]
+
+
+def test_source_errors_use_herdrs_codes(
+    sim: Simulator, api: Api, raw: Callable[..., dict[str, Any]], repo: Path, short_dir: Path
+) -> None:
+    """``resolve_worktree_list_source`` / ``absolute_user_path``: one target at most, an
+    absolute path, inside a git work tree (the workspace and path wordings differ)."""
+    plain = short_dir / "plain"
+    plain.mkdir()
+    assert error_of(raw, "worktree.list") == {
+        "code": "invalid_request",
+        "message": "workspace_id or cwd is required when no workspace is active",
+    }
+    ws = api("workspace.create", cwd=str(plain))["workspace"]
+    assert error_of(raw, "worktree.list", workspace_id=ws["workspace_id"]) == {
+        "code": "not_git_worktree",
+        "message": "Herdr worktree actions require a workspace inside a Git work tree",
+    }
+    assert error_of(raw, "worktree.list", cwd=str(plain)) == {
+        "code": "not_git_worktree",
+        "message": "Herdr worktree actions require a path inside a Git work tree",
+    }
+    assert error_of(raw, "worktree.list", cwd="proj") == {
+        "code": "invalid_request",
+        "message": "worktree path must be absolute",
+    }
+    assert error_of(raw, "worktree.list", workspace_id="w9") == {
+        "code": "workspace_not_found",
+        "message": "workspace w9 not found",
+    }
+    assert error_of(raw, "worktree.create", workspace_id=ws["workspace_id"], cwd=str(repo)) == {
+        "code": "invalid_request",
+        "message": "only one of workspace_id or cwd may be supplied",
+    }
+    assert error_of(raw, "worktree.create", cwd=str(repo), branch="  ") == {
+        "code": "invalid_request",
+        "message": "branch is required",
+    }
+
+
+def test_create_checks_out_a_new_branch_and_opens_it(sim: Simulator, api: Api, repo: Path) -> None:
+    """``api_worktree_create_opens_workspace_and_marks_membership``: the checkout lands in
+    ``<worktree dir>/<repo>/<branch slug>`` on a new branch; the parent workspace is marked
+    (``workspace_updated``), the new one is linked, and the events end with
+    workspace_created, tab_created, pane_created, layout_updated, worktree_created."""
+    parent = api("workspace.create", cwd=str(repo), focus=True)["workspace"]
+    since = len(sim.events)
+    ws_id = parent["workspace_id"]
+    result = api("worktree.create", workspace_id=ws_id, branch="worktree/api-create")
+    checkout = Path(result["worktree"]["path"])
+    assert checkout == sim.runtime_dir / "worktrees" / "proj" / "worktree-api-create"
+    assert (checkout / "README.md").read_text() == "test\n"
+    assert git(checkout, "branch", "--show-current").strip() == "worktree/api-create"
+    assert result["worktree"]["branch"] == "worktree/api-create"
+    assert result["worktree"]["is_linked_worktree"] is True
+    workspace = result["workspace"]
+    assert workspace["worktree"]["is_linked_worktree"] is True
+    assert workspace["worktree"]["checkout_path"] == str(checkout)
+    assert result["tab"]["workspace_id"] == workspace["workspace_id"]
+    assert result["root_pane"]["workspace_id"] == workspace["workspace_id"]
+    marked = api("workspace.get", workspace_id=parent["workspace_id"])["workspace"]
+    assert marked["worktree"] == {
+        "repo_key": str((repo / ".git").resolve()),
+        "repo_name": "proj",
+        "repo_root": str(repo),
+        "checkout_path": str(repo),
+        "is_linked_worktree": False,
+    }
+    events = kinds(sim, since)
+    assert events.count("worktree_created") == 1
+    assert events[0] == "workspace_updated"
+    assert events[-5:] == [
+        "workspace_created",
+        "tab_created",
+        "pane_created",
+        "layout_updated",
+        "worktree_created",
+    ]
+    listed = api("worktree.list", workspace_id=parent["workspace_id"])["worktrees"]
+    linked = [entry for entry in listed if entry["is_linked_worktree"]]
+    assert [entry["open_workspace_id"] for entry in linked] == [workspace["workspace_id"]]
+
+
+def test_create_checks_out_an_existing_branch(sim: Simulator, api: Api, repo: Path) -> None:
+    """``deferred_api_worktree_create_checks_out_existing_branch``: a local branch that
+    exists is checked out (``git worktree add PATH BRANCH``), not created from ``base``."""
+    git(repo, "branch", "foo")
+    result = api("worktree.create", cwd=str(repo), branch="foo", base="does-not-matter")
+    checkout = Path(result["worktree"]["path"])
+    assert git(checkout, "branch", "--show-current").strip() == "foo"
+
+
+def test_a_branch_checked_out_elsewhere_fails_with_gits_message(
+    sim: Simulator, api: Api, raw: Callable[..., dict[str, Any]], repo: Path, short_dir: Path
+) -> None:
+    """``handle_api_worktree_add_finished``: a failing ``git worktree add`` answers
+    ``worktree_create_failed`` with git's own message, and no workspace is opened."""
+    api("worktree.create", cwd=str(repo), branch="dup")
+    count = len(api("workspace.list")["workspaces"])
+    error = error_of(
+        raw, "worktree.create", cwd=str(repo), branch="dup", path=str(short_dir / "second")
+    )
+    assert error["code"] == "worktree_create_failed"
+    assert "dup" in error["message"] and "fatal:" in error["message"]
+    assert len(api("workspace.list")["workspaces"]) == count
+
+
+def test_branch_names_never_reach_a_shell(sim: Simulator, api: Api, repo: Path) -> None:
+    """``build_worktree_add_new_branch_command``: git gets the branch as one argv element,
+    so shell syntax in a (valid) branch name is just part of the name."""
+    branch = "a;touch${IFS}pwned$(touch${IFS}pwned2)"
+    result = api("worktree.create", cwd=str(repo), branch=branch)
+    assert result["worktree"]["branch"] == branch
+    assert not (repo / "pwned").exists()
+    assert not list(Path(result["worktree"]["path"]).glob("pwned*"))
+    assert git(repo, "branch", "--list", branch).strip().endswith(branch)
+
+
+def test_generated_branch_name_and_slug() -> None:
+    """``generated_branch_slug_is_worktree_namespaced_and_stable`` and ``branch_to_path_slug``
+    (src/worktree.rs)."""
+    assert gitrepo.generated_branch(0) == "worktree/brave-river-0000"
+    assert gitrepo.generated_branch(9) == "worktree/calm-cloud-0009"
+    assert gitrepo.branch_slug("Feature/ABC__x") == "feature-abc-x"
+    assert gitrepo.branch_slug("///") == "worktree"
+
+
+def test_open_finds_checkouts_by_branch_or_path(
+    sim: Simulator, api: Api, raw: Callable[..., dict[str, Any]], repo: Path, short_dir: Path
+) -> None:
+    """``handle_worktree_open`` / ``find_worktree_entry``: a checkout already shown by a
+    workspace answers ``already_open``; one only git knows is opened as a new workspace,
+    linked, with ``worktree_opened`` after its open events."""
+    parent = api("workspace.create", cwd=str(repo))["workspace"]
+    created = api("worktree.create", workspace_id=parent["workspace_id"], branch="one")
+    again = api("worktree.open", workspace_id=parent["workspace_id"], branch="one")
+    assert again["already_open"] is True
+    assert again["workspace"]["workspace_id"] == created["workspace"]["workspace_id"]
+
+    outside = short_dir / "outside"
+    git(repo, "worktree", "add", "--quiet", "-b", "two", str(outside), "HEAD")
+    since = len(sim.events)
+    opened = api("worktree.open", workspace_id=parent["workspace_id"], path=str(outside))
+    assert opened["already_open"] is False
+    assert opened["worktree"]["branch"] == "two"
+    assert opened["worktree"]["open_workspace_id"] == opened["workspace"]["workspace_id"]
+    assert opened["workspace"]["worktree"]["is_linked_worktree"] is True
+    assert kinds(sim, since)[-5:] == [
+        "workspace_created",
+        "tab_created",
+        "pane_created",
+        "layout_updated",
+        "worktree_opened",
+    ]
+    assert sim.events[-1]["data"]["already_open"] is False
+
+    assert error_of(raw, "worktree.open", workspace_id=parent["workspace_id"]) == {
+        "code": "invalid_request",
+        "message": "exactly one of path or branch is required",
+    }
+    assert error_of(raw, "worktree.open", cwd=str(repo), branch="nope") == {
+        "code": "worktree_not_found",
+        "message": "worktree branch not found",
+    }
+    assert error_of(raw, "worktree.open", cwd=str(repo), path=str(short_dir)) == {
+        "code": "worktree_not_found",
+        "message": "worktree path not found",
+    }
+    linked = created["workspace"]["workspace_id"]
+    assert error_of(raw, "worktree.create", workspace_id=linked, branch="x") == {
+        "code": "linked_worktree_source",
+        "message": "New and open worktree actions start from the repo parent workspace.",
+    }
+
+
+def test_remove_closes_the_workspace_then_reports(sim: Simulator, api: Api, repo: Path) -> None:
+    """``handle_api_worktree_remove_finished``: ``git worktree remove`` runs in the
+    repository, the linked workspace closes (``workspace_closed``) and ``worktree_removed``
+    follows with the workspace snapshot."""
+    parent = api("workspace.create", cwd=str(repo))["workspace"]
+    created = api("worktree.create", workspace_id=parent["workspace_id"], branch="gone")
+    child = created["workspace"]["workspace_id"]
+    checkout = Path(created["worktree"]["path"])
+    since = len(sim.events)
+    result = api("worktree.remove", workspace_id=child)
+    assert result == {
+        "type": "worktree_removed",
+        "workspace_id": child,
+        "path": str(checkout),
+        "forced": False,
+    }
+    assert not checkout.exists()
+    assert str(checkout) not in git(repo, "worktree", "list", "--porcelain")
+    assert kinds(sim, since)[-2:] == ["workspace_closed", "worktree_removed"]
+    removed = sim.events[-1]["data"]
+    assert removed["workspace"]["workspace_id"] == child
+    assert removed["worktree"]["path"] == str(checkout)
+    assert removed["forced"] is False
+    ids = [ws["workspace_id"] for ws in api("workspace.list")["workspaces"]]
+    assert ids == [parent["workspace_id"]]
+
+
+def test_a_dirty_checkout_needs_force(
+    sim: Simulator, api: Api, raw: Callable[..., dict[str, Any]], repo: Path
+) -> None:
+    """``is_dirty_worktree_remove_error``: git's refusal of a checkout with untracked files
+    is ``dirty_worktree_requires_force`` (git's message); ``force`` removes it."""
+    created = api("worktree.create", cwd=str(repo), branch="dirty")
+    child = created["workspace"]["workspace_id"]
+    checkout = Path(created["worktree"]["path"])
+    (checkout / "scratch.txt").write_text("work in progress\n")
+    error = error_of(raw, "worktree.remove", workspace_id=child)
+    assert error["code"] == "dirty_worktree_requires_force"
+    assert "contains modified or untracked files, use --force to delete it" in error["message"]
+    assert checkout.exists()
+    assert child in [ws["workspace_id"] for ws in api("workspace.list")["workspaces"]]
+    forced = api("worktree.remove", workspace_id=child, force=True)
+    assert forced["forced"] is True
+    assert not checkout.exists()
+
+
+def test_only_linked_checkouts_are_removed(
+    sim: Simulator, api: Api, raw: Callable[..., dict[str, Any]], repo: Path
+) -> None:
+    """``start_api_worktree_remove``: a workspace outside any worktree group, and the
+    group's parent, are ``not_linked_worktree`` with Herdr's two messages."""
+    plain = api("workspace.create", cwd=str(repo))["workspace"]["workspace_id"]
+    assert error_of(raw, "worktree.remove", workspace_id=plain) == {
+        "code": "not_linked_worktree",
+        "message": "workspace is not a Herdr-managed worktree checkout",
+    }
+    api("worktree.create", workspace_id=plain, branch="child")
+    assert error_of(raw, "worktree.remove", workspace_id=plain) == {
+        "code": "not_linked_worktree",
+        "message": "workspace is not a linked worktree checkout",
+    }
+
+
+def test_a_hanging_git_is_killed_at_its_time_bound(short_dir: Path) -> None:
+    """Herdr waits for git on a thread; the simulator bounds every git command instead, so a
+    git that hangs (a network filesystem, a credential helper) fails the request in time."""
+    bin_dir = short_dir / "bin"
+    bin_dir.mkdir()
+    fake_git = bin_dir / "git"
+    fake_git.write_text(f"#!/bin/sh\nexec {shutil.which('sleep')} 30\n")
+    fake_git.chmod(0o755)
+    env = gitrepo.git_env({"PATH": str(bin_dir)})
+    started = time.monotonic()
+    with pytest.raises(gitrepo.GitFailure, match=r"timed out after 0\.5s"):
+        asyncio.run(gitrepo.list_worktrees(short_dir, env, 0.5))
+    assert time.monotonic() - started < 10
