@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator, gitrepo
+from herdr_sim.client import call
 
 Api = Callable[..., dict[str, Any]]
 
@@ -63,6 +64,17 @@ def error_of(raw: Callable[..., dict[str, Any]], method: str, **params: Any) -> 
     assert "error" in response, response
     error: dict[str, str] = response["error"]
     return error
+
+
+def restartable(short_dir: Path) -> dict[str, Any]:
+    """Settings of a simulator that a second one restores (same socket, so same session)."""
+    home = short_dir / "home"
+    home.mkdir()
+    return {
+        "socket_path": short_dir / "herdr.sock",
+        "base_env": {"HOME": str(home), "PATH": "/usr/bin:/bin"},
+        "worktree_directory": short_dir / "wt",
+    }
 
 
 def kinds(sim: Simulator, since: int = 0) -> list[str]:
@@ -349,3 +361,46 @@ def test_a_hanging_git_is_killed_at_its_time_bound(short_dir: Path) -> None:
     with pytest.raises(gitrepo.GitFailure, match=r"timed out after 0\.5s"):
         asyncio.run(gitrepo.list_worktrees(short_dir, env, 0.5))
     assert time.monotonic() - started < 10
+
+
+def test_membership_survives_a_restart(short_dir: Path, repo: Path) -> None:
+    """Herdr saves a workspace's ``worktree_space`` with the session and restores it
+    (``restored_worktree_space_membership``, src/persist/restore.rs): after a restart the
+    linked workspace is still a group member and can still be removed."""
+    settings = restartable(short_dir)
+    first = Simulator(**settings).start()
+    try:
+        created = call(first.socket_path, "worktree.create", {"cwd": str(repo), "branch": "keep"})
+    finally:
+        first.stop()
+    again = Simulator(**settings).start()
+    try:
+        child = created["workspace"]["workspace_id"]
+        info = call(again.socket_path, "workspace.get", {"workspace_id": child})["workspace"]
+        assert info["worktree"] == created["workspace"]["worktree"]
+        assert Path(info["worktree"]["checkout_path"]).parent == short_dir / "wt" / "proj"
+        removed = call(again.socket_path, "worktree.remove", {"workspace_id": child})
+        assert removed["path"] == created["worktree"]["path"]
+    finally:
+        again.stop()
+
+
+def test_a_membership_whose_checkout_is_gone_is_dropped_on_restore(
+    short_dir: Path, repo: Path
+) -> None:
+    """``restored_worktree_space_membership_drops_missing_checkout`` (src/persist/restore.rs):
+    a saved membership whose checkout no longer exists is not restored."""
+    settings = restartable(short_dir)
+    first = Simulator(**settings).start()
+    try:
+        created = call(first.socket_path, "worktree.create", {"cwd": str(repo), "branch": "lost"})
+    finally:
+        first.stop()
+    shutil.rmtree(created["worktree"]["path"])
+    again = Simulator(**settings).start()
+    try:
+        child = created["workspace"]["workspace_id"]
+        info = call(again.socket_path, "workspace.get", {"workspace_id": child})["workspace"]
+        assert "worktree" not in info
+    finally:
+        again.stop()
