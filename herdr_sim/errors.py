@@ -41,6 +41,18 @@ METADATA_TOKEN_LIMIT: Final = "metadata_token_limit"
 METADATA_SEQUENCE_SOURCE_LIMIT: Final = "metadata_sequence_source_limit"
 INVALID_PARAMS: Final = "invalid_params"
 INVALID_LAYOUT: Final = "invalid_layout"
+# worktree.* (src/app/api/worktrees.rs, worktrees/deferred.rs)
+NOT_GIT_WORKTREE: Final = "not_git_worktree"
+LINKED_WORKTREE_SOURCE: Final = "linked_worktree_source"
+WORKTREE_LIST_FAILED: Final = "worktree_list_failed"
+WORKTREE_NOT_FOUND: Final = "worktree_not_found"
+AMBIGUOUS_WORKTREE_BRANCH: Final = "ambiguous_worktree_branch"
+WORKTREE_OPEN_FAILED: Final = "worktree_open_failed"
+WORKTREE_CREATE_FAILED: Final = "worktree_create_failed"
+WORKTREE_OPERATION_IN_PROGRESS: Final = "worktree_operation_in_progress"
+NOT_LINKED_WORKTREE: Final = "not_linked_worktree"
+DIRTY_WORKTREE_REQUIRES_FORCE: Final = "dirty_worktree_requires_force"
+WORKTREE_REMOVE_FAILED: Final = "worktree_remove_failed"
 #: The simulator's own code for a protocol method it deliberately does not implement.
 NOT_SUPPORTED: Final = "not_supported_by_simulator"
 

@@ -102,7 +102,7 @@ async def _list(rt: Runtime, repo_root: Path) -> list[ExistingWorktree]:
     try:
         return await gitrepo.list_worktrees(repo_root, _env(rt), rt.config.git_timeout)
     except GitFailure as exc:
-        raise HerdrError("worktree_list_failed", str(exc)) from None
+        raise HerdrError(errors.WORKTREE_LIST_FAILED, str(exc)) from None
 
 
 def _user_path(rt: Runtime, text: str) -> Path:
@@ -198,7 +198,7 @@ def _check_one_target(p: dict[str, Any]) -> None:
 
 def _not_git(where: str) -> HerdrError:
     return HerdrError(
-        "not_git_worktree", f"Herdr worktree actions require {where} inside a Git work tree"
+        errors.NOT_GIT_WORKTREE, f"Herdr worktree actions require {where} inside a Git work tree"
     )
 
 
@@ -210,7 +210,7 @@ def _source_for_action(rt: Runtime, p: dict[str, Any]) -> _Source:
         if space is None:
             raise _not_git("a path")
         if space.is_linked_worktree:
-            raise HerdrError("linked_worktree_source", _LINKED_SOURCE)
+            raise HerdrError(errors.LINKED_WORKTREE_SOURCE, _LINKED_SOURCE)
         return _Source(
             _parent_for_space(rt, space),
             space.repo_root,
@@ -224,7 +224,7 @@ def _source_for_action(rt: Runtime, p: dict[str, Any]) -> _Source:
     member = ws.worktree
     if member is not None:
         if member.is_linked_worktree:
-            raise HerdrError("linked_worktree_source", _LINKED_SOURCE)
+            raise HerdrError(errors.LINKED_WORKTREE_SOURCE, _LINKED_SOURCE)
         return _Source(
             ws, Path(member.checkout_path), Path(member.repo_root), member.key, member.label
         )
@@ -232,7 +232,7 @@ def _source_for_action(rt: Runtime, p: dict[str, Any]) -> _Source:
     if space is None:
         raise _not_git("a workspace")
     if space.is_linked_worktree:
-        raise HerdrError("linked_worktree_source", _LINKED_SOURCE)
+        raise HerdrError(errors.LINKED_WORKTREE_SOURCE, _LINKED_SOURCE)
     return _Source(ws, space.repo_root, space.repo_root, space.key, space.repo_name)
 
 
@@ -384,7 +384,7 @@ def _ensure_parent(rt: Runtime, source: _Source, announce_created: bool) -> bool
         try:
             source.workspace, _tab, _ref = open_workspace(rt, str(source.checkout), None, False, {})
         except HerdrError as exc:
-            raise HerdrError("worktree_open_failed", exc.message) from None
+            raise HerdrError(errors.WORKTREE_OPEN_FAILED, exc.message) from None
         created = True
     _set_member(rt, source.workspace, _member(source, source.checkout, False), not created)
     if created and announce_created:
@@ -397,7 +397,7 @@ def _open_at(rt: Runtime, checkout: Path, focus: bool, failed: str) -> Workspace
     try:
         ws, _tab, _ref = open_workspace(rt, str(checkout), None, focus, {})
     except HerdrError as exc:
-        raise HerdrError("worktree_open_failed", f"{failed}{exc.message}") from None
+        raise HerdrError(errors.WORKTREE_OPEN_FAILED, f"{failed}{exc.message}") from None
     return ws
 
 
@@ -439,14 +439,14 @@ async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     key = gitrepo.canonical(checkout)
     flight = _in_flight(rt)
     if key in flight.creates or key in flight.removes:
-        raise HerdrError("worktree_operation_in_progress", _IN_PROGRESS)
+        raise HerdrError(errors.WORKTREE_OPERATION_IN_PROGRESS, _IN_PROGRESS)
     flight.creates.add(key)
     try:
         await gitrepo.add_worktree(
             source.checkout, checkout, branch, base, _env(rt), rt.config.git_timeout
         )
     except GitFailure as exc:
-        raise HerdrError("worktree_create_failed", str(exc)) from None
+        raise HerdrError(errors.WORKTREE_CREATE_FAILED, str(exc)) from None
     finally:
         flight.creates.discard(key)
 
@@ -476,16 +476,16 @@ def _find_entry(
         for entry in entries:
             if gitrepo.canonical(entry.path) == wanted:
                 return entry
-        raise HerdrError("worktree_not_found", "worktree path not found")
+        raise HerdrError(errors.WORKTREE_NOT_FOUND, "worktree path not found")
     matches = [
         entry
         for entry in entries
         if not (entry.is_bare or entry.is_prunable or entry.is_detached) and entry.branch == branch
     ]
     if not matches:
-        raise HerdrError("worktree_not_found", "worktree branch not found")
+        raise HerdrError(errors.WORKTREE_NOT_FOUND, "worktree branch not found")
     if len(matches) > 1:
-        raise HerdrError("ambiguous_worktree_branch", "multiple worktrees matched branch")
+        raise HerdrError(errors.AMBIGUOUS_WORKTREE_BRANCH, "multiple worktrees matched branch")
     return matches[0]
 
 
@@ -499,7 +499,7 @@ async def open_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     wanted = _user_path(rt, p["path"]) if p["path"] is not None else None
     entry = _find_entry(entries, wanted, p["branch"])
     if entry.is_bare or entry.is_prunable:
-        raise HerdrError("worktree_not_found", "worktree cannot be opened")
+        raise HerdrError(errors.WORKTREE_NOT_FOUND, "worktree cannot be opened")
     path = gitrepo.canonical(entry.path)
     is_source = path == gitrepo.canonical(source.checkout)
     already = _open_workspace_for(rt, path)
@@ -540,15 +540,15 @@ async def remove(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     member = ws.worktree
     if member is None:
         raise HerdrError(
-            "not_linked_worktree", "workspace is not a Herdr-managed worktree checkout"
+            errors.NOT_LINKED_WORKTREE, "workspace is not a Herdr-managed worktree checkout"
         )
     if not member.is_linked_worktree:
-        raise HerdrError("not_linked_worktree", "workspace is not a linked worktree checkout")
+        raise HerdrError(errors.NOT_LINKED_WORKTREE, "workspace is not a linked worktree checkout")
     checkout = Path(member.checkout_path)
     key = gitrepo.canonical(checkout)
     flight = _in_flight(rt)
     if ws.number in flight.removing_workspaces or key in flight.removes or key in flight.creates:
-        raise HerdrError("worktree_operation_in_progress", _IN_PROGRESS)
+        raise HerdrError(errors.WORKTREE_OPERATION_IN_PROGRESS, _IN_PROGRESS)
     snapshot = rt.workspace_view(ws)
     worktree = _member_info(member, None)
     force = p["force"]
@@ -562,7 +562,8 @@ async def remove(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         message = str(exc)
         dirty = not force and gitrepo.is_dirty_remove_error(message)
         raise HerdrError(
-            "dirty_worktree_requires_force" if dirty else "worktree_remove_failed", message
+            errors.DIRTY_WORKTREE_REQUIRES_FORCE if dirty else errors.WORKTREE_REMOVE_FAILED,
+            message,
         ) from None
     finally:
         flight.removing_workspaces.discard(ws.number)
