@@ -404,3 +404,26 @@ def test_a_membership_whose_checkout_is_gone_is_dropped_on_restore(
         assert "worktree" not in info
     finally:
         again.stop()
+
+
+def test_subscribers_receive_the_worktree_events(sim: Simulator, api: Api, repo: Path) -> None:
+    """``worktree.created`` / ``worktree.removed`` subscriptions (the protocol-22
+    ``events.subscribe`` kinds) carry the events ``emit_worktree_created_event`` and
+    ``emit_worktree_removed_event`` build."""
+    from herdr_sim.client import Subscription
+
+    sub = Subscription(
+        sim.socket_path, [{"type": "worktree.created"}, {"type": "worktree.removed"}]
+    )
+    try:
+        assert sub.ack["result"]["type"] == "subscription_started"
+        created = api("worktree.create", cwd=str(repo), branch="sub")
+        line = sub.next(timeout=10)
+        assert line["event"] == "worktree_created"
+        assert line["data"]["worktree"] == created["worktree"]
+        api("worktree.remove", workspace_id=created["workspace"]["workspace_id"])
+        line = sub.next(timeout=10)
+        assert line["event"] == "worktree_removed"
+        assert line["data"]["forced"] is False
+    finally:
+        sub.close()
