@@ -41,6 +41,9 @@ METADATA_TOKEN_LIMIT: Final = "metadata_token_limit"
 METADATA_SEQUENCE_SOURCE_LIMIT: Final = "metadata_sequence_source_limit"
 INVALID_PARAMS: Final = "invalid_params"
 INVALID_LAYOUT: Final = "invalid_layout"
+# worktree groups (src/app/api/workspaces.rs, tabs.rs, panes.rs; #2874)
+CONFIRMATION_REQUIRED: Final = "confirmation_required"
+WORKSPACE_GROUP_CLOSE_REQUIRED: Final = "workspace_group_close_required"
 # worktree.* (src/app/api/worktrees.rs, worktrees/deferred.rs)
 NOT_GIT_WORKTREE: Final = "not_git_worktree"
 LINKED_WORKTREE_SOURCE: Final = "linked_worktree_source"
@@ -106,6 +109,13 @@ def tab_not_found(tab_id: str) -> HerdrError:
 def invalid_key(key: str) -> HerdrError:
     """A key combo that Herdr's parser rejects; nothing has been written."""
     return HerdrError(INVALID_KEY, f"unsupported key {key}")
+
+
+def group_close_needs_confirmation(what: str) -> HerdrError:
+    """Closing the last ``what`` ("pane", "tab") of a worktree group's parent workspace
+    would close the whole group; Herdr asks for confirmation (``confirm_close`` is on by
+    default) and closes nothing."""
+    return HerdrError(CONFIRMATION_REQUIRED, f"closing this {what} would close a worktree group")
 
 
 def server_shutting_down() -> HerdrError:

@@ -164,11 +164,20 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     result="ok",
 )
 async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Close a workspace and end every process in it."""
+    """Close a workspace and end every process in it; a worktree group's parent closes
+    with its whole group, and only when ``close_group`` asks for that (Herdr #2874)."""
     ws = rt.workspace(p["workspace_id"])
-    view = rt.workspace_view(ws)
-    keys = rt.session.close_workspace(ws)
-    rt.hub.publish(lifecycle.workspace_closed(ws.public_id, view))
+    group = rt.session.worktree_group(ws)
+    if len(group) >= 2 and not p["close_group"]:
+        raise HerdrError(
+            errors.WORKSPACE_GROUP_CLOSE_REQUIRED,
+            "workspace has linked worktree workspaces; use --group (close_group=true in the "
+            "API) to close the group",
+        )
+    closed = [(member.public_id, rt.workspace_view(member)) for member in group]
+    keys = [key for member in group for key in rt.session.close_workspace(member)]
+    for workspace_id, view in closed:
+        rt.hub.publish(lifecycle.workspace_closed(workspace_id, view))
     await rt.reap(keys)
     return {"type": "ok"}
 

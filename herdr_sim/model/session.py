@@ -417,6 +417,20 @@ class Session:
         if self.active_workspace is ws:
             self._mark_seen(ws.tabs[ws.active_tab])
 
+    def worktree_group(self, ws: Workspace) -> list[Workspace]:
+        """What closing ``ws`` closes in Herdr (``workspace_close_indices``): a worktree
+        group's parent takes every member of its group, in display order; anything else only
+        itself."""
+        parent = ws.worktree
+        if parent is None or parent.is_linked_worktree:
+            return [ws]
+        group = [
+            other
+            for other in self.workspaces
+            if other.worktree is not None and other.worktree.key == parent.key
+        ]
+        return group if len(group) >= 2 else [ws]
+
     def close_workspace(self, ws: Workspace) -> list[int]:
         """Remove ``ws``; returns the keys of the panes that went with it."""
         keys = ws.panes()

@@ -217,6 +217,7 @@ SERVER_ERROR_CODES: frozenset[str] = frozenset(
         "not_implemented",
         "unsupported_in_app_mode",
         # worktree.*
+        "workspace_group_close_required",
         "not_git_worktree",
         "linked_worktree_source",
         "worktree_list_failed",

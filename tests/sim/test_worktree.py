@@ -427,3 +427,38 @@ def test_subscribers_receive_the_worktree_events(sim: Simulator, api: Api, repo:
         assert line["data"]["forced"] is False
     finally:
         sub.close()
+
+
+def test_a_group_parent_closes_only_with_its_group(
+    sim: Simulator, api: Api, raw: Callable[..., dict[str, Any]], repo: Path
+) -> None:
+    """Herdr 0.9's group close (#2874, herdrdev/herdr commit 549d58b6:
+    ``handle_workspace_close``, ``workspace_close_indices``): closing the parent of a worktree
+    group needs ``close_group`` and then closes every member, one ``workspace_closed`` each;
+    closing its last tab or pane asks for confirmation (``confirm_implicit_worktree_group_close``,
+    src/app/api/tabs.rs and panes.rs); a linked member closes alone."""
+    parent = api("workspace.create", cwd=str(repo))
+    parent_id = parent["workspace"]["workspace_id"]
+    first = api("worktree.create", workspace_id=parent_id, branch="g1")["workspace"]
+    second = api("worktree.create", workspace_id=parent_id, branch="g2")["workspace"]
+    assert error_of(raw, "workspace.close", workspace_id=parent_id) == {
+        "code": "workspace_group_close_required",
+        "message": "workspace has linked worktree workspaces; use --group "
+        "(close_group=true in the API) to close the group",
+    }
+    assert error_of(raw, "tab.close", tab_id=parent["tab"]["tab_id"]) == {
+        "code": "confirmation_required",
+        "message": "closing this tab would close a worktree group",
+    }
+    assert error_of(raw, "pane.close", pane_id=parent["root_pane"]["pane_id"]) == {
+        "code": "confirmation_required",
+        "message": "closing this pane would close a worktree group",
+    }
+    api("workspace.close", workspace_id=second["workspace_id"])
+    since = len(sim.events)
+    api("workspace.close", workspace_id=parent_id, close_group=True)
+    closed = [
+        e["data"]["workspace_id"] for e in sim.events[since:] if e["event"] == "workspace_closed"
+    ]
+    assert closed == [parent_id, first["workspace_id"]]
+    assert api("workspace.list")["workspaces"] == []
