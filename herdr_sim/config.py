@@ -75,8 +75,8 @@ class SimulatorConfig:
     agent_start_settle: float = 3.0
     # -- worktree.* (herdr_sim/methods/worktree.py) ---------------------------------------------
     #: where ``worktree.create`` puts checkouts (``<dir>/<repo>/<branch-slug>``, Herdr's
-    #: ``[worktrees] directory``); None → ``<runtime dir>/worktrees``, never the user's
-    #: ``~/.herdr/worktrees`` (Herdr's default)
+    #: ``[worktrees] directory``); None → ``worktrees`` beside the socket (as the session
+    #: file), never the user's ``~/.herdr/worktrees`` (Herdr's default)
     worktree_directory: Path | None = None
     #: seconds one git command may run before it is killed and the request fails
     git_timeout: float = 60.0

@@ -113,7 +113,13 @@ def _user_path(rt: Runtime, text: str) -> Path:
 
 
 def _worktree_dir(rt: Runtime) -> Path:
-    return rt.config.worktree_directory or rt.runtime_dir / "worktrees"
+    """Where checkouts go: the setting, else beside the socket like the session file
+    (``worktrees`` next to ``herdr.sock``, else ``<stem>.worktrees``), so they outlive the
+    simulator as its saved session does."""
+    if rt.config.worktree_directory is not None:
+        return rt.config.worktree_directory
+    stem = rt.socket_path.stem
+    return rt.socket_path.with_name("worktrees" if stem == "herdr" else f"{stem}.worktrees")
 
 
 # -- which workspace shows what ----------------------------------------------------------------

@@ -160,7 +160,7 @@ def test_create_checks_out_a_new_branch_and_opens_it(sim: Simulator, api: Api, r
     ws_id = parent["workspace_id"]
     result = api("worktree.create", workspace_id=ws_id, branch="worktree/api-create")
     checkout = Path(result["worktree"]["path"])
-    assert checkout == sim.runtime_dir / "worktrees" / "proj" / "worktree-api-create"
+    assert checkout == sim.socket_path.with_name("worktrees") / "proj" / "worktree-api-create"
     assert (checkout / "README.md").read_text() == "test\n"
     assert git(checkout, "branch", "--show-current").strip() == "worktree/api-create"
     assert result["worktree"]["branch"] == "worktree/api-create"
