@@ -191,6 +191,14 @@ def test_create_checks_out_a_new_branch_and_opens_it(sim: Simulator, api: Api, r
     listed = api("worktree.list", workspace_id=parent["workspace_id"])["worktrees"]
     linked = [entry for entry in listed if entry["is_linked_worktree"]]
     assert [entry["open_workspace_id"] for entry in linked] == [workspace["workspace_id"]]
+    # listed from the linked workspace: the same repository, its parent as the source
+    # (``worktree_list_source_from_workspace``)
+    from_child = api("worktree.list", workspace_id=workspace["workspace_id"])
+    assert from_child["source"]["source_workspace_id"] == parent["workspace_id"]
+    assert from_child["source"]["source_checkout_path"] == str(repo)
+    assert from_child["worktrees"] == listed
+    from_path = api("worktree.list", cwd=str(checkout))
+    assert from_path["source"] == from_child["source"]
 
 
 def test_create_checks_out_an_existing_branch(sim: Simulator, api: Api, repo: Path) -> None:
