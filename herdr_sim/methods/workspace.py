@@ -164,8 +164,10 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     result="ok",
 )
 async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Close a workspace and end every process in it; a worktree group's parent closes
-    with its whole group, and only when ``close_group`` asks for that (Herdr #2874)."""
+    """Close a workspace (a worktree group's parent: with close_group, the whole group).
+
+    Herdr #2874: the parent of a group closes only when ``close_group`` asks for the group.
+    """
     ws = rt.workspace(p["workspace_id"])
     group = rt.session.worktree_group(ws)
     if len(group) >= 2 and not p["close_group"]:
