@@ -94,7 +94,6 @@ def streams(name: str) -> Callable[[StreamHandler], StreamHandler]:
 PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
 _UI = "needs an attached TUI client, which the simulator does not have"
-_WORKTREES = "git worktree management is out of scope for the simulator core"
 
 #: Protocol methods the simulator knowingly does not implement, with the reason.
 UNSUPPORTED: dict[str, str] = {
@@ -108,10 +107,6 @@ UNSUPPORTED: dict[str, str] = {
     "client.window_title.clear": _UI,
     "client_shell.surface.set": _UI,
     "workspace.move_block": "sidebar block moves are a TUI feature; workspace.move is supported",
-    "worktree.list": _WORKTREES,
-    "worktree.create": _WORKTREES,
-    "worktree.open": _WORKTREES,
-    "worktree.remove": _WORKTREES,
     "agent.view.set": _UI,
     "agent.view.clear": _UI,
     "pane.scroll": _UI,

@@ -28,6 +28,7 @@ __all__ = ["main"]
 
 _GROUPS = (
     "workspace",
+    "worktree",
     "tab",
     "pane",
     "agent",
@@ -42,7 +43,6 @@ _UNSUPPORTED_GROUPS = {
     "completions": "shell completion scripts are not generated",
     "config": "there is no config.toml",
     "channel": "there are no update channels",
-    "worktree": "git worktree workspaces are not simulated",
     "integration": "agent integrations are not installed by the simulator",
 }
 _KNOWN_FLAGS = frozenset(

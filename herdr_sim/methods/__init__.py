@@ -29,6 +29,7 @@ def load_all() -> dict[str, MethodEntry]:
         server,
         tab,
         workspace,
+        worktree,
     )
 
     return METHODS
