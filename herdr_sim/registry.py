@@ -108,7 +108,6 @@ UNSUPPORTED: dict[str, str] = {
     "worktree.remove": _WORKTREES,
     "agent.view.set": _UI,
     "agent.view.clear": _UI,
-    "pane.scroll": _UI,
     "pane.edit_scrollback": _UI,
     "pane.selection.read": _UI,
     "pane.copy_motion": _UI,

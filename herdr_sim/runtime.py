@@ -107,8 +107,10 @@ class Runtime:
         return live
 
     def pane_view(self, ref: PaneRef) -> dict[str, Any]:
-        """PaneInfo with the live cwd and terminal title."""
-        return pane_info(self.session, ref, **self._live(ref))
+        """PaneInfo with the live cwd, terminal title and scroll metrics."""
+        proc = self.processes.get(ref.pane.key)
+        scroll = None if proc is None else proc.terminal.scroll_metrics().view()
+        return pane_info(self.session, ref, **self._live(ref), scroll=scroll)
 
     def agent_view(self, ref: PaneRef) -> dict[str, Any]:
         """AgentInfo with the live cwd and terminal title (only for agent panes, §5.2)."""
