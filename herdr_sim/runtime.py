@@ -244,7 +244,13 @@ class Runtime:
         self.processes[key] = proc
 
     async def _pane_died(self, key: int) -> None:
-        """A pane's shell exited: ``pane.exited``, then the pane closes like any other."""
+        """A pane's shell exited: ``pane_exited``, then the pane leaves its tab.
+
+        As in Herdr (``src/app/api.rs``, test ``pane_exit_emits_layout_updated_when_tab_survives``;
+        ``handle_pane_died`` in ``src/app/actions.rs``): ``layout_updated`` follows when
+        the tab keeps other panes; an emptied tab or workspace is removed without
+        ``pane_closed``, ``tab_closed`` or ``workspace_closed``.
+        """
         proc = self.processes.pop(key, None)
         if proc is not None:
             proc.output.fire()
@@ -253,8 +259,10 @@ class Runtime:
             return
         ref = self.session.locate(key)
         ref.pane.exited = True
-        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ref.workspace.public_id))
-        await self.remove_pane(ref)
+        ws, tab = ref.workspace, ref.tab
+        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ws.public_id))
+        if self.session.close_pane(ref) == "pane":
+            self.publish_layout(ws, tab)
         self.after_request()
 
     async def reap(self, keys: list[int]) -> None:
