@@ -38,6 +38,7 @@ from .views import (
     layout_view,
     pane_info,
     public_status,
+    strip_title,
     tab_info,
     workspace_info,
 )
@@ -232,7 +233,10 @@ class Runtime:
         key = ref.pane.key
 
         def on_output(data: bytes) -> None:
+            title = terminal.title
             terminal.feed(data)
+            if terminal.title != title:
+                self._title_changed(key, title, terminal.title)
             proc.output.fire()
             if self.detection is not None:
                 self.detection.poke(key)
@@ -242,6 +246,17 @@ class Runtime:
 
         pty.attach(asyncio.get_running_loop(), on_output, on_exit)
         self.processes[key] = proc
+
+    def _title_changed(self, key: int, before: str | None, after: str | None) -> None:
+        """OSC 0/2 changed the title: when the stripped title changed, the pane's
+        ``revision`` goes up and ``pane_updated`` is emitted (Herdr's
+        ``set_terminal_title`` in ``src/terminal/state.rs`` and ``sync_terminal_titles`` in
+        ``src/app/terminal_titles.rs``; a spinner frame alone changes nothing)."""
+        if strip_title(before) == strip_title(after) or key not in self.session.panes:
+            return
+        ref = self.session.locate(key)
+        ref.pane.revision += 1
+        self.hub.publish(lifecycle.pane_updated(self.pane_view(ref)))
 
     async def _pane_died(self, key: int) -> None:
         """A pane's shell exited: ``pane_exited``, then the pane leaves its tab.
