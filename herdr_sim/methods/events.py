@@ -106,10 +106,6 @@ async def subscribe(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     raise HerdrError(errors.INVALID_REQUEST, "events.subscribe needs a streaming connection")
 
 
-def _status_data(rt: Runtime, key: int) -> dict[str, Any]:
-    return rt.status_event(rt.session.locate(key))
-
-
 @streams("events.subscribe")
 async def stream_subscription(
     rt: Runtime,
