@@ -5,7 +5,8 @@ events in the underscore envelope; the filtered ones (``pane.agent_status_change
 ``pane.output_matched``, ``pane.scroll_changed``) use the dot envelope without ``type``.
 Each stream polls its subscriptions round by round as Herdr does
 (:mod:`herdr_sim.methods.subscriptions`), waking on events, state changes and output
-rather than on a timer alone. Waits wake on state changes and output instead of polling.
+rather than on a timer alone. ``events.wait`` is one such status subscription, polled
+until it matches.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from .. import errors
 from ..errors import HerdrError
-from ..events import Envelope, Signal, wait_any
+from ..events import Signal, wait_any
 from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
 from ..registry import Send, method, streams
 from ..runtime import Runtime
@@ -201,36 +202,19 @@ async def wait(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         error = errors.pane_not_found(pane_id)
         error.id_suffix = ":sub:0:probe"  # Herdr's initial probe answers under its own id
         raise error
-    # Later look-ups use the canonical id the probe answered, as Herdr's do.
-    key, canonical_id = ref.pane.key, ref.pane_id
-    seen: list[dict[str, Any]] = []
-
-    def listener(envelope: Envelope) -> None:
-        data = envelope["data"]
-        if envelope["event"] == "pane_agent_status_changed" and data.get("agent_status") == wanted:
-            found = rt.session.find_pane(data["pane_id"])
-            if found is not None and found.pane.key == key:
-                seen.append(data)
-
-    rt.hub.add_listener(listener)
-    try:
-        while True:
-            if key not in rt.session.panes:
-                raise errors.pane_not_found(canonical_id)
-            ref = rt.session.locate(key)
-            if seen or rt.status_of(ref) == wanted:
-                data = (
-                    seen[0]
-                    if seen
-                    else {"type": "pane_agent_status_changed", **rt.status_event(ref)}
-                )
-                return {
-                    "type": "wait_matched",
-                    "event": {"event": "pane_agent_status_changed", "data": data},
-                }
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise HerdrError(errors.TIMEOUT, "timed out waiting for event match")
-            await rt.state_changed.wait(remaining)
-    finally:
-        rt.hub.remove_listener(listener)
+    # Herdr's wait is one status subscription polled until it matches (src/api/wait.rs
+    # wait_for_event); later look-ups use the canonical id the probe answered.
+    subscription = StatusSubscription(rt, rt.status_event(ref), wanted)
+    while True:
+        event = subscription.poll_for_wait()
+        if event is not None:
+            data = {"type": "pane_agent_status_changed", **event["data"]}
+            return {
+                "type": "wait_matched",
+                "event": {"event": "pane_agent_status_changed", "data": data},
+            }
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise HerdrError(errors.TIMEOUT, "timed out waiting for event match")
+        pause = POLL_INTERVAL if remaining is None else min(remaining, POLL_INTERVAL)
+        await wait_any((rt.hub.published, rt.state_changed), pause)

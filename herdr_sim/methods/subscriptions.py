@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
+from .. import errors
 from ..events import Envelope, EventHub
 from ..runtime import Runtime
 from .pane_io import first_matching_line, output_match_source, read_pane
@@ -75,6 +76,14 @@ class StatusSubscription:
         )
 
     def poll(self) -> Envelope | None:
+        return self._poll(strict=False)
+
+    def poll_for_wait(self) -> Envelope | None:
+        """:meth:`poll` for ``events.wait``: a pane gone by the snapshot is ``pane_not_found``
+        (Herdr's ``poll_for_wait`` passes the snapshot's error on; a stream swallows it)."""
+        return self._poll(strict=True)
+
+    def _poll(self, *, strict: bool) -> Envelope | None:
         hub = self.rt.hub
         saw_status_event = False
         for sequence, envelope in hub.events_after(self.cursor):
@@ -96,11 +105,13 @@ class StatusSubscription:
         elif self.initial is not None:
             initial, self.initial = self.initial, None
             return _status_envelope(initial)
-        return self._from_snapshot()
+        return self._from_snapshot(strict=strict)
 
-    def _from_snapshot(self) -> Envelope | None:
+    def _from_snapshot(self, *, strict: bool) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
         if ref is None:
+            if strict:
+                raise errors.pane_not_found(self.pane_id)
             return None
         data = self.rt.status_event(ref)
         status, presentation = data["agent_status"], _presentation(data)
