@@ -6,7 +6,8 @@ Herdr fills ``scroll`` for every pane with a live terminal (``pane_info`` in
 emits ``{pane_id, workspace_id, scroll}`` when it changed (``ActiveScrollChangedSubscription``
 in ``src/api/subscriptions.rs``). ``pane.scroll`` (protocol 22's ``PaneScrollParams``) moves the
 viewport to an offset clamped to the history (``ghostty_set_scroll_offset_from_bottom``) and
-answers the pane with its metrics after the move, as clients pinned to Herdr 0.9 expect.
+answers the pane (``pane_info``, what ``herdr-client``'s live integration tests against a real
+Herdr assert) with its metrics after the move.
 """
 
 from __future__ import annotations
