@@ -76,14 +76,14 @@ class StatusSubscription:
         )
 
     def poll(self) -> Envelope | None:
-        return self._poll(strict=False)
+        return self._next(strict=False)
 
     def poll_for_wait(self) -> Envelope | None:
         """:meth:`poll` for ``events.wait``: a pane gone by the snapshot is ``pane_not_found``
         (Herdr's ``poll_for_wait`` passes the snapshot's error on; a stream swallows it)."""
-        return self._poll(strict=True)
+        return self._next(strict=True)
 
-    def _poll(self, *, strict: bool) -> Envelope | None:
+    def _next(self, *, strict: bool) -> Envelope | None:
         hub = self.rt.hub
         saw_status_event = False
         for sequence, envelope in hub.events_after(self.cursor):
