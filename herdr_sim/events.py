@@ -23,7 +23,9 @@ Envelope = dict[str, Any]
 class Signal:
     """A level-free wake-up: every waiter of the current round wakes on :meth:`fire`.
 
-    Waits for pane output and state changes are built on it, so nothing polls while idle.
+    Waits for pane output and state changes are built on it, so they do not spin; a
+    subscription stream also re-polls every 100 ms, as Herdr's does, for the changes that
+    only a snapshot shows.
     """
 
     def __init__(self) -> None:
