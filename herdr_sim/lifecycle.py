@@ -208,7 +208,8 @@ def pane_focused(pane_id: str, workspace_id: str) -> Event:
 
 
 def pane_exited(pane_id: str, workspace_id: str) -> Event:
-    """``pane_exited``: the pane's shell ended (the pane closes next)."""
+    """``pane_exited``: the pane's shell ended; the pane leaves its tab with no
+    ``pane_closed`` (only a ``layout_updated`` when the tab survives)."""
     return Event("pane_exited", {"pane_id": pane_id, "workspace_id": workspace_id})
 
 

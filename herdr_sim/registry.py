@@ -109,7 +109,6 @@ UNSUPPORTED: dict[str, str] = {
     "workspace.move_block": "sidebar block moves are a TUI feature; workspace.move is supported",
     "agent.view.set": _UI,
     "agent.view.clear": _UI,
-    "pane.scroll": _UI,
     "pane.edit_scrollback": _UI,
     "pane.selection.read": _UI,
     "pane.copy_motion": _UI,

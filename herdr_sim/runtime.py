@@ -38,6 +38,7 @@ from .views import (
     layout_view,
     pane_info,
     public_status,
+    strip_title,
     tab_info,
     workspace_info,
 )
@@ -107,8 +108,10 @@ class Runtime:
         return live
 
     def pane_view(self, ref: PaneRef) -> dict[str, Any]:
-        """PaneInfo with the live cwd and terminal title."""
-        return pane_info(self.session, ref, **self._live(ref))
+        """PaneInfo with the live cwd, terminal title and scroll metrics."""
+        proc = self.processes.get(ref.pane.key)
+        scroll = None if proc is None else proc.terminal.scroll_metrics().view()
+        return pane_info(self.session, ref, **self._live(ref), scroll=scroll)
 
     def agent_view(self, ref: PaneRef) -> dict[str, Any]:
         """AgentInfo with the live cwd and terminal title (only for agent panes, §5.2)."""
@@ -230,7 +233,10 @@ class Runtime:
         key = ref.pane.key
 
         def on_output(data: bytes) -> None:
+            title = terminal.title
             terminal.feed(data)
+            if terminal.title != title:
+                self._title_changed(key, title, terminal.title)
             proc.output.fire()
             if self.detection is not None:
                 self.detection.poke(key)
@@ -241,8 +247,25 @@ class Runtime:
         pty.attach(asyncio.get_running_loop(), on_output, on_exit)
         self.processes[key] = proc
 
+    def _title_changed(self, key: int, before: str | None, after: str | None) -> None:
+        """OSC 0/2 changed the title: when the stripped title changed, the pane's
+        ``revision`` goes up and ``pane_updated`` is emitted (Herdr's
+        ``set_terminal_title`` in ``src/terminal/state.rs`` and ``sync_terminal_titles`` in
+        ``src/app/terminal_titles.rs``; a spinner frame alone changes nothing)."""
+        if strip_title(before) == strip_title(after) or key not in self.session.panes:
+            return
+        ref = self.session.locate(key)
+        ref.pane.revision += 1
+        self.hub.publish(lifecycle.pane_updated(self.pane_view(ref)))
+
     async def _pane_died(self, key: int) -> None:
-        """A pane's shell exited: ``pane.exited``, then the pane closes like any other."""
+        """A pane's shell exited: ``pane_exited``, then the pane leaves its tab.
+
+        As in Herdr (``src/app/api.rs``, test ``pane_exit_emits_layout_updated_when_tab_survives``;
+        ``handle_pane_died`` in ``src/app/actions.rs``): ``layout_updated`` follows when
+        the tab keeps other panes; an emptied tab or workspace is removed without
+        ``pane_closed``, ``tab_closed`` or ``workspace_closed``.
+        """
         proc = self.processes.pop(key, None)
         if proc is not None:
             proc.output.fire()
@@ -251,8 +274,10 @@ class Runtime:
             return
         ref = self.session.locate(key)
         ref.pane.exited = True
-        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ref.workspace.public_id))
-        await self.remove_pane(ref)
+        ws, tab = ref.workspace, ref.tab
+        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ws.public_id))
+        if self.session.close_pane(ref) == "pane":
+            self.publish_layout(ws, tab)
         self.after_request()
 
     async def reap(self, keys: list[int]) -> None:

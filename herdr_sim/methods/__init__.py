@@ -24,6 +24,7 @@ def load_all() -> dict[str, MethodEntry]:
         notification,
         pane,
         pane_io,
+        pane_scroll,
         plugin_panes,
         plugins,
         server,
