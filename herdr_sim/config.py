@@ -20,7 +20,8 @@ class SimulatorConfig:
 
     socket_path: Path | None = None
     session_name: str | None = None
-    #: the headless terminal area (Herdr's default without an attached client is 120×40)
+    #: Herdr's headless frame (`server.headless_cols`/`headless_rows`, 120×40); its sidebar and
+    #: tab bar take their share, so panes get `geometry.terminal_area(cols, rows)`
     cols: int = 120
     rows: int = 40
     #: None → the deterministic bash setup; a path → that shell
