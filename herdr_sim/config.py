@@ -60,6 +60,9 @@ class SimulatorConfig:
     #: put the fake agents (`pi`, `claude`, `codex`, `opencode`) on every pane's PATH, right
     #: after the simulator's `herdr`; False → panes find only the agents the user installed
     fake_agents: bool = True
+    #: Herdr's ``experimental.kitty_graphics`` (default off): off, every ``pane.graphics.*``
+    #: answers ``feature_disabled``
+    kitty_graphics: bool = False
     #: Herdr's screen-detection manifests (`*.toml`); None → no screen rules, so a detected
     #: known agent is always `idle` (Herdr's known-agent fallback)
     agent_manifests_dir: Path | None = None

@@ -72,6 +72,10 @@ class Runtime:
         self.faults = FaultPlan()
         self.processes: dict[int, PaneProcess] = {}
         self.notifications: list[Notification] = []
+        #: the outer-window title set by ``client.window_title.set`` for a client to come
+        self.window_title: str | None = None
+        #: pane graphics layers (pane key, layer id) → their inline bytes (methods/pane_graphics.py)
+        self.graphics: dict[tuple[int, str], int] = {}
         self.stopping = False
         self.stopped = asyncio.Event()
         self.state_changed = Signal()

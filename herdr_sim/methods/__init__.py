@@ -18,15 +18,19 @@ def load_all() -> dict[str, MethodEntry]:
         agent_reports,
         agent_start,
         agents,
+        client_ui,
         detection,
         events,
         layout,
         notification,
         pane,
+        pane_graphics,
+        pane_input,
         pane_io,
         server,
         tab,
         workspace,
+        workspace_blocks,
     )
 
     return METHODS
