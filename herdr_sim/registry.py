@@ -102,8 +102,6 @@ UNSUPPORTED: dict[str, str] = {
     "worktree.create": _WORKTREES,
     "worktree.open": _WORKTREES,
     "worktree.remove": _WORKTREES,
-    "agent.view.set": _UI,
-    "agent.view.clear": _UI,
     "pane.scroll": _UI,
     "pane.edit_scrollback": _UI,
     "pane.selection.read": _UI,

@@ -74,6 +74,8 @@ class Runtime:
         self.notifications: list[Notification] = []
         #: the outer-window title set by ``client.window_title.set`` for a client to come
         self.window_title: str | None = None
+        #: the agent panel's transient view (``agent.view.set``), for a client to come
+        self.agent_view_override: dict[str, Any] | None = None
         #: pane graphics layers (pane key, layer id) → their inline bytes (methods/pane_graphics.py)
         self.graphics: dict[tuple[int, str], int] = {}
         self.stopping = False

@@ -17,6 +17,7 @@ def load_all() -> dict[str, MethodEntry]:
     from . import (  # noqa: F401  (imported for their registrations)
         agent_reports,
         agent_start,
+        agent_view,
         agents,
         client_ui,
         detection,

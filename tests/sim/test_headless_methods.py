@@ -332,3 +332,117 @@ def test_graphics_layer_limit_per_pane(api: Api) -> None:
         "pane graphics layer limit reached",
     )
     assert api("pane.graphics.set", layer_id="l3", data_base64=image, **params) == {"type": "ok"}
+
+
+# -- agent.view.* ---------------------------------------------------------------------------
+
+WORKING = {"op": "eq", "field": "status", "value": "working"}
+
+
+def test_agent_view_set_and_source_guarded_clear(api: Api) -> None:
+    """``src/app/api/agent_view.rs`` and Herdr's test
+    ``set_and_source_guarded_clear_replace_transient_view``: set answers the active view;
+    clear with another source keeps it, with its own source (or none) drops it."""
+    assert api(
+        "agent.view.set", source=" example.views ", label=" working\x01 ", filter=WORKING
+    ) == {"type": "agent_view", "active": True, "source": "example.views", "label": "working"}
+    kept = api("agent.view.clear", source="other.views")
+    assert kept == {
+        "type": "agent_view",
+        "active": True,
+        "source": "example.views",
+        "label": "working",
+    }
+    cleared = api("agent.view.clear", source="example.views")
+    assert cleared == {"type": "agent_view", "active": False, "source": None, "label": None}
+    api("agent.view.set", source="x", sort=[{"field": "attention", "order": "desc"}])
+    assert api("agent.view.clear")["active"] is False
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        (
+            {"source": "bad source"},
+            (
+                "agent view source must be non-empty, at most 120 characters, and contain only "
+                "ASCII letters, digits, colon, dot, underscore, or hyphen"
+            ),
+        ),
+        (
+            {"source": "s", "label": "\x01"},
+            "agent view label must be non-empty and at most 32 characters",
+        ),
+        (
+            {"source": "s", "filter": {"op": "any", "filters": []}},
+            "agent view all/any filters must not be empty",
+        ),
+        (
+            {"source": "s", "filter": {"op": "in", "field": "agent", "values": []}},
+            "agent view in filters require 1 to 32 values",
+        ),
+        (
+            {"source": "s", "filter": {"op": "eq", "field": "status", "value": "busy"}},
+            "unknown agent status `busy`",
+        ),
+        (
+            {"source": "s", "filter": {"op": "eq", "field": "seen", "value": "yes"}},
+            "agent view value type does not match the selected field",
+        ),
+        (
+            {
+                "source": "s",
+                "filter": {"op": "eq", "field": "pane_id", "value": {"context": "current_tab_id"}},
+            },
+            "agent view context type does not match the selected field",
+        ),
+        (
+            {"source": "s", "filter": {"op": "exists", "field": {"token": "no spaces"}}},
+            "invalid agent view token `no spaces`",
+        ),
+        (
+            {"source": "s", "sort": [{"field": "agent"}] * 9},
+            "agent view sort may contain at most 8 fields",
+        ),
+        ({"source": "plugin:"}, "plugin-owned agent view source has an invalid plugin id"),
+    ],
+)
+def test_agent_view_refusals(api: Api, params: dict[str, Any], message: str) -> None:
+    """``validate_agent_view`` (``src/app/agent_view.rs``): ``invalid_agent_view`` with the
+    first problem; an invalid view leaves the active one in place (Herdr's test
+    ``invalid_view_does_not_replace_active_view``)."""
+    api("agent.view.set", source="example.views", filter=WORKING)
+    assert failure(api, "agent.view.set", **params) == ("invalid_agent_view", message)
+    assert api("agent.view.clear", source="none.here")["source"] == "example.views"
+
+
+def test_agent_view_filter_depth_and_plugin_sources(api: Api) -> None:
+    """Nine nested levels are one too many (``MAX_FILTER_DEPTH`` 8); a ``plugin:`` source
+    needs an installed plugin, and the simulator has none (``plugin_not_found``)."""
+    nested: dict[str, Any] = WORKING
+    for _ in range(8):
+        nested = {"op": "not", "filter": nested}
+    assert failure(api, "agent.view.set", source="s", filter=nested) == (
+        "invalid_agent_view",
+        "agent view filter may be nested at most 8 levels",
+    )
+    assert api("agent.view.set", source="s", filter=nested["filter"])["active"] is True
+    assert failure(api, "agent.view.set", source="plugin:acme.views") == (
+        "plugin_not_found",
+        "plugin not found",
+    )
+
+
+def test_agent_view_untagged_values_are_read_like_serde(raw: Api) -> None:
+    """``AgentViewValue`` is ``#[serde(untagged)]`` (``src/api/schema/agents.rs``): a value
+    that is no string, boolean, u64 or context fails the request line."""
+    reply = raw(
+        "agent.view.set",
+        source="s",
+        filter={"op": "eq", "field": "state_change_seq", "value": -1},
+    )
+    assert reply["error"]["code"] == "invalid_request"
+    assert (
+        "data did not match any variant of untagged enum AgentViewValue"
+        in (reply["error"]["message"])
+    )
