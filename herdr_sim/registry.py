@@ -89,25 +89,38 @@ PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 _UI = "needs an attached TUI client, which the simulator does not have"
 _PLUGINS = "the plugin system is out of scope for agent orchestration"
 _WORKTREES = "git worktree management is out of scope for the simulator core"
+#: Herdr 0.9's client-shell endpoint methods: absent from Herdr 0.8.2, the newest source we
+#: can read, and defined by state only a client shell holds
+_COPY_MODE = (
+    "a protocol-22 copy-mode method of Herdr 0.9's client shell (absolute rows checked against "
+    "a content revision and a viewport offset); its handler is not in Herdr 0.8.2, the newest "
+    "source we can read, so its text and error rules cannot be reproduced faithfully"
+)
+_CLIENT_SHELL = (
+    "acts on what Herdr 0.9 gave a client shell (announcements, release notes, command ids "
+    "of its projection); the simulator attaches no client shell, and the handler is not in "
+    "Herdr 0.8.2, the newest source we can read"
+)
 
 #: Protocol methods the simulator knowingly does not implement, with the reason.
 UNSUPPORTED: dict[str, str] = {
     "server.live_handoff": "live binary hand-off between server versions has no meaning for "
     "a simulator",
-    "product_announcement.dismiss": _UI,
-    "release_notes.dismiss": _UI,
-    "command.invoke": _UI,
-    "client_shell.surface.set": _UI,
+    "product_announcement.dismiss": _CLIENT_SHELL,
+    "release_notes.dismiss": _CLIENT_SHELL,
+    "command.invoke": _CLIENT_SHELL,
+    "client_shell.surface.set": "a client shell's surface-interest lease; ping reports the "
+    "`surface_interest` capability false, as a server without the feature does",
     "worktree.list": _WORKTREES,
     "worktree.create": _WORKTREES,
     "worktree.open": _WORKTREES,
     "worktree.remove": _WORKTREES,
     "pane.scroll": _UI,
-    "pane.edit_scrollback": _UI,
-    "pane.selection.read": _UI,
-    "pane.copy_motion": _UI,
-    "pane.copy_search": _UI,
-    "pane.link.activate": _UI,
+    "pane.edit_scrollback": _COPY_MODE,
+    "pane.selection.read": _COPY_MODE,
+    "pane.copy_motion": _COPY_MODE,
+    "pane.copy_search": _COPY_MODE,
+    "pane.link.activate": _COPY_MODE,
     "integration.list": "installing agent integrations touches the user's agent configs",
     "integration.install": "installing agent integrations touches the user's agent configs",
     "integration.uninstall": "installing agent integrations touches the user's agent configs",
