@@ -41,6 +41,18 @@ METADATA_TOKEN_LIMIT: Final = "metadata_token_limit"
 METADATA_SEQUENCE_SOURCE_LIMIT: Final = "metadata_sequence_source_limit"
 INVALID_PARAMS: Final = "invalid_params"
 INVALID_LAYOUT: Final = "invalid_layout"
+WORKSPACE_MOVE_BLOCK_FAILED: Final = "workspace_move_block_failed"
+POPUP_NOT_OPEN: Final = "popup_not_open"
+INVALID_AGENT_VIEW: Final = "invalid_agent_view"
+PLUGIN_NOT_FOUND: Final = "plugin_not_found"
+# pane graphics (``src/app/api/pane_graphics.rs``)
+FEATURE_DISABLED: Final = "feature_disabled"
+CELL_SIZE_UNAVAILABLE: Final = "cell_size_unavailable"
+INVALID_LAYER_ID: Final = "invalid_layer_id"
+INVALID_IMAGE: Final = "invalid_image"
+IMAGE_TOO_LARGE: Final = "image_too_large"
+LAYER_LIMIT: Final = "layer_limit"
+GRAPHICS_BUDGET_EXCEEDED: Final = "graphics_budget_exceeded"
 #: The simulator's own code for a protocol method it deliberately does not implement.
 NOT_SUPPORTED: Final = "not_supported_by_simulator"
 

@@ -17,6 +17,7 @@ import re
 import unicodedata
 from typing import Any
 
+from .. import errors
 from ..errors import HerdrError
 from ..params import Bool, Enum, F, Kind, ListOf, Nullable, Obj, ParamError, Str, Tagged
 from ..protocol import RUST_WHITESPACE
@@ -137,7 +138,7 @@ SET_PARAMS = Obj(
 
 
 def _invalid(message: str) -> HerdrError:
-    return HerdrError("invalid_agent_view", message)
+    return HerdrError(errors.INVALID_AGENT_VIEW, message)
 
 
 def normalize_source(source: str) -> str:
@@ -242,7 +243,7 @@ async def view_set(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         plugin_id = source.removeprefix("plugin:")
         if not plugin_id or len(plugin_id) > PLUGIN_ID_MAX_CHARS:
             raise _invalid("plugin-owned agent view source has an invalid plugin id")
-        raise HerdrError("plugin_not_found", "plugin not found")
+        raise HerdrError(errors.PLUGIN_NOT_FOUND, "plugin not found")
     rt.agent_view_override = {**p, "source": source, "label": label}
     return _view(rt)
 

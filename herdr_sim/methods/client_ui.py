@@ -70,7 +70,7 @@ async def window_title_clear(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 @method("popup.close", EMPTY, result="ok", mutates=False)
 async def popup_close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Close the popup pane; there is none in the simulator."""
-    raise HerdrError("popup_not_open", "no popup is open")
+    raise HerdrError(errors.POPUP_NOT_OPEN, "no popup is open")
 
 
 @method("server.reload_config", EMPTY, result="config_reload", mutates=False)

@@ -23,6 +23,7 @@ import binascii
 import re
 from typing import Any
 
+from .. import errors
 from ..errors import HerdrError
 from ..params import Enum, F, Int, Kind, Nullable, Obj, ParamError, Str
 from ..registry import method
@@ -79,7 +80,9 @@ CLEAR_PARAMS = Obj(fields={"pane_id": REQ_STR, "layer_id": F(Nullable(Str()))})
 
 def _require_enabled(rt: Runtime) -> None:
     if not rt.config.kitty_graphics:
-        raise HerdrError("feature_disabled", "pane graphics require experimental.kitty_graphics")
+        raise HerdrError(
+            errors.FEATURE_DISABLED, "pane graphics require experimental.kitty_graphics"
+        )
 
 
 def _pane_key(rt: Runtime, pane_id: str) -> int:
@@ -94,14 +97,16 @@ def _pane_key(rt: Runtime, pane_id: str) -> int:
 def _layer_key(key: int, layer_id: str | None) -> tuple[int, str]:
     layer = PRIMARY_LAYER if layer_id is None else layer_id
     if not layer or len(layer.encode()) > 64:
-        raise HerdrError("invalid_layer_id", "layer_id must contain between 1 and 64 characters")
+        raise HerdrError(
+            errors.INVALID_LAYER_ID, "layer_id must contain between 1 and 64 characters"
+        )
     if not _LAYER_ID.fullmatch(layer):
-        raise HerdrError("invalid_layer_id", "layer_id contains unsupported characters")
+        raise HerdrError(errors.INVALID_LAYER_ID, "layer_id contains unsupported characters")
     return key, layer
 
 
 def _invalid_image(message: str) -> HerdrError:
-    return HerdrError("invalid_image", message)
+    return HerdrError(errors.INVALID_IMAGE, message)
 
 
 @method("pane.graphics.info", PANE_TARGET, result="pane_graphics_info", mutates=False)
@@ -109,7 +114,7 @@ async def info(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Cell size and limits for a graphics producer; no client, so no cell size."""
     _require_enabled(rt)
     _pane_key(rt, p["pane_id"])
-    raise HerdrError("cell_size_unavailable", "host cell size is unavailable")
+    raise HerdrError(errors.CELL_SIZE_UNAVAILABLE, "host cell size is unavailable")
 
 
 @method("pane.graphics.set", SET_PARAMS, result="ok", mutates=False)
@@ -122,7 +127,7 @@ async def set_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         len(rt.graphics) >= MAX_LAYERS_TOTAL
         or sum(1 for k in rt.graphics if k[0] == layer[0]) >= MAX_LAYERS_PER_PANE
     ):
-        raise HerdrError("layer_limit", "pane graphics layer limit reached")
+        raise HerdrError(errors.LAYER_LIMIT, "pane graphics layer limit reached")
     width, height = p["image_width"], p["image_height"]
     if width == 0 or height == 0:
         raise _invalid_image("image_width and image_height must be greater than zero")
@@ -136,12 +141,14 @@ async def set_(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     if not data:
         raise _invalid_image("image data must not be empty")
     if len(data) > SET_MAX_BYTES:
-        raise HerdrError("image_too_large", "image data is too large")
+        raise HerdrError(errors.IMAGE_TOO_LARGE, "image data is too large")
     if per_pixel is not None and width * height * per_pixel != len(data):
         raise _invalid_image("image data does not match the frame contract")
     inline = sum(rt.graphics.values()) - rt.graphics.get(layer, 0) + len(data)
     if inline > MAX_INLINE_BYTES_TOTAL:
-        raise HerdrError("graphics_budget_exceeded", "pane graphics inline memory limit reached")
+        raise HerdrError(
+            errors.GRAPHICS_BUDGET_EXCEEDED, "pane graphics inline memory limit reached"
+        )
     rt.graphics[layer] = len(data)
     return {"type": "ok"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import lifecycle
+from .. import errors, lifecycle
 from ..errors import HerdrError
 from ..model.session import Workspace
 from ..params import F, ListOf, Obj, Str
@@ -21,7 +21,7 @@ from ..registry import method
 from ..runtime import Runtime
 from .specs import OPT_STR
 
-MOVE_BLOCK_FAILED = "workspace_move_block_failed"
+MOVE_BLOCK_FAILED = errors.WORKSPACE_MOVE_BLOCK_FAILED
 
 
 def _reorder(rt: Runtime, block: list[Workspace], before: Workspace | None) -> bool:

@@ -154,8 +154,8 @@ def is_agent_name(name: str) -> bool:
 
 # -- error codes ----------------------------------------------------------------------------
 
-#: Codes Herdr's server answers in an error envelope (graphics, plugin and worktree codes
-#: of the out-of-scope families excepted).
+#: Codes Herdr's server answers in an error envelope (the graphics codes of the pane
+#: graphics methods the simulator answers; plugin and worktree codes excepted).
 SERVER_ERROR_CODES: frozenset[str] = frozenset(
     {
         "invalid_request",
@@ -216,6 +216,16 @@ SERVER_ERROR_CODES: frozenset[str] = frozenset(
         "invalid_resume_argv",
         "not_implemented",
         "unsupported_in_app_mode",
+        "popup_not_open",
+        "invalid_agent_view",
+        "plugin_not_found",
+        "feature_disabled",
+        "cell_size_unavailable",
+        "invalid_layer_id",
+        "invalid_image",
+        "image_too_large",
+        "layer_limit",
+        "graphics_budget_exceeded",
     }
 )
 #: Codes only Herdr's CLI produces (the server never does): the connection guard's and
