@@ -8,6 +8,7 @@ suite's wire tap (``tests/conftest.py``).
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -446,3 +447,12 @@ def test_agent_view_untagged_values_are_read_like_serde(raw: Api) -> None:
         "data did not match any variant of untagged enum AgentViewValue"
         in (reply["error"]["message"])
     )
+
+
+def test_cli_terminal_title_blank_is_the_server_s_invalid_params(herdr: HerdrCli) -> None:
+    """``herdr terminal title set`` (``src/cli.rs`` ``terminal_title``) forwards the title
+    as given; ``print_response`` writes the server's ``invalid_params`` to stderr, exit 1."""
+    result = herdr("terminal", "title", "set", "  ")
+    assert (result.code, result.stdout) == (1, ""), result.stderr
+    error = json.loads(result.stderr)["error"]
+    assert error == {"code": "invalid_params", "message": "window title is empty"}
