@@ -25,8 +25,15 @@ def _parser() -> argparse.ArgumentParser:
     where = serve.add_mutually_exclusive_group()
     where.add_argument("--socket", type=Path, help="socket path (default: like the herdr CLI)")
     where.add_argument("--session", help="named session under the simulator's config dir")
-    serve.add_argument("--cols", type=int, default=120, help="terminal area width (120)")
-    serve.add_argument("--rows", type=int, default=40, help="terminal area height (40)")
+    serve.add_argument(
+        "--cols",
+        type=int,
+        default=120,
+        help="headless frame width, sidebar and tab bar included (120)",
+    )
+    serve.add_argument(
+        "--rows", type=int, default=40, help="headless frame height, tab bar included (40)"
+    )
     serve.add_argument("--shell", help="shell for new panes (default: deterministic bash)")
     serve.add_argument("--user-shell", action="store_true", help="use $SHELL with the user's rc")
     serve.add_argument("--protocol", type=int, help="protocol number ping reports (22)")

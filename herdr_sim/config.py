@@ -20,7 +20,8 @@ class SimulatorConfig:
 
     socket_path: Path | None = None
     session_name: str | None = None
-    #: the headless terminal area (Herdr's default without an attached client is 120×40)
+    #: Herdr's headless frame (`server.headless_cols`/`headless_rows`, 120×40); its sidebar and
+    #: tab bar take their share, so panes get `geometry.terminal_area(cols, rows)`
     cols: int = 120
     rows: int = 40
     #: None → the deterministic bash setup; a path → that shell
@@ -59,6 +60,9 @@ class SimulatorConfig:
     #: put the fake agents (`pi`, `claude`, `codex`, `opencode`) on every pane's PATH, right
     #: after the simulator's `herdr`; False → panes find only the agents the user installed
     fake_agents: bool = True
+    #: Herdr's ``experimental.kitty_graphics`` (default off): off, every ``pane.graphics.*``
+    #: answers ``feature_disabled``
+    kitty_graphics: bool = False
     #: Herdr's screen-detection manifests (`*.toml`); None → no screen rules, so a detected
     #: known agent is always `idle` (Herdr's known-agent fallback)
     agent_manifests_dir: Path | None = None

@@ -56,6 +56,18 @@ WORKTREE_OPERATION_IN_PROGRESS: Final = "worktree_operation_in_progress"
 NOT_LINKED_WORKTREE: Final = "not_linked_worktree"
 DIRTY_WORKTREE_REQUIRES_FORCE: Final = "dirty_worktree_requires_force"
 WORKTREE_REMOVE_FAILED: Final = "worktree_remove_failed"
+WORKSPACE_MOVE_BLOCK_FAILED: Final = "workspace_move_block_failed"
+POPUP_NOT_OPEN: Final = "popup_not_open"
+INVALID_AGENT_VIEW: Final = "invalid_agent_view"
+PLUGIN_NOT_FOUND: Final = "plugin_not_found"
+# pane graphics (``src/app/api/pane_graphics.rs``)
+FEATURE_DISABLED: Final = "feature_disabled"
+CELL_SIZE_UNAVAILABLE: Final = "cell_size_unavailable"
+INVALID_LAYER_ID: Final = "invalid_layer_id"
+INVALID_IMAGE: Final = "invalid_image"
+IMAGE_TOO_LARGE: Final = "image_too_large"
+LAYER_LIMIT: Final = "layer_limit"
+GRAPHICS_BUDGET_EXCEEDED: Final = "graphics_budget_exceeded"
 #: The simulator's own code for a protocol method it deliberately does not implement.
 NOT_SUPPORTED: Final = "not_supported_by_simulator"
 

@@ -39,6 +39,7 @@ __all__ = [
     "worktree_created",
     "worktree_opened",
     "worktree_removed",
+    "workspace_reordered",
 ]
 
 View = dict[str, Any]
@@ -51,6 +52,7 @@ EventKind = Literal[
     "workspace_closed",
     "workspace_renamed",
     "workspace_moved",
+    "workspace_reordered",
     "workspace_focused",
     "workspace_metadata_updated",
     "tab_created",
@@ -104,6 +106,18 @@ def workspace_moved(workspace_id: str, insert_index: int, workspaces: list[View]
         "workspace_moved",
         {"workspace_id": workspace_id, "insert_index": insert_index, "workspaces": workspaces},
     )
+
+
+def workspace_reordered(
+    workspace_ids: list[str], before_workspace_id: str | None, workspaces: list[View]
+) -> Event:
+    """``workspace_reordered``: a block of workspaces moved (``workspace.move_block``); no
+    ``before_workspace_id`` when the block went to the end (Herdr skips the ``None``)."""
+    data: dict[str, Any] = {"workspace_ids": workspace_ids}
+    if before_workspace_id is not None:
+        data["before_workspace_id"] = before_workspace_id
+    data["workspaces"] = workspaces
+    return Event("workspace_reordered", data)
 
 
 def workspace_focused(workspace_id: str) -> Event:

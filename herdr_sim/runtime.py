@@ -26,7 +26,7 @@ from .events import EventHub, Signal
 from .faults import FaultPlan
 from .metadata import MetaStore
 from .model.agents import is_agent
-from .model.layout import Rect
+from .model.geometry import terminal_area
 from .model.session import PaneRef, Session, Tab, Workspace
 from .pane_process import PaneProcess
 from .procfs import cwd_of, proc_info
@@ -73,12 +73,18 @@ class Runtime:
         self.faults = FaultPlan()
         self.processes: dict[int, PaneProcess] = {}
         self.notifications: list[Notification] = []
+        #: the outer-window title set by ``client.window_title.set`` for a client to come
+        self.window_title: str | None = None
+        #: the agent panel's transient view (``agent.view.set``), for a client to come
+        self.agent_view_override: dict[str, Any] | None = None
+        #: pane graphics layers (pane key, layer id) → their inline bytes (methods/pane_graphics.py)
+        self.graphics: dict[tuple[int, str], int] = {}
         self.stopping = False
         self.stopped = asyncio.Event()
         self.state_changed = Signal()
         self._focus_pair: tuple[str, str] | None = None
         self._shell = ShellConfig(shell=config.shell, user_shell=config.user_shell)
-        self.area = Rect(0, 0, config.cols, config.rows)
+        self.area = terminal_area(config.cols, config.rows)
         self.meta: dict[tuple[str, int], MetaStore] = {}
         # agent detection and the fake agents' PATH dir (see start_detection)
         self.fake_bin: Path | None = runtime_dir / "fake-bin" if config.fake_agents else None

@@ -17,12 +17,16 @@ def load_all() -> dict[str, MethodEntry]:
     from . import (  # noqa: F401  (imported for their registrations)
         agent_reports,
         agent_start,
+        agent_view,
         agents,
+        client_ui,
         detection,
         events,
         layout,
         notification,
         pane,
+        pane_graphics,
+        pane_input,
         pane_io,
         pane_scroll,
         plugin_panes,
@@ -30,6 +34,7 @@ def load_all() -> dict[str, MethodEntry]:
         server,
         tab,
         workspace,
+        workspace_blocks,
         worktree,
     )
 

@@ -125,8 +125,9 @@ def test_herdr_marker_sets_simulator_settings_and_rejects_unknown_ones(
         def test_size(herdr_client, herdr_pane):
             layout = herdr_client.call("pane.layout", pane_id=herdr_pane.pane_id)
             assert herdr_pane.info["pane_id"] == herdr_pane.pane_id
+            # an 80x24 headless frame less Herdr's 26-column sidebar and tab-bar row
             assert (layout["layout"]["area"]["width"], layout["layout"]["area"]["height"]) == (
-                80, 24)
+                54, 23)
 
         @pytest.mark.herdr(colour="blue")
         def test_typo(herdr_server):
