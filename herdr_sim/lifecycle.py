@@ -35,11 +35,11 @@ __all__ = [
     "workspace_metadata_updated",
     "workspace_moved",
     "workspace_renamed",
+    "workspace_reordered",
     "workspace_updated",
     "worktree_created",
     "worktree_opened",
     "worktree_removed",
-    "workspace_reordered",
 ]
 
 View = dict[str, Any]
