@@ -59,6 +59,10 @@ class SimulatorConfig:
     #: put the fake agents (`pi`, `claude`, `codex`, `opencode`) on every pane's PATH, right
     #: after the simulator's `herdr`; False → panes find only the agents the user installed
     fake_agents: bool = True
+    #: the sandbox HOME of the panes while ``fake_agents`` is on (herdr_sim/agent_home.py);
+    #: None → ``agent-home`` beside the socket. Unused with the fakes off: the panes then
+    #: see ``base_env``'s HOME, as in Herdr
+    agent_home: Path | None = None
     #: Herdr's screen-detection manifests (`*.toml`); None → no screen rules, so a detected
     #: known agent is always `idle` (Herdr's known-agent fallback)
     agent_manifests_dir: Path | None = None
@@ -77,7 +81,7 @@ class SimulatorConfig:
     def coerce_paths(self) -> None:
         """Accept any path-like (a ``str`` too) for the path settings, as callers write
         ``Simulator(socket_path="/tmp/x/herdr.sock")``; the simulator works with ``Path``."""
-        for name in ("socket_path", "runtime_dir", "agent_manifests_dir"):
+        for name in ("socket_path", "runtime_dir", "agent_manifests_dir", "agent_home"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 setattr(self, name, Path(value))
