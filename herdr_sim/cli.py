@@ -22,26 +22,34 @@ TIMER_OPTIONS = (
     (
         "--settle-ms",
         "agent_start_settle",
-        "how long agent.start waits before its agent may be interactive_ready "
-        "(Herdr's AGENT_START_SETTLE_DELAY, src/app/agents.rs: 3000)",
+        (
+            "how long agent.start waits before its agent may be interactive_ready "
+            "(Herdr's AGENT_START_SETTLE_DELAY, src/app/agents.rs: 3000)"
+        ),
     ),
     (
         "--prompt-submit-delay-ms",
         "agent_prompt_submit_delay",
-        "agent.prompt's pause between typing the text and pressing Enter "
-        "(AGENT_PROMPT_SUBMIT_DELAY, src/app/api/agents.rs: 300)",
+        (
+            "agent.prompt's pause between typing the text and pressing Enter "
+            "(AGENT_PROMPT_SUBMIT_DELAY, src/app/api/agents.rs: 300)"
+        ),
     ),
     (
         "--prompt-stall-ms",
         "agent_prompt_stall_timeout",
-        "how long agent.prompt with wait gives an agent to show it took the prompt before "
-        "agent_prompt_stalled (AGENT_PROMPT_EFFECT_TIMEOUT_MS, src/api/wait.rs: 5000)",
+        (
+            "how long agent.prompt with wait gives an agent to show it took the prompt before "
+            "agent_prompt_stalled (AGENT_PROMPT_EFFECT_TIMEOUT_MS, src/api/wait.rs: 5000)"
+        ),
     ),
     (
         "--first-line-timeout-ms",
         "first_line_timeout",
-        "how long a client may take to send its request line "
-        "(INITIAL_REQUEST_TIMEOUT, src/api/server.rs: 5000)",
+        (
+            "how long a client may take to send its request line "
+            "(INITIAL_REQUEST_TIMEOUT, src/api/server.rs: 5000)"
+        ),
     ),
     (
         "--detection-interval-ms",
@@ -51,8 +59,10 @@ TIMER_OPTIONS = (
     (
         "--idle-hold-ms",
         "detection_idle_hold",
-        "how long a working agent's idle screen must persist before it counts as idle "
-        "(Herdr's pending-idle hold: 300)",
+        (
+            "how long a working agent's idle screen must persist before it counts as idle "
+            "(Herdr's pending-idle hold: 300)"
+        ),
     ),
     (
         "--detection-debounce-ms",

@@ -65,8 +65,16 @@ def test_a_running_serve_uses_the_timer_it_was_given(short_dir: Path) -> None:
     sock_path = short_dir / "herdr.sock"
     env = dict(os.environ, HOME=str(short_dir), HERDR_SIM_CONFIG_DIR=str(short_dir / "cfg"))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "herdr_sim", "serve", "--socket", str(sock_path)]
-        + ["--first-line-timeout-ms", "200"],
+        [
+            sys.executable,
+            "-m",
+            "herdr_sim",
+            "serve",
+            "--socket",
+            str(sock_path),
+            "--first-line-timeout-ms",
+            "200",
+        ],
         env=env,
         stderr=subprocess.PIPE,
         text=True,
