@@ -41,6 +41,8 @@ METADATA_TOKEN_LIMIT: Final = "metadata_token_limit"
 METADATA_SEQUENCE_SOURCE_LIMIT: Final = "metadata_sequence_source_limit"
 INVALID_PARAMS: Final = "invalid_params"
 INVALID_LAYOUT: Final = "invalid_layout"
+INTEGRATION_INSTALL_FAILED: Final = "integration_install_failed"
+INTEGRATION_UNINSTALL_FAILED: Final = "integration_uninstall_failed"
 #: The simulator's own code for a protocol method it deliberately does not implement.
 NOT_SUPPORTED: Final = "not_supported_by_simulator"
 

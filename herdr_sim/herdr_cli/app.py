@@ -34,7 +34,6 @@ _UNSUPPORTED_GROUPS = {
     "channel": "there are no update channels",
     "worktree": "git worktree workspaces are not simulated",
     "plugin": "plugins are not simulated",
-    "integration": "agent integrations are not installed by the simulator",
 }
 _KNOWN_FLAGS = frozenset(
     {
@@ -190,6 +189,10 @@ def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
         from .commands import terminal
 
         return terminal.run(ctx, rest)
+    if command == "integration":
+        from .commands import integration
+
+        return integration.run(ctx, rest)
     if command in _UNSUPPORTED_GROUPS:
         return _unsupported(command, _UNSUPPORTED_GROUPS[command])
     return None

@@ -292,6 +292,6 @@ def print_top_level_help() -> None:
         "  --version, -V       Print the version and exit",
         "  --help, -h          Show this help",
         "",
-        "The TUI, remote attach, plugins, worktrees and integrations are not simulated.",
+        "The TUI, remote attach, plugins and worktrees are not simulated.",
     ]
     write_out("\n".join(lines) + "\n")

@@ -20,6 +20,7 @@ def load_all() -> dict[str, MethodEntry]:
         agents,
         detection,
         events,
+        integration,
         layout,
         notification,
         pane,

@@ -168,7 +168,6 @@ def test_top_level_flags_and_unknown_commands(cli: Callable[..., Run], fake: Fak
         ["session", "attach", "work"],
         ["plugin", "list"],
         ["worktree", "list"],
-        ["integration", "install", "pi"],
         ["terminal", "attach", "term_1"],
         ["server"],
         ["server", "live-handoff"],

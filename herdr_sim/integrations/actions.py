@@ -1,0 +1,462 @@
+"""Install, uninstall and inspect the simulator's own agent integrations.
+
+The files, places, config edits and messages are Herdr's (``src/integration/targets.rs``,
+``actions.rs``, ``registry.rs``); the files' contents are the simulator's own hook scripts
+and plugins (``assets/``), which report to the pane's Herdr the way the integration guide
+describes. The simulator ships integrations for the agents it fakes (pi, claude, codex,
+opencode); the other targets are listed with their real state but not installed, which
+fails with a message saying so. Every path resolves against the ``env`` given: the
+simulator passes its panes' environment (HOME the fakes' sandbox), never its own HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .config_edits import (
+    ConfigError,
+    codex_config_with_hooks,
+    ensure_command_hook,
+    hook_command,
+    hooks_object,
+    jsonc_loads,
+    read_json_object,
+    remove_command_hooks,
+    write_file,
+)
+from .targets import (
+    HOOK_SCRIPT,
+    INTEGRATION_VERSION_MARKER,
+    TARGETS,
+    Target,
+    claude_dir,
+    codex_dir,
+    opencode_dir,
+    pi_extension_dir,
+    target,
+)
+
+__all__ = [
+    "PROVIDED",
+    "IntegrationError",
+    "guard_home",
+    "install",
+    "integration_list",
+    "state_of",
+    "uninstall",
+    "version_in",
+]
+
+Env = Mapping[str, str]
+ASSETS = Path(__file__).with_name("assets")
+
+#: the targets the simulator has an integration of its own for (its fake agents' kinds)
+PROVIDED = ("pi", "claude", "codex", "opencode")
+
+#: what Claude's settings may hold from Herdr's integrations, old and current (event,
+#: actions): install and uninstall remove all of them (``claude_settings.rs``)
+_CLAUDE_HOOK_ACTIONS = (
+    ("PostToolUse", ("working",)),
+    ("PostToolUseFailure", ("working",)),
+    ("SubagentStop", ("working",)),
+    ("PermissionRequest", ("blocked",)),
+    ("SessionStart", ("idle", "session")),
+    ("UserPromptSubmit", ("working",)),
+    ("PreToolUse", ("working",)),
+    ("Stop", ("idle",)),
+    ("SessionEnd", ("release",)),
+)
+_CODEX_HOOK_ACTIONS = (
+    ("PermissionRequest", ("blocked",)),
+    ("SessionStart", ("idle", "session")),
+    ("UserPromptSubmit", ("working",)),
+    ("PreToolUse", ("working",)),
+    ("Stop", ("idle",)),
+)
+#: the hook timeout (seconds) of the SessionStart entries
+_HOOK_TIMEOUT = 10
+OPENCODE_TUI_SPEC = "./herdr-tui-session.js"
+
+
+class IntegrationError(OSError):
+    """An install or uninstall that failed; the message is Herdr's."""
+
+
+def guard_home(env: Env, users_homes: tuple[str | None, ...] = ()) -> None:
+    """Refuse an ``env`` whose HOME is the user's own home (the password database's, or
+    one of ``users_homes``): the simulator writes integrations only into a HOME of its
+    own, such as its fake agents' sandbox or a test's private HOME."""
+    home = env.get("HOME")
+    if not home:
+        return  # the install fails on the missing HOME, as in Herdr
+    try:
+        own = [pwd.getpwuid(os.getuid()).pw_dir]
+    except KeyError:
+        own = []
+    real = {os.path.realpath(path) for path in (*own, *users_homes) if path}
+    if os.path.realpath(home) in real:
+        raise IntegrationError(
+            f"the Herdr simulator does not write agent integrations into your home ({home}); "
+            "with its fake agents on, its panes have a sandbox HOME of their own"
+        )
+
+
+# -- state ------------------------------------------------------------------------------------
+
+
+def version_in(path: Path) -> int | None:
+    """The integration version marked in a file (Herdr's ``parse_integration_version``)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        marker = line.strip().lstrip("/").lstrip("#").strip()
+        if marker.startswith(INTEGRATION_VERSION_MARKER):
+            try:
+                return int(marker[len(INTEGRATION_VERSION_MARKER) :].strip())
+            except ValueError:
+                return None
+    return None
+
+
+def state_of(entry: Target, env: Env) -> tuple[str, Path]:
+    """``not_installed``, ``current`` or ``outdated`` (Herdr's ``integration_status_at``),
+    and the file that says so."""
+    path = entry.status_path(env)
+    if not path.is_file():
+        return "not_installed", path
+    version = version_in(path)
+    state = "current" if version is not None and version >= entry.version else "outdated"
+    if entry.name == "opencode" and state == "current" and not _opencode_tui_ok(env, entry):
+        state = "outdated"
+    return state, path
+
+
+def _opencode_tui_ok(env: Env, entry: Target) -> bool:
+    directory = opencode_dir(env)
+    version = version_in(directory / "herdr-tui-session.js")
+    if version is None or version < entry.version:
+        return False
+    try:
+        plugins = _tui_config(directory).get("plugin")
+    except ConfigError:
+        return False
+    return isinstance(plugins, list) and any(_is_tui_spec(item) for item in plugins)
+
+
+def _on_path(command: str, env: Env) -> bool:
+    for directory in (env.get("PATH") or "").split(os.pathsep):
+        candidate = Path(directory or ".") / command
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return True
+    return False
+
+
+def _codex_standalone(env: Env) -> bool:
+    releases = codex_dir(env) / "packages" / "standalone" / "releases"
+    try:
+        found = list(releases.iterdir())
+    except OSError:
+        return False
+    return any(os.access(item / "bin" / "codex", os.X_OK) for item in found)
+
+
+def integration_list(env: Env) -> list[dict[str, Any]]:
+    """``integration.list``'s ``IntegrationInfo`` of every target, in protocol order."""
+    listed: list[dict[str, Any]] = []
+    for entry in TARGETS:
+        try:
+            state, _path = state_of(entry, env)
+        except OSError:  # no HOME: Herdr leaves the target out
+            continue
+        available = any(_on_path(command, env) for command in entry.commands) or (
+            entry.name == "codex" and _codex_standalone(env)
+        )
+        listed.append(
+            {
+                "target": entry.name,
+                "label": entry.label,
+                "command": entry.command,
+                "available": available or state != "not_installed",
+                "state": state,
+            }
+        )
+    return listed
+
+
+# -- install ----------------------------------------------------------------------------------
+
+
+def _asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+def _session_hook(agent: str) -> str:
+    return (
+        _asset("session-hook.sh")
+        .replace("@AGENT@", agent)
+        .replace("@VERSION@", str(target(agent).version))
+    )
+
+
+def _install_pi(env: Env) -> list[str]:
+    directory = pi_extension_dir(env)
+    if not directory.is_dir():
+        if not directory.parent.is_dir():
+            raise IntegrationError(
+                f"pi extension directory not found at {directory}. install pi first"
+            )
+        directory.mkdir()
+    path = directory / "herdr-agent-state.ts"
+    write_file(path, _asset("pi-extension.ts"))
+    return [f"installed pi integration to {path}"]
+
+
+def _claude_commands(hook: Path, actions: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(hook_command(hook, action) for action in actions)
+
+
+def _install_claude(env: Env) -> list[str]:
+    directory = claude_dir(env)
+    if not directory.is_dir():
+        raise IntegrationError(
+            f"claude directory not found at {directory}. install claude code first"
+        )
+    (directory / "hooks").mkdir(exist_ok=True)
+    hook = directory / "hooks" / HOOK_SCRIPT
+    settings_path = directory / "settings.json"
+    settings = read_json_object(settings_path, "claude settings")
+    original = json.loads(json.dumps(settings))
+    write_file(hook, _session_hook("claude"), 0o755)
+    hooks = hooks_object(settings, settings_path, "claude settings", create=True)
+    assert hooks is not None
+    command = hook_command(hook, "session")
+    canonical = {
+        "matcher": "*",
+        "hooks": [{"type": "command", "command": command, "timeout": _HOOK_TIMEOUT}],
+    }
+    for event, actions in _CLAUDE_HOOK_ACTIONS:
+        keep = canonical if event == "SessionStart" else None
+        remove_command_hooks(hooks, event, _claude_commands(hook, actions), keep=keep)
+    ensure_command_hook(hooks, "SessionStart", command, _HOOK_TIMEOUT, "*")
+    if settings != original:
+        write_file(settings_path, json.dumps(settings, indent=2) + "\n")
+    return [
+        f"installed claude integration hook to {hook}",
+        f"ensured claude settings at {settings_path}",
+    ]
+
+
+def _install_codex(env: Env) -> list[str]:
+    directory = codex_dir(env)
+    if not directory.is_dir():
+        raise IntegrationError(
+            f"codex config directory not found at {directory}. install codex first"
+        )
+    hook = directory / HOOK_SCRIPT
+    hooks_path = directory / "hooks.json"
+    doc = read_json_object(hooks_path, "codex hooks file")
+    write_file(hook, _session_hook("codex"), 0o755)
+    hooks = hooks_object(doc, hooks_path, "codex hooks file", create=True)
+    assert hooks is not None
+    for event, actions in _CODEX_HOOK_ACTIONS:
+        remove_command_hooks(hooks, event, _claude_commands(hook, actions))
+    ensure_command_hook(hooks, "SessionStart", hook_command(hook, "session"), _HOOK_TIMEOUT, None)
+    write_file(hooks_path, json.dumps(doc, indent=2))
+    config_path = directory / "config.toml"
+    existing = config_path.read_text(encoding="utf-8") if config_path.is_file() else ""
+    updated = codex_config_with_hooks(existing)
+    if updated != existing:
+        write_file(config_path, updated)
+    return [
+        f"installed codex integration hook to {hook}",
+        f"ensured codex hooks at {hooks_path}",
+        f"ensured codex config at {config_path}",
+    ]
+
+
+def _tui_config(directory: Path) -> dict[str, Any]:
+    path = directory / "tui.jsonc"
+    if not path.is_file():
+        return {}
+    try:
+        value = jsonc_loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise ConfigError(f"failed to parse OpenCode TUI config at {path}: {err}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"OpenCode TUI config at {path} must be a JSON object")
+    if "plugin" in value and not isinstance(value["plugin"], list):
+        raise ConfigError(f"OpenCode TUI config plugin list at {path} must be an array")
+    return value
+
+
+def _is_tui_spec(item: Any) -> bool:
+    return item == OPENCODE_TUI_SPEC or (
+        isinstance(item, list) and bool(item) and item[0] == OPENCODE_TUI_SPEC
+    )
+
+
+def _install_opencode(env: Env) -> list[str]:
+    directory = opencode_dir(env)
+    if not directory.is_dir():
+        raise IntegrationError(
+            f"opencode config directory not found at {directory}. install opencode first"
+        )
+    config = _tui_config(directory)
+    (directory / "plugins").mkdir(exist_ok=True)
+    plugin = directory / "plugins" / "herdr-agent-state.js"
+    write_file(plugin, _asset("opencode-plugin.js"))
+    tui_plugin = directory / "herdr-tui-session.js"
+    write_file(tui_plugin, _asset("opencode-tui-session.js"))
+    config_path = directory / "tui.jsonc"
+    plugins = config.setdefault("plugin", [])
+    if not any(_is_tui_spec(item) for item in plugins):
+        plugins.append(OPENCODE_TUI_SPEC)
+        write_file(config_path, json.dumps(config, indent=2) + "\n")
+    return [
+        f"installed opencode integration plugin to {plugin}",
+        f"installed opencode tui integration plugin to {tui_plugin}",
+        f"ensured opencode tui plugin config at {config_path}",
+    ]
+
+
+# -- uninstall --------------------------------------------------------------------------------
+
+
+def _remove(path: Path) -> bool:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _uninstall_pi(env: Env) -> list[str]:
+    path = pi_extension_dir(env) / "herdr-agent-state.ts"
+    if _remove(path):
+        return [f"removed pi integration extension at {path}"]
+    return [f"no pi integration extension found at {path}"]
+
+
+def _unhook(
+    path: Path, description: str, hook: Path, table: tuple[tuple[str, tuple[str, ...]], ...]
+) -> bool:
+    """Remove the integration's hook entries from a hooks JSON file; whether any were."""
+    if not path.is_file():
+        return False
+    doc = read_json_object(path, description)
+    hooks = hooks_object(doc, path, description, create=False)
+    if hooks is None:
+        return False
+    removed = False
+    for event, actions in table:
+        removed |= remove_command_hooks(hooks, event, _claude_commands(hook, actions))
+    return removed and _rewrite(path, doc)
+
+
+def _rewrite(path: Path, doc: dict[str, Any]) -> bool:
+    write_file(path, json.dumps(doc, indent=2) + "\n")
+    return True
+
+
+def _uninstall_claude(env: Env) -> list[str]:
+    directory = claude_dir(env)
+    hook = directory / "hooks" / HOOK_SCRIPT
+    settings = directory / "settings.json"
+    updated = _unhook(settings, "claude settings", hook, _CLAUDE_HOOK_ACTIONS)
+    removed = _remove(hook)
+    return [
+        f"removed claude hook at {hook}" if removed else f"no claude hook found at {hook}",
+        f"removed herdr claude hook entries from {settings}"
+        if updated
+        else f"no herdr claude hook entries found in {settings}",
+    ]
+
+
+def _uninstall_codex(env: Env) -> list[str]:
+    directory = codex_dir(env)
+    hook = directory / HOOK_SCRIPT
+    hooks_path = directory / "hooks.json"
+    updated = _unhook(hooks_path, "codex hooks file", hook, _CODEX_HOOK_ACTIONS)
+    removed = _remove(hook)
+    return [
+        f"removed codex hook at {hook}" if removed else f"no codex hook found at {hook}",
+        f"removed herdr codex hook entries from {hooks_path}"
+        if updated
+        else f"no herdr codex hook entries found in {hooks_path}",
+        f"left codex config unchanged at {directory / 'config.toml'}",
+    ]
+
+
+def _uninstall_opencode(env: Env) -> list[str]:
+    directory = opencode_dir(env)
+    config_path = directory / "tui.jsonc"
+    plugin = directory / "plugins" / "herdr-agent-state.js"
+    tui_plugin = directory / "herdr-tui-session.js"
+    updated = False
+    if config_path.is_file():
+        config = _tui_config(directory)
+        plugins = config.get("plugin")
+        if isinstance(plugins, list) and any(_is_tui_spec(item) for item in plugins):
+            kept = [item for item in plugins if not _is_tui_spec(item)]
+            if kept:
+                config["plugin"] = kept
+            else:
+                del config["plugin"]
+            updated = _rewrite(config_path, config)
+    messages = [
+        f"removed opencode integration plugin at {plugin}"
+        if _remove(plugin)
+        else f"no opencode integration plugin found at {plugin}",
+        f"removed opencode tui integration plugin at {tui_plugin}"
+        if _remove(tui_plugin)
+        else f"no opencode tui integration plugin found at {tui_plugin}",
+    ]
+    if updated:
+        messages.append(f"removed herdr opencode plugin entry from {config_path}")
+    return messages
+
+
+_INSTALL: dict[str, Callable[[Env], list[str]]] = {
+    "pi": _install_pi,
+    "claude": _install_claude,
+    "codex": _install_codex,
+    "opencode": _install_opencode,
+}
+_UNINSTALL: dict[str, Callable[[Env], list[str]]] = {
+    "pi": _uninstall_pi,
+    "claude": _uninstall_claude,
+    "codex": _uninstall_codex,
+    "opencode": _uninstall_opencode,
+}
+
+
+def _not_provided(name: str) -> IntegrationError:
+    return IntegrationError(
+        f"{target(name).label} integration is not provided by the Herdr simulator "
+        f"(it has integrations for {', '.join(PROVIDED)})"
+    )
+
+
+def install(name: str, env: Env, users_homes: tuple[str | None, ...] = ()) -> list[str]:
+    """Install the integration for target ``name`` under ``env``'s HOME; Herdr's messages.
+    Raises :class:`OSError` (an :class:`IntegrationError` for Herdr's refusals and for a
+    HOME that is the user's own: :func:`guard_home`)."""
+    if name not in _INSTALL:
+        raise _not_provided(name)
+    guard_home(env, users_homes)
+    return _INSTALL[name](env)
+
+
+def uninstall(name: str, env: Env, users_homes: tuple[str | None, ...] = ()) -> list[str]:
+    """Remove what :func:`install` added (config edits included); Herdr's messages."""
+    if name not in _UNINSTALL:
+        raise _not_provided(name)
+    guard_home(env, users_homes)
+    return _UNINSTALL[name](env)
