@@ -11,7 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -84,10 +83,9 @@ def test_a_running_serve_uses_the_timer_it_was_given(short_dir: Path) -> None:
         assert "listening on" in proc.stderr.readline()
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
             client.connect(str(sock_path))
+            # dropped (EOF) before Herdr's 5 s; still waiting after 4 s raises a timeout
             client.settimeout(4.0)
-            started = time.monotonic()
             assert client.recv(4096) == b""
-            assert time.monotonic() - started < 4.0
     finally:
         proc.terminate()
         proc.wait(15)
