@@ -357,11 +357,12 @@ def _unhook(
     removed = False
     for event, actions in table:
         removed |= remove_command_hooks(hooks, event, _claude_commands(hook, actions))
-    return removed and _rewrite(path, doc)
+    # Codex's hooks.json is written as install writes it (serde's pretty form, no newline)
+    return removed and _rewrite(path, doc, "" if path.name == "hooks.json" else "\n")
 
 
-def _rewrite(path: Path, doc: dict[str, Any]) -> bool:
-    write_file(path, json.dumps(doc, indent=2) + "\n")
+def _rewrite(path: Path, doc: dict[str, Any], end: str = "\n") -> bool:
+    write_file(path, json.dumps(doc, indent=2) + end)
     return True
 
 
