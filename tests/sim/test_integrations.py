@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -319,3 +320,45 @@ def test_the_cli_installs_into_its_own_home_like_herdrs(sim: Simulator, api: Api
     assert cli("integration", "uninstall", "codex").code == 0
     assert states(api)["codex"] == "not_installed"
     assert len(TARGETS) == 17
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_installed_opencode_plugin_reports_through_herdr_bin_path(
+    sim: Simulator, api: Api, tmp_path: Path
+) -> None:
+    """opencode loads the plugin and calls its ``event`` hook; with the pane's Herdr
+    variables a permission request reaches the simulator as ``herdr:opencode`` blocked."""
+    api("integration.install", target="opencode")
+    plugin = sandbox(sim) / ".config" / "opencode" / "plugins" / "herdr-agent-state.js"
+    module = tmp_path / "plugin.mjs"  # node reads a bare .js outside a package as CommonJS
+    module.write_text(plugin.read_text())
+    pane = api("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
+    seen: list[dict[str, Any]] = []
+    sim.wire_taps.append(lambda kind, line: seen.append(line) if kind == "request" else None)
+    script = (
+        "const plugin = await import(process.argv[1]);"
+        "const hooks = await plugin.HerdrSimAgentState();"
+        'await hooks.event({event: {type: "permission.asked", properties: {sessionID: "ses_1"}}});'
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "HERDR_ENV": "1",
+        "HERDR_PANE_ID": pane,
+        "HERDR_BIN_PATH": str(sim.cli_path),
+        "HERDR_SOCKET_PATH": str(sim.socket_path),
+    }
+    subprocess.run(
+        ["node", "--input-type=module", "-e", script, str(module)],
+        env=env, timeout=30, check=True,
+    )  # fmt: skip
+    report = wait_until(
+        lambda: next((r for r in seen if r.get("method") == "pane.report_agent"), None),
+        what="the plugin's report",
+    )
+    assert {k: report["params"].get(k) for k in ("pane_id", "source", "agent", "state")} == {
+        "pane_id": pane,
+        "source": "herdr:opencode",
+        "agent": "opencode",
+        "state": "blocked",
+    }
+    assert report["params"]["agent_session_id"] == "ses_1"
