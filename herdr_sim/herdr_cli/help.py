@@ -278,6 +278,7 @@ def print_top_level_help() -> None:
         ("herdr agent <subcommand>", "agents over the socket API"),
         ("herdr notification <subcommand>", "notifications over the socket API"),
         ("herdr session <subcommand>", "named sessions (separate servers)"),
+        ("herdr integration <subcommand>", "agent integrations in this HOME"),
     ]
     lines = [
         f"herdr (simulator CLI, Herdr {HERDR_VERSION} compatible)",

@@ -1,12 +1,15 @@
 """Install, uninstall and inspect the simulator's own agent integrations.
 
 The files, places, config edits and messages are Herdr's (``src/integration/targets.rs``,
-``actions.rs``, ``registry.rs``); the files' contents are the simulator's own hook scripts
-and plugins (``assets/``), which report to the pane's Herdr the way the integration guide
-describes. The simulator ships integrations for the agents it fakes (pi, claude, codex,
-opencode); the other targets are listed with their real state but not installed, which
-fails with a message saying so. Every path resolves against the ``env`` given: the
-simulator passes its panes' environment (HOME the fakes' sandbox), never its own HOME.
+``actions.rs``, ``registry.rs``); the files' contents are the project's own integrations,
+written from the integration guide and also installed by the real-agent fixtures
+(``herdr_sim/real_agents/assets/``: the session hook of Claude Code and Codex, the pi
+extension, the opencode server plugin), plus the opencode TUI plugin Herdr adds
+(``assets/opencode-tui-session.js``). The simulator ships integrations for the agents it
+fakes (pi, claude, codex, opencode); the other targets are listed with their real state
+but not installed, which fails with a message saying so. Every path resolves against the
+``env`` given: the simulator passes its panes' environment (HOME the fakes' sandbox),
+never its own HOME.
 """
 
 from __future__ import annotations
@@ -193,16 +196,14 @@ def integration_list(env: Env) -> list[dict[str, Any]]:
 # -- install ----------------------------------------------------------------------------------
 
 
-def _asset(name: str) -> str:
-    return (ASSETS / name).read_text(encoding="utf-8")
+def _asset(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
 
 
 def _session_hook(agent: str) -> str:
-    return (
-        _asset("session-hook.sh")
-        .replace("@AGENT@", agent)
-        .replace("@VERSION@", str(target(agent).version))
-    )
+    from ..real_agents.home import SESSION_HOOK_ASSET
+
+    return _asset(SESSION_HOOK_ASSET).replace("@AGENT@", agent)
 
 
 def _install_pi(env: Env) -> list[str]:
@@ -214,7 +215,9 @@ def _install_pi(env: Env) -> list[str]:
             )
         directory.mkdir()
     path = directory / "herdr-agent-state.ts"
-    write_file(path, _asset("pi-extension.ts"))
+    from ..real_agents.pi import EXTENSION_ASSET
+
+    write_file(path, _asset(EXTENSION_ASSET))
     return [f"installed pi integration to {path}"]
 
 
@@ -311,9 +314,11 @@ def _install_opencode(env: Env) -> list[str]:
     config = _tui_config(directory)
     (directory / "plugins").mkdir(exist_ok=True)
     plugin = directory / "plugins" / "herdr-agent-state.js"
-    write_file(plugin, _asset("opencode-plugin.js"))
+    from ..real_agents.opencode import PLUGIN_ASSET
+
+    write_file(plugin, _asset(PLUGIN_ASSET))
     tui_plugin = directory / "herdr-tui-session.js"
-    write_file(tui_plugin, _asset("opencode-tui-session.js"))
+    write_file(tui_plugin, _asset(ASSETS / "opencode-tui-session.js"))
     config_path = directory / "tui.jsonc"
     plugins = config.setdefault("plugin", [])
     if not any(_is_tui_spec(item) for item in plugins):

@@ -337,7 +337,7 @@ def test_the_installed_opencode_plugin_reports_through_herdr_bin_path(
     sim.wire_taps.append(lambda kind, line: seen.append(line) if kind == "request" else None)
     script = (
         "const plugin = await import(process.argv[1]);"
-        "const hooks = await plugin.HerdrSimAgentState();"
+        "const hooks = await plugin.HerdrAgentState();"
         'await hooks.event({event: {type: "permission.asked", properties: {sessionID: "ses_1"}}});'
     )
     env = {
