@@ -21,11 +21,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..real_agents.home import SESSION_HOOK_ASSET, hook_command
+from ..real_agents.opencode import PLUGIN_ASSET
+from ..real_agents.pi import EXTENSION_ASSET
 from .config_edits import (
     ConfigError,
     codex_config_with_hooks,
     ensure_command_hook,
-    hook_command,
     hooks_object,
     jsonc_loads,
     read_json_object,
@@ -201,8 +203,6 @@ def _asset(path: Path) -> str:
 
 
 def _session_hook(agent: str) -> str:
-    from ..real_agents.home import SESSION_HOOK_ASSET
-
     return _asset(SESSION_HOOK_ASSET).replace("@AGENT@", agent)
 
 
@@ -215,8 +215,6 @@ def _install_pi(env: Env) -> list[str]:
             )
         directory.mkdir()
     path = directory / "herdr-agent-state.ts"
-    from ..real_agents.pi import EXTENSION_ASSET
-
     write_file(path, _asset(EXTENSION_ASSET))
     return [f"installed pi integration to {path}"]
 
@@ -314,8 +312,6 @@ def _install_opencode(env: Env) -> list[str]:
     config = _tui_config(directory)
     (directory / "plugins").mkdir(exist_ok=True)
     plugin = directory / "plugins" / "herdr-agent-state.js"
-    from ..real_agents.opencode import PLUGIN_ASSET
-
     write_file(plugin, _asset(PLUGIN_ASSET))
     tui_plugin = directory / "herdr-tui-session.js"
     write_file(tui_plugin, _asset(ASSETS / "opencode-tui-session.js"))

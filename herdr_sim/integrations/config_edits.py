@@ -22,7 +22,6 @@ __all__ = [
     "ConfigError",
     "codex_config_with_hooks",
     "ensure_command_hook",
-    "hook_command",
     "hooks_object",
     "jsonc_loads",
     "read_json_object",
@@ -46,12 +45,6 @@ def write_file(path: Path, text: str, mode: int = 0o644) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-
-
-def hook_command(hook_path: Path, action: str) -> str:
-    """The command an agent's hook entry runs: ``bash '<path>' <action>`` (POSIX quoting)."""
-    quoted = "'" + str(hook_path).replace("'", "'\"'\"'") + "'"
-    return f"bash {quoted} {action}"
 
 
 def read_json_object(path: Path, description: str, *, loads: Any = json.loads) -> dict[str, Any]:
