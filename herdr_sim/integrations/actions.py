@@ -14,6 +14,7 @@ never its own HOME.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import pwd
@@ -219,7 +220,7 @@ def _install_pi(env: Env) -> list[str]:
     return [f"installed pi integration to {path}"]
 
 
-def _claude_commands(hook: Path, actions: tuple[str, ...]) -> tuple[str, ...]:
+def _commands(hook: Path, actions: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(hook_command(hook, action) for action in actions)
 
 
@@ -233,7 +234,7 @@ def _install_claude(env: Env) -> list[str]:
     hook = directory / "hooks" / HOOK_SCRIPT
     settings_path = directory / "settings.json"
     settings = read_json_object(settings_path, "claude settings")
-    original = json.loads(json.dumps(settings))
+    original = copy.deepcopy(settings)
     write_file(hook, _session_hook("claude"), 0o755)
     hooks = hooks_object(settings, settings_path, "claude settings", create=True)
     assert hooks is not None
@@ -244,7 +245,7 @@ def _install_claude(env: Env) -> list[str]:
     }
     for event, actions in _CLAUDE_HOOK_ACTIONS:
         keep = canonical if event == "SessionStart" else None
-        remove_command_hooks(hooks, event, _claude_commands(hook, actions), keep=keep)
+        remove_command_hooks(hooks, event, _commands(hook, actions), keep=keep)
     ensure_command_hook(hooks, "SessionStart", command, _HOOK_TIMEOUT, "*")
     if settings != original:
         write_file(settings_path, json.dumps(settings, indent=2) + "\n")
@@ -267,7 +268,7 @@ def _install_codex(env: Env) -> list[str]:
     hooks = hooks_object(doc, hooks_path, "codex hooks file", create=True)
     assert hooks is not None
     for event, actions in _CODEX_HOOK_ACTIONS:
-        remove_command_hooks(hooks, event, _claude_commands(hook, actions))
+        remove_command_hooks(hooks, event, _commands(hook, actions))
     ensure_command_hook(hooks, "SessionStart", hook_command(hook, "session"), _HOOK_TIMEOUT, None)
     write_file(hooks_path, json.dumps(doc, indent=2))
     config_path = directory / "config.toml"
@@ -357,7 +358,7 @@ def _unhook(
         return False
     removed = False
     for event, actions in table:
-        removed |= remove_command_hooks(hooks, event, _claude_commands(hook, actions))
+        removed |= remove_command_hooks(hooks, event, _commands(hook, actions))
     # Codex's hooks.json is written as install writes it (serde's pretty form, no newline)
     return removed and _rewrite(path, doc, "" if path.name == "hooks.json" else "\n")
 
