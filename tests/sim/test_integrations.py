@@ -362,3 +362,24 @@ def test_the_installed_opencode_plugin_reports_through_herdr_bin_path(
         "state": "blocked",
     }
     assert report["params"]["agent_session_id"] == "ses_1"
+
+
+def test_cli_status_outdated_only_names_what_to_reinstall(sim: Simulator, api: Api) -> None:
+    """``print_outdated_update_notice`` (registry.rs): one stderr line, exit 0."""
+    home = sandbox(sim)
+    cli = HerdrCli(sim.cli_path, {"PATH": os.environ["PATH"], "HOME": str(home)}, timeout=30)
+    quiet = cli("integration", "status", "--outdated-only")
+    assert (quiet.code, quiet.stdout, quiet.stderr) == (0, "", "")
+    for target in ("pi", "claude"):
+        api("integration.install", target=target)
+        path = home / STATUS_FILES[target]
+        path.write_text(path.read_text().replace("INTEGRATION_VERSION=8", "INTEGRATION_VERSION=1"))
+    notice = cli("integration", "status", "--outdated-only")
+    assert (notice.code, notice.stdout) == (0, "")
+    assert notice.stderr == (
+        "installed herdr integrations need updating; run herdr integration install pi and "
+        "herdr integration install claude.\n"
+    )
+    status = cli("integration", "status").stdout.splitlines()
+    assert f"pi: outdated (v1 < v8) ({home}/{STATUS_FILES['pi']})" in status
+    assert cli("integration", "status", "--bogus").code == 2
