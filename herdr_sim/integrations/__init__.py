@@ -12,7 +12,8 @@ nothing is ever written into the user's real home by the simulator.
 
 from __future__ import annotations
 
-from .actions import PROVIDED, IntegrationError, install, integration_list, state_of, uninstall
+from .actions import PROVIDED, IntegrationError, install, uninstall
+from .status import integration_list, state_of, version_in
 from .targets import TARGETS, Target, target
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "state_of",
     "target",
     "uninstall",
+    "version_in",
 ]

@@ -26,20 +26,18 @@ from ..real_agents.home import SESSION_HOOK_ASSET, hook_command
 from ..real_agents.opencode import PLUGIN_ASSET
 from ..real_agents.pi import EXTENSION_ASSET
 from .config_edits import (
-    ConfigError,
+    OPENCODE_TUI_SPEC,
     codex_config_with_hooks,
     ensure_command_hook,
     hooks_object,
-    jsonc_loads,
+    is_tui_spec,
+    opencode_tui_config,
     read_json_object,
     remove_command_hooks,
     write_file,
 )
 from .targets import (
     HOOK_SCRIPT,
-    INTEGRATION_VERSION_MARKER,
-    TARGETS,
-    Target,
     claude_dir,
     codex_dir,
     opencode_dir,
@@ -52,10 +50,7 @@ __all__ = [
     "IntegrationError",
     "guard_home",
     "install",
-    "integration_list",
-    "state_of",
     "uninstall",
-    "version_in",
 ]
 
 Env = Mapping[str, str]
@@ -86,7 +81,6 @@ _CODEX_HOOK_ACTIONS = (
 )
 #: the hook timeout (seconds) of the SessionStart entries
 _HOOK_TIMEOUT = 10
-OPENCODE_TUI_SPEC = "./herdr-tui-session.js"
 
 
 class IntegrationError(OSError):
@@ -110,90 +104,6 @@ def guard_home(env: Env, users_homes: tuple[str | None, ...] = ()) -> None:
             f"the Herdr simulator does not write agent integrations into your home ({home}); "
             "with its fake agents on, its panes have a sandbox HOME of their own"
         )
-
-
-# -- state ------------------------------------------------------------------------------------
-
-
-def version_in(path: Path) -> int | None:
-    """The integration version marked in a file (Herdr's ``parse_integration_version``)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    for line in text.splitlines():
-        marker = line.strip().lstrip("/").lstrip("#").strip()
-        if marker.startswith(INTEGRATION_VERSION_MARKER):
-            try:
-                return int(marker[len(INTEGRATION_VERSION_MARKER) :].strip())
-            except ValueError:
-                return None
-    return None
-
-
-def state_of(entry: Target, env: Env) -> tuple[str, Path]:
-    """``not_installed``, ``current`` or ``outdated`` (Herdr's ``integration_status_at``),
-    and the file that says so."""
-    path = entry.status_path(env)
-    if not path.is_file():
-        return "not_installed", path
-    version = version_in(path)
-    state = "current" if version is not None and version >= entry.version else "outdated"
-    if entry.name == "opencode" and state == "current" and not _opencode_tui_ok(env, entry):
-        state = "outdated"
-    return state, path
-
-
-def _opencode_tui_ok(env: Env, entry: Target) -> bool:
-    directory = opencode_dir(env)
-    version = version_in(directory / "herdr-tui-session.js")
-    if version is None or version < entry.version:
-        return False
-    try:
-        plugins = _tui_config(directory).get("plugin")
-    except ConfigError:
-        return False
-    return isinstance(plugins, list) and any(_is_tui_spec(item) for item in plugins)
-
-
-def _on_path(command: str, env: Env) -> bool:
-    for directory in (env.get("PATH") or "").split(os.pathsep):
-        candidate = Path(directory or ".") / command
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return True
-    return False
-
-
-def _codex_standalone(env: Env) -> bool:
-    releases = codex_dir(env) / "packages" / "standalone" / "releases"
-    try:
-        found = list(releases.iterdir())
-    except OSError:
-        return False
-    return any(os.access(item / "bin" / "codex", os.X_OK) for item in found)
-
-
-def integration_list(env: Env) -> list[dict[str, Any]]:
-    """``integration.list``'s ``IntegrationInfo`` of every target, in protocol order."""
-    listed: list[dict[str, Any]] = []
-    for entry in TARGETS:
-        try:
-            state, _path = state_of(entry, env)
-        except OSError:  # no HOME: Herdr leaves the target out
-            continue
-        available = any(_on_path(command, env) for command in entry.commands) or (
-            entry.name == "codex" and _codex_standalone(env)
-        )
-        listed.append(
-            {
-                "target": entry.name,
-                "label": entry.label,
-                "command": entry.command,
-                "available": available or state != "not_installed",
-                "state": state,
-            }
-        )
-    return listed
 
 
 # -- install ----------------------------------------------------------------------------------
@@ -283,34 +193,13 @@ def _install_codex(env: Env) -> list[str]:
     ]
 
 
-def _tui_config(directory: Path) -> dict[str, Any]:
-    path = directory / "tui.jsonc"
-    if not path.is_file():
-        return {}
-    try:
-        value = jsonc_loads(path.read_text(encoding="utf-8"))
-    except ValueError as err:
-        raise ConfigError(f"failed to parse OpenCode TUI config at {path}: {err}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"OpenCode TUI config at {path} must be a JSON object")
-    if "plugin" in value and not isinstance(value["plugin"], list):
-        raise ConfigError(f"OpenCode TUI config plugin list at {path} must be an array")
-    return value
-
-
-def _is_tui_spec(item: Any) -> bool:
-    return item == OPENCODE_TUI_SPEC or (
-        isinstance(item, list) and bool(item) and item[0] == OPENCODE_TUI_SPEC
-    )
-
-
 def _install_opencode(env: Env) -> list[str]:
     directory = opencode_dir(env)
     if not directory.is_dir():
         raise IntegrationError(
             f"opencode config directory not found at {directory}. install opencode first"
         )
-    config = _tui_config(directory)
+    config = opencode_tui_config(directory)
     (directory / "plugins").mkdir(exist_ok=True)
     plugin = directory / "plugins" / "herdr-agent-state.js"
     write_file(plugin, _asset(PLUGIN_ASSET))
@@ -318,7 +207,7 @@ def _install_opencode(env: Env) -> list[str]:
     write_file(tui_plugin, _asset(ASSETS / "opencode-tui-session.js"))
     config_path = directory / "tui.jsonc"
     plugins = config.setdefault("plugin", [])
-    if not any(_is_tui_spec(item) for item in plugins):
+    if not any(is_tui_spec(item) for item in plugins):
         plugins.append(OPENCODE_TUI_SPEC)
         write_file(config_path, json.dumps(config, indent=2) + "\n")
     return [
@@ -404,10 +293,10 @@ def _uninstall_opencode(env: Env) -> list[str]:
     tui_plugin = directory / "herdr-tui-session.js"
     updated = False
     if config_path.is_file():
-        config = _tui_config(directory)
+        config = opencode_tui_config(directory)
         plugins = config.get("plugin")
-        if isinstance(plugins, list) and any(_is_tui_spec(item) for item in plugins):
-            kept = [item for item in plugins if not _is_tui_spec(item)]
+        if isinstance(plugins, list) and any(is_tui_spec(item) for item in plugins):
+            kept = [item for item in plugins if not is_tui_spec(item)]
             if kept:
                 config["plugin"] = kept
             else:

@@ -19,11 +19,14 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "OPENCODE_TUI_SPEC",
     "ConfigError",
     "codex_config_with_hooks",
     "ensure_command_hook",
     "hooks_object",
+    "is_tui_spec",
     "jsonc_loads",
+    "opencode_tui_config",
     "read_json_object",
     "remove_command_hooks",
     "write_file",
@@ -234,3 +237,32 @@ def _trailing_comma(text: str, index: int) -> int | None:
 def jsonc_loads(text: str) -> Any:
     """JSON with comments and trailing commas, as opencode reads its config."""
     return json.loads(_strip(_strip(text, _comment_end), _trailing_comma))
+
+
+#: the ``plugin`` entry of the integration's TUI plugin in opencode's ``tui.jsonc``
+OPENCODE_TUI_SPEC = "./herdr-tui-session.js"
+
+
+def opencode_tui_config(directory: Path) -> dict[str, Any]:
+    """opencode's ``tui.jsonc`` in ``directory`` (``{}`` when missing), checked as Herdr
+    checks it before an edit."""
+    path = directory / "tui.jsonc"
+    if not path.is_file():
+        return {}
+    try:
+        value = jsonc_loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise ConfigError(f"failed to parse OpenCode TUI config at {path}: {err}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"OpenCode TUI config at {path} must be a JSON object")
+    if "plugin" in value and not isinstance(value["plugin"], list):
+        raise ConfigError(f"OpenCode TUI config plugin list at {path} must be an array")
+    return value
+
+
+def is_tui_spec(item: Any) -> bool:
+    """Whether a ``plugin`` list item names the integration's TUI plugin (alone or with
+    options)."""
+    return item == OPENCODE_TUI_SPEC or (
+        isinstance(item, list) and bool(item) and item[0] == OPENCODE_TUI_SPEC
+    )

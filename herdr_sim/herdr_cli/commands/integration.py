@@ -72,8 +72,7 @@ def _status(ctx: Context, args: list[str]) -> int:
     if args not in ([], ["--outdated-only"]):
         write_err("usage: herdr integration status [--outdated-only]")
         return 2
-    from herdr_sim.integrations import TARGETS, state_of
-    from herdr_sim.integrations.actions import version_in
+    from herdr_sim.integrations import TARGETS, state_of, version_in
 
     lines: list[str] = []
     outdated: list[str] = []
