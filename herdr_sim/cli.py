@@ -10,6 +10,77 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import SimulatorConfig
+
+
+#: Herdr's timers the simulator models, settable from ``serve`` in milliseconds:
+#: (option, SimulatorConfig field, what it is and where Herdr keeps it)
+TIMER_OPTIONS = (
+    (
+        "--settle-ms",
+        "agent_start_settle",
+        (
+            "how long agent.start waits before its agent may be interactive_ready "
+            "(Herdr's AGENT_START_SETTLE_DELAY, src/app/agents.rs: 3000)"
+        ),
+    ),
+    (
+        "--prompt-submit-delay-ms",
+        "agent_prompt_submit_delay",
+        (
+            "agent.prompt's pause between typing the text and pressing Enter "
+            "(AGENT_PROMPT_SUBMIT_DELAY, src/app/api/agents.rs: 300)"
+        ),
+    ),
+    (
+        "--prompt-stall-ms",
+        "agent_prompt_stall_timeout",
+        (
+            "how long agent.prompt with wait gives an agent to show it took the prompt before "
+            "agent_prompt_stalled (AGENT_PROMPT_EFFECT_TIMEOUT_MS, src/api/wait.rs: 5000)"
+        ),
+    ),
+    (
+        "--first-line-timeout-ms",
+        "first_line_timeout",
+        (
+            "how long a client may take to send its request line "
+            "(INITIAL_REQUEST_TIMEOUT, src/api/server.rs: 5000)"
+        ),
+    ),
+    (
+        "--detection-interval-ms",
+        "detection_interval",
+        "time between foreground-process checks of every pane (src/pane.rs: 500)",
+    ),
+    (
+        "--idle-hold-ms",
+        "detection_idle_hold",
+        (
+            "how long a working agent's idle screen must persist before it counts as idle "
+            "(Herdr's pending-idle hold: 300)"
+        ),
+    ),
+    (
+        "--detection-debounce-ms",
+        "detection_debounce",
+        "the simulator's own coalescing of output bursts before a pane is checked (50)",
+    ),
+)
+
+
+def _milliseconds(text: str) -> int:
+    """A timer option's value: a whole, non-negative number of milliseconds."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of milliseconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,8 +125,21 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-fake-agents",
         action="store_true",
-        help="do not put the fake pi/claude/codex/opencode on the panes' PATH",
+        help="do not put the fake pi/claude/codex/opencode on the panes' PATH; the panes "
+        "then see your real HOME, as in Herdr",
     )
+    serve.add_argument(
+        "--agent-home",
+        type=Path,
+        metavar="DIR",
+        help="the panes' sandbox HOME while the fake agents are on (default: agent-home "
+        "beside the socket); the fakes keep their sessions there, never in your ~/.pi, "
+        "~/.claude or ~/.codex",
+    )
+
+    timers = serve.add_argument_group("Herdr's timers (milliseconds; default: Herdr's)")
+    for flag, field, text in TIMER_OPTIONS:
+        timers.add_argument(flag, type=_milliseconds, dest=field, metavar="MS", help=text)
 
     install = sub.add_parser("install-cli", help="write the simulator's `herdr` into DIR")
     install.add_argument("dir", type=Path)
@@ -197,12 +281,9 @@ def configure_logging(level: str) -> None:
     root.setLevel(level.upper())
 
 
-def serve(args: argparse.Namespace) -> int:
-    """Serve until SIGTERM/SIGINT or ``herdr server stop``; leave no process behind."""
+def serve_config(args: argparse.Namespace) -> SimulatorConfig:
+    """The simulator settings of a ``serve`` command line."""
     from .config import SimulatorConfig
-    from .simulator import Simulator, SimulatorError
-
-    configure_logging(args.log_level)
 
     config = SimulatorConfig(
         socket_path=args.socket,
@@ -218,7 +299,20 @@ def serve(args: argparse.Namespace) -> int:
         config.version = args.herdr_version
     config.agent_manifests_dir = _manifests_dir(args.agent_manifests)
     config.fake_agents = not args.no_fake_agents
-    sim = Simulator(config)
+    config.agent_home = args.agent_home
+    for _flag, field, _text in TIMER_OPTIONS:
+        value = getattr(args, field)
+        if value is not None:
+            setattr(config, field, value / 1000)
+    return config
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT or ``herdr server stop``; leave no process behind."""
+    from .simulator import Simulator, SimulatorError
+
+    configure_logging(args.log_level)
+    sim = Simulator(serve_config(args))
     wire_log = os.environ.get("HERDR_SIM_WIRE_LOG")
     if wire_log:  # the contract checks of the test run that started this server
         from .server import WireLog
@@ -231,6 +325,12 @@ def serve(args: argparse.Namespace) -> int:
         print(f"herdr-sim: {exc}", file=sys.stderr)
         return 1
     print(f"herdr-sim: listening on {sim.socket_path}", file=sys.stderr, flush=True)
+    if sim.agent_home is not None:
+        print(
+            f"herdr-sim: panes' HOME (the fake agents' sandbox) is {sim.agent_home}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def watch_stop() -> None:
         sim.wait_stopped()

@@ -63,6 +63,10 @@ class SimulatorConfig:
     #: Herdr's ``experimental.kitty_graphics`` (default off): off, every ``pane.graphics.*``
     #: answers ``feature_disabled``
     kitty_graphics: bool = False
+    #: the sandbox HOME of the panes while ``fake_agents`` is on (herdr_sim/agent_home.py);
+    #: None → ``agent-home`` beside the socket. Unused with the fakes off: the panes then
+    #: see ``base_env``'s HOME, as in Herdr
+    agent_home: Path | None = None
     #: Herdr's screen-detection manifests (`*.toml`); None → no screen rules, so a detected
     #: known agent is always `idle` (Herdr's known-agent fallback)
     agent_manifests_dir: Path | None = None
@@ -88,7 +92,13 @@ class SimulatorConfig:
     def coerce_paths(self) -> None:
         """Accept any path-like (a ``str`` too) for the path settings, as callers write
         ``Simulator(socket_path="/tmp/x/herdr.sock")``; the simulator works with ``Path``."""
-        for name in ("socket_path", "runtime_dir", "agent_manifests_dir", "worktree_directory"):
+        for name in (
+            "socket_path",
+            "runtime_dir",
+            "agent_manifests_dir",
+            "worktree_directory",
+            "agent_home",
+        ):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 setattr(self, name, Path(value))

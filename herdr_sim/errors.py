@@ -68,6 +68,8 @@ INVALID_IMAGE: Final = "invalid_image"
 IMAGE_TOO_LARGE: Final = "image_too_large"
 LAYER_LIMIT: Final = "layer_limit"
 GRAPHICS_BUDGET_EXCEEDED: Final = "graphics_budget_exceeded"
+INTEGRATION_INSTALL_FAILED: Final = "integration_install_failed"
+INTEGRATION_UNINSTALL_FAILED: Final = "integration_uninstall_failed"
 #: The simulator's own code for a protocol method it deliberately does not implement.
 NOT_SUPPORTED: Final = "not_supported_by_simulator"
 

@@ -120,7 +120,4 @@ UNSUPPORTED: dict[str, str] = {
     "pane.copy_motion": _COPY_MODE,
     "pane.copy_search": _COPY_MODE,
     "pane.link.activate": _COPY_MODE,
-    "integration.list": "installing agent integrations touches the user's agent configs",
-    "integration.install": "installing agent integrations touches the user's agent configs",
-    "integration.uninstall": "installing agent integrations touches the user's agent configs",
 }

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import errors, lifecycle, persist, places
+from .agent_home import default_agent_home, pane_base_env
 from .agent_service import AgentService
 from .config import SimulatorConfig
 from .detection import DetectionLoop
@@ -88,6 +89,10 @@ class Runtime:
         self.meta: dict[tuple[str, int], MetaStore] = {}
         # agent detection and the fake agents' PATH dir (see start_detection)
         self.fake_bin: Path | None = runtime_dir / "fake-bin" if config.fake_agents else None
+        #: the panes' sandbox HOME while the fakes are on, else None (the server's HOME)
+        self.agent_home: Path | None = (
+            (config.agent_home or default_agent_home(socket_path)) if config.fake_agents else None
+        )
         self.detection: DetectionLoop | None = None
         self.session_path = persist.session_file(socket_path) if config.persist else None
         self._save_scheduled = False
@@ -216,7 +221,7 @@ class Runtime:
             "HERDR_PANE_ID": ref.pane_id,
         }
         full_env = pane_env(
-            base=self.config.base_env,
+            base=self.pane_base_env(),
             caller_env=env,
             herdr_env=herdr_env,
             cli_dir=self.cli_dir,
@@ -452,6 +457,11 @@ class Runtime:
         )
         self.detection.shell_returned.append(agents.shell_returned)
         self.detection.start()
+
+    def pane_base_env(self) -> dict[str, str]:
+        """The server environment every pane inherits (HOME the sandbox while the fakes
+        are on: herdr_sim/agent_home.py)."""
+        return pane_base_env(self.config.base_env, self.agent_home)
 
     def with_fake_agents(self, path: str) -> str:
         """A pane's PATH with the fake agents' dir right after the simulator's ``herdr`` dir."""

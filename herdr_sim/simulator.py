@@ -20,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from .agent_home import prepare_agent_home
 from .config import SimulatorConfig
 from .events import Envelope
 from .faults import FaultPlan
@@ -172,6 +173,8 @@ class Simulator:
 
     async def _boot(self) -> None:
         runtime = Runtime(self.config, self.socket_path, self.runtime_dir)
+        if runtime.agent_home is not None:
+            prepare_agent_home(runtime.agent_home)
         if runtime.fake_bin is not None:
             from .fake_agent import install_fake_agents
 
@@ -266,6 +269,12 @@ class Simulator:
     def faults(self) -> FaultPlan:
         """Fault injection, safe to arm from any thread."""
         return self.runtime.faults
+
+    @property
+    def agent_home(self) -> Path | None:
+        """The panes' sandbox HOME while the fake agents are on (None: the server's HOME,
+        as in Herdr); see herdr_sim/agent_home.py."""
+        return self.runtime.agent_home
 
     @property
     def cli_path(self) -> Path:

@@ -122,6 +122,7 @@ def start_sim(config: SimulatorConfig, directory: Path | None = None) -> HerdrSe
     config.socket_path = directory / "herdr.sock"
     config.runtime_dir = directory / "rt"
     config.base_env = hermetic_env(home, HERDR_SIM_CONFIG_DIR=str(directory / "cfg"))
+    config.agent_home = home  # the fakes' sandbox is this server's own HOME
     sim = Simulator(config)
     try:
         sim.start()

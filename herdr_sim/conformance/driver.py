@@ -288,7 +288,9 @@ class _Driver:
     # -- the simulator -------------------------------------------------------------------------
 
     def start_sim(self) -> Simulator:
-        settings = dict(self.o.settings)
+        # the agent under check is a real one: like Herdr's panes, it sees the HOME it was
+        # given (agent_env), not the fake agents' sandbox (herdr_sim/agent_home.py)
+        settings = {"fake_agents": False, **self.o.settings}
         settings.update(socket_path=self.socket, persist=True, base_env=self.env)
         sim = Simulator(**settings)
         self.log.attach(sim)

@@ -22,6 +22,7 @@ def load_all() -> dict[str, MethodEntry]:
         client_ui,
         detection,
         events,
+        integration,
         layout,
         notification,
         pane,

@@ -193,6 +193,8 @@ SERVER_ERROR_CODES: frozenset[str] = frozenset(
         "metadata_sequence_source_limit",
         "invalid_params",
         "invalid_layout",
+        "integration_install_failed",
+        "integration_uninstall_failed",
         "agent_not_found",
         "agent_target_ambiguous",
         "agent_not_ready",
