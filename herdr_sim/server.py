@@ -50,21 +50,6 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-class WireLog:
-    """A wire tap appending every line to a file (``$HERDR_SIM_WIRE_LOG``): how the contract
-    checks of a test run see a *subprocess* server (``herdr-sim serve``), whose wire no tap of
-    theirs can reach. ``herdr-sim serve`` adds one to its simulator's own taps; an in-process
-    server is tapped directly and writes nothing. ``pid`` says which process served a line."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __call__(self, kind: str, line: Line) -> None:
-        with self.path.open("a", encoding="utf-8") as log_file:
-            entry = {"kind": kind, "line": line, "pid": os.getpid()}
-            log_file.write(json.dumps(entry) + "\n")
-
-
 def tap(kind: str, line: Line, own: list[Callable[[str, Line], None]] | None = None) -> None:
     """Show a line to every wire tap — the global ones and ``own``, the taps of the one
     server that carried it; a failing tap never breaks the server."""
