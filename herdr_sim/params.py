@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .request_json import Pairs, describe, plain
+from .request_json import Pairs, describe
 
 _MISSING: Any = object()
 
@@ -165,16 +165,10 @@ def _one_of(names: Sequence[str]) -> str:
 def _pairs(value: Any) -> list[tuple[str, Any]] | None:
     """An object's pairs in input order (duplicates kept for :class:`Pairs`), else None."""
     if isinstance(value, Pairs):
-        return value
+        return value.pairs
     if isinstance(value, dict):
         return list(value.items())
     return None
-
-
-def _check(kind: Kind, value: Any, where: str) -> Any:
-    """``kind.check``; a kind defined elsewhere gets plain values (``dict``, not
-    :class:`Pairs`), as it was written for them."""
-    return kind.check(value if isinstance(kind, _OWN_KINDS) else plain(value), where)
 
 
 @dataclass
@@ -185,9 +179,9 @@ class ListOf(Kind):
     expected = "a sequence"
 
     def check(self, value: Any, where: str) -> Any:
-        if not isinstance(value, list) or isinstance(value, Pairs):
+        if not isinstance(value, list):
             raise self.mismatch(value)
-        return [_check(self.item, item, where) for item in value]
+        return [self.item.check(item, where) for item in value]
 
     def schema(self) -> dict[str, Any]:
         return {"type": "array", "items": self.item.schema()}
@@ -205,7 +199,7 @@ class MapOf(Kind):
         if pairs is None:
             raise self.mismatch(value)
         # a HashMap keeps the last of repeated keys, as serde's map visitor inserts them
-        return {key: _check(self.value, item, where) for key, item in pairs}
+        return {key: self.value.check(item, where) for key, item in pairs}
 
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": self.value.schema()}
@@ -220,7 +214,7 @@ class Nullable(Kind):
     def check(self, value: Any, where: str) -> Any:
         if value is None:
             return None
-        return _check(self.inner, value, where)
+        return self.inner.check(value, where)
 
     def schema(self) -> dict[str, Any]:
         return {"anyOf": [self.inner.schema(), {"type": "null"}]}
@@ -305,7 +299,7 @@ class Obj(Kind):
                 null_is_absent = not spec.required
             if null_is_absent:
                 return self._default(name)
-        return _check(spec.kind, raw, name)
+        return spec.kind.check(raw, name)
 
     def _known(self, name: str) -> bool:
         return name in self.fields or (self.shape is not None and name in self.shape.fields)
@@ -382,10 +376,10 @@ class Tagged(Kind):
         if pairs is None:
             raise self.mismatch(value)
         variant: str | None = None
-        rest = Pairs()
+        others: list[tuple[str, Any]] = []
         for key, item in pairs:
             if key != self.tag:
-                rest.append((key, item))
+                others.append((key, item))
                 continue
             if variant is not None:
                 raise ParamError(f"duplicate field `{self.tag}`")
@@ -396,7 +390,7 @@ class Tagged(Kind):
             variant = item
         if variant is None:
             raise ParamError(f"missing field `{self.tag}`")
-        out: dict[str, Any] = self.variants[variant].check(rest, where)
+        out: dict[str, Any] = self.variants[variant].check(Pairs(others), where)
         out[self.tag] = variant
         return out
 
@@ -413,9 +407,6 @@ class Tagged(Kind):
 def shaped(spec: Obj, shape: Shape | None) -> Obj:
     """``spec`` read as the Rust struct ``shape`` describes (unchanged without one)."""
     return spec if shape is None else replace(spec, shape=shape)
-
-
-_OWN_KINDS = (Str, Bool, Int, Float, Enum, ListOf, MapOf, Nullable, Obj, Tagged)
 
 
 def check(spec: Obj, params: Any) -> dict[str, Any]:

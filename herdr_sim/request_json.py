@@ -19,7 +19,7 @@ is read again by :class:`_Reader`, a byte-for-byte model of serde_json's reader
 (``src/de.rs``, ``src/read.rs`` of serde-rs/json 1.0.149), to produce serde_json's message
 and its ``at line L column C`` suffix.
 
-Buffered values: JSON objects are :class:`Pairs` (a list of ``(key, value)``, as
+Buffered values: JSON objects are :class:`Pairs` (a ``dict`` that keeps its pairs, as
 ``Content::Map``); integers that fit ``u64``/``i64`` are ``int``, every other number is
 ``float`` (serde_json reads ``-0`` and integers beyond 64 bits as ``f64``).
 """
@@ -52,22 +52,14 @@ _ESCAPES = {
 }
 
 
-class Pairs(list[tuple[str, Any]]):
-    """A JSON object as serde's ``Content::Map`` holds it: its pairs, in input order, with
-    duplicates."""
+class Pairs(dict[str, Any]):
+    """A JSON object: a ``dict`` as every JSON reader makes it (a repeated key keeps its last
+    value), which also keeps :attr:`pairs` as serde's ``Content::Map`` holds them — in input
+    order, duplicates included."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """The object as a ``dict`` (a repeated key keeps its last value, as JSON readers do)."""
-        return {key: plain(value) for key, value in self}
-
-
-def plain(value: Any) -> Any:
-    """``value`` with every :class:`Pairs` turned into a ``dict``, recursively."""
-    if isinstance(value, Pairs):
-        return value.to_dict()
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    return value
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
 
 
 class JsonError(ValueError):
@@ -118,64 +110,69 @@ def _serde_int(digits: str) -> int | float:
         return -0.0
     if _I64_MIN <= value <= _U64_MAX:
         return value
-    return float(digits)
+    return _finite(digits)
+
+
+def _finite(literal: str) -> float:
+    """A float literal; one serde_json finds out of range is left to :class:`_Reader`."""
+    value = float(literal)
+    if math.isinf(value):
+        raise ValueError("number out of range")
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+#: integer literals Python's ``int`` would read differently from serde_json: ``-0`` and
+#: anything of 20 digits or more (u64 ends at 20 digits); also matches inside strings, which
+#: only costs the slower hook
+_SERDE_INTS = re.compile(r"-0(?![0-9.eE])|[0-9]{20}")
+#: a ``\uD800``-``\uDBFF`` escape not followed by a low one, or a ``\uDC00``-``\uDFFF``
+#: escape not preceded by a high one: what serde_json refuses and Python accepts
+_LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
 def _fast(text: str) -> RequestObject | None:
     """The happy path with Python's decoder; None when serde_json's reader must decide."""
+    if _LONE_SURROGATE.search(text):
+        return None
+    hooks: dict[str, Any] = {"parse_int": _serde_int} if _SERDE_INTS.search(text) else {}
     try:
         value = json.loads(
             text,
             object_pairs_hook=Pairs,
-            parse_int=_serde_int,
+            parse_float=_finite,
             parse_constant=_refuse_constant,
+            **hooks,
         )
     except (ValueError, RecursionError):
         return None
-    if not isinstance(value, Pairs) or not _acceptable(value):
+    if not isinstance(value, Pairs) or _too_deep(text, value):
         return None
-    ids = [item for key, item in value if key == "id"]
+    ids = [item for key, item in value.pairs if key == "id"]
     if len(ids) > 1 or (ids and not isinstance(ids[0], str)):
         return None
-    entries = [(key, item) for key, item in value if key != "id"]
+    entries = [(key, item) for key, item in value.pairs if key != "id"]
     return RequestObject(ids[0] if ids else None, entries, len(text.encode("utf-8")))
 
 
-def _acceptable(value: Pairs) -> bool:
-    """No container nested 128 deep, no number out of range, no lone surrogate: what Python
-    accepts and serde_json does not."""
+def _too_deep(text: str, value: Pairs) -> bool:
+    """A container nested :data:`RECURSION_LIMIT` deep (the request object is level 1)."""
+    if text.count("[") + text.count("{") < RECURSION_LIMIT:
+        return False  # not enough brackets, in strings or not
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, Pairs):
-            if depth >= RECURSION_LIMIT:
-                return False
-            for key, child in item:
-                if not _valid_text(key):
-                    return False
-                stack.append((child, depth + 1))
-        elif isinstance(item, list):
-            if depth >= RECURSION_LIMIT:
-                return False
-            stack.extend((child, depth + 1) for child in item)
-        elif isinstance(item, float):
-            if item in (float("inf"), float("-inf")):
-                return False
-        elif isinstance(item, str) and not _valid_text(item):
-            return False
-    return True
-
-
-def _valid_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+        if depth >= RECURSION_LIMIT:
+            return True
+        children = (child for _, child in item.pairs) if isinstance(item, Pairs) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (list, dict)))
+    return False
 
 
 # -- serde_json's reader --------------------------------------------------------------------------
@@ -320,7 +317,7 @@ class _Reader:
         if peek == ord("{"):
             self.enter()
             self.index += 1
-            pairs = Pairs()
+            pairs: list[tuple[str, Any]] = []
             first = True
             while self.has_next_key(first):
                 first = False
@@ -329,7 +326,7 @@ class _Reader:
                 pairs.append((key, self.value()))
             self.index += 1
             self.remaining_depth += 1
-            return pairs
+            return Pairs(pairs)
         raise self.peek_error("expected value")
 
     def has_next_element(self, first: bool) -> bool:

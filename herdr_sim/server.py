@@ -24,7 +24,7 @@ from . import errors
 from .errors import HerdrError
 from .params import Enum, Obj, ParamError, check, shaped
 from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
-from .request_json import JsonError, at_column, plain, read_request, rust_trim
+from .request_json import JsonError, at_column, read_request, rust_trim
 from .request_shapes import SHAPES
 from .runtime import Runtime
 
@@ -91,7 +91,7 @@ def parse_request(text: str, methods: Mapping[str, MethodEntry]) -> Request:
         raise RequestError(at_column(str(exc), read.end)) from None
     if read.trailing is not None:
         raise RequestError(at_column("trailing characters", read.trailing))
-    raw = {"id": read.id, **{key: plain(value) for key, value in read.entries}}
+    raw = {"id": read.id, **dict(read.entries)}
     return Request(read.id, method, params, raw)
 
 

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from herdr_sim import Simulator
+from herdr_sim import Simulator, request_json
 from herdr_sim import server as herdr_server
 from herdr_sim.methods import load_all
 from herdr_sim.protocol.kinds import RUST_WHITESPACE
@@ -484,3 +484,30 @@ def test_every_line_gets_at_most_one_answer_line_and_the_server_lives(
     server = sim.socket_server
     assert server is not None
     assert server.handler_errors == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pairs=st.lists(
+        st.tuples(st.sampled_from(["id", "method", "params", "x", "é"]), _json_values),
+        max_size=5,
+    ),
+    ascii_only=st.booleans(),
+)
+def test_the_fast_path_reads_what_serde_jsons_reader_reads(
+    pairs: list[tuple[str, Any]], ascii_only: bool
+) -> None:
+    """Python's decoder is only a shortcut: whatever it accepts, the model of serde_json's
+    reader reads the same way (same id, same buffered pairs, same end)."""
+
+    def dumps(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=ascii_only)
+
+    text = "{" + ",".join(f"{dumps(key)}:{dumps(value)}" for key, value in pairs) + "}"
+    fast = request_json._fast(text)
+    if fast is None:
+        return
+    slow = request_json._Reader(text.encode("utf-8", "surrogatepass")).request()
+    assert (fast.id, fast.end) == (slow.id, slow.end)
+    assert [key for key, _ in fast.entries] == [key for key, _ in slow.entries]
+    assert json.dumps(fast.entries) == json.dumps(slow.entries)
