@@ -2,9 +2,11 @@
 
 A client connects, writes one JSON line, reads one JSON line, and the server closes — except
 ``events.subscribe``, which streams. The first line must arrive within 5 s and fit in 1 MiB,
-else the connection is dropped without an answer; a line that is not a valid request is
-answered ``invalid_request`` with an empty id. Handlers never see raw JSON: params are
-checked here against the registry's specs.
+else the connection is dropped without an answer; it is trimmed with Rust's ``str::trim``
+(nothing is answered when nothing is left) and read as Herdr's serde reads its ``Request``
+(:mod:`herdr_sim.request_json`, :func:`parse_request`): a line that is not a valid request
+is answered ``invalid_request`` with an empty id and serde_json's message. Handlers never
+see raw JSON: params are checked here against the registry's specs.
 """
 
 from __future__ import annotations
