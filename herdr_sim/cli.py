@@ -315,9 +315,13 @@ def serve(args: argparse.Namespace) -> int:
     sim = Simulator(serve_config(args))
     wire_log = os.environ.get("HERDR_SIM_WIRE_LOG")
     if wire_log:  # the contract checks of the test run that started this server
-        from .server import WireLog
+        from .wire_log import WireLog
 
-        sim.wire_taps.append(WireLog(Path(wire_log)))
+        try:
+            sim.wire_taps.append(WireLog(Path(wire_log)))
+        except OSError as exc:  # a symlink, FIFO or someone else's file at that path
+            print(f"herdr-sim: cannot open HERDR_SIM_WIRE_LOG: {exc}", file=sys.stderr)
+            return 1
     done = _stop_event()
     try:
         sim.start()

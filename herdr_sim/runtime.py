@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import shlex
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,10 @@ class Notification:
 class Runtime:
     """State and services shared by all handlers of one simulator."""
 
+    #: how many ``notification.show`` requests are remembered (the most recent); a server
+    #: up for days must not grow with its traffic
+    NOTIFICATIONS_KEPT = 1000
+
     def __init__(self, config: SimulatorConfig, socket_path: Path, runtime_dir: Path) -> None:
         self.config = config
         self.socket_path = socket_path
@@ -73,7 +78,7 @@ class Runtime:
         self.hub = EventHub()
         self.faults = FaultPlan()
         self.processes: dict[int, PaneProcess] = {}
-        self.notifications: list[Notification] = []
+        self.notifications: deque[Notification] = deque(maxlen=self.NOTIFICATIONS_KEPT)
         #: the outer-window title set by ``client.window_title.set`` for a client to come
         self.window_title: str | None = None
         #: the agent panel's transient view (``agent.view.set``), for a client to come
@@ -292,7 +297,10 @@ class Runtime:
         self.after_request()
 
     async def reap(self, keys: list[int]) -> None:
-        """End the process trees of panes that left the model."""
+        """End the process trees of panes that left the model, and drop their metadata
+        (and that of workspaces that went with them: numbers are never reused, so a closed
+        one's store would only grow the server)."""
+        self._forget_meta(keys)
         procs = [self.processes.pop(key) for key in keys if key in self.processes]
         for proc in procs:
             proc.output.fire()
@@ -394,6 +402,15 @@ class Runtime:
             None if focused is None else (focused.workspace.public_id, focused.pane_id)
         )
         return len(resumes)
+
+    def _forget_meta(self, pane_keys: list[int]) -> None:
+        """Drop the metadata stores of closed panes and of workspaces no longer open."""
+        for key in pane_keys:
+            self.meta.pop(("pane", key), None)
+        open_numbers = {ws.number for ws in self.session.workspaces}
+        for kind, number in list(self.meta):
+            if kind == "ws" and number not in open_numbers:
+                del self.meta[(kind, number)]
 
     def meta_for(self, key: tuple[str, int]) -> MetaStore:
         """The metadata store of a pane ``("pane", key)`` or workspace ``("ws", number)``."""

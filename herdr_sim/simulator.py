@@ -15,6 +15,7 @@ import logging
 import shutil
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
@@ -102,6 +103,10 @@ def resolve_socket_path(config: SimulatorConfig) -> Path:
 class Simulator:
     """A running (after :meth:`start`) Herdr simulator."""
 
+    #: how many lifecycle events :attr:`events` keeps (the most recent): a simulator that
+    #: serves for hours must not grow with its traffic
+    EVENTS_KEPT = 10_000
+
     def __init__(self, config: SimulatorConfig | None = None, **overrides: Any) -> None:
         # a copy: overrides and path coercion never change the caller's config, which may
         # be shared by several simulators
@@ -118,7 +123,7 @@ class Simulator:
         self._thread: threading.Thread | None = None
         self._runtime: Runtime | None = None
         self._server: Server | None = None
-        self._events: list[Envelope] = []
+        self._events: deque[Envelope] = deque(maxlen=self.EVENTS_KEPT)
         self._events_lock = threading.Lock()
         #: ``tap(kind, line)`` callables that see this simulator's wire lines only (requests,
         #: responses, events); append before or after :meth:`start`
@@ -293,7 +298,7 @@ class Simulator:
 
     @property
     def events(self) -> list[Envelope]:
-        """Every lifecycle event emitted so far (a copy)."""
+        """The lifecycle events emitted so far, the last :attr:`EVENTS_KEPT` of them (a copy)."""
         with self._events_lock:
             return list(self._events)
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herdr_sim.redaction import redact
 from orchestrator.client import wire
 from orchestrator.client.errors import ProtocolError
 
@@ -54,22 +55,6 @@ __all__ = [
 
 #: request ids the forensics tools use; a :class:`WireTail` leaves their lines out
 ID_PREFIX = "pytest-herdr:forensics"
-_REDACTED = "<redacted>"
-
-
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with every ``env`` map's values replaced (secrets stay out)."""
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if key == "env" and isinstance(item, dict):
-                out[key] = dict.fromkeys(item, _REDACTED)
-            else:
-                out[key] = redact(item)
-        return out
-    if isinstance(value, list):
-        return [redact(item) for item in value]
-    return value
 
 
 def _short_error(exc: BaseException) -> str:
