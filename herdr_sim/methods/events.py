@@ -17,9 +17,10 @@ from .. import errors
 from ..errors import HerdrError
 from ..events import Envelope
 from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
+from ..regex import run_matching
 from ..registry import Send, method, streams
 from ..runtime import Runtime
-from .pane_io import compile_match, first_matching_line, output_match_source, read_pane
+from .pane_io import compile_match, find_matching_line, output_match_source, read_pane
 from .specs import AGENT_STATUS, OPT_STR, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
 
 LIFECYCLE = (
@@ -125,7 +126,7 @@ async def stream_subscription(
             # Herdr compiles the regex before probing the pane; its error carries the
             # request id, while a failed probe answers with the probe's own id.
             try:
-                matcher = compile_match(sub["match"])
+                matcher = await run_matching(compile_match, sub["match"])
             except HerdrError as exc:
                 await send(_error(request_id, exc), "response")
                 return
@@ -203,19 +204,25 @@ async def _watch_output(rt: Runtime, sub: dict[str, Any], out: asyncio.Queue[Env
     while key in rt.processes and key in rt.session.panes:
         proc = rt.processes[key]
         ref = rt.session.locate(key)
-        result = read_pane(rt, ref, source, sub["lines"], "text")
-        line = first_matching_line(result["text"], sub["matcher"])
-        if line is None:
-            armed = True
-        elif armed:
-            armed = False
-            out.put_nowait(
-                {
-                    "event": "pane.output_matched",
-                    "data": {"pane_id": ref.pane_id, "matched_line": line, "read": result},
-                }
-            )
-        await proc.output.wait(None)
+        # Listen before reading: output that lands while the match runs in its thread
+        # wakes the next round instead of being missed.
+        next_output = asyncio.ensure_future(proc.output.wait(None))
+        try:
+            result = read_pane(rt, ref, source, sub["lines"], "text")
+            line = await find_matching_line(result["text"], sub["matcher"])
+            if line is None:
+                armed = True
+            elif armed:
+                armed = False
+                out.put_nowait(
+                    {
+                        "event": "pane.output_matched",
+                        "data": {"pane_id": ref.pane_id, "matched_line": line, "read": result},
+                    }
+                )
+            await next_output
+        finally:
+            next_output.cancel()
 
 
 @method("events.wait", WAIT_PARAMS, result="wait_matched", mutates=False)
