@@ -27,6 +27,7 @@ __all__ = [
     "proc_info",
     "session_members",
     "session_tree",
+    "start_ticks",
 ]
 
 _PROC = Path("/proc")
@@ -205,6 +206,16 @@ def descendants(pid: int) -> list[ProcInfo]:
                 found.add(child)
                 stack.append(child)
     return _select(lambda stat: stat.pid in found)
+
+
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot, ``stat`` field 22): with the pid it
+    names one process for good, since a recycled pid starts later. None if gone."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes()
+        return int(raw[raw.rfind(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _environ_entries(pid: int) -> list[bytes] | None:
