@@ -28,7 +28,7 @@ RustRegex = Re2Pattern
 _SIZE_LIMIT = "Compiled regex exceeds size limit of 10485760 bytes."
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)
 def compile_rust_regex(pattern: str) -> RustRegex:
     """Compile a Rust-syntax pattern; :class:`RustRegexError` (Rust's wording) if refused."""
     translated = translate(pattern)

@@ -17,8 +17,8 @@ import re2
 
 __all__ = ["EngineError", "Re2Pattern"]
 
-#: Room for big Unicode classes repeated a few times; Rust's own compiled-size limit is 10 MiB.
-_MAX_MEM = 64 << 20
+#: RE2's memory budget per pattern (program and DFA cache); Rust's compiled-size limit is 10 MiB.
+_MAX_MEM = 16 << 20
 
 
 class EngineError(ValueError):

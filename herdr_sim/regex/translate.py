@@ -424,6 +424,7 @@ class _Translator:
             self.pos += 1
         first = True
         previous: str | None = None  # the last single character, which may open a range
+        previous_at = start
         while True:
             if self.skip_verbose():
                 continue
@@ -446,9 +447,8 @@ class _Translator:
                 continue
             if self.src.startswith(("&&", "--", "~~"), self.pos):
                 raise self.error(f"class set operations are {UNSUPPORTED}", self.pos, 2)
-            if char == "-" and previous is not None and self.peek(1) not in ("]", ""):
-                range_at = self.pos - len(previous)
-                self.pos += 1
+            if char == "-" and previous is not None and self.range_follows():
+                range_at = previous_at
                 high = self.class_char()
                 if high is None:
                     raise self.error("invalid range boundary, must be a literal", self.pos - 1)
@@ -469,9 +469,22 @@ class _Translator:
                 previous = None
             else:
                 parts.append(_literal(single))
-                previous = single
+                previous, previous_at = single, item_start
         parts.append("]")
         return "".join(parts)
+
+    def range_follows(self) -> bool:
+        """At a ``-`` after a single character: step past it (and, in ``x`` mode, the
+        whitespace after it) when a range's upper bound follows; a ``-`` before ``]`` is
+        a literal and stays unread."""
+        dash = self.pos
+        self.pos += 1
+        while self.skip_verbose():
+            pass
+        if self.peek() in ("]", ""):
+            self.pos = dash
+            return False
+        return True
 
     def class_char(self) -> str | None:
         """Read one class item that is a single character; None (nothing read) otherwise."""
@@ -493,7 +506,7 @@ class _Translator:
         return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)
 def translate(pattern: str) -> str:
     """The RE2 spelling of a Rust ``regex`` pattern (:class:`RustRegexError` if refused)."""
     return _Translator(pattern).run()

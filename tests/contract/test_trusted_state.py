@@ -19,6 +19,7 @@ import pytest
 from herdr_sim import Simulator, SimulatorError
 from herdr_sim.client import call
 from herdr_sim.trusted_paths import UntrustedPathError, check_directory, read_own_file
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.herdr_sim_only
 
@@ -68,11 +69,7 @@ def test_the_planted_file_itself_restores_when_it_is_ours(
     _, marker = planted
     sim = start(short_dir)
     try:
-        deadline = 50
-        while not marker.exists() and deadline:
-            sim.wait_stopped(0.1)
-            deadline -= 1
-        assert marker.exists()
+        wait_until(marker.exists, timeout=10, what="the restored pane to run its launch_argv")
     finally:
         sim.stop()
 

@@ -36,6 +36,8 @@ def test_catastrophic_backtracking_patterns_match_in_linear_time() -> None:
         (r"^a*+$", "aaa", True),
         (r"(?x) a \  b # comment", "a b", True),  # RE2 has no verbose mode
         (r"(?x)[a b]", " ", False),
+        (r"(?x)[a - c]", "b", True),
+        (r"[a-]", "-", True),
         (r"\p{Greek}+", "αβγ", True),
         (r"\p{sc=Greek}", "a", False),
         (r"\p{Uppercase_Letter}", "É", True),
