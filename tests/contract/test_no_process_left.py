@@ -33,12 +33,13 @@ pytestmark = pytest.mark.herdr_sim_only
 #: two daemons whose parents exit at once: a setsid'd double fork, a nohup'd one
 DAEMONS = "(setsid sleep {a} &) ; (nohup sleep {b} >/dev/null 2>&1 &) ; echo started$((1))"
 
-_numbers = iter(range(7301, 7999, 2))
+#: sleep durations unique to this process (xdist workers run side by side): 7301.<pid>, …
+_numbers = (f"{base}.{os.getpid()}" for base in range(7301, 7999, 2))
 
 
-def sleepers(*numbers: int) -> list[int]:
+def sleepers(*numbers: str) -> list[int]:
     """Live ``sleep N`` processes for the given Ns."""
-    wanted = [str(number) for number in numbers]
+    wanted = list(numbers)
     return [
         p.pid
         for p in all_processes()
@@ -46,7 +47,7 @@ def sleepers(*numbers: int) -> list[int]:
     ]
 
 
-def start_daemons(socket: Path, pane: str) -> tuple[list[int], tuple[int, int]]:
+def start_daemons(socket: Path, pane: str) -> tuple[list[int], tuple[str, str]]:
     """Start the daemons in a pane; (their pids, their sleep numbers) once both orphaned."""
     numbers = (next(_numbers), next(_numbers))
     text = DAEMONS.format(a=numbers[0], b=numbers[1])

@@ -37,9 +37,9 @@ KILLED_RUN = textwrap.dedent(
     server = start_sim(SimulatorConfig())
     pane = call(server.socket_path, "workspace.create", {"cwd": "/tmp"})["root_pane"]["pane_id"]
     call(server.socket_path, "pane.send_input",
-         {"pane_id": pane, "text": "(setsid sleep 7919 &)", "keys": ["Enter"]})
+         {"pane_id": pane, "text": f"(setsid sleep 7919.{os.getpid()} &)", "keys": ["Enter"]})
     while True:
-        found = [p.pid for p in all_processes() if p.argv == ("sleep", "7919")]
+        found = [p.pid for p in all_processes() if p.argv == ("sleep", f"7919.{os.getpid()}")]
         if found:
             break
         signal.pthread_sigmask(signal.SIG_BLOCK, [])  # a cheap syscall between scans
