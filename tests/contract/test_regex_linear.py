@@ -18,6 +18,8 @@ from tests.contract.helpers import Raw, enter, wait_line, wait_output
 from tests.waits import SCALE
 
 EVIL = "(a|a)+$"
+
+
 def print_evil_line(herdr_client: HerdrClient, pane: str) -> None:
     """34 ``a``s then ``!``, printed by the shell (no ``!`` on the command line itself)."""
     enter(herdr_client, pane, r"printf 'a%.0s' $(seq 34); printf '\041\n'")
