@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .detect.rust_regex import RustRegexError, compile_rust_regex
+from .regex import RustRegexError, compile_rust_regex
 
 __all__ = [
     "HOOK_EVENT_NAMES",

@@ -30,6 +30,7 @@ from .metadata import MetaStore
 from .model.agents import is_agent
 from .model.geometry import terminal_area
 from .model.session import PaneRef, Session, Tab, Workspace
+from .pane_marks import MARK_VARIABLE, PaneMarks, end_marked
 from .pane_process import PaneProcess
 from .procfs import cwd_of, proc_info
 from .pty import PtyProcess
@@ -100,6 +101,8 @@ class Runtime:
         )
         self.detection: DetectionLoop | None = None
         self.session_path = persist.session_file(socket_path) if config.persist else None
+        #: the mark every pane process inherits, so none outlives its pane (pane_marks.py)
+        self.marks = PaneMarks(socket_path)
         self._save_scheduled = False
         #: the agent engine's live side: launches, detection reports, every agent change
         self.agents = AgentService(self)
@@ -233,6 +236,7 @@ class Runtime:
             deterministic=self.config.shell is None and not self.config.user_shell,
         )
         full_env["PATH"] = self.with_fake_agents(full_env.get("PATH", ""))
+        full_env[MARK_VARIABLE] = self.marks.value(ref.pane.key)
         argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)
         pty = PtyProcess.spawn(
             argv,
@@ -242,6 +246,7 @@ class Runtime:
             rows=max(rows, 1),
             adopt_orphans=self.config.adopt_orphans,
         )
+        pty.mark = self.marks.entry(ref.pane.key)
         terminal = Terminal(
             max(cols, 2), max(rows, 1), scrollback=self.config.scrollback, reply=pty.write
         )
@@ -448,6 +453,10 @@ class Runtime:
         if self.processes:
             self._save()
         await self.reap(list(self.processes))
+        # Whatever escaped its pane's end (started while the pane was being ended), then
+        # the registry a SIGKILLed server would have left for the next start.
+        await asyncio.to_thread(end_marked, f"{MARK_VARIABLE}={self.marks.token}:")
+        self.marks.unregister()
 
     # -- agent detection and fake agents (herdr_sim/detection.py) ------------------------------
 

@@ -29,6 +29,7 @@ from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry, current_req
 from .request_json import JsonError, at_column, read_request, rust_trim
 from .request_shapes import SHAPES
 from .runtime import Runtime
+from .trusted_paths import check_directory
 
 log = logging.getLogger(__name__)
 
@@ -430,11 +431,15 @@ def prepare_socket_dir(directory: Path) -> None:
     """Create the socket's directory private (0700) when it does not exist yet.
 
     An existing directory is left as it is (it may be a shared one such as /tmp that the
-    caller chose); the socket itself is always 0600, so only its owner can connect.
+    caller chose); the socket itself is always 0600, so only its owner can connect. Either
+    way the directory and those above it must be ours (or root's) and writable by nobody
+    else unless sticky, or another user could swap the socket
+    (:func:`herdr_sim.trusted_paths.check_directory`; :class:`UntrustedPathError`).
     """
     if not directory.is_dir():
         directory.mkdir(parents=True, mode=0o700)
         directory.chmod(0o700)
+    check_directory(directory, "socket directory")
 
 
 def socket_is_live(path: Path) -> bool:

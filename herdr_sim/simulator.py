@@ -192,6 +192,7 @@ class Simulator:
         server.exchange_taps = self.exchange_taps
         await server.start()
         try:
+            runtime.marks.register()  # ends what a SIGKILLed server on this socket left
             runtime.restore()
         except Exception:
             await server.close()

@@ -14,7 +14,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from herdr_sim.client import request
 from .events import EventRecorder
 from .forensics import WireTail
 from .settings import Backend
+from .temp_dirs import short_dir
 
 if TYPE_CHECKING:  # the simulator is imported when a test first starts one
     from herdr_sim import Simulator
@@ -45,11 +45,6 @@ TAIL_LINES = 40
 
 class BackendError(RuntimeError):
     """A server could not be started or stopped."""
-
-
-def short_dir(prefix: str = "herdr-") -> Path:
-    """A new private (0700) directory under /tmp, short enough for socket paths."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
 
 
 def hermetic_env(home: Path, **extra: str) -> dict[str, str]:

@@ -20,6 +20,7 @@ from .. import errors
 from ..errors import HerdrError
 from ..events import Signal, wait_any
 from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
+from ..regex import run_matching
 from ..registry import Send, method, streams
 from ..runtime import Runtime
 from .pane_io import compile_match
@@ -130,7 +131,7 @@ async def stream_subscription(
             # Herdr compiles the regex before probing the pane; its error carries the
             # request id, while a failed probe answers with the probe's own id.
             try:
-                matcher = compile_match(sub["match"])
+                matcher = await run_matching(compile_match, sub["match"])
             except HerdrError as exc:
                 await send(_error(request_id, exc), "response")
                 return
@@ -150,7 +151,7 @@ async def stream_subscription(
         while not hangup.done():
             delivered = False
             for subscription in active:
-                event = subscription.poll()
+                event = await subscription.poll()
                 if event is not None:
                     delivered = True
                     await send(event, "event")

@@ -20,19 +20,18 @@ A pane that is gone makes its snapshot polls quiet (Herdr swallows their errors)
 
 from __future__ import annotations
 
-import re
 from typing import Any, Protocol
 
 from .. import errors
 from ..events import Envelope, EventHub
 from ..runtime import Runtime
-from .pane_io import first_matching_line, output_match_source, read_pane
+from .pane_io import Matcher, find_matching_line, output_match_source, read_pane
 
 
 class Active(Protocol):
     """One active subscription: ``poll`` answers at most one event per round."""
 
-    def poll(self) -> Envelope | None:
+    async def poll(self) -> Envelope | None:
         """The next event to deliver, or None this round."""
 
 
@@ -44,7 +43,7 @@ class LifecycleSubscription:
         self.kind = kind.replace(".", "_")
         self.cursor = hub.current_sequence
 
-    def poll(self) -> Envelope | None:
+    async def poll(self) -> Envelope | None:
         for sequence, envelope in self.hub.events_after(self.cursor):
             self.cursor = sequence
             if envelope["event"] == self.kind:
@@ -75,7 +74,7 @@ class StatusSubscription:
             probe if wanted is not None and wanted == probe["agent_status"] else None
         )
 
-    def poll(self) -> Envelope | None:
+    async def poll(self) -> Envelope | None:
         return self._next(strict=False)
 
     def poll_for_wait(self) -> Envelope | None:
@@ -128,7 +127,7 @@ class OutputSubscription:
     ``recent`` is read as ``recent_unwrapped``, and the event's ``read`` says so (Herdr).
     """
 
-    def __init__(self, rt: Runtime, sub: dict[str, Any], matcher: re.Pattern[str] | str) -> None:
+    def __init__(self, rt: Runtime, sub: dict[str, Any], matcher: Matcher) -> None:
         self.rt = rt
         self.pane_id: str = sub["pane_id"]
         self.source = output_match_source(sub["source"])
@@ -136,12 +135,13 @@ class OutputSubscription:
         self.matcher = matcher
         self.matching = False
 
-    def poll(self) -> Envelope | None:
+    async def poll(self) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
         if ref is None or ref.pane.key not in self.rt.processes:
             return None
         result = read_pane(self.rt, ref, self.source, self.lines, "text")
-        line = first_matching_line(result["text"], self.matcher)
+        # in a matching thread (herdr_sim/regex): other clients are served meanwhile
+        line = await find_matching_line(result["text"], self.matcher)
         if line is None:
             self.matching = False
             return None
@@ -160,7 +160,7 @@ class ScrollSubscription:
         self.pane_id: str = probe["pane_id"]
         self.last: dict[str, int] | None = probe.get("scroll")
 
-    def poll(self) -> Envelope | None:
+    async def poll(self) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
         if ref is None:
             return None
