@@ -23,7 +23,13 @@ from typing import Any
 
 from .session import PiSession, iso_now
 
-__all__ = ["ClaudeTranscript", "CodexRollout", "transcript_class", "transcript_path"]
+__all__ = [
+    "ClaudeTranscript",
+    "CodexRollout",
+    "newest_transcript",
+    "transcript_class",
+    "transcript_path",
+]
 
 
 def _home(env: dict[str, str] | os._Environ[str]) -> Path:
@@ -60,6 +66,14 @@ def transcript_path(
     day = sessions / time.strftime("%Y", stamp) / time.strftime("%m", stamp)
     name = f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', stamp)}-{session_id}.jsonl"
     return day / time.strftime("%d", stamp) / name
+
+
+def newest_transcript(kind: str, cwd: str, env: dict[str, str] | os._Environ[str]) -> Path | None:
+    """The newest transcript of the ``claude`` fake started in ``cwd`` (``claude --continue``
+    continues the most recent conversation of the current directory), or None."""
+    bucket = transcript_path(kind, cwd, "x", 0, env).parent
+    found = [p for p in bucket.glob("*.jsonl") if p.is_file()] if bucket.is_dir() else []
+    return max(found, key=lambda p: p.stat().st_mtime_ns) if found else None
 
 
 def _options(options: dict[str, Any]) -> dict[str, Any]:

@@ -150,9 +150,12 @@ def test_codex_accepts_real_codexs_no_daemon_flag() -> None:
     # the real-agent fixture starts real Codex with --no-daemon (else its app server outlives
     # the pane); the fake codex used to refuse it, and other kinds still do
     from herdr_sim.fake_agent.app import UsageError, parse_args
+    from herdr_sim.fake_agent.claude_flags import ClaudeUsageError
 
     assert parse_args(["--no-daemon", "hello"], "codex").prompt == "hello"
     with pytest.raises(UsageError, match="unknown option"):
+        parse_args(["--no-daemon"], "pi")
+    with pytest.raises(ClaudeUsageError, match="unknown option"):
         parse_args(["--no-daemon"], "claude")
 
 
@@ -227,7 +230,7 @@ def test_opencode_reports_the_full_lifecycle(world: World) -> None:
     opencode = world.start("opencode", "--scenario", world.scenario(scenario))
     world.herdr.wait_for("pane.report_agent_session", 3)
     opencode.prompt("go")
-    working = opencode.wait_screen("esc to interrupt")
+    working = opencode.wait_screen("esc interrupt")
     assert any_line_matches(rule("opencode", "progress_bar_working")["regex"][0], working)
     reports = world.wait_states("working", "blocked")
     blocked = opencode.wait_screen("Permission required")
