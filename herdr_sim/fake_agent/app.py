@@ -32,7 +32,14 @@ from .personas import PERSONA_SOURCES, render
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Step, Turn
 from .session import PiSession, find_session, iso_now, new_session_id, session_path_for
-from .transcripts import newest_transcript, transcript_class, transcript_path
+from .transcripts import (
+    ClaudeTranscript,
+    CodexRollout,
+    codex_dir,
+    newest_transcript,
+    transcript_class,
+    transcript_path,
+)
 
 __all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
 
@@ -71,6 +78,9 @@ class Options:
         self.print_mode = False
         #: claude: what Claude Code warns about on stderr and goes on
         self.warnings: list[str] = []
+        #: claude: ``--permission-mode`` and ``--effort`` (its transcript records them)
+        self.permission_mode = "default"
+        self.effort = "medium"
         #: claude: ``--help`` / ``--version``: print this and exit 0
         self.show: str | None = None
 
@@ -132,6 +142,8 @@ def _claude_options(argv: list[str]) -> Options:
     options.continue_latest = parsed.continue_ or parsed.resume_picker
     options.print_mode = parsed.print_
     options.warnings = parsed.warnings
+    options.permission_mode = parsed.permission_mode
+    options.effort = (parsed.effort or options.effort).lower()
     if parsed.help or parsed.version:
         options.show = claude_help() if parsed.help else f"{CLAUDE_VERSION} (Claude Code)"
     return options
@@ -272,8 +284,14 @@ class FakeAgent:
             path = transcript_path(self.kind, self.cwd, session_id, ms, env)
             writer = transcript_class(self.kind)
             if path.exists() and path.stat().st_size > 0:
-                return session_id, writer.resume(path, **common)
-            return session_id, writer(path, session_id, self.cwd, **common)
+                transcript = writer.resume(path, **common)
+            else:
+                transcript = writer(path, session_id, self.cwd, **common)
+            if isinstance(transcript, ClaudeTranscript):
+                transcript.permission_mode, transcript.effort = opts.permission_mode, opts.effort
+            elif isinstance(transcript, CodexRollout):
+                transcript.index = codex_dir(env) / "session_index.jsonl"
+            return session_id, transcript
         if self.kind == "opencode":
             session_id = opts.session or opencode_id("ses", descending=True, ms=ms)
             return session_id, OpencodeSession(opencode_db(env), session_id, self.cwd, **common)

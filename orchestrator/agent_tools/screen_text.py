@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Characters that draw rules and boxes (a line made only of these and blanks is chrome).
-_BOX = "─━═│┃║╭╮╰╯┌┐└┘├┤┬┴┼╴╶╵╷▔▁-_=+*~·•"
+_BOX = "─━═│┃║╭╮╰╯┌┐└┘├┤┬┴┼╴╶╵╷╹╻▀▄▔▁-_=+*~·•"
 _RULE = re.compile(rf"^[\s{re.escape(_BOX)}]*$")
 _SIDES = re.compile(r"^\s*[│┃║]\s?|\s?[│┃║]\s*$")
 _SIDE = re.compile(r"^\s*[│┃║]")
@@ -89,7 +89,10 @@ def _dedent(lines: list[str]) -> str:
 
 
 def _is_rule(line: str) -> bool:
-    return bool(line.strip()) and _RULE.match(line) is not None
+    """A border or rule; an empty row of a box (only its side bars, as OpenCode's ``┃``
+    rail draws around a dialog) is a blank line of the box, not a border."""
+    bare = line.strip()
+    return bool(bare) and _RULE.match(line) is not None and bool(bare.strip(" │┃║"))
 
 
 def _above_footer(raw: list[str]) -> list[str]:

@@ -126,7 +126,10 @@ def test_codex_writes_a_rollout_in_real_codexs_format_and_resumes_it(world: Worl
     items = [e["payload"] for e in entries if e["type"] == "response_item"]
     assert [(i["role"], i["content"][0]["type"], i["content"][0]["text"]) for i in items] == [
         ("user", "input_text", "hi"), ("assistant", "output_text", "ok")]  # fmt: skip
-    assert entries[-1]["payload"] == {"type": "task_complete", "last_agent_message": "ok"}
+    complete = entries[-1]["payload"]
+    assert (complete["type"], complete["last_agent_message"]) == ("task_complete", "ok")
+    assert complete["turn_id"] == entries[1]["payload"]["turn_id"]  # task_started's
+    assert [e["ordinal"] for e in entries] == list(range(len(entries)))
 
 
 def test_codex_keeps_its_rollout_where_real_codex_does(tmp_path: Path) -> None:
