@@ -6,8 +6,10 @@ Screens are checked against the rules of Herdr's own manifests
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import sqlite3
 import time
 import tomllib
 from pathlib import Path
@@ -251,6 +253,99 @@ def test_opencode_reports_the_full_lifecycle(world: World) -> None:
     assert states[1]["params"]["message"] == "Allow edit?"
     seqs = [r["params"]["seq"] for r in states]
     assert seqs == sorted(seqs) and len(set(seqs)) == 4
+
+
+def opencode_session(db: Path, session_id: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """A session read back as opencode reads it: its messages by creation time and id, each
+    message's parts by id (ids grow with time), ``data`` JSON."""
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        messages = connection.execute(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (session_id,),
+        ).fetchall()
+        return [
+            (json.loads(data)["role"], [json.loads(p) for (p,) in connection.execute(
+                "SELECT data FROM part WHERE message_id = ? ORDER BY id", (message_id,))])
+            for message_id, data in messages
+        ]  # fmt: skip
+
+
+def test_opencode_keeps_its_session_in_opencode_db_like_opencode_1_18(world: World) -> None:
+    # real opencode 1.18.33 (tests/real_agents/test_opencode.py) keeps sessions in
+    # $XDG_DATA_HOME/opencode/opencode.db with ses_/msg_/prt_ ids; the fake opencode used to
+    # write a pi session file under ~/.pi and report a UUID
+    scenario = Scenario().run_tool("bash", "echo herdr-$((6*7))").reply("It printed 42.")
+    opencode = world.start("opencode", "--scenario", world.scenario(scenario))
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    opencode.prompt("run it")
+    world.wait_states("working", "idle")
+    session_id = world.reports()[0]["params"]["agent_session_id"]
+    assert re.fullmatch(r"ses_[0-9a-f]{12}[A-Za-z0-9]{14}", session_id)
+    db = world.home / ".local" / "share" / "opencode" / "opencode.db"
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        row = connection.execute(
+            "SELECT project_id, directory, version, agent, model FROM session WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+    assert row[:4] == ("global", str(world.cwd), "1.18.33", "build")
+    assert json.loads(row[4]) == {"id": "fake-model", "providerID": "fake"}
+    (user, (prompt,)), (step1, parts1), (step2, parts2) = opencode_session(db, session_id)
+    assert (user, prompt) == ("user", {"type": "text", "text": "run it"})
+    assert (step1, [p["type"] for p in parts1]) == (
+        "assistant", ["step-start", "tool", "step-finish"])  # fmt: skip
+    tool = parts1[1]
+    assert (tool["tool"], tool["state"]["status"], tool["state"]["input"]) == (
+        "bash", "completed", {"command": "echo herdr-$((6*7))"})  # fmt: skip
+    assert tool["state"]["output"] == "herdr-42\n" and parts1[2]["reason"] == "tool-calls"
+    assert (step2, [p["type"] for p in parts2]) == (
+        "assistant",
+        ["step-start", "text", "step-finish"],
+    )
+    assert (parts2[1]["text"], parts2[2]["reason"]) == ("It printed 42.", "stop")
+    assert not (world.home / ".pi").exists()
+
+
+def test_opencode_continues_a_session_by_id(world: World) -> None:
+    # Herdr resumes opencode as `opencode --session <id>` (src/agent_resume.rs)
+    first = world.start("opencode")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    first.prompt("one")
+    first.wait_screen("ok")
+    session_id = world.reports()[0]["params"]["agent_session_id"]
+    first.close()
+    again = world.start("opencode", "--session", session_id)
+
+    def sessions() -> list[dict[str, Any]]:
+        return [r for r in world.reports() if r["method"] == "pane.report_agent_session"]
+
+    resumed = wait_until(lambda: sessions()[1:], 3, 0.01, "the resumed session's report")
+    assert resumed[0]["params"]["agent_session_id"] == session_id
+    again.wait_screen("╹▀")
+    again.prompt("two")
+    db = world.home / ".local" / "share" / "opencode" / "opencode.db"
+
+    def both_turns() -> list[tuple[str, list[dict[str, Any]]]]:
+        turns = opencode_session(db, session_id)
+        return turns if len(turns) == 4 else []
+
+    turns = wait_until(both_turns, 3, 0.02, "the second turn")
+    assert [parts[0]["text"] for role, parts in turns if role == "user"] == ["one", "two"]
+
+
+def test_opencode_input_box_ends_in_the_real_bottom_border(world: World) -> None:
+    # opencode 1.18.33's bottom rows (captured from the real one): the input box is a ┃ rail
+    # whose last row names the agent and model, closed by ╹▀▀▀…, the status row below;
+    # screen-scraping clients find the input region by that border
+    opencode = world.start("opencode")
+    idle = opencode.wait_screen("╹▀")
+    rows = [line.rstrip() for line in idle.splitlines() if line.strip()]
+    border = next(i for i, line in enumerate(rows) if line.lstrip().startswith("╹▀"))
+    assert re.fullmatch(r"  ╹▀{20,}", rows[border])
+    assert rows[border - 1] == "  ┃  Build · fake-model fake"
+    assert rows[border - 3].startswith("  ┃  Ask anything...")  # the empty box's placeholder
+    assert "ctrl+p commands" in rows[border + 1] and border + 1 == len(rows) - 1
+    opencode.send(b"typed words")
+    assert "  ┃  typed words" in opencode.wait_screen("typed words")
 
 
 # -- the third-party persona -------------------------------------------------------------------
