@@ -136,7 +136,7 @@ _OPTIONS: tuple[_Option, ...] = (
     _o("--system-prompt", _VALUE, "prompt"),
     _o("--system-prompt-snapshot", _VALUE, "on|off", choices=("on", "off")),
     _o("--teleport", _OPTIONAL, "session"),
-    _o("--tmux", _OPTIONAL, "mode"),
+    _o("--tmux"),
     _o("--tools", _VARIADIC, "tools"),
     _o("--verbose"),
     _o("-v,--version", dest="version"),
