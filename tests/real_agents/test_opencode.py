@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 from herdr_sim.fake_agent import Scenario
 from herdr_sim.fake_agent.app import FakeAgent, parse_args
+from herdr_sim.fake_agent.personas import render
 from herdr_sim.fake_llm import Match, Script
 from pytest_herdr.real_agents import RealAgent, RealAgents
 from pytest_herdr.waits import wait_until
@@ -22,6 +24,16 @@ from tests.real_agents.observed import MANIFESTS, statuses
 from tests.real_agents.shapes import Shapes, assert_within, shapes
 
 pytestmark = pytest.mark.real_agent
+
+
+def input_box(screen: str) -> tuple[str, str] | None:
+    """The input box's last row and bottom border, cut to their first words: how a
+    screen-scraping client finds opencode's input region (None: no border on screen)."""
+    rows = [row.strip() for row in screen.splitlines() if row.strip()]
+    border = next((i for i, row in enumerate(rows) if re.fullmatch("╹▀{10,}", row)), None)
+    if border is None or border == 0:
+        return None
+    return rows[border - 1][:10], rows[border][:11]
 
 
 def start(agents: RealAgents, script: Script | None = None, **options: Any) -> RealAgent:
@@ -32,7 +44,13 @@ def test_start_prompt_round_trip_and_working_then_idle(herdr_real_agent: RealAge
     opencode = start(herdr_real_agent, Script().reply("Hello from the fake model.", delay=1.0))
     info = opencode.agent.wait("idle")  # Herdr's opencode manifest reads the screen
     assert info["agent"] == "opencode" and info["interactive_ready"] is True
-    assert "Fake model" in opencode.agent.read("visible")  # the model from opencode.json
+    idle = opencode.agent.read("visible")
+    assert "Fake model" in idle  # the model from opencode.json
+    # the input box the fake opencode copies: the agent/model row, then the ╹▀▀▀ border
+    fake = "\n".join(render("opencode", state="idle", width=100, height=30, transcript=[],
+                            typed="", question="", frame=0, elapsed_s=0, model="fake-model",
+                            cwd=str(opencode.cwd))[1])  # fmt: skip
+    assert input_box(idle) == input_box(fake) == ("┃  Build ·", "╹▀▀▀▀▀▀▀▀▀▀")
     assert opencode.llm.requests == []  # starting asks the model nothing
     before = len(statuses(opencode))
     # not agent.prompt's wait: loaded, opencode may show no state change within its 5 s
