@@ -28,7 +28,7 @@ from typing import Any
 
 from .claude_flags import CLAUDE_VERSION, ClaudeUsageError, claude_help, parse_claude_args
 from .opencode_store import OpencodeSession, opencode_db, opencode_id
-from .personas import PERSONA_SOURCES, render
+from .personas import ANSWER_MARKS, PERSONA_SOURCES, PROMPT_ECHOES, render
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Step, Turn
 from .session import PiSession, find_session, iso_now, new_session_id, session_path_for
@@ -453,17 +453,19 @@ class FakeAgent:
             raise _Interrupted
 
     def _type(self, text: str, type_ms: int) -> None:
+        mark = ANSWER_MARKS.get(self.kind, "")
+        indent = " " * len(mark)
         if not type_ms:
-            for line in text.split("\n"):
-                self.say(line)
+            for number, line in enumerate(text.split("\n")):
+                self.say((indent if number else mark) + line)
             return
         with self.lock:
-            self.transcript.append("")
+            self.transcript.append(mark)
         for char in text:
             self._sleep(type_ms / 1000)
             with self.lock:
                 if char == "\n":
-                    self.transcript.append("")
+                    self.transcript.append(indent)
                 else:
                     self.transcript[-1] += char
             self.draw()
@@ -536,8 +538,9 @@ class FakeAgent:
     def run_turn(self, prompt: str, turn: Turn) -> None:
         """Run one prompt's turn to its end (stop, error, aborted) and settle to idle."""
         self.turn_started = time.monotonic()
+        echo = PROMPT_ECHOES.get(self.kind, "> ")
         for number, line in enumerate(prompt.split("\n")):
-            self.say(("> " if number == 0 else "  ") + line)
+            self.say((" " * len(echo) if number else echo) + line)
         self.set_state("working")
         self.report_turn_start()
         self.session.user(prompt)

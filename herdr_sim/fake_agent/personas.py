@@ -26,7 +26,7 @@ third-party persona ``fake-agent`` integrates as the guide tells a third-party a
 
 from __future__ import annotations
 
-__all__ = ["KINDS", "PERSONA_SOURCES", "render"]
+__all__ = ["ANSWER_MARKS", "KINDS", "PERSONA_SOURCES", "PROMPT_ECHOES", "render"]
 
 #: The kinds a launcher can be installed as, plus the third-party persona.
 KINDS = ("pi", "claude", "codex", "opencode", "fake-agent")
@@ -41,6 +41,12 @@ PERSONA_SOURCES = {
 }
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+#: how a kind echoes the user's prompt in its transcript (default ``> ``) and marks the
+#: first line of an answer (continuation lines are indented as wide): as real Claude Code
+#: 2.1.332 (``❯ say hi``, ``● Hello there.``) and Codex 0.171 (``› say hi``, ``• Hello
+#: there.``) draw them (tests/real_agents/test_fake_screens.py)
+PROMPT_ECHOES = {"claude": "❯ ", "codex": "› "}
+ANSWER_MARKS = {"claude": "● ", "codex": "• "}
 #: what opencode's empty input box shows
 OPENCODE_PLACEHOLDER = 'Ask anything... "Fix a TODO in the codebase"'
 
