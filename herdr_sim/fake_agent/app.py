@@ -4,7 +4,10 @@ Run as ``pi``, ``claude``, ``codex`` or ``opencode`` (the launchers that
 :func:`herdr_sim.fake_agent.install.install_fake_agents` writes) or as the third-party
 persona ``herdr-sim fake-agent``. The scenario comes from ``--scenario FILE`` or the
 ``HERDR_SIM_FAKE_SCENARIO`` environment variable (a path); without one every prompt gets
-the reply ``ok``.
+the reply ``ok``. The fake ``claude`` reads its command line as Claude Code does
+(:mod:`.claude_flags`; ``-p`` answers one prompt on stdout without a screen); each kind keeps
+its session where and as its real agent does (:mod:`.session` for pi, :mod:`.transcripts`
+for claude and codex, :mod:`.opencode_store` for opencode).
 
 Keys: text then Enter submits a prompt (or answers a question); Escape interrupts a running
 turn (or cancels a question); Ctrl+C interrupts, or exits when idle; Ctrl+D on an empty
