@@ -99,8 +99,9 @@ def _is_rule(line: str) -> bool:
 
 def _above_footer(raw: list[str]) -> list[str]:
     """The screen's lines above its footer (input box, hints, status line): cut at the
-    topmost rule or box-side line among the last few non-blank lines, else at an input line
-    among the last three."""
+    topmost rule or box-side line among the last few non-blank lines, else at the lowest input
+    line among the last five (Codex's footer under its input line is three lines, four when
+    its status line wraps in a narrow pane)."""
     filled = [i for i, line in enumerate(raw) if line.strip()]
     cut: int | None = None
     for i in filled[-_FOOTER:]:
@@ -108,7 +109,7 @@ def _above_footer(raw: list[str]) -> list[str]:
             cut = i
             break
     if cut is None:
-        for i in reversed(filled[-3:]):
+        for i in reversed(filled[-5:]):
             if _PROMPT.match(raw[i]):
                 cut = i
                 break

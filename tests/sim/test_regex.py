@@ -13,6 +13,7 @@ import time
 import pytest
 
 from herdr_sim.regex import RustRegexError, compile_rust_regex, translate
+from tests.waits import SCALE
 
 
 def test_catastrophic_backtracking_patterns_match_in_linear_time() -> None:
@@ -20,7 +21,7 @@ def test_catastrophic_backtracking_patterns_match_in_linear_time() -> None:
     assert not compile_rust_regex("(a|a)+$").search("a" * 34 + "!")
     assert not compile_rust_regex("(x+x+)+y").search("x" * 5000)
     assert not compile_rust_regex("^(a+)+$").search("a" * 100_000 + "b")
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 2.0 * SCALE
 
 
 @pytest.mark.parametrize(
