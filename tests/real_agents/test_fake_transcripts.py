@@ -46,6 +46,13 @@ def finished(path: Path, last: str, kind: Callable[[dict[str, Any]], str]) -> li
     return lines if any(kind(line) == last for line in lines[-4:]) else []
 
 
+def claude_finished(path: Path) -> list[dict[str, Any]]:
+    """Claude Code's transcript once it holds both the turn's end and its last prompt."""
+    lines = entries(path) if path.is_file() else []
+    kinds = {claude_kind(line) for line in lines}
+    return lines if {"system/turn_duration", "last-prompt"} <= kinds else []
+
+
 def chained(lines: list[dict[str, Any]]) -> bool:
     """Claude Code's reading rule: every ``parentUuid`` is null or an earlier entry's uuid."""
     seen: set[str] = set()
@@ -72,7 +79,9 @@ def test_fake_claude_transcript_has_the_shape_of_claude_codes(
     claude.prompt("run the tool")
     claude.pane.wait_for("It printed 42.")
     (path,) = claude.session_files()
-    real = wait_until(lambda: finished(path, "last-prompt", claude_kind),
+    # Claude Code writes the turn's end (``system/turn_duration``) and its ``last-prompt``
+    # bookkeeping in either order: the turn is finished when both are there
+    real = wait_until(lambda: claude_finished(path),
                       what="the finished turn in the real transcript")  # fmt: skip
     fake = entries(fake_turn("claude", tmp_path / "home", claude.cwd, monkeypatch))
     needed = ("mode", "permission-mode", "user", "assistant", "user/tool_result",
