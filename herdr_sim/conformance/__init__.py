@@ -16,12 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .report import Evidence, IntegrationReport, RuleResult
+from .report import Evidence, IntegrationReport, RootCause, RuleResult
 
 __all__ = [
     "RULE_IDS",
     "Evidence",
     "IntegrationReport",
+    "RootCause",
     "RuleResult",
     "check_integration",
 ]
@@ -71,6 +72,7 @@ def check_integration(
     ``timeout`` bounds every wait. ``rules``: check only these rule ids (and run only the
     phases they need).
     """
+    from . import causes
     from .driver import CheckOptions, drive
     from .rules import judge
 
@@ -99,10 +101,12 @@ def check_integration(
             setattr(options, name, tuple(value) if name == "exit_keys" and value else value)
     started = time.monotonic()
     seen = drive(options)
+    cause, results = causes.apply(causes.find(seen), seen, judge(seen, chosen))
     return IntegrationReport(
         command=list(argv),
         cwd=seen.cwd,
-        rules=judge(seen, chosen),
+        rules=results,
+        root_cause=cause,
         reports=[report.to_json() for report in seen.log.snapshot()],
         timeline=list(seen.timeline),
         duration=time.monotonic() - started,

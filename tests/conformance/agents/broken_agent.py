@@ -11,6 +11,7 @@ one rule of the guide the way a sloppy integration would:
 ``no-release``    exits without releasing the pane
 ``blocking``      sends each report synchronously and waits for the answer, no timeout
 ``no-restore``    does not report when started by its resume command
+``stuck-working`` after a question's answer reports idle, then working again (left working)
 
 Input: a line is a prompt (working, ``ok``, idle); ``/ask QUESTION`` asks and waits for the
 answer line (blocked); ``/new`` switches to a new session; ``/exit`` exits. Reports go to
@@ -31,7 +32,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-FAULTS = ("outside", "seq", "herdr-source", "bad-resume", "no-release", "blocking", "no-restore")
+FAULTS = (
+    "outside",
+    "seq",
+    "herdr-source",
+    "bad-resume",
+    "no-release",
+    "blocking",
+    "no-restore",
+    "stuck-working",
+)
 
 
 class Agent:
@@ -138,6 +148,8 @@ def main() -> int:
             agent.state("working")
             print(f"answered {answer}; ok", flush=True)
             agent.state("idle")
+            if args.fault == "stuck-working":
+                agent.state("working")
         elif text:
             agent.state("working")
             print("ok", flush=True)
