@@ -289,18 +289,15 @@ def herdr_integration_check(
 
     The check runs the agent in simulators of its own (it stops and restarts them, and makes
     their socket slow), so it needs the simulator backend. Each report is added to the
-    test's report, readable, so a failing assertion shows which rule failed and why.
+    test's report, readable, so a failing assertion shows which rule failed and why; for one
+    pytest item per rule use ``herdr_integration_rule`` (:mod:`pytest_herdr.integration`).
     """
-    skip_for("fault-injection", herdr_backend_name)
+    from .integration import run_check, skip_on_real
+
+    skip_on_real(herdr_backend_name)
 
     def check(argv: list[str], **options: Any) -> IntegrationReport:
-        from herdr_sim.conformance import check_integration
-
-        settings = {"agent_manifests_dir": herdr_sim_config.agent_manifests_dir}
-        settings.update(options.pop("settings", {}))
-        report = check_integration(argv, settings=settings, **options)
-        request.node.add_report_section("call", "herdr integration check", report.render())
-        return report
+        return run_check(request, herdr_sim_config, argv, options)
 
     return check
 

@@ -76,6 +76,8 @@ class CheckOptions:
     exit_keys: Sequence[str] = ("/exit", "Enter")
     timeout: float = 10.0
     rules: frozenset[str] = frozenset()
+    #: shown every wire line of the check's simulators (a contract checker, say)
+    wire_taps: Sequence[Callable[[str, dict[str, Any]], None]] = ()
 
 
 @dataclass
@@ -311,6 +313,7 @@ class _Driver:
         settings = dict(self.o.settings)
         settings.update(socket_path=self.socket, persist=True, base_env=self.env)
         sim = Simulator(**settings)
+        sim.wire_taps.extend(self.o.wire_taps)
         self.log.attach(sim)
         self.sim = sim.start()
         return self.sim

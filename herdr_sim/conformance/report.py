@@ -137,6 +137,16 @@ class IntegrationReport:
         lines += [f"  {rule.line()}" for rule in self.rules if rule.failed or rule.not_judged]
         return "\n".join(lines) + ">"
 
+    def root_cause_rule(self) -> str | None:
+        """The rule whose verdict carries the root cause: the rule it breaks, when it was
+        checked, else the first rule it kept from being judged (None: no root cause)."""
+        if self.root_cause is None:
+            return None
+        ids = [rule.id for rule in self.rules]
+        if self.root_cause.rule in ids:
+            return self.root_cause.rule
+        return next((rule.id for rule in self.rules if rule.not_judged), None)
+
     def rule(self, rule_id: str) -> RuleResult:
         """The verdict on one rule (KeyError if it was not checked)."""
         for result in self.rules:
