@@ -267,10 +267,10 @@ def herdr_faults(herdr_server: HerdrServer, herdr_backend_name: Backend) -> Faul
 
 
 @pytest.fixture
-def herdr_wait(herdr_client: HerdrClient) -> HerdrWait:
+def herdr_wait(herdr_client: HerdrClient, herdr_server: HerdrServer) -> HerdrWait:
     """Bounded waits through Herdr's server-side waits: ``herdr_wait.for_output(pane, "$")``,
     ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``."""
-    return HerdrWait(herdr_client)
+    return HerdrWait(herdr_client, tail=herdr_server.tail)
 
 
 class IntegrationCheck(Protocol):

@@ -223,3 +223,45 @@ def test_coverage_json_needs_the_schema_checks(pytester: pytest.Pytester) -> Non
     result = pytester.runpytest("--herdr-coverage-json=out.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--herdr-coverage-json needs --herdr-schema" in result.stderr.str()
+
+
+def test_a_state_wait_says_the_server_refused_the_report_and_hides_its_frames(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        source("""
+        from herdr_sim.client import request
+
+        def report(server, pane, state, **extra):
+            params = {"pane_id": pane.pane_id, "source": "mine", "agent": "mine",
+                      "state": state, **extra}
+            return request(server.socket_path, "pane.report_agent", params)
+
+        def test_refused(herdr_server, herdr_pane, herdr_wait):
+            answer = report(herdr_server, herdr_pane, "idle", resume_argv=["/abs/mine"])
+            assert "error" in answer
+            herdr_wait.for_pane_status(herdr_pane.pane_id, "idle", timeout=0.3)
+
+        def test_never_reported(herdr_server, herdr_pane, herdr_wait):
+            assert "result" in report(herdr_server, herdr_pane, "working")
+            herdr_wait.for_pane_status(herdr_pane.pane_id, "blocked", timeout=0.3)
+        """)
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E*WaitTimeout: pane w1:p1 never reached agent status 'idle': timeout*",
+            (
+                "E*idle: the state was reported but refused by the server: mine reported 'idle' "
+                "at +*s and the server refused it: invalid_resume_argv: *"
+            ),
+            "E*WaitTimeout: pane w1:p1 never reached agent status 'blocked': timeout*",
+            (
+                "E*blocked: no pane.report_agent of 'blocked' reached the server among the last "
+                "* wire lines (states reported: working)"
+            ),
+        ]
+    )
+    # the plugin's helpers stay out of the traceback: the test's own line is the last frame
+    assert "pytest_herdr/waits.py" not in result.stdout.str()
