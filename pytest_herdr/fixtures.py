@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # jsonschema is imported only when --herdr-schema asks for ch
     from herdr_sim.faults import FaultPlan
 
     from .contracts import ContractChecker
+    from .integration import IntegrationRule
 
 #: the servers a test started, in order (read by the failure report)
 SERVERS_KEY = pytest.StashKey[list[HerdrServer]]()
@@ -297,9 +298,28 @@ def herdr_integration_check(
     skip_on_real(herdr_backend_name)
 
     def check(argv: list[str], **options: Any) -> IntegrationReport:
-        return run_check(request, herdr_sim_config, argv, options)
+        return run_check(request, herdr_sim_config, argv, options, _integration_taps(request))
 
     return check
+
+
+def _integration_taps(request: pytest.FixtureRequest) -> list[Observer]:
+    """The session's contract checker, for the wire of the integration check's simulators."""
+    checker = request.config.stash.get(CONTRACTS_KEY, None)
+    return [without_own_lines(checker)] if checker is not None else []
+
+
+@pytest.fixture
+def herdr_integration_rule(
+    request: pytest.FixtureRequest, herdr_backend_name: Backend, herdr_sim_config: SimulatorConfig
+) -> IntegrationRule:
+    """One rule of the integration check of ``@pytest.mark.herdr_integration(argv,
+    **options)`` (the options of ``herdr_integration_check``); the test is parametrised over
+    the rules (``options["rules"]`` or all), so CI shows which rule failed:
+    ``herdr_integration_rule.check()``. The check runs once per test function."""
+    from .integration import rule_of
+
+    return rule_of(request, herdr_backend_name, herdr_sim_config, _integration_taps(request))
 
 
 @pytest.fixture

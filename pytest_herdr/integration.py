@@ -16,6 +16,7 @@ others are skipped as "not judged (because …)".
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +30,10 @@ from .settings import Backend
 if TYPE_CHECKING:
     from herdr_sim.conformance.report import Evidence, IntegrationReport, RuleResult
 
-__all__ = [
-    "REPORTS_KEY",
-    "IntegrationRule",
-    "herdr_integration_rule",
-    "parametrize_rules",
-    "run_check",
-]
+__all__ = ["REPORTS_KEY", "IntegrationRule", "parametrize_rules", "rule_of", "run_check"]
+
+#: a wire observer (``Simulator.wire_taps``)
+Tap = Callable[[str, dict[str, Any]], None]
 
 #: the integration reports a test produced (read by the failure report and the HTML page)
 REPORTS_KEY = pytest.StashKey[list["IntegrationReport"]]()
@@ -62,17 +60,15 @@ def run_check(
     sim_config: SimulatorConfig,
     argv: list[str],
     options: dict[str, Any],
+    taps: Sequence[Tap] = (),
 ) -> IntegrationReport:
-    """Run the check with the session's contract checker on its wire; record its report."""
+    """Run the check with ``taps`` (the session's contract checker) on its wire; record its
+    report."""
     from herdr_sim.conformance import check_integration
-
-    from .fixtures import CONTRACTS_KEY, without_own_lines
 
     options = dict(options)
     settings: dict[str, Any] = {"agent_manifests_dir": sim_config.agent_manifests_dir}
     settings.update(options.pop("settings", {}))
-    checker = request.config.stash.get(CONTRACTS_KEY, None)
-    taps = [without_own_lines(checker)] if checker is not None else []
     report = check_integration(argv, settings=settings, wire_taps=taps, **options)
     record(request.node, report)
     return report
@@ -172,15 +168,15 @@ def _key(request: pytest.FixtureRequest) -> tuple[str, ...]:
     return (base, *(f"{name}={value!r}" for name, value in sorted(params.items())))
 
 
-@pytest.fixture
-def herdr_integration_rule(
-    request: pytest.FixtureRequest, herdr_backend_name: Backend, herdr_sim_config: SimulatorConfig
+def rule_of(
+    request: pytest.FixtureRequest,
+    backend: Backend,
+    sim_config: SimulatorConfig,
+    taps: Sequence[Tap] = (),
 ) -> IntegrationRule:
-    """One rule of the integration check of ``@pytest.mark.herdr_integration(argv,
-    **options)`` (the options of ``herdr_integration_check``); the test is parametrised over
-    the rules (``options["rules"]`` or all), so CI shows which rule failed:
-    ``herdr_integration_rule.check()``. The check runs once per test function."""
-    skip_on_real(herdr_backend_name)
+    """The body of the ``herdr_integration_rule`` fixture: this item's rule, judged by the
+    check of its test function (run now if it has not run yet)."""
+    skip_on_real(backend)
     rule_id: str = request.param
     marker = request.node.get_closest_marker(MARKER)
     assert marker is not None  # parametrize_rules checked it
@@ -189,7 +185,7 @@ def herdr_integration_rule(
     key = _key(request)
     report = cache.get(key)
     if report is None:
-        report = cache[key] = run_check(request, herdr_sim_config, argv, dict(marker.kwargs))
+        report = cache[key] = run_check(request, sim_config, argv, dict(marker.kwargs), taps)
     else:
         record(request.node, report)
     return IntegrationRule(rule_id, report)

@@ -25,6 +25,7 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_fake_agent,
     herdr_faults,
     herdr_integration_check,
+    herdr_integration_rule,
     herdr_pane,
     herdr_server,
     herdr_server_factory,
@@ -33,7 +34,6 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_wait,
     herdr_workspace,
 )
-from .integration import herdr_integration_rule  # noqa: F401
 from .real_agents import herdr_fake_llm, herdr_real_agent  # noqa: F401
 from .settings import SETTINGS_KEY, Settings, add_options
 

@@ -13,14 +13,24 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from orchestrator.client.errors import Timeout
 
 from .client import HerdrClient
+from .scene import WireEntry
 
-if TYPE_CHECKING:
-    from .forensics import WireTail
+
+class WireTail(Protocol):
+    """What a wait reads of a server's protocol tail (:class:`pytest_herdr.forensics.WireTail`)."""
+
+    #: wire lines seen in all
+    seen: int
+
+    def entries(self) -> list[WireEntry]:
+        """The kept lines, oldest first."""
+        ...
+
 
 T = TypeVar("T")
 
