@@ -116,6 +116,8 @@ def _depends_on_refused(seen: Observed, rule: RuleResult) -> bool:
         return _refused_in(seen, "question", "question.end")
     if rule.id == "release":
         return _refused_in(seen, "exit1", "run2.start")
+    if rule.id == "non-blocking":
+        return _refused_in(seen, "recovered", "faults.end")
     if rule.id == "restore":
         resumes = [r for r in _inside(seen) if r.resume_argv is not None and r.phase != "restore"]
         return bool(resumes) and not any(r.ok for r in resumes)

@@ -188,9 +188,10 @@ def turn(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     if working is None:
         problems.append("no working report at the start of the turn")
     else:
-        after = [r for r in turn_reports if r.index > working.index and r.state is not None]
+        later = [r for r in turn_reports if r.index > working.index and r.state is not None]
+        after = [r for r in later if r.ok]
         if not after or after[-1].state != "idle":
-            problems.append(_not_idle_at_end("when the turn ended", after))
+            problems.append(_not_idle_at_end("when the turn ended", after, later))
     if problems:
         return "failed", "; ".join(problems), evidence + _screen(seen, "run1")
     return "passed", "idle at start, working then idle for the prompt", evidence
@@ -213,10 +214,11 @@ def blocked(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     message = hit.get("message")
     if not isinstance(message, str) or not message.strip():
         return "failed", "blocked reported without --message", evidence
-    answered = seen.between("answer", "question.end")
-    after = [r for r in answered if r.state is not None and r.ok]
+    answered = [r for r in seen.between("answer", "question.end") if r.state is not None]
+    after = [r for r in answered if r.ok]
     if not after or after[-1].state != "idle":
-        return "failed", _not_idle_at_end("after the question was answered", after), evidence
+        why = _not_idle_at_end("after the question was answered", after, answered)
+        return "failed", why, evidence
     return "passed", f"blocked with message {message!r}, idle after the answer", evidence
 
 
@@ -234,10 +236,10 @@ def resume(seen: Observed) -> tuple[Status, str, list[Evidence]]:
         if problem is None and argv and shutil.which(argv[0], path=seen.path) is None:
             problem = f"{argv[0]!r} is not on the PATH of the pane"
         if problem is not None or report.error in RESUME_ERRORS:
-            key = f"{problem}: " if problem else ""
+            parts = [problem] if problem else []
             if report.error is not None:
-                key += f"refused: {report.answer().removeprefix('error ')}"
-            bad.setdefault(key, []).append(report)
+                parts.append(f"refused: {report.answer().removeprefix('error ')}")
+            bad.setdefault("; ".join(parts), []).append(report)
     if bad:
         # one line per distinct problem: the first report, and how often it recurred
         evidence = []
@@ -352,8 +354,16 @@ def restore(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     return "passed", summary, evidence
 
 
-def _not_idle_at_end(when: str, after: list[Report]) -> str:
-    """Why the state reported last is not ``idle``: none at all, or which state was left."""
+def _not_idle_at_end(when: str, after: list[Report], sent: list[Report]) -> str:
+    """Why the state last accepted (``after``, of the reports ``sent``) is not ``idle``:
+    none at all, an idle report the server refused, or which state was left."""
+    refused = [r for r in sent if r.state == "idle" and r.error is not None]
+    if refused:
+        last_refused = refused[-1]
+        return (
+            f"the idle report {when} (#{last_refused.index}) was refused by the server: "
+            f"{last_refused.answer().removeprefix('error ')}"
+        )
     if not after:
         return f"no state report {when} (idle expected)"
     last = after[-1]

@@ -236,3 +236,24 @@ def test_the_report_repr_is_one_line_per_failed_rule(agent_env: dict[str, str]) 
         ),
         "  FAIL resume: invalid or refused resume command>",
     ]
+
+
+def test_idle_reports_refused_for_their_resume_command_are_not_read_as_missing(
+    agent_env: dict[str, str],
+) -> None:
+    # every idle report carries the refused resume command: the turn and the question look
+    # unfinished, restore has nothing to restore; one cause, one failed rule
+    report = broken(agent_env, "resume-always", ["turn", "blocked", "resume", "restore"])
+    assert report.root_cause is not None and report.root_cause.rule == "resume"
+    assert report.failed_rules == ["resume"], report.render()
+    statuses = {rule.id: rule.status for rule in report.rules}
+    assert statuses == {
+        "turn": "not_judged",
+        "blocked": "not_judged",
+        "resume": "failed",
+        "restore": "not_judged",
+    }
+    # the refusal is shown once per distinct problem, the repeats by number only
+    evidence = [item.text for item in report.rule("resume").evidence]
+    assert "(and " in evidence[0] and "more: #" in evidence[0], evidence
+    assert len(evidence) <= 4, evidence

@@ -12,6 +12,7 @@ one rule of the guide the way a sloppy integration would:
 ``blocking``      sends each report synchronously and waits for the answer, no timeout
 ``no-restore``    does not report when started by its resume command
 ``stuck-working`` after a question's answer reports idle, then working again (left working)
+``resume-always`` sends its (absolute, so refused) resume command with every idle report
 
 Input: a line is a prompt (working, ``ok``, idle); ``/ask QUESTION`` asks and waits for the
 answer line (blocked); ``/new`` switches to a new session; ``/exit`` exits. Reports go to
@@ -41,6 +42,7 @@ FAULTS = (
     "blocking",
     "no-restore",
     "stuck-working",
+    "resume-always",
 )
 
 
@@ -69,7 +71,8 @@ class Agent:
         return sock, pane
 
     def resume_argv(self) -> list[str]:
-        first = str(Path(sys.argv[0]).resolve()) if self.fault == "bad-resume" else "broken-agent"
+        absolute = self.fault in ("bad-resume", "resume-always")
+        first = str(Path(sys.argv[0]).resolve()) if absolute else "broken-agent"
         argv = [first]
         if self.fault:
             argv += ["--fault", self.fault]
@@ -93,6 +96,8 @@ class Agent:
             self.jobs.put(data)
 
     def state(self, state: str, **extra: Any) -> None:
+        if self.fault == "resume-always" and state == "idle" and "resume_argv" not in extra:
+            extra.update(agent_session_id=self.session, resume_argv=self.resume_argv())
         self.report("pane.report_agent", state=state, **extra)
 
     def session_report(self) -> None:
