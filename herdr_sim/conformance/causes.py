@@ -39,6 +39,8 @@ def _inside(seen: Observed) -> list[Report]:
 
 
 def _command_not_found(seen: Observed) -> RootCause | None:
+    if _inside(seen):
+        return None  # it reported inside Herdr, so it started (whatever its output says)
     command = seen.options.argv[0]
     evidence: list[Evidence] = []
     said = None

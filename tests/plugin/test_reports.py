@@ -265,3 +265,45 @@ def test_a_state_wait_says_the_server_refused_the_report_and_hides_its_frames(
     )
     # the plugin's helpers stay out of the traceback: the test's own line is the last frame
     assert "pytest_herdr/waits.py" not in result.stdout.str()
+
+
+def test_the_integration_page_highlights_refused_reports_and_escapes_text() -> None:
+    from herdr_sim.conformance import Evidence, IntegrationReport, RootCause, RuleResult
+    from pytest_herdr.html_report import render_integration
+
+    refused = {"id": "a", "error": {"code": "invalid_resume_argv", "message": "<bare>"}}
+    report = IntegrationReport(
+        command=["my-agent"],
+        cwd="/tmp/x",
+        rules=[
+            RuleResult("resume", "resume title", "failed", "invalid or refused <resume>"),
+            RuleResult("turn", "turn title", "not_judged", "not judged (because …)"),
+        ],
+        reports=[
+            {
+                "index": 0,
+                "t": 0.5,
+                "phase": "run1",
+                "method": "pane.report_agent",
+                "params": {"state": "idle"},
+                "faulted": False,
+                "response": refused,
+            },
+            {
+                "index": 1,
+                "t": 0.6,
+                "phase": "run1",
+                "method": "pane.report_agent",
+                "params": {"state": "working"},
+                "faulted": False,
+                "response": {"id": "b", "result": {"type": "ok"}},
+            },
+        ],
+        root_cause=RootCause("refused", "the server refused <it>", "resume", [Evidence("e")]),
+    )
+    page = render_integration(report, "check <1>", "Failed: <msg>")
+    assert page.count('<tr class="refused">') == 1
+    assert "invalid_resume_argv" in page.split('<tr class="refused">', 1)[1].split("</tr>")[0]
+    assert "<bare>" not in page and "&lt;bare&gt;" in page and "&lt;msg&gt;" in page
+    assert "root cause (rule resume):</b> the server refused &lt;it&gt;" in page
+    assert '<td class="rule-failed">failed</td><td>resume</td>' in page
