@@ -307,3 +307,30 @@ def test_the_integration_page_highlights_refused_reports_and_escapes_text() -> N
     assert "<bare>" not in page and "&lt;bare&gt;" in page and "&lt;msg&gt;" in page
     assert "root cause (rule resume):</b> the server refused &lt;it&gt;" in page
     assert '<td class="rule-failed">failed</td><td>resume</td>' in page
+
+
+def test_under_xdist_the_index_and_the_coverage_file_gather_every_worker(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    pytester.makepyfile(
+        source("""
+        import pytest
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_ping(herdr_client, n):
+            herdr_client.ping()
+            assert n % 2 == 0, f"xdist-failure-{n}"
+        """)
+    )
+    artifacts, coverage = tmp_path / "artifacts", tmp_path / "coverage.json"
+    result = pytester.runpytest_subprocess(
+        "-n",
+        "2",
+        "--herdr-schema=builtin",
+        f"--herdr-coverage-json={coverage}",
+        f"--herdr-artifacts={artifacts}",
+    )
+    result.assert_outcomes(passed=2, failed=2)
+    index = (artifacts / "index.html").read_text()
+    assert "xdist-failure-1" in index and "xdist-failure-3" in index
+    assert json.loads(coverage.read_text())["methods"]["names"] == ["ping"]
