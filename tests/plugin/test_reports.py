@@ -334,3 +334,25 @@ def test_under_xdist_the_index_and_the_coverage_file_gather_every_worker(
     index = (artifacts / "index.html").read_text()
     assert "xdist-failure-1" in index and "xdist-failure-3" in index
     assert json.loads(coverage.read_text())["methods"]["names"] == ["ping"]
+
+
+def test_under_the_real_backend_the_integration_check_skips_saying_why(
+    pytester: pytest.Pytester, standin_herdr: Path
+) -> None:
+    pytester.makepyfile(
+        source("""
+        import pytest
+
+        def test_call(herdr_integration_check):
+            pass
+
+        @pytest.mark.herdr_integration(["my-agent"], rules=["states"])
+        def test_rules(herdr_integration_rule):
+            herdr_integration_rule.check()
+        """)
+    )
+    result = pytester.runpytest("--herdr-backend=real", f"--herdr-bin={standin_herdr}", "-rs")
+    result.assert_outcomes(skipped=2)
+    out = result.stdout.str()
+    assert out.count("the integration check runs the agent in simulators of its own") == 2, out
+    assert "herdr difference" not in out
