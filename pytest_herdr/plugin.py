@@ -61,7 +61,7 @@ MARKERS = (
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--herdr-backend``, ``--herdr-bin``, ``--herdr-artifacts``, ``--herdr-settle-ms``,
-    ``--herdr-schema`` and their ini keys."""
+    ``--herdr-schema`` and their ini keys; ``--herdr-coverage-json`` (a flag only)."""
     add_options(parser)
     from .contracts_session import add_coverage_option
 
