@@ -142,7 +142,8 @@ def apply(
             if cause.kind == "refused":
                 hidden = rule.id != cause.rule and _depends_on_refused(seen, rule)
             elif rule.id in _INSIDE:
-                hidden = True
+                # a rule the user left out (no question prompt) stays skipped
+                hidden = rule.failed or rule.summary.startswith("not exercised")
             elif rule.id == "outside-herdr":
                 hidden = rule.status == "skipped" and cause.kind == "command-not-found"
         if hidden:

@@ -191,11 +191,17 @@ def test_an_agent_missing_from_path_is_the_root_cause_and_nothing_passes(
 
 def test_an_agent_that_never_reports_is_the_root_cause(agent_env: dict[str, str]) -> None:
     report = check_integration(
-        ["sh", "-c", "exec cat"], agent_env=agent_env, rules=["turn", "release"], timeout=2.0
+        ["sh", "-c", "exec cat"],
+        agent_env=agent_env,
+        rules=["turn", "blocked", "release", "non-blocking"],
+        question_prompt=None,
+        timeout=2.0,
     )
     assert report.root_cause is not None and report.root_cause.kind == "never-reported"
     assert "never reported inside Herdr" in report.root_cause.summary
-    assert [rule.status for rule in report.rules] == ["not_judged", "not_judged"]
+    statuses = [rule.status for rule in report.rules]
+    # blocked stays skipped: the user left it out, the cause did not keep it from being judged
+    assert statuses == ["not_judged", "skipped", "not_judged", "not_judged"], report.render()
     assert not report.passed
 
 
