@@ -184,7 +184,8 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser(
         "check-integration",
-        help="check an agent's Herdr integration against the guide (exit 1 if a rule fails)",
+        help="check an agent's Herdr integration against the guide (exit 1 if a rule fails "
+        "or a root cause kept rules from being judged)",
         usage="herdr-sim check-integration [options] -- AGENT_COMMAND...",
     )
     check.add_argument("--json", action="store_true", help="print the JSON report")

@@ -59,6 +59,7 @@ class Agent:
 
     def wait(self, *statuses: str, timeout: float = 30.0) -> dict[str, Any]:
         """``agent.wait`` for one of ``statuses`` (default: idle or done)."""
+        __tracebackhide__ = True
         return HerdrWait(self.client).for_agent(self.name, *statuses, timeout=timeout)
 
     def send_keys(self, *keys: str) -> None:

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # jsonschema is imported only when --herdr-schema asks for ch
     from herdr_sim.faults import FaultPlan
 
     from .contracts import ContractChecker
+    from .integration import IntegrationRule
 
 #: the servers a test started, in order (read by the failure report)
 SERVERS_KEY = pytest.StashKey[list[HerdrServer]]()
@@ -267,10 +268,10 @@ def herdr_faults(herdr_server: HerdrServer, herdr_backend_name: Backend) -> Faul
 
 
 @pytest.fixture
-def herdr_wait(herdr_client: HerdrClient) -> HerdrWait:
+def herdr_wait(herdr_client: HerdrClient, herdr_server: HerdrServer) -> HerdrWait:
     """Bounded waits through Herdr's server-side waits: ``herdr_wait.for_output(pane, "$")``,
     ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``."""
-    return HerdrWait(herdr_client)
+    return HerdrWait(herdr_client, tail=herdr_server.tail)
 
 
 class IntegrationCheck(Protocol):
@@ -289,20 +290,36 @@ def herdr_integration_check(
 
     The check runs the agent in simulators of its own (it stops and restarts them, and makes
     their socket slow), so it needs the simulator backend. Each report is added to the
-    test's report, readable, so a failing assertion shows which rule failed and why.
+    test's report, readable, so a failing assertion shows which rule failed and why; for one
+    pytest item per rule use ``herdr_integration_rule`` (:mod:`pytest_herdr.integration`).
     """
-    skip_for("fault-injection", herdr_backend_name)
+    from .integration import run_check, skip_on_real
+
+    skip_on_real(herdr_backend_name)
 
     def check(argv: list[str], **options: Any) -> IntegrationReport:
-        from herdr_sim.conformance import check_integration
-
-        settings = {"agent_manifests_dir": herdr_sim_config.agent_manifests_dir}
-        settings.update(options.pop("settings", {}))
-        report = check_integration(argv, settings=settings, **options)
-        request.node.add_report_section("call", "herdr integration check", report.render())
-        return report
+        return run_check(request, herdr_sim_config, argv, options, _integration_taps(request))
 
     return check
+
+
+def _integration_taps(request: pytest.FixtureRequest) -> list[Observer]:
+    """The session's contract checker, for the wire of the integration check's simulators."""
+    checker = request.config.stash.get(CONTRACTS_KEY, None)
+    return [without_own_lines(checker)] if checker is not None else []
+
+
+@pytest.fixture
+def herdr_integration_rule(
+    request: pytest.FixtureRequest, herdr_backend_name: Backend, herdr_sim_config: SimulatorConfig
+) -> IntegrationRule:
+    """One rule of the integration check of ``@pytest.mark.herdr_integration(argv,
+    **options)`` (the options of ``herdr_integration_check``); the test is parametrised over
+    the rules (``options["rules"]`` or all), so CI shows which rule failed:
+    ``herdr_integration_rule.check()``. The check runs once per test function."""
+    from .integration import rule_of
+
+    return rule_of(request, herdr_backend_name, herdr_sim_config, _integration_taps(request))
 
 
 @pytest.fixture

@@ -355,8 +355,12 @@ class Forensics:
             out.extend(f"! {error}" for error in self.timeline_errors())
         return "\n".join(out) + "\n"
 
-    def render_html(self, path: str | os.PathLike[str]) -> Path:
-        """Write one self-contained HTML page drawing the panes at their layout rectangles."""
+    def render_html(
+        self, path: str | os.PathLike[str], *, failure: str | None = None, pings: bool = False
+    ) -> Path:
+        """Write one self-contained HTML page drawing the panes at their layout rectangles
+        (``failure``: the test's failure message and traceback, shown first; ``pings``:
+        keep ping requests and their answers in the protocol tail)."""
         from .html_report import render_page
 
         target = Path(path)
@@ -368,6 +372,8 @@ class Forensics:
                 self.wire_entries(),
                 self.timeline_entries(),
                 self.timeline_errors(),
+                failure=failure,
+                pings=pings,
             ),
             encoding="utf-8",
         )

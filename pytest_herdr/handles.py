@@ -52,6 +52,7 @@ class Pane:
     ) -> str:
         """Wait (server side) until a line of recent output contains ``text`` or matches
         ``regex``; the matched line."""
+        __tracebackhide__ = True
         waited = HerdrWait(self.client).for_output(self.pane_id, text, regex=regex, timeout=timeout)
         line: str = waited["matched_line"]
         return line

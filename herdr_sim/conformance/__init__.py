@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .report import Evidence, IntegrationReport, RuleResult
+from .report import Evidence, IntegrationReport, RootCause, RuleResult
 
 __all__ = [
     "RULE_IDS",
     "Evidence",
     "IntegrationReport",
+    "RootCause",
     "RuleResult",
     "check_integration",
 ]
@@ -56,6 +57,7 @@ def check_integration(
     exit_keys: Sequence[str] = _UNSET,
     timeout: float = 10.0,
     rules: Iterable[str] | None = None,
+    wire_taps: Sequence[Callable[[str, dict[str, Any]], None]] = (),
 ) -> IntegrationReport:
     """Check the agent started by ``argv`` against Herdr's integration guide.
 
@@ -69,8 +71,10 @@ def check_integration(
     ``exit_keys``: what exits the agent, each item a Herdr key name (``Enter``,
     ``ctrl+d``) or else literal text. The defaults drive ``herdr-sim fake-agent``.
     ``timeout`` bounds every wait. ``rules``: check only these rule ids (and run only the
-    phases they need).
+    phases they need). ``wire_taps``: shown every wire line of the check's simulators, as
+    ``Simulator.wire_taps`` (the pytest plugin's contract checker is one).
     """
+    from . import causes
     from .driver import CheckOptions, drive
     from .rules import judge
 
@@ -87,6 +91,7 @@ def check_integration(
         agent_env=dict(agent_env or {}),
         timeout=timeout,
         rules=frozenset(chosen),
+        wire_taps=tuple(wire_taps),
     )
     for name, value in (
         ("prompt", prompt),
@@ -99,10 +104,12 @@ def check_integration(
             setattr(options, name, tuple(value) if name == "exit_keys" and value else value)
     started = time.monotonic()
     seen = drive(options)
+    cause, results = causes.apply(causes.find(seen), seen, judge(seen, chosen))
     return IntegrationReport(
         command=list(argv),
         cwd=seen.cwd,
-        rules=judge(seen, chosen),
+        rules=results,
+        root_cause=cause,
         reports=[report.to_json() for report in seen.log.snapshot()],
         timeline=list(seen.timeline),
         duration=time.monotonic() - started,

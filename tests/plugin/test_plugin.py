@@ -439,7 +439,7 @@ def test_a_failing_test_shows_screens_protocol_tail_and_state_timeline(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*- herdr sim server 1: /tmp/herdr-*/herdr.sock -*",
+            "*- Captured stdout: herdr sim server 1: /tmp/herdr-*/herdr.sock -*",
             "*──────── panes*",
             "*┌─ w1:p1 ·*",
             "*│screen-marker-42*",
@@ -453,7 +453,7 @@ def test_a_failing_test_shows_screens_protocol_tail_and_state_timeline(
             "*HTML: *test_a_failing_test_shows_screens*test_fails.html",
         ]
     )
-    [page] = artifacts.glob("*.html")
+    [page] = [p for p in artifacts.glob("*.html") if p.name != "index.html"]
     html = page.read_text()
     assert 'data-pane-id="w1:p1"' in html and 'data-pane-id="w1:p2"' in html
     assert "screen-marker-42" in html
@@ -565,4 +565,6 @@ def test_integration_check_fixture_passes_the_reference_persona(
     )
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*- Captured herdr integration check call -*", "*FAIL*source*"])
+    result.stdout.fnmatch_lines(
+        ["*- Captured stdout: herdr integration check call -*", "*FAIL*source*"]
+    )
