@@ -3,6 +3,9 @@
 Server-side waits (``pane.wait_for_output``, ``agent.wait``, ``events.wait``) are better
 when they exist — :class:`HerdrWait` uses them — and this poller is for everything else.
 Every wait has a bound; ``HERDR_WAIT_SCALE`` stretches all of them on slow machines.
+
+A status wait of :class:`HerdrWait` given the server's event recorder returns only once the
+recorder has seen the status too, so ``herdr_events`` read right after a wait holds it.
 """
 
 from __future__ import annotations
@@ -10,9 +13,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .client import HerdrClient
+
+if TYPE_CHECKING:  # events.py imports this module
+    from .events import EventRecorder
 
 T = TypeVar("T")
 
@@ -44,11 +50,20 @@ def wait_until(
 
 
 class HerdrWait:
-    """Waits bound to one server, through Herdr's own server-side waits."""
+    """Waits bound to one server, through Herdr's own server-side waits.
 
-    def __init__(self, client: HerdrClient, timeout: float = 10.0) -> None:
+    With ``events`` (the server's recorder; the ``herdr_wait`` fixture passes it), a status
+    wait also waits (bounded) until the recorder has recorded the status it returned, so
+    ``herdr_events.statuses(pane)`` right after ``for_pane_status(pane, "idle")`` ends in
+    ``idle``.
+    """
+
+    def __init__(
+        self, client: HerdrClient, timeout: float = 10.0, events: EventRecorder | None = None
+    ) -> None:
         self.client = client
         self.timeout = timeout
+        self.events = events
 
     def _ms(self, timeout: float | None) -> int:
         return int((self.timeout if timeout is None else timeout) * SCALE * 1000)
@@ -83,7 +98,9 @@ class HerdrWait:
         params: dict[str, Any] = {"target": target, "timeout_ms": self._ms(timeout)}
         if statuses:
             params["until"] = list(statuses)
+        since = self._mark()
         info: dict[str, Any] = self.client.call("agent.wait", **params)["agent"]
+        self._catch_up(info.get("pane_id"), info.get("agent_status"), since)
         return info
 
     def for_pane_status(
@@ -91,10 +108,21 @@ class HerdrWait:
     ) -> dict[str, Any]:
         """``events.wait`` for a pane's agent status; the matched event."""
         match = {"event": "pane_agent_status_changed", "pane_id": pane_id, "agent_status": status}
+        since = self._mark()
         event: dict[str, Any] = self.client.call(
             "events.wait", match_event=match, timeout_ms=self._ms(timeout)
         )["event"]
+        data = event.get("data", {})
+        self._catch_up(data.get("pane_id", pane_id), data.get("agent_status", status), since)
         return event
+
+    def _mark(self) -> int:
+        return 0 if self.events is None else self.events.mark()
+
+    def _catch_up(self, pane_id: object, status: object, since: int) -> None:
+        """Wait until the recorder has what the server's wait just returned."""
+        if self.events is not None and isinstance(pane_id, str) and isinstance(status, str):
+            self.events.catch_up(pane_id, status, since=since)
 
     def until(self, predicate: Callable[[], T], timeout: float | None = None, what: str = "") -> T:
         """:func:`wait_until` with this helper's default timeout."""
