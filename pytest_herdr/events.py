@@ -121,16 +121,17 @@ class EventRecorder:
             "panes"
         ]
         for pane in panes:
-            self._watch_pane(pane["pane_id"])
+            self._watch_pane(pane["pane_id"], pane.get("agent_status"))
         self._thread = threading.Thread(target=self._run, name="herdr-events", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
-        """Stop recording and hang up every stream (bounded; never raises)."""
+        """Stop recording and hang up every stream (bounded; never raises; idempotent)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        for key in list(self._selector.get_map().values()):
+        streams = self._selector.get_map()  # None once the selector is closed
+        for key in list(streams.values()) if streams is not None else []:
             with contextlib.suppress(Exception):
                 self._selector.unregister(key.fileobj)
             with contextlib.suppress(OSError):
@@ -170,7 +171,8 @@ class EventRecorder:
         ]
 
     def status_of(self, pane_id: str) -> str | None:
-        """The latest agent status recorded for ``pane_id`` (None: not watched)."""
+        """The latest agent status the recorder knows for ``pane_id``: its last status
+        event, else the status it had when listed or created (None: not known)."""
         with self._changed:
             return self._status.get(pane_id)
 
@@ -225,7 +227,8 @@ class EventRecorder:
                 self._changed.wait(left)
 
     def _caught_up(self, pane_id: str, status: str, since: int) -> bool:
-        if self._status.get(pane_id) == status:
+        # a watched pane with nothing recorded is a plain pane: Herdr calls it unknown
+        if self._status.get(pane_id, "unknown") == status:
             return True
         return any(
             event.kind in STATUS_EVENTS
@@ -267,29 +270,17 @@ class EventRecorder:
         """
         self._watch_pane(pane_id)
 
-    def _watch_pane(self, pane_id: str) -> None:
+    def _watch_pane(self, pane_id: str, status: object = None) -> None:
         with self._watch_lock:
-            if pane_id in self._watched:
-                return
-            self._open([{"type": "pane.agent_status_changed", "pane_id": pane_id}])
-            with self._changed:
-                self._watched.add(pane_id)
-            self._seed_status(pane_id)
-
-    def _seed_status(self, pane_id: str) -> None:
-        """Start ``pane_id``'s latest status at what the pane shows now: the subscription
-        (live from its acknowledgement) reports only changes, and a status the pane already
-        had would otherwise stay unknown to :meth:`catch_up`. An event recorded meanwhile
-        is newer than the subscription and wins."""
-        try:
-            pane = call(
-                self.socket_path, "pane.get", {"pane_id": pane_id}, timeout=10,
-                request_id=self._next_id(),
-            )["pane"]  # fmt: skip
-        except Exception:
-            return  # the pane is gone already (its events say so)
+            if pane_id not in self._watched:
+                self._open([{"type": "pane.agent_status_changed", "pane_id": pane_id}])
+                with self._changed:
+                    self._watched.add(pane_id)
         with self._changed:
-            self._status.setdefault(pane_id, str(pane.get("agent_status", "unknown")))
+            if isinstance(status, str):
+                # the status the pane had when listed or created (PaneInfo): the
+                # subscription reports only changes, and an event already recorded is newer
+                self._status.setdefault(pane_id, status)
             self._changed.notify_all()
 
     def _run(self) -> None:
@@ -325,7 +316,7 @@ class EventRecorder:
             pane = event.data.get("pane", {})
             if "pane_id" in pane:
                 with contextlib.suppress(OSError):
-                    self._watch_pane(pane["pane_id"])
+                    self._watch_pane(pane["pane_id"], pane.get("agent_status"))
         with self._changed:
             if event.kind in STATUS_EVENTS and "pane_id" in event.data:
                 self._status[str(event.data["pane_id"])] = str(event.data.get("agent_status"))

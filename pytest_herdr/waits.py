@@ -13,12 +13,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .client import HerdrClient
-
-if TYPE_CHECKING:  # events.py imports this module
-    from .events import EventRecorder
 
 T = TypeVar("T")
 
@@ -49,6 +46,15 @@ def wait_until(
     return last
 
 
+class StatusRecorder(Protocol):
+    """What a status wait needs of the event recorder
+    (:class:`~pytest_herdr.events.EventRecorder`, which imports this module)."""
+
+    def mark(self) -> int: ...
+
+    def catch_up(self, pane_id: str, status: str, *, since: int = 0) -> None: ...
+
+
 class HerdrWait:
     """Waits bound to one server, through Herdr's own server-side waits.
 
@@ -59,7 +65,7 @@ class HerdrWait:
     """
 
     def __init__(
-        self, client: HerdrClient, timeout: float = 10.0, events: EventRecorder | None = None
+        self, client: HerdrClient, timeout: float = 10.0, events: StatusRecorder | None = None
     ) -> None:
         self.client = client
         self.timeout = timeout

@@ -140,6 +140,13 @@ ENV_TESTS = source("""
     def test_sim_config_base_env_is_added(herdr_pane):
         assert echo(herdr_pane, "FROM_BASE_ENV") == "FROM_BASE_ENV=[b]"
 
+    @pytest.mark.herdr_pane_env(SHARED="all", ONLY_HERE="no")
+    def test_one_pane_env(herdr_pane):
+        other = herdr_pane.split("down", env={"ONLY_HERE": "yes"})
+        assert echo(other, "ONLY_HERE") == "ONLY_HERE=[yes]"
+        assert echo(other, "SHARED") == "SHARED=[all]"
+        assert echo(herdr_pane, "ONLY_HERE") == "ONLY_HERE=[no]"
+
     def test_herdr_variables_win(herdr_server_factory):
         server = herdr_server_factory(pane_env={"HERDR_PANE_ID": "mine"})
         from pytest_herdr.client import HerdrClient
@@ -151,7 +158,7 @@ ENV_TESTS = source("""
 
 def test_pane_env_marker_fixture_factory_and_base_env(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(ENV_TESTS)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=5)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=6)
 
 
 def test_pane_env_on_the_real_backend(pytester: pytest.Pytester, standin_herdr: Path) -> None:
