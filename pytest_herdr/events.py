@@ -217,12 +217,11 @@ class EventRecorder:
                 return
             while not self._caught_up(pane_id, status, since):
                 left = deadline - time.monotonic()
-                if left <= 0:
-                    stopped = f" ({self.error})" if self.error else ""
+                if left <= 0 or self.error is not None:  # a stopped recorder records no more
+                    why = self.error or f"not within {timeout * SCALE:.1f} s"
                     raise WaitTimeout(
-                        f"Herdr reported {pane_id} {status}, but herdr_events had not recorded it "
-                        f"within {timeout * SCALE:.1f} s (latest recorded status: "
-                        f"{self._status.get(pane_id)!r}){stopped}"
+                        f"Herdr reported {pane_id} {status}, but herdr_events has not recorded "
+                        f"it: {why} (latest recorded status: {self._status.get(pane_id)!r})"
                     )
                 self._changed.wait(left)
 

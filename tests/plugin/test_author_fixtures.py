@@ -15,6 +15,8 @@ import pytest
 
 from herdr_sim.conformance import check_integration
 from herdr_sim.fake_agent import Scenario
+from pytest_herdr import EventRecorder, Pane
+from pytest_herdr.waits import WaitTimeout
 
 pytestmark = pytest.mark.slow
 
@@ -305,6 +307,18 @@ def test_mark_and_since_on_the_recorder(pytester: pytest.Pytester) -> None:
         """)
     )
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_catch_up_knows_a_plain_pane_and_says_what_it_has_not_seen(
+    herdr_events: EventRecorder, herdr_pane: Pane
+) -> None:
+    pane = herdr_pane.pane_id
+    herdr_events.wait_for("pane_created", lambda d: d["pane"]["pane_id"] == pane)
+    assert herdr_events.status_of(pane) == "unknown"  # seeded from the event's PaneInfo
+    herdr_events.catch_up(pane, "unknown", timeout=0.2)  # a plain pane: nothing to wait for
+    herdr_events.catch_up("w99:p99", "idle", timeout=0.2)  # not watched: left alone
+    with pytest.raises(WaitTimeout, match=r"w1:p1 working, but herdr_events has not recorded"):
+        herdr_events.catch_up(pane, "working", timeout=0.2)
 
 
 # -- small things --------------------------------------------------------------------------------
