@@ -16,21 +16,30 @@ others are skipped as "not judged (because …)".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from herdr_sim.config import SimulatorConfig
 
-from .differences import lookup
+from .differences import skip_for
 from .settings import Backend
 
 if TYPE_CHECKING:
     from herdr_sim.conformance.report import Evidence, IntegrationReport, RuleResult
 
-__all__ = ["REPORTS_KEY", "IntegrationRule", "parametrize_rules", "rule_of", "run_check"]
+__all__ = [
+    "REPORTS_KEY",
+    "IntegrationRule",
+    "PaneSetup",
+    "parametrize_rules",
+    "rule_of",
+    "run_check",
+]
 
 #: a wire observer (``Simulator.wire_taps``)
 Tap = Callable[[str, dict[str, Any]], None]
@@ -46,13 +55,28 @@ MARKER = "herdr_integration"
 
 
 def skip_on_real(backend: Backend) -> None:
-    """The check starts, stops and faults simulators of its own: skip on a real Herdr."""
-    if backend == "real":
-        reason = lookup("fault-injection").reason
-        pytest.skip(
-            "the integration check runs the agent in simulators of its own (it stops, "
-            f"restores and faults them: {reason}); it does not use --herdr-backend real"
-        )
+    """The check starts, stops and faults simulators of its own: skip on a real Herdr, with
+    the ``integration-check`` difference's reason."""
+    skip_for("integration-check", backend)
+
+
+@dataclass(frozen=True)
+class PaneSetup:
+    """What the test gives its panes (``herdr_pane_env``, ``herdr_pane_path``): the checked
+    agent gets the same, under an ``agent_env=`` of the call."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    path: Sequence[Path | str] = ()
+
+    def agent_env(
+        self, sim_config: SimulatorConfig, extra: Mapping[str, str] | None
+    ) -> dict[str, str]:
+        env = {**sim_config.base_env, **self.env}
+        if self.path:
+            inherited = env.get("PATH", os.environ.get("PATH", os.defpath))
+            env["PATH"] = os.pathsep.join([*(str(entry) for entry in self.path), inherited])
+        env.update(extra or {})
+        return env
 
 
 def run_check(
@@ -61,15 +85,19 @@ def run_check(
     argv: list[str],
     options: dict[str, Any],
     taps: Sequence[Tap] = (),
+    panes: PaneSetup | None = None,
 ) -> IntegrationReport:
-    """Run the check with ``taps`` (the session's contract checker) on its wire; record its
-    report."""
+    """Run the check with ``taps`` (the session's contract checker) on its wire and the
+    test's pane environment (``panes``) for the agent; record its report."""
     from herdr_sim.conformance import check_integration
 
     options = dict(options)
     settings: dict[str, Any] = {"agent_manifests_dir": sim_config.agent_manifests_dir}
     settings.update(options.pop("settings", {}))
-    report = check_integration(argv, settings=settings, wire_taps=taps, **options)
+    agent_env = (panes or PaneSetup()).agent_env(sim_config, options.pop("agent_env", None))
+    report = check_integration(
+        argv, settings=settings, agent_env=agent_env, wire_taps=taps, **options
+    )
     record(request.node, report)
     return report
 
@@ -173,6 +201,7 @@ def rule_of(
     backend: Backend,
     sim_config: SimulatorConfig,
     taps: Sequence[Tap] = (),
+    panes: PaneSetup | None = None,
 ) -> IntegrationRule:
     """The body of the ``herdr_integration_rule`` fixture: this item's rule, judged by the
     check of its test function (run now if it has not run yet)."""
@@ -185,7 +214,7 @@ def rule_of(
     key = _key(request)
     report = cache.get(key)
     if report is None:
-        report = cache[key] = run_check(request, sim_config, argv, dict(marker.kwargs), taps)
+        report = cache[key] = run_check(request, sim_config, argv, dict(marker.kwargs), taps, panes)
     else:
         record(request.node, report)
     return IntegrationRule(rule_id, report)

@@ -27,6 +27,8 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_integration_check,
     herdr_integration_rule,
     herdr_pane,
+    herdr_pane_env,
+    herdr_pane_path,
     herdr_server,
     herdr_server_factory,
     herdr_settings,
@@ -41,6 +43,14 @@ MARKERS = (
     (
         "herdr(**settings): simulator settings for this test's herdr_* servers "
         "(SimulatorConfig fields, e.g. cols=80, agent_start_settle=0.1)"
+    ),
+    (
+        "herdr_pane_env(**variables): environment variables for every pane process and CLI "
+        "run of this test's herdr_* servers (the herdr_pane_env fixture)"
+    ),
+    (
+        "herdr_pane_path(*directories): directories (relative to the rootdir) first on PATH in "
+        "this test's panes, where your own agent is (the herdr_pane_path fixture)"
     ),
     "herdr_sim_only: run only against the simulator (skipped with --herdr-backend real)",
     "herdr_real_only: run only against a real Herdr (skipped on the simulator)",
@@ -61,7 +71,8 @@ MARKERS = (
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--herdr-backend``, ``--herdr-bin``, ``--herdr-artifacts``, ``--herdr-settle-ms``,
-    ``--herdr-schema`` and their ini keys; ``--herdr-coverage-json`` (a flag only)."""
+    ``--herdr-schema``, ``--herdr-pane-path`` and their ini keys; ``--herdr-coverage-json``
+    (a flag only)."""
     add_options(parser)
     from .contracts_session import add_coverage_option
 

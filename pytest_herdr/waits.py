@@ -6,6 +6,9 @@ Every wait has a bound; ``HERDR_WAIT_SCALE`` stretches all of them on slow machi
 a server-side wait for an agent state runs out, :class:`WaitTimeout` says whether the server
 refused a report of that state (a bad ``resume_argv``, an unknown pane, a stale ``seq`` …)
 or no such report reached it, read from the server's protocol tail when the wait has one.
+
+A status wait of :class:`HerdrWait` given the server's event recorder returns only once the
+recorder has seen the status too, so ``herdr_events`` read right after a wait holds it.
 """
 
 from __future__ import annotations
@@ -107,15 +110,36 @@ def wait_until(
     return last
 
 
+class StatusRecorder(Protocol):
+    """What a status wait needs of the event recorder
+    (:class:`~pytest_herdr.events.EventRecorder`, which imports this module)."""
+
+    def mark(self) -> int: ...
+
+    def catch_up(self, pane_id: str, status: str, *, since: int = 0) -> None: ...
+
+
 class HerdrWait:
-    """Waits bound to one server, through Herdr's own server-side waits."""
+    """Waits bound to one server, through Herdr's own server-side waits.
+
+    With ``events`` (the server's recorder; the ``herdr_wait`` fixture passes it), a status
+    wait also waits (bounded) until the recorder has recorded the status it returned, so
+    ``herdr_events.statuses(pane)`` right after ``for_pane_status(pane, "idle")`` ends in
+    ``idle``. With ``tail`` (the server's protocol tail), a timed-out status wait says what
+    became of the reports of that status.
+    """
 
     def __init__(
-        self, client: HerdrClient, timeout: float = 10.0, *, tail: WireTail | None = None
+        self,
+        client: HerdrClient,
+        timeout: float = 10.0,
+        events: StatusRecorder | None = None,
+        *,
+        tail: WireTail | None = None,
     ) -> None:
         self.client = client
         self.timeout = timeout
-        #: the server's protocol tail: a timed-out state wait says what became of the reports
+        self.events = events
         self.tail = tail
 
     def _state_timeout(
@@ -161,11 +185,13 @@ class HerdrWait:
         params: dict[str, Any] = {"target": target, "timeout_ms": self._ms(timeout)}
         if statuses:
             params["until"] = list(statuses)
+        since = self._mark()
         try:
             info: dict[str, Any] = self.client.call("agent.wait", **params)["agent"]
         except Timeout as exc:
             what = f"agent {target} never became {' or '.join(statuses) or 'idle or done'}"
             raise self._state_timeout(exc, what, None, statuses or ("idle",)) from None
+        self._catch_up(info.get("pane_id"), info.get("agent_status"), since)
         return info
 
     def for_pane_status(
@@ -175,6 +201,7 @@ class HerdrWait:
         :class:`WaitTimeout` when it runs out."""
         __tracebackhide__ = True
         match = {"event": "pane_agent_status_changed", "pane_id": pane_id, "agent_status": status}
+        since = self._mark()
         try:
             event: dict[str, Any] = self.client.call(
                 "events.wait", match_event=match, timeout_ms=self._ms(timeout)
@@ -182,7 +209,17 @@ class HerdrWait:
         except Timeout as exc:
             what = f"pane {pane_id} never reached agent status {status!r}"
             raise self._state_timeout(exc, what, pane_id, (status,)) from None
+        data = event.get("data", {})
+        self._catch_up(data.get("pane_id", pane_id), data.get("agent_status", status), since)
         return event
+
+    def _mark(self) -> int:
+        return 0 if self.events is None else self.events.mark()
+
+    def _catch_up(self, pane_id: object, status: object, since: int) -> None:
+        """Wait until the recorder has what the server's wait just returned."""
+        if self.events is not None and isinstance(pane_id, str) and isinstance(status, str):
+            self.events.catch_up(pane_id, status, since=since)
 
     def until(self, predicate: Callable[[], T], timeout: float | None = None, what: str = "") -> T:
         """:func:`wait_until` with this helper's default timeout."""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import defaults
 from .report import Evidence, IntegrationReport, RootCause, RuleResult
 
 __all__ = [
@@ -41,8 +42,6 @@ RULE_IDS = (
     "restore",
 )
 
-_UNSET: Any = object()
-
 
 def check_integration(
     argv: Sequence[str],
@@ -50,11 +49,11 @@ def check_integration(
     cwd: str | os.PathLike[str] | None = None,
     settings: Mapping[str, Any] | None = None,
     agent_env: Mapping[str, str] | None = None,
-    prompt: str = _UNSET,
-    question_prompt: str | None = _UNSET,
-    answer: str = _UNSET,
-    new_session_prompt: str | None = _UNSET,
-    exit_keys: Sequence[str] = _UNSET,
+    prompt: str = defaults.PROMPT,
+    question_prompt: str | None = defaults.QUESTION_PROMPT,
+    answer: str = defaults.ANSWER,
+    new_session_prompt: str | None = defaults.NEW_SESSION_PROMPT,
+    exit_keys: Sequence[str] = defaults.EXIT_KEYS,
     timeout: float = 10.0,
     rules: Iterable[str] | None = None,
     wire_taps: Sequence[Callable[[str, dict[str, Any]], None]] = (),
@@ -91,17 +90,13 @@ def check_integration(
         agent_env=dict(agent_env or {}),
         timeout=timeout,
         rules=frozenset(chosen),
+        prompt=prompt,
+        question_prompt=question_prompt,
+        answer=answer,
+        new_session_prompt=new_session_prompt,
+        exit_keys=tuple(exit_keys),
         wire_taps=tuple(wire_taps),
     )
-    for name, value in (
-        ("prompt", prompt),
-        ("question_prompt", question_prompt),
-        ("answer", answer),
-        ("new_session_prompt", new_session_prompt),
-        ("exit_keys", exit_keys),
-    ):
-        if value is not _UNSET:
-            setattr(options, name, tuple(value) if name == "exit_keys" and value else value)
     started = time.monotonic()
     seen = drive(options)
     cause, results = causes.apply(causes.find(seen), seen, judge(seen, chosen))

@@ -28,6 +28,7 @@ import pexpect
 from .. import keys
 from ..pty import default_signal_state
 from ..simulator import Simulator
+from . import defaults
 from .recorder import REPORT_METHODS, Report, ReportLog, SocketRecorder
 from .report import Evidence
 
@@ -69,11 +70,11 @@ class CheckOptions:
     cwd: Path | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
     agent_env: Mapping[str, str] = field(default_factory=dict)
-    prompt: str = "Say hello to the Herdr integration check"
-    question_prompt: str | None = "/ask May the Herdr integration check continue?"
-    answer: str = "yes"
-    new_session_prompt: str | None = "/new"
-    exit_keys: Sequence[str] = ("/exit", "Enter")
+    prompt: str = defaults.PROMPT
+    question_prompt: str | None = defaults.QUESTION_PROMPT
+    answer: str = defaults.ANSWER
+    new_session_prompt: str | None = defaults.NEW_SESSION_PROMPT
+    exit_keys: Sequence[str] = defaults.EXIT_KEYS
     timeout: float = 10.0
     rules: frozenset[str] = frozenset()
     #: shown every wire line of the check's simulators (a contract checker, say)
