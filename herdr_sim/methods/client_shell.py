@@ -46,7 +46,7 @@ from ..plugins import simulator_state_dir
 from ..protocol import RUST_WHITESPACE
 from ..registry import method
 from ..runtime import Runtime
-from ..trusted_paths import UntrustedPathError, read_own_file
+from ..trusted_paths import UntrustedPathError, check_directory, read_own_file
 from .specs import OPT_STR, OPT_U64, REQ_STR
 
 __all__ = ["announcements_path", "release_notes_path"]
@@ -82,9 +82,12 @@ def release_notes_path(config_dir: Path) -> Path:
 
 def _load(path: Path) -> dict[str, Any] | None:
     """The JSON object in ``path``; None when missing, unreadable, untrusted or not an object
-    (Herdr's ``load_store_from_path``/``load_stored_from_path`` read all of these as none)."""
+    (Herdr's ``load_store_from_path``/``load_stored_from_path`` read all of these as none).
+    A file in a directory others could write to is untrusted too: it is rewritten there."""
     try:
         raw = read_own_file(path, "state file")
+        if raw is not None:
+            check_directory(path.parent, "state directory")
     except (UntrustedPathError, OSError):
         return None
     if raw is None:

@@ -153,9 +153,9 @@ def test_dismissing_this_versions_notes_marks_them_seen_but_a_preview_stays_unse
     """Herdr's test ``release_notes_dismiss_api_marks_current_seen_but_keeps_preview_unseen``:
     dismissing the saved notes answers ``ok``; for the running version ``show_on_startup``
     becomes false (``mark_current_version_seen``), for a newer (preview) version it stays
-    true. The notes stay the latest ones (0.8.2 keeps them available after dismissal), so a
-    second dismissal is ``ok`` too. The file is ``release-notes.json`` beside ``config.toml``
-    (``pending_path``)."""
+    true. The notes stay the latest ones (``CHANGELOG.md``: "Release notes are now retained as
+    the latest available notes after you dismiss"), so a second dismissal is ``ok`` too. The
+    file is ``release-notes.json`` beside ``config.toml`` (``pending_path``)."""
     path = release_notes_path(config_dir)
     assert path == config_dir / "release-notes.json"
     write_json(path, {"version": HERDR_VERSION, "body": "### Changed\n- Current"})
@@ -190,6 +190,21 @@ def test_notes_that_are_not_the_current_ones_are_stale(
     before = path.read_text()
     assert failure(api, "release_notes.dismiss", version=version) == STALE_NOTES
     assert path.read_text() == before
+
+
+def test_release_notes_in_a_directory_others_can_write_are_never_trusted(
+    api: Api, config_dir: Path
+) -> None:
+    """Our own file in a directory others may write to (a planted replacement could be
+    renamed in) is read as absent and left alone, like an untrusted file."""
+    path = release_notes_path(config_dir)
+    write_json(path, {"version": HERDR_VERSION, "body": "- One"})
+    config_dir.chmod(0o777)
+    try:
+        assert failure(api, "release_notes.dismiss", version=HERDR_VERSION) == STALE_NOTES
+    finally:
+        config_dir.chmod(0o700)
+    assert "show_on_startup" not in json.loads(path.read_text())
 
 
 # -- command.invoke, client_shell.surface.set, ping -----------------------------------------
