@@ -95,11 +95,6 @@ PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
 #: Herdr 0.9's client-shell endpoint methods: absent from Herdr 0.8.2, the newest source we
 #: can read, and defined by state only a client shell holds
-_COPY_MODE = (
-    "a protocol-22 copy-mode method of Herdr 0.9's client shell (absolute rows checked against "
-    "a content revision and a viewport offset); its handler is not in Herdr 0.8.2, the newest "
-    "source we can read, so its text and error rules cannot be reproduced faithfully"
-)
 _CLIENT_SHELL = (
     "acts on what Herdr 0.9 gave a client shell (announcements, release notes, command ids "
     "of its projection); the simulator attaches no client shell, and the handler is not in "
@@ -115,9 +110,4 @@ UNSUPPORTED: dict[str, str] = {
     "command.invoke": _CLIENT_SHELL,
     "client_shell.surface.set": "a client shell's surface-interest lease; ping reports the "
     "`surface_interest` capability false, as a server without the feature does",
-    "pane.edit_scrollback": _COPY_MODE,
-    "pane.selection.read": _COPY_MODE,
-    "pane.copy_motion": _COPY_MODE,
-    "pane.copy_search": _COPY_MODE,
-    "pane.link.activate": _COPY_MODE,
 }
