@@ -2,7 +2,8 @@
 
 Herdr: ``src/app/input/copy_mode.rs`` (tests ``copy_mode_word_motions_use_visible_row_words``,
 ``copy_mode_word_motions_cross_rows_and_respect_separators``,
-``copy_mode_big_word_motions_skip_punctuation_runs``, ``copy_mode_line_end_stops_at_last_character``,
+``copy_mode_big_word_motions_skip_punctuation_runs``,
+``copy_mode_line_end_stops_at_last_character``,
 ``copy_mode_search_wraps_and_repeats_in_both_directions``,
 ``copy_mode_backward_search_uses_last_match_before_cursor``), ``src/pane/terminal.rs``
 (``extract_selection_reads_screen_rows_not_current_viewport``, ``RetainedTextBuffer``) and
@@ -148,3 +149,11 @@ def test_url_lookup_joins_a_url_wrapped_over_viewport_rows() -> None:
     terminal = screen(b"go https://example.com/long/path now", cols=16, rows=4)
     text = terminal.text()
     assert text.url_at(TextPoint(1, 3), 0, 4) == "https://example.com/long/path"
+
+
+def test_scrollback_text_keeps_logical_lines() -> None:
+    """``edit_scrollback_key_preserves_logical_lines_in_editor_pane``: a 5-column pane fed
+    ``ABCDEFGHIJ\\r\\nKLMNO`` opens as ``ABCDEFGHIJ\\nKLMNO``."""
+    terminal = Terminal(5, 5)
+    terminal.feed(b"ABCDEFGHIJ\r\nKLMNO")
+    assert terminal.scrollback_text() == "ABCDEFGHIJ\nKLMNO"
