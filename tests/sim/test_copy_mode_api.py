@@ -239,7 +239,9 @@ def test_edit_scrollback_opens_the_scrollback_in_an_editor_pane(short_dir: Path)
 
         pane = _pane_with(api, "ABCDEFGHIJ\\nKLMNO\\n")
         assert api("pane.edit_scrollback", pane_id=pane) == {"type": "ok"}
-        copied = wait_until(lambda: out.exists() and out.read_text(), what="the editor's copy")
+        copied: str = wait_until(
+            lambda: out.read_text() if out.exists() else None, what="the editor's copy"
+        )
         assert "ABCDEFGHIJ\nKLMNO" in copied
         editor = api("pane.current")["pane"]
         assert editor["pane_id"] != pane
