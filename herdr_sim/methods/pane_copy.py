@@ -21,6 +21,7 @@ The refusal's code and the point check are the simulator's choice (docs/simulato
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..errors import INVALID_PARAMS, HerdrError
@@ -191,7 +192,8 @@ async def copy_search(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     revision = checked_revision(terminal, p["content_revision"])
     text = terminal.text()
     cursor = _inside(text, point_of(p["cursor"]), "cursor")
-    matches = text.search(p["query"])
+    # a query matching everywhere in a long history takes a while: off the event loop
+    matches = await asyncio.to_thread(text.search, p["query"])
     previous: TextMatch | None = None
     if p["previous"] is not None:
         given = TextMatch(point_of(p["previous"]["start"]), point_of(p["previous"]["end"]))

@@ -41,6 +41,15 @@ MAX_READ_LINES = 1000
 DETECTION_MIN_ROWS = 1
 
 
+def _copy_row(row: _Row | None) -> _Row | None:
+    if row is None:
+        return None
+    copy = _Row()
+    copy.update(row)
+    copy.wrapped = row.wrapped
+    return copy
+
+
 class ScrollMetrics(NamedTuple):
     """Herdr's ``PaneScrollInfo``: where the viewport is, in rows."""
 
@@ -148,10 +157,12 @@ class Terminal:
 
     def text(self) -> PaneText:
         """The active screen's rows by absolute row, history first on the main screen
-        (Herdr's screen rows: what copy mode addresses)."""
+        (Herdr's screen rows: what copy mode addresses); a snapshot, safe to read in a thread."""
         screen = self._screen
         history: list[_Row | None] = [] if screen.alternate else list(screen.history)
-        rows = [*history, *(screen._rows.get(y) for y in range(screen.lines))]
+        # history rows are frozen; the screen's are copied, so the snapshot can be read
+        # off the event loop while output keeps arriving
+        rows = [*history, *(_copy_row(screen._rows.get(y)) for y in range(screen.lines))]
         return PaneText(rows, screen.columns)
 
     # -- state ---------------------------------------------------------------------

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from ._cells import _BLANK, Cell, _is_wide, _Row
+from ._cells import _BLANK, Cell, _is_wide, _Row, _row_full
 
 #: Herdr's ``COPY_MODE_WORD_SEPARATORS``: ASCII punctuation ends a (small) word
 WORD_SEPARATORS = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^`{|}~")
@@ -133,11 +133,14 @@ class PaneText:
         lines: list[str] = []
         line: list[str] = []
         for row in range(start.row, end.row + 1):
-            first = start.col if row == start.row else 0
-            last = end.col if row == end.row else self.cols - 1
-            for col, end_col, text in self._cells(row):
-                if text is not None and end_col >= first and col <= last:
-                    line.append(text)
+            if start.row < row < end.row:  # a whole row
+                line.append(_row_full(self.rows[row], self.cols))
+            else:
+                first = start.col if row == start.row else 0
+                last = end.col if row == end.row else self.cols - 1
+                for col, end_col, text in self._cells(row):
+                    if text is not None and end_col >= first and col <= last:
+                        line.append(text)
             if self._wrapped(row) and row != end.row:
                 continue
             lines.append("".join(line).rstrip())
@@ -230,29 +233,38 @@ class PaneText:
 
     # -- search ---------------------------------------------------------------------------
 
-    def _logical_lines(self, first: int, stop: int) -> list[tuple[str, list[_Piece]]]:
-        """Soft-wrapped rows joined, trailing blanks trimmed, with each cell's place."""
-        lines: list[tuple[str, list[_Piece]]] = []
-        parts: list[str] = []
+    def _line_spans(self, first: int, stop: int) -> list[tuple[int, int]]:
+        """The logical lines in rows ``first..stop``: ``(first row, stop row)`` each, soft
+        wraps joined."""
+        spans: list[tuple[int, int]] = []
+        start = first
+        for row in range(first, stop):
+            if self._wrapped(row) and row + 1 < stop:
+                continue
+            spans.append((start, row + 1))
+            start = row + 1
+        return spans
+
+    def _line_text(self, first: int, stop: int) -> str:
+        """A logical line's text, trailing blanks trimmed (rows rendered as ``pane.read``
+        does, which caches history rows)."""
+        return "".join(_row_full(self.rows[row], self.cols) for row in range(first, stop)).rstrip()
+
+    def _pieces(self, first: int, stop: int, length: int) -> list[_Piece]:
+        """Where each cell of a logical line sits in its text (the first ``length`` chars)."""
         pieces: list[_Piece] = []
-        length = 0
+        offset = 0
         for row in range(first, stop):
             for col, end_col, text in self._cells(row):
                 if text is None:
                     continue
-                parts.append(text)
+                if offset >= length:
+                    return pieces
                 pieces.append(
-                    _Piece(length, length + len(text), TextPoint(row, col), TextPoint(row, end_col))
+                    _Piece(offset, offset + len(text), TextPoint(row, col), TextPoint(row, end_col))
                 )
-                length += len(text)
-            if self._wrapped(row) and row + 1 < stop:
-                continue
-            text = "".join(parts).rstrip()
-            while pieces and pieces[-1].first >= len(text):
-                pieces.pop()
-            lines.append((text, pieces))
-            parts, pieces, length = [], [], 0
-        return lines
+                offset += len(text)
+        return pieces
 
     def search(self, query: str) -> list[TextMatch]:
         """Every literal match of ``query`` in reading order; case-insensitive unless the
@@ -262,15 +274,17 @@ class PaneText:
         flags = 0 if any(ch.isupper() for ch in query) else re.IGNORECASE
         pattern = re.compile(re.escape(query), flags)
         matches: list[TextMatch] = []
-        for text, pieces in self._logical_lines(0, len(self.rows)):
+        for first, stop in self._line_spans(0, len(self.rows)):
+            text = self._line_text(first, stop)
             if not pattern.search(text):
                 continue
+            pieces = self._pieces(first, stop, len(text))
             starts = {piece.first: piece for piece in pieces}
             ends = {piece.last: piece for piece in pieces}
             for found in pattern.finditer(text):
-                first, last = starts.get(found.start()), ends.get(found.end())
-                if first is not None and last is not None and found.end() > found.start():
-                    matches.append(TextMatch(first.start, last.end))
+                begin, last = starts.get(found.start()), ends.get(found.end())
+                if begin is not None and last is not None and found.end() > found.start():
+                    matches.append(TextMatch(begin.start, last.end))
         return matches
 
     # -- URLs -------------------------------------------------------------------------------
@@ -278,8 +292,11 @@ class PaneText:
     def url_at(self, point: TextPoint, first_row: int, stop_row: int) -> str | None:
         """The web URL under a cell, read in rows ``first_row..stop_row`` (the viewport:
         Herdr reads the visible text, soft wraps joined)."""
-        for text, pieces in self._logical_lines(first_row, stop_row):
-            for piece in pieces:
+        for first, stop in self._line_spans(first_row, stop_row):
+            if not first <= point.row < stop:
+                continue
+            text = self._line_text(first, stop)
+            for piece in self._pieces(first, stop, len(text)):
                 if piece.start.row == point.row and piece.start.col <= point.col <= piece.end.col:
                     return url_at_index(text, piece.first)
         return None

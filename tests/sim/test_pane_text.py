@@ -157,3 +157,12 @@ def test_scrollback_text_keeps_logical_lines() -> None:
     terminal = Terminal(5, 5)
     terminal.feed(b"ABCDEFGHIJ\r\nKLMNO")
     assert terminal.scrollback_text() == "ABCDEFGHIJ\nKLMNO"
+
+
+def test_the_text_is_a_snapshot_later_output_does_not_change() -> None:
+    """``pane.copy_search`` reads it in a thread while the pane keeps printing."""
+    terminal = screen(b"first\r\n")
+    text = terminal.text()
+    terminal.feed(b"\x1b[1;1Hxxxxx")
+    assert text.row_text(0) == "first"
+    assert terminal.text().row_text(0) == "xxxxx"
