@@ -9,6 +9,7 @@ Every response is checked against the protocol-22 schema by ``tests/conftest.py`
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from herdr_sim.client import RequestFailed, call
 from herdr_sim.registry import UNSUPPORTED
 from herdr_sim.simulator import Simulator
-from tests.sim.test_plugins import MANIFEST, make_plugin
+from tests.sim.test_plugins import MANIFEST, config_dir, make_plugin
 from tests.waits import wait_until
 
 Api = Callable[..., dict[str, Any]]
@@ -185,7 +186,9 @@ action = "greet"
 )
 
 
-def test_link_activate_runs_a_matching_plugin_link_handler(api: Api, tmp_path: Path) -> None:
+def test_link_activate_runs_a_matching_plugin_link_handler(
+    sim: Simulator, api: Api, tmp_path: Path
+) -> None:
     """``url_at_pane_cell`` finds the URL under the cell; ``invoke_plugin_link_handler_for_url``
     runs the handler's action with the link-click context; an unhandled URL is left to the
     client (``handled: false`` with the ``url``), no URL is ``handled: false`` alone."""
@@ -198,8 +201,16 @@ def test_link_activate_runs_a_matching_plugin_link_handler(api: Api, tmp_path: P
         "handled": True,
         "url": "https://tickets.example/42",
     }
-    logs = api("plugin.log.list", plugin_id="example.hello")["logs"]
-    assert [log["action_id"] for log in logs] == ["greet"]
+    log = wait_until(
+        lambda: [e for e in api("plugin.log.list")["logs"] if e["status"] != "running"],
+        what="the handler's action to finish",
+    )
+    assert [(e["action_id"], e["status"]) for e in log] == [("greet", "succeeded")]
+    state = config_dir(sim) / "state" / "plugins" / "example.hello" / "context.json"
+    context = json.loads(state.read_text())
+    assert (context["invocation_source"], context["correlation_id"]) == ("link_click",) * 2
+    assert context["clicked_url"] == "https://tickets.example/42"
+    assert (context["link_handler_id"], context["focused_pane_id"]) == ("tickets", pane)
     other = api(
         "pane.link.activate",
         pane_id=pane,
