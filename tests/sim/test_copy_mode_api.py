@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 
 from herdr_sim.client import RequestFailed, call
+from herdr_sim.methods.pane_scrollback_edit import editor_argv
 from herdr_sim.registry import UNSUPPORTED
 from herdr_sim.simulator import Simulator
 from tests.sim.test_plugins import MANIFEST, config_dir, make_plugin
@@ -262,3 +264,15 @@ def test_edit_scrollback_opens_the_scrollback_in_an_editor_pane(short_dir: Path)
         assert len(files) == 1 and (files[0].stat().st_mode & 0o777) == 0o600
         api("pane.close", pane_id=editor["pane_id"])
         wait_until(lambda: not files[0].exists(), what="the scrollback file removed")
+
+
+def test_the_editor_is_editor_else_vi_and_the_file_is_quoted(tmp_path: Path) -> None:
+    """``scrollback_editor_argv`` (``src/platform/linux.rs`` and its test): ``/bin/sh -c``
+    with ``${EDITOR:-vi}`` (``VISUAL`` is read only on Windows), the path shell-quoted."""
+    path = tmp_path / "it's here.txt"
+    path.write_text("x")
+    argv = editor_argv(path)
+    assert argv[:2] == ["/bin/sh", "-c"] and "EDITOR:-vi" in argv[2]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "EDITOR": "cat"}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True, timeout=10)
+    assert done.stdout == "x" and not path.exists()
