@@ -93,21 +93,8 @@ def streams(name: str) -> Callable[[StreamHandler], StreamHandler]:
 #: Every method name of protocol 22, in the schema's order (from :mod:`herdr_sim.protocol`).
 PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
-#: Herdr 0.9's client-shell endpoint methods: absent from Herdr 0.8.2, the newest source we
-#: can read, and defined by state only a client shell holds
-_COPY_MODE = (
-    "a protocol-22 copy-mode method of Herdr 0.9's client shell (absolute rows checked against "
-    "a content revision and a viewport offset); its handler is not in Herdr 0.8.2, the newest "
-    "source we can read, so its text and error rules cannot be reproduced faithfully"
-)
-
 #: Protocol methods the simulator knowingly does not implement, with the reason.
 UNSUPPORTED: dict[str, str] = {
     "server.live_handoff": "live binary hand-off between server versions has no meaning for "
     "a simulator",
-    "pane.edit_scrollback": _COPY_MODE,
-    "pane.selection.read": _COPY_MODE,
-    "pane.copy_motion": _COPY_MODE,
-    "pane.copy_search": _COPY_MODE,
-    "pane.link.activate": _COPY_MODE,
 }

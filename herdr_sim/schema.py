@@ -166,7 +166,8 @@ def supported_methods_markdown() -> str:
         "",
         (
             f"Protocol {PROTOCOL} has {len(PROTOCOL_22_METHODS)} methods: "
-            f"{len(methods)} are implemented, {len(UNSUPPORTED)} answer "
+            f"{len(methods)} are implemented, {len(UNSUPPORTED)} "
+            f"{'answers' if len(UNSUPPORTED) == 1 else 'answer'} "
             "`not_supported_by_simulator`."
         ),
         "",

@@ -38,6 +38,8 @@ Reads follow Herdr's rendering (``src/pane/terminal.rs`` and libghostty's format
   followed by one SGR per attribute, palette colours as ``38;5;N``, rows joined by
   ``\\r\\n``, no trailing newline.
 
+* **Copy mode** (``Terminal.text``, :class:`PaneText`): the rows addressed by absolute row
+  (0 = the oldest history row) for selections, word motions, search and URLs (``_text``).
 * The **viewport** (``Terminal.scroll_metrics``/``set_scroll_offset``, ``pane.scroll``):
   ``visible`` shows the rows the viewport is scrolled to; the other sources read the bottom.
 
@@ -59,6 +61,7 @@ from ._terminal import (
     ScrollMetrics,
     Terminal,
 )
+from ._text import PaneText, SearchDirection, TextMatch, TextPoint, WordMotion, url_at_index
 
 __all__ = [
     "DEFAULT_RECENT_LINES",
@@ -66,8 +69,14 @@ __all__ = [
     "DETECTION_MIN_ROWS",
     "MAX_READ_LINES",
     "Cell",
+    "PaneText",
     "ReadFormat",
     "ReadSource",
     "ScrollMetrics",
+    "SearchDirection",
     "Terminal",
+    "TextMatch",
+    "TextPoint",
+    "WordMotion",
+    "url_at_index",
 ]

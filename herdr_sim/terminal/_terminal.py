@@ -25,6 +25,7 @@ from ._cells import _Row, _row_text
 from ._parser import _Stream
 from ._render import _format_plain_unwrapped, _format_vt, _join_rows, _limit_lines
 from ._screen import _Screen
+from ._text import PaneText
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,15 @@ MAX_READ_LINES = 1000
 #: Herdr sizes the detection snapshot as ``max(screen rows, 1)`` (``ghostty_detection_text``);
 #: 24 is only its fallback when the size is unknown. Raise this to force a larger floor.
 DETECTION_MIN_ROWS = 1
+
+
+def _copy_row(row: _Row | None) -> _Row | None:
+    if row is None:
+        return None
+    copy = _Row()
+    copy.update(row)
+    copy.wrapped = row.wrapped
+    return copy
 
 
 class ScrollMetrics(NamedTuple):
@@ -139,6 +149,22 @@ class Terminal:
     def _keep_offset(self, offset: int) -> None:
         self._offset_from_bottom = max(0, min(offset, len(self._screen.history)))
 
+    def viewport_top_row(self) -> int:
+        """The absolute row (0 = oldest history row) the viewport's first row shows
+        (Herdr's ``viewport_top_row``: ``max_offset_from_bottom - offset_from_bottom``)."""
+        metrics = self.scroll_metrics()
+        return metrics.max_offset_from_bottom - metrics.offset_from_bottom
+
+    def text(self) -> PaneText:
+        """The active screen's rows by absolute row, history first on the main screen
+        (Herdr's screen rows: what copy mode addresses); a snapshot, safe to read in a thread."""
+        screen = self._screen
+        history: list[_Row | None] = [] if screen.alternate else list(screen.history)
+        # history rows are frozen; the screen's are copied, so the snapshot can be read
+        # off the event loop while output keeps arriving
+        rows = [*history, *(_copy_row(screen._rows.get(y)) for y in range(screen.lines))]
+        return PaneText(rows, screen.columns)
+
     # -- state ---------------------------------------------------------------------
 
     @property
@@ -212,6 +238,14 @@ class Terminal:
                 return _format_plain_unwrapped(rows, width), truncated
             return _join_rows(rows, width), truncated
         raise ValueError(f"unknown read source: {source!r}")
+
+    def scrollback_text(self) -> str:
+        """Every row of history and screen up to the last with text, soft wraps joined
+        (Herdr's ``recent_unwrapped_text_snapshot(usize::MAX)``, what ``prefix+e`` opens)."""
+        screen = self._screen
+        history = 0 if screen.alternate else len(screen.history)
+        rows, _ = self._tail_rows(history + screen.lines)
+        return _format_plain_unwrapped(rows, screen.columns)
 
     def _viewport_rows(self) -> list[_Row | None]:
         """The rows the viewport shows: the screen, or history rows when scrolled back."""
