@@ -73,11 +73,18 @@ class SimulatorConfig:
     #: (Herdr's ``AGENT_START_SETTLE_DELAY``: 3 s); test suites shorten it. The
     #: ``timeout_ms`` bounds stay Herdr's (3000 < timeout_ms ≤ 300000) whatever this is.
     agent_start_settle: float = 3.0
+    # -- worktree.* (herdr_sim/methods/worktree.py) ---------------------------------------------
+    #: where ``worktree.create`` puts checkouts (``<dir>/<repo>/<branch-slug>``, Herdr's
+    #: ``[worktrees] directory``); None → ``worktrees`` beside the socket (as the session
+    #: file), never the user's ``~/.herdr/worktrees`` (Herdr's default)
+    worktree_directory: Path | None = None
+    #: seconds one git command may run before it is killed and the request fails
+    git_timeout: float = 60.0
 
     def coerce_paths(self) -> None:
         """Accept any path-like (a ``str`` too) for the path settings, as callers write
         ``Simulator(socket_path="/tmp/x/herdr.sock")``; the simulator works with ``Path``."""
-        for name in ("socket_path", "runtime_dir", "agent_manifests_dir"):
+        for name in ("socket_path", "runtime_dir", "agent_manifests_dir", "worktree_directory"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 setattr(self, name, Path(value))

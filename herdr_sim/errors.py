@@ -41,6 +41,21 @@ METADATA_TOKEN_LIMIT: Final = "metadata_token_limit"
 METADATA_SEQUENCE_SOURCE_LIMIT: Final = "metadata_sequence_source_limit"
 INVALID_PARAMS: Final = "invalid_params"
 INVALID_LAYOUT: Final = "invalid_layout"
+# worktree groups (src/app/api/workspaces.rs, tabs.rs, panes.rs; #2874)
+CONFIRMATION_REQUIRED: Final = "confirmation_required"
+WORKSPACE_GROUP_CLOSE_REQUIRED: Final = "workspace_group_close_required"
+# worktree.* (src/app/api/worktrees.rs, worktrees/deferred.rs)
+NOT_GIT_WORKTREE: Final = "not_git_worktree"
+LINKED_WORKTREE_SOURCE: Final = "linked_worktree_source"
+WORKTREE_LIST_FAILED: Final = "worktree_list_failed"
+WORKTREE_NOT_FOUND: Final = "worktree_not_found"
+AMBIGUOUS_WORKTREE_BRANCH: Final = "ambiguous_worktree_branch"
+WORKTREE_OPEN_FAILED: Final = "worktree_open_failed"
+WORKTREE_CREATE_FAILED: Final = "worktree_create_failed"
+WORKTREE_OPERATION_IN_PROGRESS: Final = "worktree_operation_in_progress"
+NOT_LINKED_WORKTREE: Final = "not_linked_worktree"
+DIRTY_WORKTREE_REQUIRES_FORCE: Final = "dirty_worktree_requires_force"
+WORKTREE_REMOVE_FAILED: Final = "worktree_remove_failed"
 #: The simulator's own code for a protocol method it deliberately does not implement.
 NOT_SUPPORTED: Final = "not_supported_by_simulator"
 
@@ -94,6 +109,13 @@ def tab_not_found(tab_id: str) -> HerdrError:
 def invalid_key(key: str) -> HerdrError:
     """A key combo that Herdr's parser rejects; nothing has been written."""
     return HerdrError(INVALID_KEY, f"unsupported key {key}")
+
+
+def group_close_needs_confirmation(what: str) -> HerdrError:
+    """Closing the last ``what`` ("pane", "tab") of a worktree group's parent workspace
+    would close the whole group; Herdr asks for confirmation (``confirm_close`` is on by
+    default) and closes nothing."""
+    return HerdrError(CONFIRMATION_REQUIRED, f"closing this {what} would close a worktree group")
 
 
 def server_shutting_down() -> HerdrError:

@@ -35,11 +35,19 @@ __all__ = [
     "workspace_metadata_updated",
     "workspace_moved",
     "workspace_renamed",
+    "workspace_updated",
+    "worktree_created",
+    "worktree_opened",
+    "worktree_removed",
 ]
 
 View = dict[str, Any]
 EventKind = Literal[
     "workspace_created",
+    "workspace_updated",
+    "worktree_created",
+    "worktree_opened",
+    "worktree_removed",
     "workspace_closed",
     "workspace_renamed",
     "workspace_moved",
@@ -106,6 +114,38 @@ def workspace_focused(workspace_id: str) -> Event:
 def workspace_metadata_updated(workspace: View) -> Event:
     """``workspace_metadata_updated``."""
     return Event("workspace_metadata_updated", {"workspace": workspace})
+
+
+def workspace_updated(workspace: View) -> Event:
+    """``workspace_updated``: the workspace's worktree membership changed."""
+    return Event("workspace_updated", {"workspace": workspace})
+
+
+# -- worktrees ----------------------------------------------------------------------------------
+
+
+def worktree_created(workspace: View, worktree: View) -> Event:
+    """``worktree_created``: ``worktree.create`` checked out a branch and opened it."""
+    return Event("worktree_created", {"workspace": workspace, "worktree": worktree})
+
+
+def worktree_opened(workspace: View, worktree: View, already_open: bool) -> Event:
+    """``worktree_opened``: ``worktree.open`` opened (or found open) a checkout."""
+    return Event(
+        "worktree_opened",
+        {"workspace": workspace, "worktree": worktree, "already_open": already_open},
+    )
+
+
+def worktree_removed(
+    workspace_id: str, workspace: View | None, worktree: View, forced: bool
+) -> Event:
+    """``worktree_removed``: the checkout was removed (and its workspace closed)."""
+    data: dict[str, Any] = {"workspace_id": workspace_id}
+    if workspace is not None:
+        data["workspace"] = workspace
+    data.update(worktree=worktree, forced=forced)
+    return Event("worktree_removed", data)
 
 
 # -- tabs ---------------------------------------------------------------------------------------

@@ -28,13 +28,14 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .gitrepo import git_space
 from .model.agents import AgentRecord, SessionRef, is_official, session_ref_error
 from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
-from .model.session import Pane, Session, Tab, Workspace
+from .model.session import Pane, Session, Tab, Workspace, WorktreeSpace
 from .protocol import parse_canonical_agent_label
 
 FORMAT = "herdr-sim-session"
@@ -198,6 +199,7 @@ def snapshot(
                 "next_pane_number": ws.next_pane_number,
                 "active_tab": ws.active_tab,
                 "tokens": dict(ws.tokens),
+                "worktree": asdict(ws.worktree) if ws.worktree is not None else None,
                 "tabs": tabs,
             }
         )
@@ -300,6 +302,16 @@ class Restored:
     managed: dict[int, tuple[str, str]]
 
 
+def _restored_worktree(saved: dict[str, Any] | None) -> WorktreeSpace | None:
+    """A saved worktree membership, kept only while its checkout exists and still belongs
+    to the same repository (Herdr's ``restored_worktree_space_membership``)."""
+    if not saved:
+        return None
+    member = WorktreeSpace(**saved)
+    space = git_space(Path(member.checkout_path))
+    return member if space is not None and space.key == member.key else None
+
+
 def restore(session: Session, data: dict[str, Any], *, resume_agents: bool = True) -> Restored:
     """Rebuild ``session`` (which must be empty) from ``data``.
 
@@ -325,6 +337,7 @@ def restore(session: Session, data: dict[str, Any], *, resume_agents: bool = Tru
                 next_tab_number=int(saved["next_tab_number"]),
                 next_pane_number=int(saved["next_pane_number"]),
                 tokens=dict(saved.get("tokens", {})),
+                worktree=_restored_worktree(saved.get("worktree")),
             )
             for saved_tab in saved["tabs"]:
                 key_of: dict[int, int] = {}

@@ -27,6 +27,23 @@ def launch_dir(cwd: str, env: Mapping[str, str], server_env: Mapping[str, str]) 
     return env.get("HOME") or home_of(server_env)
 
 
+def git_dir_of(root: Path) -> Path | None:
+    """The git dir a checkout root's ``.git`` names (the directory, or a ``gitdir:`` file's
+    target), or None when ``root`` has no ``.git``."""
+    marker = root / ".git"
+    if marker.is_dir():
+        return marker
+    if marker.is_file():
+        try:
+            text = marker.read_text(errors="replace").strip()
+        except OSError:
+            return None
+        if text.startswith("gitdir:"):
+            target = Path(text.removeprefix("gitdir:").strip())
+            return target if target.is_absolute() else root / target
+    return None
+
+
 def git_repo_root(cwd: str) -> Path | None:
     """The nearest directory at or above ``cwd`` whose ``.git`` names a git dir with HEAD."""
     if not cwd:
@@ -34,18 +51,7 @@ def git_repo_root(cwd: str) -> Path | None:
     start = Path(cwd)
     current = start if start.is_dir() else start.parent
     for candidate in (current, *current.parents):
-        marker = candidate / ".git"
-        git_dir: Path | None = None
-        if marker.is_dir():
-            git_dir = marker
-        elif marker.is_file():
-            try:
-                text = marker.read_text(errors="replace").strip()
-            except OSError:
-                text = ""
-            if text.startswith("gitdir:"):
-                target = Path(text.removeprefix("gitdir:").strip())
-                git_dir = target if target.is_absolute() else candidate / target
+        git_dir = git_dir_of(candidate)
         if git_dir is not None and (git_dir / "HEAD").is_file():
             return candidate
     return None

@@ -12,6 +12,7 @@ method names lives here too, so a test can compare it with the published schema.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,12 @@ class MethodEntry:
 
 METHODS: dict[str, MethodEntry] = {}
 
+#: The id of the request a handler is answering (set by the server around each handler;
+#: Herdr uses it as e.g. a plugin action's ``correlation_id``).
+current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "current_request_id", default=""
+)
+
 
 def method(
     name: str, params: Obj, *, result: str, mutates: bool = True
@@ -87,8 +94,6 @@ def streams(name: str) -> Callable[[StreamHandler], StreamHandler]:
 PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
 _UI = "needs an attached TUI client, which the simulator does not have"
-_PLUGINS = "the plugin system is out of scope for agent orchestration"
-_WORKTREES = "git worktree management is out of scope for the simulator core"
 
 #: Protocol methods the simulator knowingly does not implement, with the reason.
 UNSUPPORTED: dict[str, str] = {
@@ -102,10 +107,6 @@ UNSUPPORTED: dict[str, str] = {
     "client.window_title.clear": _UI,
     "client_shell.surface.set": _UI,
     "workspace.move_block": "sidebar block moves are a TUI feature; workspace.move is supported",
-    "worktree.list": _WORKTREES,
-    "worktree.create": _WORKTREES,
-    "worktree.open": _WORKTREES,
-    "worktree.remove": _WORKTREES,
     "agent.view.set": _UI,
     "agent.view.clear": _UI,
     "pane.scroll": _UI,
@@ -122,15 +123,4 @@ UNSUPPORTED: dict[str, str] = {
     "integration.list": "installing agent integrations touches the user's agent configs",
     "integration.install": "installing agent integrations touches the user's agent configs",
     "integration.uninstall": "installing agent integrations touches the user's agent configs",
-    "plugin.link": _PLUGINS,
-    "plugin.list": _PLUGINS,
-    "plugin.unlink": _PLUGINS,
-    "plugin.enable": _PLUGINS,
-    "plugin.disable": _PLUGINS,
-    "plugin.action.list": _PLUGINS,
-    "plugin.action.invoke": _PLUGINS,
-    "plugin.log.list": _PLUGINS,
-    "plugin.pane.open": _PLUGINS,
-    "plugin.pane.focus": _PLUGINS,
-    "plugin.pane.close": _PLUGINS,
 }

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from . import errors
 from .errors import HerdrError
 from .params import ParamError, check, unknown_variant
-from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
+from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry, current_request_id
 from .runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -339,6 +339,7 @@ class Server:
             return error_line(request_id, errors.not_supported(method))
         entry = self.methods[method]
         self.in_flight += 1
+        current_request_id.set(request_id)  # this task's own context: no reset needed
         try:
             result = await entry.handler(self.runtime, params)
         except HerdrError as exc:

@@ -24,6 +24,7 @@ from .config import SimulatorConfig
 from .events import Envelope
 from .faults import FaultPlan
 from .methods import load_all
+from .methods.plugin_hooks import attach as attach_plugin_hooks
 from .runtime import Notification, Runtime
 from .server import Server
 
@@ -188,6 +189,7 @@ class Simulator:
             await server.close()
             await runtime.shutdown()
             raise
+        attach_plugin_hooks(runtime)  # startup hooks, then event hooks (Herdr's plugin runtime)
         self._runtime, self._server = runtime, server
 
     def _record(self, envelope: Envelope) -> None:

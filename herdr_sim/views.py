@@ -48,6 +48,14 @@ def workspace_info(session: Session, ws: Workspace) -> dict[str, Any]:
     }
     if ws.tokens:
         info["tokens"] = dict(ws.tokens)
+    if ws.worktree is not None:
+        info["worktree"] = {
+            "repo_key": ws.worktree.key,
+            "repo_name": ws.worktree.label,
+            "repo_root": ws.worktree.repo_root,
+            "checkout_path": ws.worktree.checkout_path,
+            "is_linked_worktree": ws.worktree.is_linked_worktree,
+        }
     return info
 
 

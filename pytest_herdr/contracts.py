@@ -24,9 +24,10 @@ Where the lines come from:
 
 Bundles: :meth:`ContractChecker.from_path` (any schema file),
 :meth:`ContractChecker.from_binary` (``herdr api schema --json`` of a binary) or, by default,
-the simulator's own generated schema (:func:`herdr_sim.schema.build_schema`). The simulator's
-bundle describes requests only (plus each method's result ``type`` as
-``x-herdr-result-type``); parts a bundle lacks are checked for their envelope shape only.
+the simulator's own schema (:func:`herdr_sim.schema.build_schema`: ``request`` from its
+registry, with each method's result ``type`` as ``x-herdr-result-type``, and the result and
+event parts from Herdr's published bundle when it is found); parts a bundle lacks are
+checked for their envelope shape only.
 
 Importing this module starts nothing.
 """

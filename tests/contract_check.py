@@ -8,20 +8,19 @@ never copied into the package), or ``$HERDR_CONTRACTS_DIR``.
 from __future__ import annotations
 
 import json
-import os
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import herdr_sim.schema
 from pytest_herdr.contracts import ContractChecker, SchemaBundle
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def contracts_dir() -> Path:
-    """Where Herdr's schemas and manifests are."""
-    env = os.environ.get("HERDR_CONTRACTS_DIR")
-    return Path(env) if env else REPO.parent / "shared" / "contracts"
+    """Where Herdr's schemas and manifests are (the simulator's own lookup)."""
+    return herdr_sim.schema.contracts_dir()
 
 
 def schema_path() -> Path:

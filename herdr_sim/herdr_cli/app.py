@@ -26,14 +26,23 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_GROUPS = ("workspace", "tab", "pane", "agent", "notification", "api", "status", "session")
+_GROUPS = (
+    "workspace",
+    "worktree",
+    "tab",
+    "pane",
+    "agent",
+    "notification",
+    "api",
+    "status",
+    "session",
+    "plugin",
+)
 _UNSUPPORTED_GROUPS = {
     "completion": "shell completion scripts are not generated",
     "completions": "shell completion scripts are not generated",
     "config": "there is no config.toml",
     "channel": "there are no update channels",
-    "worktree": "git worktree workspaces are not simulated",
-    "plugin": "plugins are not simulated",
     "integration": "agent integrations are not installed by the simulator",
 }
 _KNOWN_FLAGS = frozenset(

@@ -70,6 +70,25 @@ _TREE: dict[str, _Node] = {
             "close": _leaf("Close a workspace", "<workspace_id> [--group]"),
         },
     ),
+    "worktree": _group(
+        "Git worktrees of a workspace's repository, opened as workspaces",
+        {
+            "list": _leaf("List the repository's worktrees", "[--workspace ID | --cwd PATH]"),
+            "create": _leaf(
+                "Check a branch out as a new worktree and open it",
+                "[--workspace ID | --cwd PATH] [--branch NAME] [--base REF] [--path PATH] "
+                "[--label TEXT] [--focus] [--no-focus]",
+            ),
+            "open": _leaf(
+                "Open an existing worktree as a workspace",
+                "[--workspace ID | --cwd PATH] (--path PATH | --branch NAME) [--label TEXT] "
+                "[--focus] [--no-focus]",
+            ),
+            "remove": _leaf(
+                "Remove a linked worktree and close its workspace", "--workspace ID [--force]"
+            ),
+        },
+    ),
     "tab": _group(
         "Tabs, through the socket API",
         {
@@ -273,11 +292,13 @@ def print_top_level_help() -> None:
         ("herdr server stop", "stop the server behind the API socket"),
         ("herdr api <subcommand>", "API schema and live session snapshot"),
         ("herdr workspace <subcommand>", "workspaces over the socket API"),
+        ("herdr worktree <subcommand>", "git worktrees over the socket API"),
         ("herdr tab <subcommand>", "tabs over the socket API"),
         ("herdr pane <subcommand>", "panes over the socket API"),
         ("herdr agent <subcommand>", "agents over the socket API"),
         ("herdr notification <subcommand>", "notifications over the socket API"),
         ("herdr session <subcommand>", "named sessions (separate servers)"),
+        ("herdr plugin <subcommand>", "linked plugins, their actions, logs and panes"),
     ]
     lines = [
         f"herdr (simulator CLI, Herdr {HERDR_VERSION} compatible)",
@@ -292,6 +313,6 @@ def print_top_level_help() -> None:
         "  --version, -V       Print the version and exit",
         "  --help, -h          Show this help",
         "",
-        "The TUI, remote attach, plugins, worktrees and integrations are not simulated.",
+        "The TUI, remote attach, plugin install and integrations are not simulated.",
     ]
     write_out("\n".join(lines) + "\n")

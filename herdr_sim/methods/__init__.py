@@ -24,9 +24,12 @@ def load_all() -> dict[str, MethodEntry]:
         notification,
         pane,
         pane_io,
+        plugin_panes,
+        plugins,
         server,
         tab,
         workspace,
+        worktree,
     )
 
     return METHODS

@@ -139,8 +139,16 @@ async def rename(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 
 @method("pane.close", PANE_TARGET, result="ok")
 async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Close a pane and end its process tree."""
-    await rt.remove_pane(rt.pane(p["pane_id"]))
+    """Close a pane and end its process tree.
+
+    Not the last pane of a worktree group's parent: that would close the group, which Herdr
+    confirms first (``confirmation_required``).
+    """
+    ref = rt.pane(p["pane_id"])
+    closes_workspace = len(ref.workspace.tabs) <= 1 and len(ref.tab.layout.panes()) <= 1
+    if closes_workspace and len(rt.session.worktree_group(ref.workspace)) >= 2:
+        raise errors.group_close_needs_confirmation("pane")
+    await rt.remove_pane(ref)
     return {"type": "ok"}
 
 

@@ -131,6 +131,8 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Close a tab; the last tab closes its workspace."""
     ws, tab = rt.tab(p["tab_id"])
+    if len(ws.tabs) <= 1 and len(rt.session.worktree_group(ws)) >= 2:
+        raise errors.group_close_needs_confirmation("tab")
     tab_id, ws_view = ws.tab_id(tab), rt.workspace_view(ws)
     keys, ws_closed = rt.session.close_tab(ws, tab)
     rt.hub.publish(lifecycle.tab_closed(tab_id, ws.public_id))

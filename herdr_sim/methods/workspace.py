@@ -8,7 +8,7 @@ from .. import errors, lifecycle
 from ..errors import HerdrError
 from ..metadata import apply_workspace_metadata, check_workspace_report, metadata_params
 from ..model.ids import parse_position
-from ..model.session import ModelError
+from ..model.session import ModelError, PaneRef, Tab, Workspace
 from ..params import Bool, F, Int, Obj
 from ..registry import method
 from ..runtime import Runtime
@@ -55,18 +55,41 @@ async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     if cwd is None:
         cwd = rt.default_cwd()
     check_env(p["env"])
+    ws, tab, ref = open_workspace(rt, cwd, p["label"], p["focus"], p["env"])
+    ws_view, tab_view, pane_view = publish_opened(rt, ws, tab, ref)
+    return {
+        "type": "workspace_created",
+        "workspace": ws_view,
+        "tab": tab_view,
+        "root_pane": pane_view,
+    }
+
+
+def open_workspace(
+    rt: Runtime, cwd: str, label: str | None, focus: bool, env: dict[str, str]
+) -> tuple[Workspace, Tab, PaneRef]:
+    """Create a workspace with one tab and one pane and start its shell; no events yet
+    (callers that set more state first publish them with :func:`publish_opened`)."""
     # Herdr stores a custom name verbatim (no trimming; "" is a name, not a clear).
-    ws, tab, pane = rt.session.create_workspace(cwd, p["label"], p["focus"])
+    ws, tab, pane = rt.session.create_workspace(cwd, label, focus)
     ws.auto_label = rt.auto_label(cwd)
-    pane.cwd = rt.launch_dir(cwd, p["env"])
+    pane.cwd = rt.launch_dir(cwd, env)
     ref = rt.session.locate(pane.key)
     try:
-        rt.spawn(ref, p["env"])
+        rt.spawn(ref, env)
     except OSError as exc:
         rt.session.close_workspace(ws)
         raise HerdrError(
             errors.WORKSPACE_CREATE_FAILED, f"failed to create workspace: {exc}"
         ) from None
+    return ws, tab, ref
+
+
+def publish_opened(
+    rt: Runtime, ws: Workspace, tab: Tab, ref: PaneRef
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Herdr's events of a new workspace (created, its tab, its pane, the layout); returns
+    the three views."""
     ws_view = rt.workspace_view(ws)
     tab_view = rt.tab_view(ws, tab)
     pane_view = rt.pane_view(ref)
@@ -74,12 +97,7 @@ async def create(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     rt.hub.publish(lifecycle.tab_created(tab_view))
     rt.hub.publish(lifecycle.pane_created(pane_view))
     rt.hub.publish(lifecycle.layout_updated(rt.layout_view(ws, tab)))
-    return {
-        "type": "workspace_created",
-        "workspace": ws_view,
-        "tab": tab_view,
-        "root_pane": pane_view,
-    }
+    return ws_view, tab_view, pane_view
 
 
 @method("workspace.list", Obj(fields={}), result="workspace_list", mutates=False)
@@ -146,11 +164,22 @@ async def move(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     result="ok",
 )
 async def close(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """Close a workspace and end every process in it."""
+    """Close a workspace (a worktree group's parent: with close_group, the whole group).
+
+    Herdr #2874: the parent of a group closes only when ``close_group`` asks for the group.
+    """
     ws = rt.workspace(p["workspace_id"])
-    view = rt.workspace_view(ws)
-    keys = rt.session.close_workspace(ws)
-    rt.hub.publish(lifecycle.workspace_closed(ws.public_id, view))
+    group = rt.session.worktree_group(ws)
+    if len(group) >= 2 and not p["close_group"]:
+        raise HerdrError(
+            errors.WORKSPACE_GROUP_CLOSE_REQUIRED,
+            "workspace has linked worktree workspaces; use --group (close_group=true in the "
+            "API) to close the group",
+        )
+    closed = [(member.public_id, rt.workspace_view(member)) for member in group]
+    keys = [key for member in group for key in rt.session.close_workspace(member)]
+    for workspace_id, view in closed:
+        rt.hub.publish(lifecycle.workspace_closed(workspace_id, view))
     await rt.reap(keys)
     return {"type": "ok"}
 

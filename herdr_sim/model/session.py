@@ -65,6 +65,18 @@ class Tab:
     label: str | None = None
 
 
+@dataclass(frozen=True)
+class WorktreeSpace:
+    """Herdr's worktree membership of a workspace (``WorktreeSpaceMembership``): which
+    repository it belongs to and which checkout it shows; set by the ``worktree.*`` methods."""
+
+    key: str
+    label: str
+    repo_root: str
+    checkout_path: str
+    is_linked_worktree: bool
+
+
 @dataclass
 class Workspace:
     """One workspace: tabs, per-workspace counters and the pane-number map."""
@@ -81,6 +93,8 @@ class Workspace:
     #: pane key → public pane number within this workspace
     pane_numbers: dict[int, int] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
+    #: the worktree group this workspace belongs to (None: not opened through worktree.*)
+    worktree: WorktreeSpace | None = None
 
     @property
     def public_id(self) -> str:
@@ -402,6 +416,20 @@ class Session:
         ws.active_tab = active
         if self.active_workspace is ws:
             self._mark_seen(ws.tabs[ws.active_tab])
+
+    def worktree_group(self, ws: Workspace) -> list[Workspace]:
+        """What closing ``ws`` closes in Herdr (``workspace_close_indices``): a worktree
+        group's parent takes every member of its group, in display order; anything else only
+        itself."""
+        parent = ws.worktree
+        if parent is None or parent.is_linked_worktree:
+            return [ws]
+        group = [
+            other
+            for other in self.workspaces
+            if other.worktree is not None and other.worktree.key == parent.key
+        ]
+        return group if len(group) >= 2 else [ws]
 
     def close_workspace(self, ws: Workspace) -> list[int]:
         """Remove ``ws``; returns the keys of the panes that went with it."""

@@ -154,7 +154,7 @@ def is_agent_name(name: str) -> bool:
 
 # -- error codes ----------------------------------------------------------------------------
 
-#: Codes Herdr's server answers in an error envelope (graphics, plugin and worktree codes
+#: Codes Herdr's server answers in an error envelope (graphics and plugin codes
 #: of the out-of-scope families excepted).
 SERVER_ERROR_CODES: frozenset[str] = frozenset(
     {
@@ -216,6 +216,19 @@ SERVER_ERROR_CODES: frozenset[str] = frozenset(
         "invalid_resume_argv",
         "not_implemented",
         "unsupported_in_app_mode",
+        # worktree.*
+        "workspace_group_close_required",
+        "not_git_worktree",
+        "linked_worktree_source",
+        "worktree_list_failed",
+        "worktree_not_found",
+        "ambiguous_worktree_branch",
+        "worktree_open_failed",
+        "worktree_create_failed",
+        "worktree_operation_in_progress",
+        "not_linked_worktree",
+        "dirty_worktree_requires_force",
+        "worktree_remove_failed",
     }
 )
 #: Codes only Herdr's CLI produces (the server never does): the connection guard's and

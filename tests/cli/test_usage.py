@@ -166,8 +166,7 @@ def test_top_level_flags_and_unknown_commands(cli: Callable[..., Run], fake: Fak
     [
         ["agent", "attach", "reviewer"],
         ["session", "attach", "work"],
-        ["plugin", "list"],
-        ["worktree", "list"],
+        ["plugin", "install", "owner/repo", "--yes"],
         ["integration", "install", "pi"],
         ["terminal", "attach", "term_1"],
         ["server"],

@@ -258,10 +258,10 @@ def test_requests_during_shutdown_get_server_unavailable(sim: Simulator) -> None
 
 
 def test_unsupported_methods_answer_a_clear_error(herdr_server: HerdrServer) -> None:
-    reply = request(herdr_server.socket_path, "plugin.list", request_id="p")
+    reply = request(herdr_server.socket_path, "server.live_handoff", request_id="p")
     assert reply["id"] == "p"
     assert reply["error"]["code"] == "not_supported_by_simulator"
-    assert "plugin.list" in reply["error"]["message"]
+    assert "server.live_handoff" in reply["error"]["message"]
 
 
 @pytest.mark.herdr_sim_only

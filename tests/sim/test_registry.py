@@ -42,10 +42,13 @@ def test_supported_methods_page_is_generated_from_the_registry() -> None:
     )
 
 
-def test_generated_schema_lists_exactly_the_implemented_methods() -> None:
+def test_generated_schema_lists_every_method_and_marks_the_implemented_ones() -> None:
     schema = build_schema()
-    titles = {variant["title"] for variant in schema["schemas"]["request"]["oneOf"]}
-    assert titles == set(load_all())
+    variants = schema["schemas"]["request"]["oneOf"]
+    assert [variant["title"] for variant in variants] == list(PROTOCOL_22_METHODS)
+    implemented = {v["title"] for v in variants if "x-herdr-result-type" in v}
+    assert implemented == set(load_all())
+    assert {v["title"] for v in variants if "x-herdr-sim-unsupported" in v} == set(UNSUPPORTED)
     assert schema["protocol"] == 22
 
 
