@@ -20,6 +20,26 @@ from tests.waits import wait_until
 
 Params = dict[str, Any]
 
+#: a plugin as Herdr's manifest format has it (one action, one pane entrypoint)
+PLUGIN_MANIFEST = """
+id = "judge.demo"
+name = "Judge demo"
+version = "0.1.0"
+min_herdr_version = "0.6.10"
+platforms = ["linux", "macos"]
+
+[[actions]]
+id = "hello"
+title = "Hello"
+command = ["sh", "-c", "echo hello"]
+
+[[panes]]
+id = "board"
+title = "Board"
+placement = "split"
+command = ["sh", "-c", "echo BOARD; exec sleep 600"]
+"""
+
 
 @dataclass
 class World:
@@ -50,6 +70,44 @@ class World:
 
     def second_workspace(self) -> str:
         created = self.api("workspace.create", cwd=str(self.repo), focus=False)
+        workspace_id: str = created["workspace"]["workspace_id"]
+        return workspace_id
+
+    def plugin_dir(self) -> str:
+        """A plugin directory (not linked yet) with one action and one pane entrypoint."""
+        root = self.repo.parent / "plugin"
+        if not root.exists():
+            root.mkdir()
+            (root / "herdr-plugin.toml").write_text(PLUGIN_MANIFEST)
+        return str(root)
+
+    def plugin(self) -> str:
+        """Link (once) the plugin of :meth:`plugin_dir`; its id."""
+        if "plugin" not in self.made:
+            self.api("plugin.link", path=self.plugin_dir())
+            self.made["plugin"] = "judge.demo"
+        return self.made["plugin"]
+
+    def plugin_pane(self) -> str:
+        """A plugin pane (a real pane running the entrypoint's command)."""
+        opened = self.api(
+            "plugin.pane.open",
+            plugin_id=self.plugin(),
+            entrypoint="board",
+            target_pane_id=self.pane,
+        )
+        pane_id: str = opened["plugin_pane"]["pane"]["pane_id"]
+        return pane_id
+
+    def worktree(self) -> str:
+        """A linked checkout of the repository on a new branch, opened as a workspace."""
+        created = self.api(
+            "worktree.create",
+            cwd=str(self.repo),
+            branch="judged",
+            path=str(self.repo.parent / "wt-judged"),
+            focus=False,
+        )
         workspace_id: str = created["workspace"]["workspace_id"]
         return workspace_id
 
@@ -140,7 +198,7 @@ def _cases() -> list[Case]:
             lambda w: {"cwd": str(w.repo), "path": str(w.repo), "trust_repository": True},
             "worktree_opened",
         ),
-        Case("worktree.remove", lambda w: {"workspace_id": w.ws}, "error:worktree_not_linked"),
+        Case("worktree.remove", lambda w: {"workspace_id": w.worktree()}, "worktree_removed"),
         Case("tab.create", lambda w: {"workspace_id": w.ws}, "tab_created"),
         Case("tab.list", lambda w: {"workspace_id": w.ws}, "tab_list"),
         Case("tab.get", lambda w: {"tab_id": w.tab}, "tab_info"),
@@ -328,23 +386,25 @@ def _cases() -> list[Case]:
         Case("integration.list", _none, "integration_list"),
         Case("integration.install", lambda w: {"target": "pi"}, "integration_install"),
         Case("integration.uninstall", lambda w: {"target": "pi"}, "integration_uninstall"),
-        Case("plugin.link", lambda w: {"path": str(w.repo / "no-plugin")}, "error:plugin_invalid"),
-        Case("plugin.list", _none, "plugin_list"),
-        Case("plugin.unlink", lambda w: {"plugin_id": "none"}, "error:plugin_not_found"),
-        Case("plugin.enable", lambda w: {"plugin_id": "none"}, "error:plugin_not_found"),
-        Case("plugin.disable", lambda w: {"plugin_id": "none"}, "error:plugin_not_found"),
-        Case("plugin.action.list", _none, "plugin_action_list"),
+        Case("plugin.link", lambda w: {"path": w.plugin_dir()}, "plugin_linked"),
+        Case("plugin.list", lambda w: {"plugin_id": w.plugin()}, "plugin_list"),
+        Case("plugin.unlink", lambda w: {"plugin_id": w.plugin()}, "plugin_unlinked"),
+        Case("plugin.enable", lambda w: {"plugin_id": w.plugin()}, "plugin_enabled"),
+        Case("plugin.disable", lambda w: {"plugin_id": w.plugin()}, "plugin_disabled"),
+        Case("plugin.action.list", lambda w: {"plugin_id": w.plugin()}, "plugin_action_list"),
         Case(
-            "plugin.action.invoke", lambda w: {"action_id": "none"}, "error:plugin_action_not_found"
+            "plugin.action.invoke",
+            lambda w: {"plugin_id": w.plugin(), "action_id": "hello"},
+            "plugin_action_invoked",
         ),
-        Case("plugin.log.list", _none, "plugin_log_list"),
+        Case("plugin.log.list", lambda w: {"plugin_id": w.plugin()}, "plugin_log_list"),
         Case(
             "plugin.pane.open",
-            lambda w: {"plugin_id": "none", "entrypoint": "main"},
-            "error:plugin_not_found",
+            lambda w: {"plugin_id": w.plugin(), "entrypoint": "board", "target_pane_id": w.pane},
+            "plugin_pane_opened",
         ),
-        Case("plugin.pane.focus", _pane, "error:plugin_pane_not_found"),
-        Case("plugin.pane.close", _pane, "error:plugin_pane_not_found"),
+        Case("plugin.pane.focus", lambda w: {"pane_id": w.plugin_pane()}, "plugin_pane_focused"),
+        Case("plugin.pane.close", lambda w: {"pane_id": w.plugin_pane()}, "plugin_pane_closed"),
     ]
 
 
