@@ -10,6 +10,77 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import SimulatorConfig
+
+
+#: Herdr's timers the simulator models, settable from ``serve`` in milliseconds:
+#: (option, SimulatorConfig field, what it is and where Herdr keeps it)
+TIMER_OPTIONS = (
+    (
+        "--settle-ms",
+        "agent_start_settle",
+        (
+            "how long agent.start waits before its agent may be interactive_ready "
+            "(Herdr's AGENT_START_SETTLE_DELAY, src/app/agents.rs: 3000)"
+        ),
+    ),
+    (
+        "--prompt-submit-delay-ms",
+        "agent_prompt_submit_delay",
+        (
+            "agent.prompt's pause between typing the text and pressing Enter "
+            "(AGENT_PROMPT_SUBMIT_DELAY, src/app/api/agents.rs: 300)"
+        ),
+    ),
+    (
+        "--prompt-stall-ms",
+        "agent_prompt_stall_timeout",
+        (
+            "how long agent.prompt with wait gives an agent to show it took the prompt before "
+            "agent_prompt_stalled (AGENT_PROMPT_EFFECT_TIMEOUT_MS, src/api/wait.rs: 5000)"
+        ),
+    ),
+    (
+        "--first-line-timeout-ms",
+        "first_line_timeout",
+        (
+            "how long a client may take to send its request line "
+            "(INITIAL_REQUEST_TIMEOUT, src/api/server.rs: 5000)"
+        ),
+    ),
+    (
+        "--detection-interval-ms",
+        "detection_interval",
+        "time between foreground-process checks of every pane (src/pane.rs: 500)",
+    ),
+    (
+        "--idle-hold-ms",
+        "detection_idle_hold",
+        (
+            "how long a working agent's idle screen must persist before it counts as idle "
+            "(Herdr's pending-idle hold: 300)"
+        ),
+    ),
+    (
+        "--detection-debounce-ms",
+        "detection_debounce",
+        "the simulator's own coalescing of output bursts before a pane is checked (50)",
+    ),
+)
+
+
+def _milliseconds(text: str) -> int:
+    """A timer option's value: a whole, non-negative number of milliseconds."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of milliseconds: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {value}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,8 +96,15 @@ def _parser() -> argparse.ArgumentParser:
     where = serve.add_mutually_exclusive_group()
     where.add_argument("--socket", type=Path, help="socket path (default: like the herdr CLI)")
     where.add_argument("--session", help="named session under the simulator's config dir")
-    serve.add_argument("--cols", type=int, default=120, help="terminal area width (120)")
-    serve.add_argument("--rows", type=int, default=40, help="terminal area height (40)")
+    serve.add_argument(
+        "--cols",
+        type=int,
+        default=120,
+        help="headless frame width, sidebar and tab bar included (120)",
+    )
+    serve.add_argument(
+        "--rows", type=int, default=40, help="headless frame height, tab bar included (40)"
+    )
     serve.add_argument("--shell", help="shell for new panes (default: deterministic bash)")
     serve.add_argument("--user-shell", action="store_true", help="use $SHELL with the user's rc")
     serve.add_argument("--protocol", type=int, help="protocol number ping reports (22)")
@@ -47,8 +125,21 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--no-fake-agents",
         action="store_true",
-        help="do not put the fake pi/claude/codex/opencode on the panes' PATH",
+        help="do not put the fake pi/claude/codex/opencode on the panes' PATH; the panes "
+        "then see your real HOME, as in Herdr",
     )
+    serve.add_argument(
+        "--agent-home",
+        type=Path,
+        metavar="DIR",
+        help="the panes' sandbox HOME while the fake agents are on (default: agent-home "
+        "beside the socket); the fakes keep their sessions there, never in your ~/.pi, "
+        "~/.claude or ~/.codex",
+    )
+
+    timers = serve.add_argument_group("Herdr's timers (milliseconds; default: Herdr's)")
+    for flag, field, text in TIMER_OPTIONS:
+        timers.add_argument(flag, type=_milliseconds, dest=field, metavar="MS", help=text)
 
     install = sub.add_parser("install-cli", help="write the simulator's `herdr` into DIR")
     install.add_argument("dir", type=Path)
@@ -93,7 +184,8 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser(
         "check-integration",
-        help="check an agent's Herdr integration against the guide (exit 1 if a rule fails)",
+        help="check an agent's Herdr integration against the guide (exit 1 if a rule fails "
+        "or a root cause kept rules from being judged)",
         usage="herdr-sim check-integration [options] -- AGENT_COMMAND...",
     )
     check.add_argument("--json", action="store_true", help="print the JSON report")
@@ -190,12 +282,9 @@ def configure_logging(level: str) -> None:
     root.setLevel(level.upper())
 
 
-def serve(args: argparse.Namespace) -> int:
-    """Serve until SIGTERM/SIGINT or ``herdr server stop``; leave no process behind."""
+def serve_config(args: argparse.Namespace) -> SimulatorConfig:
+    """The simulator settings of a ``serve`` command line."""
     from .config import SimulatorConfig
-    from .simulator import Simulator, SimulatorError
-
-    configure_logging(args.log_level)
 
     config = SimulatorConfig(
         socket_path=args.socket,
@@ -211,12 +300,29 @@ def serve(args: argparse.Namespace) -> int:
         config.version = args.herdr_version
     config.agent_manifests_dir = _manifests_dir(args.agent_manifests)
     config.fake_agents = not args.no_fake_agents
-    sim = Simulator(config)
+    config.agent_home = args.agent_home
+    for _flag, field, _text in TIMER_OPTIONS:
+        value = getattr(args, field)
+        if value is not None:
+            setattr(config, field, value / 1000)
+    return config
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT or ``herdr server stop``; leave no process behind."""
+    from .simulator import Simulator, SimulatorError
+
+    configure_logging(args.log_level)
+    sim = Simulator(serve_config(args))
     wire_log = os.environ.get("HERDR_SIM_WIRE_LOG")
     if wire_log:  # the contract checks of the test run that started this server
-        from .server import WireLog
+        from .wire_log import WireLog
 
-        sim.wire_taps.append(WireLog(Path(wire_log)))
+        try:
+            sim.wire_taps.append(WireLog(Path(wire_log)))
+        except OSError as exc:  # a symlink, FIFO or someone else's file at that path
+            print(f"herdr-sim: cannot open HERDR_SIM_WIRE_LOG: {exc}", file=sys.stderr)
+            return 1
     done = _stop_event()
     try:
         sim.start()
@@ -224,6 +330,12 @@ def serve(args: argparse.Namespace) -> int:
         print(f"herdr-sim: {exc}", file=sys.stderr)
         return 1
     print(f"herdr-sim: listening on {sim.socket_path}", file=sys.stderr, flush=True)
+    if sim.agent_home is not None:
+        print(
+            f"herdr-sim: panes' HOME (the fake agents' sandbox) is {sim.agent_home}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def watch_stop() -> None:
         sim.wait_stopped()

@@ -20,7 +20,8 @@ class SimulatorConfig:
 
     socket_path: Path | None = None
     session_name: str | None = None
-    #: the headless terminal area (Herdr's default without an attached client is 120×40)
+    #: Herdr's headless frame (`server.headless_cols`/`headless_rows`, 120×40); its sidebar and
+    #: tab bar take their share, so panes get `geometry.terminal_area(cols, rows)`
     cols: int = 120
     rows: int = 40
     #: None → the deterministic bash setup; a path → that shell
@@ -59,6 +60,13 @@ class SimulatorConfig:
     #: put the fake agents (`pi`, `claude`, `codex`, `opencode`) on every pane's PATH, right
     #: after the simulator's `herdr`; False → panes find only the agents the user installed
     fake_agents: bool = True
+    #: Herdr's ``experimental.kitty_graphics`` (default off): off, every ``pane.graphics.*``
+    #: answers ``feature_disabled``
+    kitty_graphics: bool = False
+    #: the sandbox HOME of the panes while ``fake_agents`` is on (herdr_sim/agent_home.py);
+    #: None → ``agent-home`` beside the socket. Unused with the fakes off: the panes then
+    #: see ``base_env``'s HOME, as in Herdr
+    agent_home: Path | None = None
     #: Herdr's screen-detection manifests (`*.toml`); None → no screen rules, so a detected
     #: known agent is always `idle` (Herdr's known-agent fallback)
     agent_manifests_dir: Path | None = None
@@ -84,7 +92,13 @@ class SimulatorConfig:
     def coerce_paths(self) -> None:
         """Accept any path-like (a ``str`` too) for the path settings, as callers write
         ``Simulator(socket_path="/tmp/x/herdr.sock")``; the simulator works with ``Path``."""
-        for name in ("socket_path", "runtime_dir", "agent_manifests_dir", "worktree_directory"):
+        for name in (
+            "socket_path",
+            "runtime_dir",
+            "agent_manifests_dir",
+            "worktree_directory",
+            "agent_home",
+        ):
             value = getattr(self, name)
             if value is not None and not isinstance(value, Path):
                 setattr(self, name, Path(value))

@@ -35,6 +35,7 @@ __all__ = [
     "workspace_metadata_updated",
     "workspace_moved",
     "workspace_renamed",
+    "workspace_reordered",
     "workspace_updated",
     "worktree_created",
     "worktree_opened",
@@ -51,6 +52,7 @@ EventKind = Literal[
     "workspace_closed",
     "workspace_renamed",
     "workspace_moved",
+    "workspace_reordered",
     "workspace_focused",
     "workspace_metadata_updated",
     "tab_created",
@@ -104,6 +106,18 @@ def workspace_moved(workspace_id: str, insert_index: int, workspaces: list[View]
         "workspace_moved",
         {"workspace_id": workspace_id, "insert_index": insert_index, "workspaces": workspaces},
     )
+
+
+def workspace_reordered(
+    workspace_ids: list[str], before_workspace_id: str | None, workspaces: list[View]
+) -> Event:
+    """``workspace_reordered``: a block of workspaces moved (``workspace.move_block``); no
+    ``before_workspace_id`` when the block went to the end (Herdr skips the ``None``)."""
+    data: dict[str, Any] = {"workspace_ids": workspace_ids}
+    if before_workspace_id is not None:
+        data["before_workspace_id"] = before_workspace_id
+    data["workspaces"] = workspaces
+    return Event("workspace_reordered", data)
 
 
 def workspace_focused(workspace_id: str) -> Event:
@@ -208,7 +222,8 @@ def pane_focused(pane_id: str, workspace_id: str) -> Event:
 
 
 def pane_exited(pane_id: str, workspace_id: str) -> Event:
-    """``pane_exited``: the pane's shell ended (the pane closes next)."""
+    """``pane_exited``: the pane's shell ended; the pane leaves its tab with no
+    ``pane_closed`` (only a ``layout_updated`` when the tab survives)."""
     return Event("pane_exited", {"pane_id": pane_id, "workspace_id": workspace_id})
 
 

@@ -37,6 +37,7 @@ from .model.agents import AgentRecord, SessionRef, is_official, session_ref_erro
 from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
 from .model.session import Pane, Session, Tab, Workspace, WorktreeSpace
 from .protocol import parse_canonical_agent_label
+from .trusted_paths import UntrustedPathError, check_directory, read_own_file
 
 FORMAT = "herdr-sim-session"
 VERSION = 1
@@ -236,13 +237,23 @@ class RestoreError(ValueError):
 
 
 def load(path: Path) -> dict[str, Any] | None:
-    """The saved state, None when there is none; :class:`RestoreError` when unusable."""
+    """The saved state, None when there is none; :class:`RestoreError` when unusable.
+
+    Only our own state is trusted: a session file (or its directory) that another user owns
+    or can write, or a symlink, is refused (:mod:`herdr_sim.trusted_paths`), as restoring
+    runs each pane's ``launch_argv`` and types its resume command.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        check_directory(path.parent, "session directory")
+        raw = read_own_file(path, "session file")
     except FileNotFoundError:
         return None
+    except UntrustedPathError as exc:
+        raise RestoreError(str(exc)) from None
+    if raw is None:
+        return None
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode("utf-8"))
     except ValueError as exc:
         raise RestoreError(f"{path}: not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -34,8 +34,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .detect.rust_regex import RustRegexError, compile_rust_regex
-
 __all__ = [
     "HOOK_EVENT_NAMES",
     "MANIFEST_FILE",
@@ -385,6 +383,10 @@ def _link_handler(raw: dict[str, Any]) -> dict[str, Any]:
             pattern, "invalid_plugin_link_handler_pattern", "link handler pattern is required"
         ),
     }
+    # Imported here: the `herdr` CLI runs without site-packages (herdr_cli/install.py), and
+    # only a manifest with link handlers needs the regex engine (google-re2).
+    from .regex import RustRegexError, compile_rust_regex
+
     try:  # Herdr compiles it with the Rust regex crate: no look-around, no back-references
         compile_rust_regex(item["pattern"])
     except RustRegexError as exc:

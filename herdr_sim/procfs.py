@@ -18,13 +18,16 @@ from pathlib import Path
 __all__ = [
     "ProcInfo",
     "all_processes",
+    "carries_mark",
     "cwd_of",
     "descendants",
     "foreground_processes",
     "is_zombie",
+    "marked_pids",
     "proc_info",
     "session_members",
     "session_tree",
+    "start_ticks",
 ]
 
 _PROC = Path("/proc")
@@ -203,6 +206,47 @@ def descendants(pid: int) -> list[ProcInfo]:
                 found.add(child)
                 stack.append(child)
     return _select(lambda stat: stat.pid in found)
+
+
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot, ``stat`` field 22): with the pid it
+    names one process for good, since a recycled pid starts later. None if gone."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes()
+        return int(raw[raw.rfind(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _environ_entries(pid: int) -> list[bytes] | None:
+    """The environment ``pid`` was started with, for a process of this user only."""
+    directory = _PROC / str(pid)
+    try:
+        if directory.stat().st_uid != os.geteuid():
+            return None
+        raw = (directory / "environ").read_bytes()
+    except OSError:
+        return None
+    return raw.split(b"\0")
+
+
+def carries_mark(pid: int, entry: str) -> bool:
+    """Whether ``pid`` (a process of this user) was started with ``entry`` (``NAME=VALUE``,
+    or a prefix of it ending the value early) in its environment."""
+    wanted = os.fsencode(entry)
+    entries = _environ_entries(pid)
+    return entries is not None and any(item.startswith(wanted) for item in entries)
+
+
+def marked_pids(entry: str) -> list[int]:
+    """Live processes of this user whose environment holds ``entry`` (see
+    :func:`carries_mark`), by pid: how a pane's processes are found after they left its
+    session and lost their parent (``setsid``, ``nohup``, a double fork)."""
+    return [
+        stat.pid
+        for stat in sorted(_stats(), key=lambda s: s.pid)
+        if stat.state != "Z" and carries_mark(stat.pid, entry)
+    ]
 
 
 def session_tree(sid: int, *, roots: Iterable[int] = ()) -> list[ProcInfo]:

@@ -274,20 +274,25 @@ class _TreeKiller:
 
     The targets are the members of the shell's session plus their descendants
     (a child that called ``setsid`` leaves the session but keeps its parent
-    link while the parent lives).  Each target is held by a pidfd opened right
+    link while the parent lives), plus every process carrying the pane's
+    ``mark`` (an environment entry all its processes inherit: it finds a
+    ``setsid``/``nohup`` daemon whose parent is gone).  Each target is held by a pidfd opened right
     after it was found and re-checked against ``/proc``, so signals and the
     final reap can only reach the process that was scanned.
     """
 
-    def __init__(self, popen: _Child) -> None:
+    def __init__(self, popen: _Child, mark: str | None = None) -> None:
         self._popen = popen
         self._sid = popen.pid
+        self._mark = mark
         self._targets: dict[int, _Target] = {}
 
     def refresh(self) -> None:
-        """Add processes that appeared since the last scan (late forks)."""
+        """Add processes that appeared since the last scan (late forks), and those that
+        carry the pane's mark after leaving both its session and its tree."""
         me = os.getpid()
-        tree = procfs.session_tree(self._sid, roots=self._targets)
+        marked = procfs.marked_pids(self._mark) if self._mark is not None else []
+        tree = procfs.session_tree(self._sid, roots=[*self._targets, *marked])
         found = {info.pid: info.ppid for info in tree}
         if self._popen.returncode is None:
             found.setdefault(self._popen.pid, me)
@@ -348,6 +353,9 @@ class PtyProcess:
         self._popen = popen
         self.pid: int = popen.pid
         self.master_fd: int = master_fd
+        #: ``NAME=VALUE`` in the environment of every process of this pane (set by the
+        #: spawner, which put it there): ending the pane ends whatever carries it
+        self.mark: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_output: Callable[[bytes], None] | None = None
         self._on_exit: Callable[[int | None], None] | None = None
@@ -690,7 +698,7 @@ class PtyProcess:
         spent.  SIGHUP first, as a closing terminal would send (it is also how
         Herdr ends a pane); interactive shells ignore SIGTERM.
         """
-        killer = _TreeKiller(self._popen)
+        killer = _TreeKiller(self._popen, self.mark)
         grace = max(timeout, 0.0) / 3
         # HUP, TERM, KILL, then up to two more KILL rounds for late forks.
         signals = [signal.SIGHUP, signal.SIGTERM, *[signal.SIGKILL] * 3]

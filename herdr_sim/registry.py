@@ -93,34 +93,31 @@ def streams(name: str) -> Callable[[StreamHandler], StreamHandler]:
 #: Every method name of protocol 22, in the schema's order (from :mod:`herdr_sim.protocol`).
 PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
-_UI = "needs an attached TUI client, which the simulator does not have"
+#: Herdr 0.9's client-shell endpoint methods: absent from Herdr 0.8.2, the newest source we
+#: can read, and defined by state only a client shell holds
+_COPY_MODE = (
+    "a protocol-22 copy-mode method of Herdr 0.9's client shell (absolute rows checked against "
+    "a content revision and a viewport offset); its handler is not in Herdr 0.8.2, the newest "
+    "source we can read, so its text and error rules cannot be reproduced faithfully"
+)
+_CLIENT_SHELL = (
+    "acts on what Herdr 0.9 gave a client shell (announcements, release notes, command ids "
+    "of its projection); the simulator attaches no client shell, and the handler is not in "
+    "Herdr 0.8.2, the newest source we can read"
+)
 
 #: Protocol methods the simulator knowingly does not implement, with the reason.
 UNSUPPORTED: dict[str, str] = {
     "server.live_handoff": "live binary hand-off between server versions has no meaning for "
     "a simulator",
-    "server.reload_config": "the simulator has no Herdr config file",
-    "product_announcement.dismiss": _UI,
-    "release_notes.dismiss": _UI,
-    "command.invoke": _UI,
-    "client.window_title.set": _UI,
-    "client.window_title.clear": _UI,
-    "client_shell.surface.set": _UI,
-    "workspace.move_block": "sidebar block moves are a TUI feature; workspace.move is supported",
-    "agent.view.set": _UI,
-    "agent.view.clear": _UI,
-    "pane.scroll": _UI,
-    "pane.edit_scrollback": _UI,
-    "pane.selection.read": _UI,
-    "pane.copy_motion": _UI,
-    "pane.copy_search": _UI,
-    "pane.input.set": "right-click routing is a TUI input setting",
-    "pane.link.activate": _UI,
-    "pane.graphics.set": "terminal graphics are out of scope",
-    "pane.graphics.clear": "terminal graphics are out of scope",
-    "pane.graphics.info": "terminal graphics are out of scope",
-    "popup.close": _UI,
-    "integration.list": "installing agent integrations touches the user's agent configs",
-    "integration.install": "installing agent integrations touches the user's agent configs",
-    "integration.uninstall": "installing agent integrations touches the user's agent configs",
+    "product_announcement.dismiss": _CLIENT_SHELL,
+    "release_notes.dismiss": _CLIENT_SHELL,
+    "command.invoke": _CLIENT_SHELL,
+    "client_shell.surface.set": "a client shell's surface-interest lease; ping reports the "
+    "`surface_interest` capability false, as a server without the feature does",
+    "pane.edit_scrollback": _COPY_MODE,
+    "pane.selection.read": _COPY_MODE,
+    "pane.copy_motion": _COPY_MODE,
+    "pane.copy_search": _COPY_MODE,
+    "pane.link.activate": _COPY_MODE,
 }

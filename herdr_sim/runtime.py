@@ -13,12 +13,14 @@ import asyncio
 import logging
 import os
 import shlex
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import errors, lifecycle, persist, places
+from .agent_home import default_agent_home, pane_base_env
 from .agent_service import AgentService
 from .config import SimulatorConfig
 from .detection import DetectionLoop
@@ -26,8 +28,9 @@ from .events import EventHub, Signal
 from .faults import FaultPlan
 from .metadata import MetaStore
 from .model.agents import is_agent
-from .model.layout import Rect
+from .model.geometry import terminal_area
 from .model.session import PaneRef, Session, Tab, Workspace
+from .pane_marks import MARK_VARIABLE, PaneMarks, end_marked
 from .pane_process import PaneProcess
 from .procfs import cwd_of, proc_info
 from .pty import PtyProcess
@@ -38,6 +41,7 @@ from .views import (
     layout_view,
     pane_info,
     public_status,
+    strip_title,
     tab_info,
     workspace_info,
 )
@@ -62,6 +66,10 @@ class Notification:
 class Runtime:
     """State and services shared by all handlers of one simulator."""
 
+    #: how many ``notification.show`` requests are remembered (the most recent); a server
+    #: up for days must not grow with its traffic
+    NOTIFICATIONS_KEPT = 1000
+
     def __init__(self, config: SimulatorConfig, socket_path: Path, runtime_dir: Path) -> None:
         self.config = config
         self.socket_path = socket_path
@@ -71,18 +79,30 @@ class Runtime:
         self.hub = EventHub()
         self.faults = FaultPlan()
         self.processes: dict[int, PaneProcess] = {}
-        self.notifications: list[Notification] = []
+        self.notifications: deque[Notification] = deque(maxlen=self.NOTIFICATIONS_KEPT)
+        #: the outer-window title set by ``client.window_title.set`` for a client to come
+        self.window_title: str | None = None
+        #: the agent panel's transient view (``agent.view.set``), for a client to come
+        self.agent_view_override: dict[str, Any] | None = None
+        #: pane graphics layers (pane key, layer id) → their inline bytes (methods/pane_graphics.py)
+        self.graphics: dict[tuple[int, str], int] = {}
         self.stopping = False
         self.stopped = asyncio.Event()
         self.state_changed = Signal()
         self._focus_pair: tuple[str, str] | None = None
         self._shell = ShellConfig(shell=config.shell, user_shell=config.user_shell)
-        self.area = Rect(0, 0, config.cols, config.rows)
+        self.area = terminal_area(config.cols, config.rows)
         self.meta: dict[tuple[str, int], MetaStore] = {}
         # agent detection and the fake agents' PATH dir (see start_detection)
         self.fake_bin: Path | None = runtime_dir / "fake-bin" if config.fake_agents else None
+        #: the panes' sandbox HOME while the fakes are on, else None (the server's HOME)
+        self.agent_home: Path | None = (
+            (config.agent_home or default_agent_home(socket_path)) if config.fake_agents else None
+        )
         self.detection: DetectionLoop | None = None
         self.session_path = persist.session_file(socket_path) if config.persist else None
+        #: the mark every pane process inherits, so none outlives its pane (pane_marks.py)
+        self.marks = PaneMarks(socket_path)
         self._save_scheduled = False
         #: the agent engine's live side: launches, detection reports, every agent change
         self.agents = AgentService(self)
@@ -107,8 +127,10 @@ class Runtime:
         return live
 
     def pane_view(self, ref: PaneRef) -> dict[str, Any]:
-        """PaneInfo with the live cwd and terminal title."""
-        return pane_info(self.session, ref, **self._live(ref))
+        """PaneInfo with the live cwd, terminal title and scroll metrics."""
+        proc = self.processes.get(ref.pane.key)
+        scroll = None if proc is None else proc.terminal.scroll_metrics().view()
+        return pane_info(self.session, ref, **self._live(ref), scroll=scroll)
 
     def agent_view(self, ref: PaneRef) -> dict[str, Any]:
         """AgentInfo with the live cwd and terminal title (only for agent panes, §5.2)."""
@@ -207,13 +229,14 @@ class Runtime:
             "HERDR_PANE_ID": ref.pane_id,
         }
         full_env = pane_env(
-            base=self.config.base_env,
+            base=self.pane_base_env(),
             caller_env=env,
             herdr_env=herdr_env,
             cli_dir=self.cli_dir,
             deterministic=self.config.shell is None and not self.config.user_shell,
         )
         full_env["PATH"] = self.with_fake_agents(full_env.get("PATH", ""))
+        full_env[MARK_VARIABLE] = self.marks.value(ref.pane.key)
         argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)
         pty = PtyProcess.spawn(
             argv,
@@ -223,6 +246,7 @@ class Runtime:
             rows=max(rows, 1),
             adopt_orphans=self.config.adopt_orphans,
         )
+        pty.mark = self.marks.entry(ref.pane.key)
         terminal = Terminal(
             max(cols, 2), max(rows, 1), scrollback=self.config.scrollback, reply=pty.write
         )
@@ -230,7 +254,10 @@ class Runtime:
         key = ref.pane.key
 
         def on_output(data: bytes) -> None:
+            title = terminal.title
             terminal.feed(data)
+            if terminal.title != title:
+                self._title_changed(key, title, terminal.title)
             proc.output.fire()
             if self.detection is not None:
                 self.detection.poke(key)
@@ -241,8 +268,25 @@ class Runtime:
         pty.attach(asyncio.get_running_loop(), on_output, on_exit)
         self.processes[key] = proc
 
+    def _title_changed(self, key: int, before: str | None, after: str | None) -> None:
+        """OSC 0/2 changed the title: when the stripped title changed, the pane's
+        ``revision`` goes up and ``pane_updated`` is emitted (Herdr's
+        ``set_terminal_title`` in ``src/terminal/state.rs`` and ``sync_terminal_titles`` in
+        ``src/app/terminal_titles.rs``; a spinner frame alone changes nothing)."""
+        if strip_title(before) == strip_title(after) or key not in self.session.panes:
+            return
+        ref = self.session.locate(key)
+        ref.pane.revision += 1
+        self.hub.publish(lifecycle.pane_updated(self.pane_view(ref)))
+
     async def _pane_died(self, key: int) -> None:
-        """A pane's shell exited: ``pane.exited``, then the pane closes like any other."""
+        """A pane's shell exited: ``pane_exited``, then the pane leaves its tab.
+
+        As in Herdr (``src/app/api.rs``, test ``pane_exit_emits_layout_updated_when_tab_survives``;
+        ``handle_pane_died`` in ``src/app/actions.rs``): ``layout_updated`` follows when
+        the tab keeps other panes; an emptied tab or workspace is removed without
+        ``pane_closed``, ``tab_closed`` or ``workspace_closed``.
+        """
         proc = self.processes.pop(key, None)
         if proc is not None:
             proc.output.fire()
@@ -251,12 +295,17 @@ class Runtime:
             return
         ref = self.session.locate(key)
         ref.pane.exited = True
-        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ref.workspace.public_id))
-        await self.remove_pane(ref)
+        ws, tab = ref.workspace, ref.tab
+        self.hub.publish(lifecycle.pane_exited(ref.pane_id, ws.public_id))
+        if self.session.close_pane(ref) == "pane":
+            self.publish_layout(ws, tab)
         self.after_request()
 
     async def reap(self, keys: list[int]) -> None:
-        """End the process trees of panes that left the model."""
+        """End the process trees of panes that left the model, and drop their metadata
+        (and that of workspaces that went with them: numbers are never reused, so a closed
+        one's store would only grow the server)."""
+        self._forget_meta(keys)
         procs = [self.processes.pop(key) for key in keys if key in self.processes]
         for proc in procs:
             proc.output.fire()
@@ -359,6 +408,15 @@ class Runtime:
         )
         return len(resumes)
 
+    def _forget_meta(self, pane_keys: list[int]) -> None:
+        """Drop the metadata stores of closed panes and of workspaces no longer open."""
+        for key in pane_keys:
+            self.meta.pop(("pane", key), None)
+        open_numbers = {ws.number for ws in self.session.workspaces}
+        for kind, number in list(self.meta):
+            if kind == "ws" and number not in open_numbers:
+                del self.meta[(kind, number)]
+
     def meta_for(self, key: tuple[str, int]) -> MetaStore:
         """The metadata store of a pane ``("pane", key)`` or workspace ``("ws", number)``."""
         return self.meta.setdefault(key, MetaStore())
@@ -395,6 +453,10 @@ class Runtime:
         if self.processes:
             self._save()
         await self.reap(list(self.processes))
+        # Whatever escaped its pane's end (started while the pane was being ended), then
+        # the registry a SIGKILLed server would have left for the next start.
+        await asyncio.to_thread(end_marked, f"{MARK_VARIABLE}={self.marks.token}:")
+        self.marks.unregister()
 
     # -- agent detection and fake agents (herdr_sim/detection.py) ------------------------------
 
@@ -421,6 +483,11 @@ class Runtime:
         )
         self.detection.shell_returned.append(agents.shell_returned)
         self.detection.start()
+
+    def pane_base_env(self) -> dict[str, str]:
+        """The server environment every pane inherits (HOME the sandbox while the fakes
+        are on: herdr_sim/agent_home.py)."""
+        return pane_base_env(self.config.base_env, self.agent_home)
 
     def with_fake_agents(self, path: str) -> str:
         """A pane's PATH with the fake agents' dir right after the simulator's ``herdr`` dir."""

@@ -2,9 +2,11 @@
 
 A client connects, writes one JSON line, reads one JSON line, and the server closes — except
 ``events.subscribe``, which streams. The first line must arrive within 5 s and fit in 1 MiB,
-else the connection is dropped without an answer; a line that is not a valid request is
-answered ``invalid_request`` with an empty id. Handlers never see raw JSON: params are
-checked here against the registry's specs.
+else the connection is dropped without an answer; it is trimmed with Rust's ``str::trim``
+(nothing is answered when nothing is left) and read as Herdr's serde reads its ``Request``
+(:mod:`herdr_sim.request_json`, :func:`parse_request`): a line that is not a valid request
+is answered ``invalid_request`` with an empty id and serde_json's message. Handlers never
+see raw JSON: params are checked here against the registry's specs.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from typing import Any, NamedTuple
 
 from . import errors
 from .errors import HerdrError
-from .params import ParamError, check, unknown_variant
+from .params import Enum, Obj, ParamError, check, shaped
 from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry, current_request_id
+from .request_json import JsonError, at_column, read_request, rust_trim
+from .request_shapes import SHAPES
 from .runtime import Runtime
+from .trusted_paths import check_directory
 
 log = logging.getLogger(__name__)
 
@@ -39,30 +44,13 @@ WIRE_TAPS: list[Callable[[str, Line], None]] = []
 ExchangeTap = Callable[[bytes, Line | None], None]
 
 _WRITE_TIMEOUT = 5.0
+#: how many unexpected handler exceptions a server keeps (:attr:`Server.handler_errors`)
+HANDLER_ERRORS_KEPT = 16
 
 
 def encode(line: Line) -> bytes:
     """One NDJSON line, compact and UTF-8 like serde_json's output."""
     return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-class WireLog:
-    """A wire tap appending every line to a file (``$HERDR_SIM_WIRE_LOG``): how the contract
-    checks of a test run see a *subprocess* server (``herdr-sim serve``), whose wire no tap of
-    theirs can reach. ``herdr-sim serve`` adds one to its simulator's own taps; an in-process
-    server is tapped directly and writes nothing. ``pid`` says which process served a line."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __call__(self, kind: str, line: Line) -> None:
-        with self.path.open("a", encoding="utf-8") as log_file:
-            entry = {"kind": kind, "line": line, "pid": os.getpid()}
-            log_file.write(json.dumps(entry) + "\n")
 
 
 def tap(kind: str, line: Line, own: list[Callable[[str, Line], None]] | None = None) -> None:
@@ -73,21 +61,6 @@ def tap(kind: str, line: Line, own: list[Callable[[str, Line], None]] | None = N
             callback(kind, line)
         except Exception:
             log.exception("wire tap failed")
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    """JSON may escape a lone UTF-16 surrogate (``"\\ud800"``); serde rejects it, so do we."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return True
-        return False
-    if isinstance(value, dict):
-        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_lone_surrogate(item) for item in value)
-    return False
 
 
 class RequestError(Exception):
@@ -106,34 +79,67 @@ class Request(NamedTuple):
 
 
 def parse_request(text: str, methods: Mapping[str, MethodEntry]) -> Request:
-    """Decode one request line, as serde would; ``methods`` is the method table
-    (:func:`herdr_sim.methods.load_all`)."""
+    """Decode one trimmed request line as Herdr's serde does (:mod:`herdr_sim.request_json`
+    reads the object; here the ``Method`` enum and its params are decoded from it);
+    ``methods`` is the method table (:func:`herdr_sim.methods.load_all`)."""
     try:
-        raw = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
+        read = read_request(text)
+    except JsonError as exc:
         raise RequestError(str(exc)) from None
-    if not isinstance(raw, dict):
-        raise RequestError("invalid type: expected struct Request")
-    if _has_lone_surrogate(raw):
-        raise RequestError("lone leading surrogate in hex escape")
-    for name in ("id", "method"):
-        if name not in raw:
-            raise RequestError(f"missing field `{name}`")
-        if not isinstance(raw[name], str):
-            raise RequestError(f"invalid type for `{name}`, expected a string")
-    method = raw["method"]
-    if method not in PROTOCOL_22_METHODS:
-        raise RequestError(str(unknown_variant(method, PROTOCOL_22_METHODS)))
-    params = raw.get("params", {})
-    entry = methods.get(method)
-    if entry is None:
-        return Request(raw["id"], method, params if isinstance(params, dict) else {}, raw)
-    if "params" not in raw:
-        raise RequestError("missing field `params`")
     try:
-        return Request(raw["id"], method, check(entry.params, params), raw)
+        if read.id is None:
+            raise ParamError("missing field `id`")
+        method, params = _decode_method(read.entries, methods)
     except ParamError as exc:
-        raise RequestError(str(exc)) from None
+        raise RequestError(at_column(str(exc), read.end)) from None
+    if read.trailing is not None:
+        raise RequestError(at_column("trailing characters", read.trailing))
+    raw = {"id": read.id, **dict(read.entries)}
+    return Request(read.id, method, params, raw)
+
+
+#: the ``method`` tag: one of Herdr's variants, in its declaration order (``enum Method``)
+_METHOD_TAG = Enum(values=PROTOCOL_22_METHODS)
+_PARAMS_SPECS: dict[str, Obj] = {}
+
+
+def _params_spec(method: str, methods: Mapping[str, MethodEntry]) -> Obj:
+    """The method's params spec read as Herdr's struct (a shape-only one for a method the
+    simulator does not implement: serde still decodes its params)."""
+    entry = methods.get(method)
+    base = entry.params if entry is not None else Obj()
+    spec = _PARAMS_SPECS.get(method)
+    if spec is None or spec.fields is not base.fields:
+        spec = _PARAMS_SPECS[method] = shaped(base, SHAPES.get(method))
+    return spec
+
+
+def _decode_method(
+    entries: list[tuple[str, Any]], methods: Mapping[str, MethodEntry]
+) -> tuple[str, dict[str, Any]]:
+    """serde's adjacently tagged ``Method`` (``tag = "method", content = "params"``) over the
+    buffered keys, in their order: the first of the two keys decides which is read first, a
+    repeated one is ``duplicate field``, a missing one ``missing field``."""
+    relevant = [(key, value) for key, value in entries if key in ("method", "params")]
+    if not relevant:
+        raise ParamError("missing field `method`")
+    (first, first_value), rest = relevant[0], relevant[1:]
+    if first == "method":
+        method: str = _METHOD_TAG.check(first_value, "method")  # read before the next key
+    if not rest:
+        raise ParamError(f"missing field `{'params' if first == 'method' else 'method'}`")
+    (second, second_value), rest = rest[0], rest[1:]
+    if second == first:
+        raise ParamError(f"duplicate field `{first}`")
+    if first == "method":
+        content = second_value
+    else:
+        method = _METHOD_TAG.check(second_value, "method")
+        content = first_value
+    params: dict[str, Any] = check(_params_spec(method, methods), content)
+    if rest:
+        raise ParamError(f"duplicate field `{rest[0][0]}`")
+    return method, params
 
 
 class Server:
@@ -145,8 +151,11 @@ class Server:
         self.methods = methods
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
-        #: unexpected handler exceptions, re-raised by ``Simulator.check()`` in tests
+        #: unexpected handler exceptions, re-raised by ``Simulator.check()`` in tests: the
+        #: first :data:`HANDLER_ERRORS_KEPT` (each holds its traceback, and so its request,
+        #: alive); later ones are only counted in :attr:`handler_errors_dropped`
         self.handler_errors: list[BaseException] = []
+        self.handler_errors_dropped = 0
         #: handlers running now; seen from the loop, a handler counted here has already
         #: reached its first await (tests use it to act while a wait is in progress)
         self.in_flight = 0
@@ -246,7 +255,7 @@ class Server:
             pass
         except Exception as exc:  # a simulator bug: record it for the test that caused it
             log.exception("connection handler failed")
-            self.handler_errors.append(exc)
+            self._record_error(exc)
         finally:
             self._connections.discard(task)
             unanswered = self._unanswered.pop(writer, None)
@@ -276,10 +285,10 @@ class Server:
             return
         self._unanswered[writer] = raw
         try:
-            text = raw.decode("utf-8")
+            text = rust_trim(raw.decode("utf-8"))  # Rust's str::trim, as Herdr trims
         except UnicodeDecodeError:
             return
-        if not text.strip():
+        if not text:
             return
         try:
             request_id, method, params, raw_request = parse_request(text, self.methods)
@@ -348,13 +357,20 @@ class Server:
             raise
         except Exception as exc:
             log.exception("handler for %s failed", method, extra={"herdr_method": method})
-            self.handler_errors.append(exc)
+            self._record_error(exc)
             return error_line(request_id, HerdrError(errors.INTERNAL_ERROR, f"{method}: {exc}"))
         finally:
             self.in_flight -= 1
             if entry.mutates:
                 self.runtime.after_request()
         return {"id": request_id, "result": result}
+
+    def _record_error(self, exc: BaseException) -> None:
+        """Keep a handler failure for ``Simulator.check()``, within the bound."""
+        if len(self.handler_errors) < HANDLER_ERRORS_KEPT:
+            self.handler_errors.append(exc)
+        else:
+            self.handler_errors_dropped += 1
 
     def schedule_stop(self) -> None:
         """Finish a ``server.stop`` once its answer is on its way."""
@@ -415,11 +431,15 @@ def prepare_socket_dir(directory: Path) -> None:
     """Create the socket's directory private (0700) when it does not exist yet.
 
     An existing directory is left as it is (it may be a shared one such as /tmp that the
-    caller chose); the socket itself is always 0600, so only its owner can connect.
+    caller chose); the socket itself is always 0600, so only its owner can connect. Either
+    way the directory and those above it must be ours (or root's) and writable by nobody
+    else unless sticky, or another user could swap the socket
+    (:func:`herdr_sim.trusted_paths.check_directory`; :class:`UntrustedPathError`).
     """
     if not directory.is_dir():
         directory.mkdir(parents=True, mode=0o700)
         directory.chmod(0o700)
+    check_directory(directory, "socket directory")
 
 
 def socket_is_live(path: Path) -> bool:

@@ -15,11 +15,13 @@ import logging
 import shutil
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
+from .agent_home import prepare_agent_home
 from .config import SimulatorConfig
 from .events import Envelope
 from .faults import FaultPlan
@@ -101,6 +103,10 @@ def resolve_socket_path(config: SimulatorConfig) -> Path:
 class Simulator:
     """A running (after :meth:`start`) Herdr simulator."""
 
+    #: how many lifecycle events :attr:`events` keeps (the most recent): a simulator that
+    #: serves for hours must not grow with its traffic
+    EVENTS_KEPT = 10_000
+
     def __init__(self, config: SimulatorConfig | None = None, **overrides: Any) -> None:
         # a copy: overrides and path coercion never change the caller's config, which may
         # be shared by several simulators
@@ -117,7 +123,7 @@ class Simulator:
         self._thread: threading.Thread | None = None
         self._runtime: Runtime | None = None
         self._server: Server | None = None
-        self._events: list[Envelope] = []
+        self._events: deque[Envelope] = deque(maxlen=self.EVENTS_KEPT)
         self._events_lock = threading.Lock()
         #: ``tap(kind, line)`` callables that see this simulator's wire lines only (requests,
         #: responses, events); append before or after :meth:`start`
@@ -172,6 +178,8 @@ class Simulator:
 
     async def _boot(self) -> None:
         runtime = Runtime(self.config, self.socket_path, self.runtime_dir)
+        if runtime.agent_home is not None:
+            prepare_agent_home(runtime.agent_home)
         if runtime.fake_bin is not None:
             from .fake_agent import install_fake_agents
 
@@ -184,6 +192,7 @@ class Simulator:
         server.exchange_taps = self.exchange_taps
         await server.start()
         try:
+            runtime.marks.register()  # ends what a SIGKILLed server on this socket left
             runtime.restore()
         except Exception:
             await server.close()
@@ -268,6 +277,12 @@ class Simulator:
         return self.runtime.faults
 
     @property
+    def agent_home(self) -> Path | None:
+        """The panes' sandbox HOME while the fake agents are on (None: the server's HOME,
+        as in Herdr); see herdr_sim/agent_home.py."""
+        return self.runtime.agent_home
+
+    @property
     def cli_path(self) -> Path:
         """The simulator's ``herdr`` executable (also first on every pane's PATH)."""
         return self.runtime_dir / "bin" / "herdr"
@@ -284,7 +299,7 @@ class Simulator:
 
     @property
     def events(self) -> list[Envelope]:
-        """Every lifecycle event emitted so far (a copy)."""
+        """The lifecycle events emitted so far, the last :attr:`EVENTS_KEPT` of them (a copy)."""
         with self._events_lock:
             return list(self._events)
 

@@ -91,8 +91,13 @@ def pane_info(
     cwd: str | None,
     foreground_cwd: str | None,
     terminal_title: str | None,
+    scroll: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """PaneInfo in Herdr's field order, optional fields omitted when absent."""
+    """PaneInfo in Herdr's field order, optional fields omitted when absent.
+
+    ``scroll`` is the live terminal's ``PaneScrollInfo`` (Herdr's ``pane_info`` in
+    ``src/app/creation.rs`` fills it from the pane's runtime whenever there is one).
+    """
     pane = ref.pane
     info: dict[str, Any] = {
         "pane_id": ref.pane_id,
@@ -119,6 +124,8 @@ def pane_info(
         info["tokens"] = dict(pane.tokens)
     if pane.agent_rec.session is not None:
         info["agent_session"] = pane.agent_rec.session.view()
+    if scroll is not None:
+        info["scroll"] = scroll
     info["revision"] = pane.revision
     return info
 

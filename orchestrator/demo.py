@@ -141,7 +141,7 @@ def run_demo() -> int:
             Scenario()
             .write_file("hello.txt", "hello from a fake pi\n")
             .run_tool("bash", "wc -c hello.txt")
-            .reply("Wrote hello.txt (21 bytes) and checked it.")
+            .reply("Wrote hello.txt (21 bytes).")  # fits the 44-column agent pane
             .dump(root / "task.json")
         )
         home = root / "home"  # the fake pis write their sessions here, not in the user's HOME

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from herdr_sim.client import RequestFailed
 from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario
@@ -19,6 +19,9 @@ from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario
 from .client import HerdrClient
 from .handles import Pane
 from .waits import SCALE, HerdrWait, WaitTimeout, wait_until
+
+if TYPE_CHECKING:
+    from .events import EventRecorder
 
 #: the kinds the simulator ships a fake for
 FAKE_KINDS: tuple[str, ...] = tuple(LAUNCHER_KINDS)
@@ -31,6 +34,8 @@ class Agent:
     client: HerdrClient
     name: str
     pane: Pane
+    #: the server's event recorder: a prompt or wait returns once it has the end status too
+    events: EventRecorder | None = None
 
     @property
     def info(self) -> dict[str, Any]:
@@ -54,12 +59,17 @@ class Agent:
             if until:
                 options["until"] = list(until)
             params["wait"] = options
+        since = 0 if self.events is None else self.events.mark()
         info: dict[str, Any] = self.client.call("agent.prompt", **params)["agent"]
+        if wait and self.events is not None:
+            self.events.catch_up(info["pane_id"], info["agent_status"], since=since)
         return info
 
     def wait(self, *statuses: str, timeout: float = 30.0) -> dict[str, Any]:
         """``agent.wait`` for one of ``statuses`` (default: idle or done)."""
-        return HerdrWait(self.client).for_agent(self.name, *statuses, timeout=timeout)
+        __tracebackhide__ = True
+        waits = HerdrWait(self.client, events=self.events)
+        return waits.for_agent(self.name, *statuses, timeout=timeout)
 
     def send_keys(self, *keys: str) -> None:
         """``agent.send_keys`` (``"Escape"``, ``"Enter"``, ``"C-c"`` …)."""
@@ -74,10 +84,17 @@ class Agent:
 class FakeAgents:
     """Builds scenarios and starts fake agents on one server."""
 
-    def __init__(self, client: HerdrClient, directory: Path, default_pane: Pane | None) -> None:
+    def __init__(
+        self,
+        client: HerdrClient,
+        directory: Path,
+        default_pane: Pane | None,
+        events: EventRecorder | None = None,
+    ) -> None:
         self.client = client
         self.directory = directory
         self.default_pane = default_pane
+        self.events = events
         self._numbers = itertools.count(1)
 
     @staticmethod
@@ -109,16 +126,24 @@ class FakeAgents:
         if scenario is not None:
             argv = ["--scenario", str(self.write(scenario)), *argv]
         agent_name = name or f"{kind}-{next(self._numbers)}"
-        return start_agent(self.client, kind, target, agent_name, argv, ready_timeout)
+        return start_agent(
+            self.client, kind, target, agent_name, argv, ready_timeout, events=self.events
+        )
 
 
 def start_agent(
-    client: HerdrClient, kind: str, pane: Pane, name: str, args: list[str], ready_timeout: float
+    client: HerdrClient,
+    kind: str,
+    pane: Pane,
+    name: str,
+    args: list[str],
+    ready_timeout: float,
+    events: EventRecorder | None = None,
 ) -> Agent:
     """``agent.start`` of ``kind`` named ``name`` in ``pane``, then wait (bounded) until Herdr
     calls it ``interactive_ready``, as ``herdr agent start`` does; fake and real agents alike."""
     client.call("agent.start", name=name, kind=kind, pane_id=pane.pane_id, args=args)
-    agent = Agent(client, name, pane)
+    agent = Agent(client, name, pane, events)
 
     def ready() -> bool:
         try:

@@ -5,6 +5,9 @@ the environment a CLI run or an agent needs to reach it. Every server lives in i
 short directory under ``/tmp`` (AF_UNIX paths are limited to about 107 bytes, and pytest's
 ``tmp_path`` is often longer) with its own HOME and config directory, so parallel workers
 and a developer's own Herdr never meet.
+
+:meth:`HerdrServer.restart` stops a server and starts it again on the same socket and
+session directory, so a test can check what Herdr restores (persistence is on by default).
 """
 
 from __future__ import annotations
@@ -14,9 +17,8 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +30,7 @@ from herdr_sim.client import request
 from .events import EventRecorder
 from .forensics import WireTail
 from .settings import Backend
+from .temp_dirs import short_dir
 
 if TYPE_CHECKING:  # the simulator is imported when a test first starts one
     from herdr_sim import Simulator
@@ -47,16 +50,21 @@ class BackendError(RuntimeError):
     """A server could not be started or stopped."""
 
 
-def short_dir(prefix: str = "herdr-") -> Path:
-    """A new private (0700) directory under /tmp, short enough for socket paths."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
-
-
-def hermetic_env(home: Path, **extra: str) -> dict[str, str]:
-    """The environment for processes of one test server: the test process's basics only."""
+def hermetic_env(
+    home: Path,
+    pane_env: Mapping[str, str] | None = None,
+    pane_path: Sequence[Path | str] = (),
+    **extra: str,
+) -> dict[str, str]:
+    """The environment for processes of one test server: the test process's basics only
+    (:data:`KEPT_ENV`), HOME, the test's ``pane_env`` over them and ``pane_path`` first on
+    PATH; ``extra`` (the server's own HOME-like variables) wins over everything."""
     env = {key: os.environ[key] for key in KEPT_ENV if key in os.environ}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env["HOME"] = str(home)
+    env.update(pane_env or {})
+    if pane_path:
+        env["PATH"] = os.pathsep.join([*(str(entry) for entry in pane_path), env["PATH"]])
     env.update(extra)
     return env
 
@@ -78,7 +86,13 @@ class HerdrServer:
     #: a named session (real Herdr; the simulator's socket is given directly)
     session: str | None = None
     _stop: Callable[[], None] = field(default=lambda: None, repr=False)
+    #: stops the server and starts it again on the same socket (set by the starter)
+    _restart: Callable[[HerdrServer], None] | None = field(default=None, repr=False)
     stopped: bool = field(default=False, repr=False)
+    #: how many times :meth:`restart` restarted it
+    restarts: int = field(default=0, repr=False)
+    #: the simulators this server ran before its restarts (checked for errors at teardown)
+    retired: list[Simulator] = field(default_factory=list, repr=False)
     #: the last requests and responses on this server's wire, for failure reports: a
     #: simulator's own wire tap feeds it (every client, the CLI and agents included); for a
     #: real Herdr, whose wire cannot be tapped, the fixtures' clients do
@@ -96,6 +110,24 @@ class HerdrServer:
         if self.sim is not None:
             self.sim.wire_taps.append(observer)
 
+    def restart(self) -> None:
+        """Stop the server and start it again: the same socket, session and environment,
+        what it persisted restored (a simulator persists unless started with
+        ``persist=False``; a real Herdr always does), the same wire tail and event recorder
+        (its recording goes on after the restart, so the failure report tells the whole
+        story). Pane processes end with the old server, as in Herdr; clients reconnect
+        by themselves (one connection per request)."""
+        if self.stopped:
+            raise BackendError(f"cannot restart a stopped server ({self.socket_path})")
+        if self._restart is None:
+            raise BackendError(f"this {self.backend} server cannot be restarted")
+        if self.events is not None:
+            self.events.stop()
+        self._restart(self)
+        self.restarts += 1
+        if self.events is not None:
+            self.events.reconnect()
+
     def stop(self) -> None:
         """Stop the server and every process it started; remove its directory. Idempotent."""
         if self.stopped:
@@ -107,13 +139,22 @@ class HerdrServer:
             shutil.rmtree(self.directory, ignore_errors=True)
 
     def check(self) -> None:
-        """Raise what went wrong inside the simulator (a real Herdr has nothing to report)."""
-        if self.sim is not None:
-            self.sim.check()
+        """Raise what went wrong inside the simulator, before or after a restart (a real
+        Herdr has nothing to report)."""
+        for sim in [*self.retired, *([self.sim] if self.sim is not None else [])]:
+            sim.check()
 
 
-def start_sim(config: SimulatorConfig, directory: Path | None = None) -> HerdrServer:
-    """Start a simulator in a fresh private directory with ``config``'s other settings."""
+def start_sim(
+    config: SimulatorConfig,
+    directory: Path | None = None,
+    *,
+    pane_env: Mapping[str, str] | None = None,
+    pane_path: Sequence[Path | str] = (),
+) -> HerdrServer:
+    """Start a simulator in a fresh private directory with ``config``'s other settings (its
+    socket, runtime directory and ``base_env`` are the plugin's: the hermetic environment
+    with ``pane_env`` and ``pane_path``, see :func:`hermetic_env`)."""
     from herdr_sim import Simulator
 
     directory = directory or short_dir()
@@ -121,7 +162,10 @@ def start_sim(config: SimulatorConfig, directory: Path | None = None) -> HerdrSe
     home.mkdir(mode=0o700, exist_ok=True)
     config.socket_path = directory / "herdr.sock"
     config.runtime_dir = directory / "rt"
-    config.base_env = hermetic_env(home, HERDR_SIM_CONFIG_DIR=str(directory / "cfg"))
+    config.base_env = hermetic_env(
+        home, pane_env, pane_path, HERDR_SIM_CONFIG_DIR=str(directory / "cfg")
+    )
+    config.agent_home = home  # the fakes' sandbox is this server's own HOME
     sim = Simulator(config)
     try:
         sim.start()
@@ -137,9 +181,26 @@ def start_sim(config: SimulatorConfig, directory: Path | None = None) -> HerdrSe
         directory=directory,
         sim=sim,
         _stop=sim.stop,
+        _restart=_restart_sim,
     )
     server.tap(server.tail)
     return server
+
+
+def _restart_sim(server: HerdrServer) -> None:
+    """Stop ``server``'s simulator and start a new one with its settings on its socket (it
+    restores the session file beside the socket), showing the same taps every line."""
+    from herdr_sim import Simulator
+
+    old = server.sim
+    assert old is not None
+    old.stop()
+    server.retired.append(old)
+    new = Simulator(old.config)
+    new.wire_taps.extend(old.wire_taps)
+    new.exchange_taps.extend(old.exchange_taps)
+    new.start()
+    server.sim, server._stop = new, new.stop
 
 
 def is_simulator_cli(path: Path) -> bool:
@@ -165,41 +226,41 @@ def require_real_bin(herdr_bin: Path | None) -> Path:
 
 
 def start_real(
-    herdr_bin: Path, session: str, directory: Path | None = None, fake_agents: bool = True
+    herdr_bin: Path,
+    session: str,
+    directory: Path | None = None,
+    fake_agents: bool = True,
+    *,
+    pane_env: Mapping[str, str] | None = None,
+    pane_path: Sequence[Path | str] = (),
 ) -> HerdrServer:
     """Start ``herdr server`` on a named session in an isolated config tree.
 
     HOME and XDG_CONFIG_HOME point into the server's own directory, so the session, its
     ``session.json`` and its socket (``<config>/herdr/sessions/<session>/herdr.sock``) are
     private to the test. The simulator's fake agents go first on PATH, so a test can start
-    ``pi`` or ``claude`` against a real Herdr too.
+    ``pi`` or ``claude`` against a real Herdr too; ``pane_path`` goes before them. Herdr
+    gives its panes its own environment, so ``pane_env`` is set on the server process.
     """
     directory = directory or short_dir()
     home, config_home = directory / "home", directory / "cfg"
     home.mkdir(mode=0o700, exist_ok=True)
     config_home.mkdir(mode=0o700, exist_ok=True)
-    env = hermetic_env(home, XDG_CONFIG_HOME=str(config_home), TERM="xterm-256color")
+    env = hermetic_env(home, pane_env, XDG_CONFIG_HOME=str(config_home), TERM="xterm-256color")
     if fake_agents:
         from herdr_sim.fake_agent import install_fake_agents
 
         fake_bin = directory / "fake-bin"
         install_fake_agents(fake_bin)
         env["PATH"] = f"{fake_bin}{os.pathsep}{env['PATH']}"
+    if pane_path:
+        env["PATH"] = os.pathsep.join([*(str(entry) for entry in pane_path), env["PATH"]])
     socket_path = config_home / "herdr" / "sessions" / session / "herdr.sock"
     log_path = directory / "server.log"
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            [str(herdr_bin), "server", "--session", session],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+    argv = [str(herdr_bin), "server", "--session", session]
     try:
-        _wait_ready(proc, socket_path, log_path)
+        proc = _launch_real(argv, env, socket_path, log_path)
     except BaseException:
-        _terminate(proc)
         shutil.rmtree(directory, ignore_errors=True)
         raise
     env["HERDR_SOCKET_PATH"] = str(socket_path)
@@ -212,6 +273,12 @@ def start_real(
         except subprocess.TimeoutExpired:
             _terminate(proc)
 
+    def restart(server: HerdrServer) -> None:
+        nonlocal proc
+        stop()
+        launch_env = {k: v for k, v in env.items() if k != "HERDR_SOCKET_PATH"}
+        proc = _launch_real(argv, launch_env, socket_path, log_path)
+
     return HerdrServer(
         backend="real",
         socket_path=socket_path,
@@ -220,7 +287,29 @@ def start_real(
         directory=directory,
         session=session,
         _stop=stop,
+        _restart=restart,
     )
+
+
+def _launch_real(
+    argv: list[str], env: Mapping[str, str], socket_path: Path, log_path: Path
+) -> subprocess.Popen[bytes]:
+    """Run ``herdr server`` (its output appended to ``log_path``) until it answers ``ping``."""
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_ready(proc, socket_path, log_path)
+    except BaseException:
+        _terminate(proc)
+        raise
+    return proc
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], socket_path: Path, log_path: Path) -> None:

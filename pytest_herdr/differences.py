@@ -37,6 +37,13 @@ DIFFERENCES: tuple[Difference, ...] = (
         "only the simulator can make its socket slow, drop replies or refuse connections",
     ),
     Difference(
+        "integration-check",
+        ("real",),
+        "the integration check drives the agent in simulators of its own (it restarts them, "
+        "slows and refuses their socket), never in a real Herdr; run it with "
+        "--herdr-backend sim",
+    ),
+    Difference(
         "simulator-internals",
         ("real",),
         "the test reads the simulator's own state (events log, engine records, run_in_loop)",

@@ -5,6 +5,12 @@ status changes only reach a subscription filtered on that pane. The recorder kee
 lifecycle stream and opens a status stream for every pane, present or created later, all
 on one thread with a selector, so a test sees the whole story in order: which pane appeared,
 which agent was detected, every status it went through.
+
+The recorder reads its streams on its own thread, so a server-side wait (``events.wait``,
+``agent.wait``) can return before the recorder has read the same change; Herdr even delivers
+at most one event per subscription per 100 ms tick. :meth:`EventRecorder.catch_up` closes
+that gap (``herdr_wait`` calls it after each status wait), and :meth:`EventRecorder.mark`
+with ``since=`` lets a test look at only what happened after a point.
 """
 
 from __future__ import annotations
@@ -39,6 +45,11 @@ LIFECYCLE = (
 
 #: events that make the agent-state timeline of a failure report
 AGENT_EVENTS = ("pane_agent_detected", "pane.agent_status_changed", "pane_agent_status_changed")
+#: the two spellings of a pane's agent status change (filtered subscription, hub)
+STATUS_EVENTS = frozenset({"pane.agent_status_changed", "pane_agent_status_changed"})
+#: how long :meth:`EventRecorder.catch_up` gives the recorder by default (times
+#: ``HERDR_WAIT_SCALE``): Herdr sends a subscription at most one event per 100 ms tick
+CATCH_UP_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,9 @@ class EventRecorder:
         self._thread: threading.Thread | None = None
         self._started_at = time.monotonic()
         self._ids = itertools.count(1)
+        #: each watched pane's latest agent status the recorder knows of (its events, or the
+        #: pane's status when the watch began)
+        self._status: dict[str, str] = {}
         self.error: str | None = None
 
     def _next_id(self) -> str:
@@ -86,22 +100,38 @@ class EventRecorder:
     def start(self) -> EventRecorder:
         """Subscribe (lifecycle + every existing pane) and start recording."""
         self._started_at = time.monotonic()
+        self._subscribe()
+        return self
+
+    def reconnect(self) -> EventRecorder:
+        """Subscribe again after the server restarted (:meth:`stop` first), keeping what
+        was recorded: the recording goes on where it stopped, its clock too."""
+        self._stop = threading.Event()
+        self._selector = selectors.DefaultSelector()
+        self._buffers = {}
+        with self._changed:
+            self._watched = set()
+            self._status = {}
+        self._subscribe()
+        return self
+
+    def _subscribe(self) -> None:
         self._open([{"type": name} for name in LIFECYCLE])
         panes = call(self.socket_path, "pane.list", {}, timeout=10, request_id=self._next_id())[
             "panes"
         ]
         for pane in panes:
-            self._watch_pane(pane["pane_id"])
+            self._watch_pane(pane["pane_id"], pane.get("agent_status"))
         self._thread = threading.Thread(target=self._run, name="herdr-events", daemon=True)
         self._thread.start()
-        return self
 
     def stop(self) -> None:
-        """Stop recording and hang up every stream (bounded; never raises)."""
+        """Stop recording and hang up every stream (bounded; never raises; idempotent)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        for key in list(self._selector.get_map().values()):
+        streams = self._selector.get_map()  # None once the selector is closed
+        for key in list(streams.values()) if streams is not None else []:
             with contextlib.suppress(Exception):
                 self._selector.unregister(key.fileobj)
             with contextlib.suppress(OSError):
@@ -116,34 +146,95 @@ class EventRecorder:
         with self._changed:
             return list(self._events)
 
-    def of(self, *kinds: str) -> list[RecordedEvent]:
-        """The recorded events of the given kinds (either envelope spelling)."""
-        wanted = set(kinds) | {kind.replace(".", "_") for kind in kinds}
-        return [event for event in self.events if event.kind in wanted]
+    def mark(self) -> int:
+        """A point in the recording: pass it as ``since=`` to :meth:`of`, :meth:`timeline`
+        or :meth:`wait_for` to see only what was recorded after it."""
+        with self._changed:
+            return len(self._events)
 
-    def timeline(self) -> list[RecordedEvent]:
-        """Agent detection and status events: the agent-state timeline."""
-        return self.of(*AGENT_EVENTS)
+    def of(self, *kinds: str, since: int = 0) -> list[RecordedEvent]:
+        """The recorded events of the given kinds (either envelope spelling), from ``since``
+        (a :meth:`mark`) on."""
+        wanted = _spellings(kinds)
+        return [event for event in self.events[since:] if event.kind in wanted]
+
+    def timeline(self, since: int = 0) -> list[RecordedEvent]:
+        """Agent detection and status events: the agent-state timeline (from ``since`` on)."""
+        return self.of(*AGENT_EVENTS, since=since)
+
+    def statuses(self, pane_id: str, since: int = 0) -> list[str]:
+        """The agent statuses recorded for ``pane_id``, in order (from ``since`` on)."""
+        return [
+            str(event.data.get("agent_status"))
+            for event in self.of(*STATUS_EVENTS, since=since)
+            if event.data.get("pane_id") == pane_id
+        ]
+
+    def status_of(self, pane_id: str) -> str | None:
+        """The latest agent status the recorder knows for ``pane_id``: its last status
+        event, else the status it had when listed or created (None: not known)."""
+        with self._changed:
+            return self._status.get(pane_id)
 
     def wait_for(
         self,
         kind: str,
         predicate: Callable[[dict[str, Any]], bool] = lambda data: True,
         timeout: float = 10.0,
+        *,
+        since: int = 0,
     ) -> RecordedEvent:
-        """The first recorded event of ``kind`` whose data satisfies ``predicate`` (already
-        recorded or still to come); :class:`WaitTimeout` after ``timeout`` seconds."""
-        wanted = {kind, kind.replace(".", "_")}
+        """The first event of ``kind`` recorded from ``since`` (a :meth:`mark`; default: the
+        start) whose data satisfies ``predicate``, already recorded or still to come;
+        :class:`WaitTimeout` after ``timeout`` seconds."""
+        wanted = _spellings((kind,))
         deadline = time.monotonic() + timeout * SCALE
         with self._changed:
             while True:
-                for event in self._events:
+                for event in self._events[since:]:
                     if event.kind in wanted and predicate(event.data):
                         return event
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise WaitTimeout(f"no {kind} event matched within {timeout * SCALE:.1f} s")
+                    since_text = f" since mark {since}" if since else ""
+                    raise WaitTimeout(
+                        f"no {kind} event matched{since_text} within {timeout * SCALE:.1f} s"
+                    )
                 self._changed.wait(left)
+
+    def catch_up(
+        self, pane_id: str, status: str, *, since: int = 0, timeout: float = CATCH_UP_TIMEOUT
+    ) -> None:
+        """Return once the recorder has seen ``pane_id`` reach ``status``: a status event
+        recorded from ``since`` on, or ``status`` being the latest status it knows for the
+        pane. A server-side wait that returned ``status`` calls this so that what the test
+        reads from the recorder next includes it. A pane the recorder does not watch is
+        left alone (it cannot be caught up with); :class:`WaitTimeout` if the recorder has
+        not seen it within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout * SCALE
+        with self._changed:
+            if pane_id not in self._watched:
+                return
+            while not self._caught_up(pane_id, status, since):
+                left = deadline - time.monotonic()
+                if left <= 0 or self.error is not None:  # a stopped recorder records no more
+                    why = self.error or f"not within {timeout * SCALE:.1f} s"
+                    raise WaitTimeout(
+                        f"Herdr reported {pane_id} {status}, but herdr_events has not recorded "
+                        f"it: {why} (latest recorded status: {self._status.get(pane_id)!r})"
+                    )
+                self._changed.wait(left)
+
+    def _caught_up(self, pane_id: str, status: str, since: int) -> bool:
+        # a watched pane with nothing recorded is a plain pane: Herdr calls it unknown
+        if self._status.get(pane_id, "unknown") == status:
+            return True
+        return any(
+            event.kind in STATUS_EVENTS
+            and event.data.get("pane_id") == pane_id
+            and event.data.get("agent_status") == status
+            for event in self._events[since:]
+        )
 
     # -- the recording thread -------------------------------------------------------------------
 
@@ -178,12 +269,18 @@ class EventRecorder:
         """
         self._watch_pane(pane_id)
 
-    def _watch_pane(self, pane_id: str) -> None:
+    def _watch_pane(self, pane_id: str, status: object = None) -> None:
         with self._watch_lock:
-            if pane_id in self._watched:
-                return
-            self._watched.add(pane_id)
-            self._open([{"type": "pane.agent_status_changed", "pane_id": pane_id}])
+            if pane_id not in self._watched:
+                self._open([{"type": "pane.agent_status_changed", "pane_id": pane_id}])
+                with self._changed:
+                    self._watched.add(pane_id)
+        with self._changed:
+            if isinstance(status, str):
+                # the status the pane had when listed or created (PaneInfo): the
+                # subscription reports only changes, and an event already recorded is newer
+                self._status.setdefault(pane_id, status)
+            self._changed.notify_all()
 
     def _run(self) -> None:
         try:
@@ -218,8 +315,15 @@ class EventRecorder:
             pane = event.data.get("pane", {})
             if "pane_id" in pane:
                 with contextlib.suppress(OSError):
-                    self._watch_pane(pane["pane_id"])
+                    self._watch_pane(pane["pane_id"], pane.get("agent_status"))
         with self._changed:
+            if event.kind in STATUS_EVENTS and "pane_id" in event.data:
+                self._status[str(event.data["pane_id"])] = str(event.data.get("agent_status"))
             if len(self._events) < self.limit:
                 self._events.append(event)
             self._changed.notify_all()
+
+
+def _spellings(kinds: tuple[str, ...] | list[str]) -> set[str]:
+    """Both envelope spellings of each kind (``pane.created`` and ``pane_created``)."""
+    return set(kinds) | {kind.replace(".", "_") for kind in kinds}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # jsonschema is imported only when --herdr-schema asks for ch
     from herdr_sim.faults import FaultPlan
 
     from .contracts import ContractChecker
+    from .integration import IntegrationRule
 
 #: the servers a test started, in order (read by the failure report)
 SERVERS_KEY = pytest.StashKey[list[HerdrServer]]()
@@ -48,7 +49,25 @@ CONTRACTS_KEY: pytest.StashKey[ContractChecker] = pytest.StashKey()
 class ServerFactory(Protocol):
     """``herdr_server_factory(**settings)`` → a new running server."""
 
-    def __call__(self, *, record_events: bool = True, **settings: Any) -> HerdrServer: ...
+    def __call__(
+        self,
+        *,
+        record_events: bool = True,
+        pane_env: Mapping[str, str] | None = None,
+        pane_path: Sequence[Path | str] = (),
+        **settings: Any,
+    ) -> HerdrServer: ...
+
+
+#: settings the plugin chooses for every server it starts (each gets its own directory);
+#: asking for them is an error rather than silently ignored, with what to do instead
+OWN_SETTINGS = {
+    "socket_path": "each server gets its own socket; to stop and start the same session "
+    "(its state restored), call server.restart()",
+    "runtime_dir": "each server gets its own runtime directory",
+    "session_name": "each server gets its own socket; to stop and start the same session, "
+    "call server.restart()",
+}
 
 
 @pytest.fixture(scope="session")
@@ -64,17 +83,61 @@ def herdr_backend_name(herdr_settings: Settings) -> Backend:
 
 
 @pytest.fixture
+def herdr_pane_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """Variables every pane process and CLI run of this test's servers gets (an API key, an
+    offline flag): the test's ``@pytest.mark.herdr_pane_env(NAME="value")`` markers, closest
+    last. The test process's own environment (``monkeypatch.setenv`` too) reaches panes only
+    through this: the servers are hermetic. Override it in a conftest for a directory, or
+    add to it in a test before calling ``herdr_server_factory``."""
+    env: dict[str, str] = {}
+    for marker in reversed(list(request.node.iter_markers("herdr_pane_env"))):
+        for key, value in marker.kwargs.items():
+            if not isinstance(value, str):
+                raise pytest.UsageError(
+                    f"@pytest.mark.herdr_pane_env on {request.node.nodeid}: {key} must be a "
+                    f"str, got {value!r}"
+                )
+            env[key] = value
+    return env
+
+
+@pytest.fixture
+def herdr_pane_path(request: pytest.FixtureRequest, herdr_settings: Settings) -> list[Path]:
+    """Directories first on PATH in every pane and CLI run of this test's servers, so a
+    pane finds your own agent: ``--herdr-pane-path`` (ini ``herdr_pane_path``), then the
+    test's ``@pytest.mark.herdr_pane_path("bin")`` markers (relative to the rootdir), closest
+    first. The simulator's ``herdr`` and fake agents still come before them (set the
+    ``fake_agents=False`` simulator setting if your agent is named like one)."""
+    path: list[Path] = []
+    for marker in request.node.iter_markers("herdr_pane_path"):
+        for entry in marker.args:
+            directory = (request.config.rootpath / entry).resolve()
+            if not directory.is_dir():
+                raise pytest.UsageError(
+                    f"@pytest.mark.herdr_pane_path on {request.node.nodeid}: no such "
+                    f"directory: {directory}"
+                )
+            path.append(directory)
+    path.extend(herdr_settings.pane_path)
+    return path
+
+
+@pytest.fixture
 def herdr_sim_config(request: pytest.FixtureRequest, herdr_settings: Settings) -> SimulatorConfig:
     """The settings of the simulators this test starts: Herdr's defaults, the settle delay
     of ``--herdr-settle-ms`` and the simulator's built-in detection rules for its fake agents
     (point ``agent_manifests_dir`` at Herdr's own manifests to classify real agents'
     screens), then the test's ``@pytest.mark.herdr(**settings)``, then the
-    ``pytest_herdr_sim_config`` hook. Override it to change every test of a directory."""
+    ``pytest_herdr_sim_config`` hook. Override it to change every test of a directory.
+
+    ``base_env`` starts empty here: what a test puts in it is added to the panes' hermetic
+    environment, like ``herdr_pane_env`` (which wins)."""
     from herdr_sim.detect import BUILTIN_MANIFESTS_DIR  # only once a test starts a server
 
     config = SimulatorConfig(
         agent_start_settle=herdr_settings.settle_ms / 1000,
         agent_manifests_dir=BUILTIN_MANIFESTS_DIR,  # so the fake agents' screens are read
+        base_env={},
     )
     for marker in reversed(list(request.node.iter_markers("herdr"))):
         _apply(config, marker.kwargs, where=f"@pytest.mark.herdr on {request.node.nodeid}")
@@ -89,33 +152,52 @@ def _apply(config: SimulatorConfig, settings: dict[str, Any], where: str) -> Non
     for key, value in settings.items():
         if key not in names:
             raise pytest.UsageError(f"{where}: unknown simulator setting {key!r}")
+        if key in OWN_SETTINGS:
+            raise pytest.UsageError(f"{where}: {key} is the plugin's: {OWN_SETTINGS[key]}")
         setattr(config, key, value)
     config.coerce_paths()
 
 
 @pytest.fixture
 def herdr_server_factory(
-    request: pytest.FixtureRequest, herdr_settings: Settings, herdr_sim_config: SimulatorConfig
+    request: pytest.FixtureRequest,
+    herdr_settings: Settings,
+    herdr_sim_config: SimulatorConfig,
+    herdr_pane_env: dict[str, str],
+    herdr_pane_path: list[Path],
 ) -> Iterator[ServerFactory]:
     """A factory of servers for tests that need several; reaps them all after the test.
 
     ``herdr_server_factory(cols=80, persist=False)`` starts a simulator with
     ``herdr_sim_config`` plus those settings (ignored by a real Herdr, which starts on its own
-    named session). Each server records its events for the failure report and
-    ``herdr_events``, over one subscription of its own; ``record_events=False`` leaves it
-    out, for a test that counts the server's connections.
+    named session). ``pane_env={...}`` and ``pane_path=[...]`` add to ``herdr_pane_env``
+    and ``herdr_pane_path`` for this server. The socket is always the plugin's (asking for
+    one is an error): ``server.restart()`` stops and starts the same session. Each server
+    records its events for the failure report and ``herdr_events``, over one subscription
+    of its own; ``record_events=False`` leaves it out, for a test that counts the server's
+    connections.
     """
     started: list[HerdrServer] = []
     request.node.stash[SERVERS_KEY] = started
 
-    def start(*, record_events: bool = True, **settings: Any) -> HerdrServer:
+    def start(
+        *,
+        record_events: bool = True,
+        pane_env: Mapping[str, str] | None = None,
+        pane_path: Sequence[Path | str] = (),
+        **settings: Any,
+    ) -> HerdrServer:
+        config = dataclasses.replace(herdr_sim_config)
+        _apply(config, settings, where="herdr_server_factory")
+        env = {**config.base_env, **herdr_pane_env, **(pane_env or {})}
+        path = [*pane_path, *herdr_pane_path]
         if herdr_settings.backend == "real":
             binary = backends.require_real_bin(herdr_settings.herdr_bin)
-            server = backends.start_real(binary, f"pytest-{secrets.token_hex(4)}")
+            server = backends.start_real(
+                binary, f"pytest-{secrets.token_hex(4)}", pane_env=env, pane_path=path
+            )
         else:
-            config = dataclasses.replace(herdr_sim_config)
-            _apply(config, settings, where="herdr_server_factory")
-            server = backends.start_sim(config)
+            server = backends.start_sim(config, pane_env=env, pane_path=path)
         started.append(server)
         checker = request.config.stash.get(CONTRACTS_KEY, None)
         if checker is not None:
@@ -245,7 +327,9 @@ def herdr_fake_agent(
     """Builds fake-agent scenarios and starts fake agents (``pi``, ``claude``, ``codex``,
     ``opencode``) in ``herdr_pane`` or any pane:
     ``herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("done"))``."""
-    return FakeAgents(herdr_client, herdr_server.directory / "scenarios", herdr_pane)
+    return FakeAgents(
+        herdr_client, herdr_server.directory / "scenarios", herdr_pane, herdr_server.events
+    )
 
 
 @pytest.fixture
@@ -267,10 +351,11 @@ def herdr_faults(herdr_server: HerdrServer, herdr_backend_name: Backend) -> Faul
 
 
 @pytest.fixture
-def herdr_wait(herdr_client: HerdrClient) -> HerdrWait:
+def herdr_wait(herdr_client: HerdrClient, herdr_server: HerdrServer) -> HerdrWait:
     """Bounded waits through Herdr's server-side waits: ``herdr_wait.for_output(pane, "$")``,
-    ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``."""
-    return HerdrWait(herdr_client)
+    ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``. A status wait
+    returns once ``herdr_events`` has recorded the status too."""
+    return HerdrWait(herdr_client, events=herdr_server.events, tail=herdr_server.tail)
 
 
 class IntegrationCheck(Protocol):
@@ -281,28 +366,59 @@ class IntegrationCheck(Protocol):
 
 @pytest.fixture
 def herdr_integration_check(
-    request: pytest.FixtureRequest, herdr_backend_name: Backend, herdr_sim_config: SimulatorConfig
+    request: pytest.FixtureRequest,
+    herdr_backend_name: Backend,
+    herdr_sim_config: SimulatorConfig,
+    herdr_pane_env: dict[str, str],
+    herdr_pane_path: list[Path],
 ) -> IntegrationCheck:
     """Checks an agent's Herdr integration against the integration guide, rule by rule
     (``herdr_sim.conformance``; docs/pytest-plugin/integration-checks.md):
     ``report = herdr_integration_check(["my-agent", "--flag"]); assert report.passed``.
 
     The check runs the agent in simulators of its own (it stops and restarts them, and makes
-    their socket slow), so it needs the simulator backend. Each report is added to the
-    test's report, readable, so a failing assertion shows which rule failed and why.
+    their socket slow), so it is skipped under ``--herdr-backend real``. The agent gets
+    ``herdr_pane_env`` and ``herdr_pane_path`` (under an ``agent_env=`` of the call). Each
+    report is added to the test's report, readable, so a failing assertion shows which rule
+    failed and why; for one pytest item per rule use ``herdr_integration_rule``
+    (:mod:`pytest_herdr.integration`).
     """
-    skip_for("fault-injection", herdr_backend_name)
+    from .integration import PaneSetup, run_check, skip_on_real
+
+    skip_on_real(herdr_backend_name)
+    panes = PaneSetup(herdr_pane_env, herdr_pane_path)
 
     def check(argv: list[str], **options: Any) -> IntegrationReport:
-        from herdr_sim.conformance import check_integration
-
-        settings = {"agent_manifests_dir": herdr_sim_config.agent_manifests_dir}
-        settings.update(options.pop("settings", {}))
-        report = check_integration(argv, settings=settings, **options)
-        request.node.add_report_section("call", "herdr integration check", report.render())
-        return report
+        return run_check(
+            request, herdr_sim_config, argv, options, _integration_taps(request), panes
+        )
 
     return check
+
+
+def _integration_taps(request: pytest.FixtureRequest) -> list[Observer]:
+    """The session's contract checker, for the wire of the integration check's simulators."""
+    checker = request.config.stash.get(CONTRACTS_KEY, None)
+    return [without_own_lines(checker)] if checker is not None else []
+
+
+@pytest.fixture
+def herdr_integration_rule(
+    request: pytest.FixtureRequest,
+    herdr_backend_name: Backend,
+    herdr_sim_config: SimulatorConfig,
+    herdr_pane_env: dict[str, str],
+    herdr_pane_path: list[Path],
+) -> IntegrationRule:
+    """One rule of the integration check of ``@pytest.mark.herdr_integration(argv,
+    **options)`` (the options of ``herdr_integration_check``); the test is parametrised over
+    the rules (``options["rules"]`` or all), so CI shows which rule failed:
+    ``herdr_integration_rule.check()``. The check runs once per test function."""
+    from .integration import PaneSetup, rule_of
+
+    panes = PaneSetup(herdr_pane_env, herdr_pane_path)
+    taps = _integration_taps(request)
+    return rule_of(request, herdr_backend_name, herdr_sim_config, taps, panes)
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herdr_sim.redaction import redact
 from orchestrator.client import wire
 from orchestrator.client.errors import ProtocolError
 
@@ -54,22 +55,6 @@ __all__ = [
 
 #: request ids the forensics tools use; a :class:`WireTail` leaves their lines out
 ID_PREFIX = "pytest-herdr:forensics"
-_REDACTED = "<redacted>"
-
-
-def redact(value: Any) -> Any:
-    """A copy of ``value`` with every ``env`` map's values replaced (secrets stay out)."""
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if key == "env" and isinstance(item, dict):
-                out[key] = dict.fromkeys(item, _REDACTED)
-            else:
-                out[key] = redact(item)
-        return out
-    if isinstance(value, list):
-        return [redact(item) for item in value]
-    return value
 
 
 def _short_error(exc: BaseException) -> str:
@@ -370,8 +355,12 @@ class Forensics:
             out.extend(f"! {error}" for error in self.timeline_errors())
         return "\n".join(out) + "\n"
 
-    def render_html(self, path: str | os.PathLike[str]) -> Path:
-        """Write one self-contained HTML page drawing the panes at their layout rectangles."""
+    def render_html(
+        self, path: str | os.PathLike[str], *, failure: str | None = None, pings: bool = False
+    ) -> Path:
+        """Write one self-contained HTML page drawing the panes at their layout rectangles
+        (``failure``: the test's failure message and traceback, shown first; ``pings``:
+        keep ping requests and their answers in the protocol tail)."""
         from .html_report import render_page
 
         target = Path(path)
@@ -383,6 +372,8 @@ class Forensics:
                 self.wire_entries(),
                 self.timeline_entries(),
                 self.timeline_errors(),
+                failure=failure,
+                pings=pings,
             ),
             encoding="utf-8",
         )

@@ -2,10 +2,14 @@
 
 They hold ids and a client, never state: every property that can change is read from the
 server when asked, so a handle cannot go stale the way a cached tmux pane object does.
+
+Creating a pane takes Herdr's own ``env``: variables for that pane's process only, over the
+server's environment (and the test's ``herdr_pane_env``), under Herdr's ``HERDR_*``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -52,15 +56,24 @@ class Pane:
     ) -> str:
         """Wait (server side) until a line of recent output contains ``text`` or matches
         ``regex``; the matched line."""
+        __tracebackhide__ = True
         waited = HerdrWait(self.client).for_output(self.pane_id, text, regex=regex, timeout=timeout)
         line: str = waited["matched_line"]
         return line
 
-    def split(self, direction: Direction = "right", *, focus: bool = False) -> Pane:
-        """A new pane beside this one."""
-        info = self.client.call(
-            "pane.split", target_pane_id=self.pane_id, direction=direction, focus=focus
-        )["pane"]
+    def split(
+        self,
+        direction: Direction = "right",
+        *,
+        focus: bool = False,
+        env: Mapping[str, str] | None = None,
+    ) -> Pane:
+        """A new pane beside this one (``env``: variables for its process only)."""
+        params: dict[str, Any] = {
+            "target_pane_id": self.pane_id, "direction": direction, "focus": focus}  # fmt: skip
+        if env:
+            params["env"] = dict(env)
+        info = self.client.call("pane.split", **params)["pane"]
         return Pane.from_info(self.client, info)
 
     def close(self) -> None:
@@ -95,21 +108,38 @@ class Workspace:
         listed = self.client.call("pane.list", workspace_id=self.workspace_id)["panes"]
         return [Pane.from_info(self.client, info) for info in listed]
 
-    def new_tab(self, *, focus: bool = False, label: str | None = None) -> Pane:
-        """A new tab; the handle of its root pane."""
+    def new_tab(
+        self,
+        *,
+        focus: bool = False,
+        label: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Pane:
+        """A new tab; the handle of its root pane (``env``: variables for its process only)."""
         params: dict[str, Any] = {"workspace_id": self.workspace_id, "focus": focus}
         if label is not None:
             params["label"] = label
+        if env:
+            params["env"] = dict(env)
         return Pane.from_info(self.client, self.client.call("tab.create", **params)["root_pane"])
 
     @classmethod
     def create(
-        cls, client: HerdrClient, cwd: str, *, label: str | None = None, focus: bool = True
+        cls,
+        client: HerdrClient,
+        cwd: str,
+        *,
+        label: str | None = None,
+        focus: bool = True,
+        env: Mapping[str, str] | None = None,
     ) -> Workspace:
-        """``workspace.create`` and a handle on the result."""
+        """``workspace.create`` and a handle on the result (``env``: variables for the root
+        pane's process only)."""
         params: dict[str, Any] = {"cwd": cwd, "focus": focus}
         if label is not None:
             params["label"] = label
+        if env:
+            params["env"] = dict(env)
         created = client.call("workspace.create", **params)
         root = Pane.from_info(client, created["root_pane"])
         return cls(client, created["workspace"]["workspace_id"], created["tab"]["tab_id"], root)

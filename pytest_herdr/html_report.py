@@ -1,9 +1,14 @@
-"""One self-contained HTML page per failing test: the panes drawn as Herdr lays them out.
+"""Self-contained HTML pages of a run: one per failing test, one per failing integration
+check, and an index of the run.
 
-Each tab is a section; its area is a grid of character cells and every pane a bordered box
+A failing test's page starts with its failure message and traceback, then draws the panes:
+each tab is a section; its area is a grid of character cells and every pane a bordered box
 at its layout rectangle (``left``/``top``/``width``/``height`` in cells), captioned with the
-pane id, agent and status, the focused pane marked. The protocol tail and the agent
-timeline follow. All text is escaped; no scripts, no external assets.
+pane id, agent and status, the focused pane marked. The protocol tail follows, its error
+responses and the requests they refused highlighted, pings left out unless asked for; then
+the agent timeline. An integration check's page shows its root cause, every rule's verdict
+with evidence, and every report the agent made, refused ones highlighted. All text is
+escaped; no scripts, no external assets.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from html import escape
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from herdr_sim.conformance.report import IntegrationReport
+
     from .scene import PaneView, Scene, TabView, TimelineEntry, WireEntry
 
-__all__ = ["render_page"]
+__all__ = ["render_index", "render_integration", "render_page"]
 
 _CELL_W = "1ch"
 _CELL_H = "1.25em"
@@ -41,7 +48,117 @@ h3 { font-size: .95em; margin: 1em 0 .3em; color: #444; }
 table { border-collapse: collapse; font-family: ui-monospace, monospace; font-size: 12px; }
 td { border-bottom: 1px solid #ddd; padding: 2px 6px; vertical-align: top; }
 td.json { white-space: pre-wrap; word-break: break-all; }
+tr.error td, tr.refused td { background: #fde2e2; color: #800; }
+pre.failure { background: #fff0f0; border-left: 4px solid #c00; padding: .5em;
+              white-space: pre-wrap; }
+.rule-failed { color: #a00; font-weight: bold; } .rule-passed { color: #070; }
+.rule-skipped, .rule-not_judged { color: #777; }
+.cause { background: #fff0f0; border-left: 4px solid #c00; padding: .3em .6em; }
+.note { color: #666; font-size: .9em; }
 """
+
+
+def _failure_html(failure: str | None) -> str:
+    if not failure:
+        return ""
+    return f'<h2>failure</h2><pre class="failure">{escape(failure)}</pre>'
+
+
+def _wire_html(wire: Sequence[WireEntry], pings: bool) -> str:
+    """The protocol tail as a table: error responses and the requests they answer
+    highlighted; ``pings`` (requests and their answers) left out unless asked for."""
+    ping_ids = {str(e.line.get("id")) for e in wire if e.line.get("method") == "ping"}
+    error_ids = {str(e.line.get("id")) for e in wire if e.kind == "response" and "error" in e.line}
+    shown = [e for e in wire if pings or str(e.line.get("id")) not in ping_ids]
+    left_out = len(wire) - len(shown)
+    note = f' <span class="note">({left_out} ping lines left out)</span>' if left_out else ""
+    rows = [f"<h2>protocol tail ({len(shown)}){note}</h2><table>"]
+    for entry in shown:
+        arrow = "→" if entry.kind == "request" else "←"
+        line = json.dumps(entry.line, ensure_ascii=False)
+        request_id = str(entry.line.get("id"))
+        css = ""
+        if entry.kind == "response" and "error" in entry.line:
+            css = ' class="error"'
+        elif entry.kind == "request" and request_id in error_ids:
+            css = ' class="refused"'
+        rows.append(
+            f"<tr{css}><td>+{entry.at:.3f}s</td><td>{arrow} {escape(entry.kind)}</td>"
+            f'<td class="json">{escape(line)}</td></tr>'
+        )
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def _head(title: str) -> list[str]:
+    return [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+
+
+def render_integration(report: IntegrationReport, title: str, failure: str | None = None) -> str:
+    """The page of one integration check: root cause, verdicts with evidence, reports."""
+    parts = _head(title)
+    parts.append(f"<p>{escape(' '.join(report.command))} · {report.duration:.1f}s</p>")
+    parts.append(_failure_html(failure))
+    cause = report.root_cause
+    if cause is not None:
+        owner = f" (rule {cause.rule})" if cause.rule else ""
+        parts.append(
+            f'<div class="cause"><b>root cause{escape(owner)}:</b> {escape(cause.summary)}'
+            + "".join(f"<pre>{escape(e.line())}</pre>" for e in cause.evidence)
+            + "</div>"
+        )
+    parts.append("<h2>rules</h2><table>")
+    for rule in report.rules:
+        evidence = "".join(
+            f"<div>{escape(e.line())}</div>"
+            + (f"<pre>{escape(e.screen)}</pre>" if e.screen is not None else "")
+            for e in rule.evidence
+        )
+        parts.append(
+            f'<tr data-rule="{escape(rule.id)}"><td class="rule-{rule.status}">'
+            f"{escape(rule.status)}</td><td>{escape(rule.id)}</td>"
+            f"<td>{escape(rule.summary)}{evidence}</td></tr>"
+        )
+    parts.append(f"</table><h2>reports ({len(report.reports)})</h2><table>")
+    for item in report.reports:
+        response = item.get("response")
+        refused = isinstance(response, dict) and "error" in response
+        css = ' class="refused"' if refused else ""
+        answer = "no answer" if response is None else json.dumps(response, ensure_ascii=False)
+        parts.append(
+            f"<tr{css}><td>+{item.get('t', 0):.3f}s</td><td>{escape(str(item.get('phase')))}"
+            f"</td><td>#{item.get('index')} {escape(str(item.get('method')))}</td>"
+            f'<td class="json">{escape(json.dumps(item.get("params"), ensure_ascii=False))}'
+            f'</td><td class="json">{escape(answer)}</td></tr>'
+        )
+    parts.append("</table><h2>timeline</h2><table>")
+    parts.extend(
+        f"<tr><td>{escape(e.line())}</td></tr>"
+        + (f"<tr><td><pre>{escape(e.screen)}</pre></td></tr>" if e.screen is not None else "")
+        for e in report.timeline
+    )
+    parts.append("</table></body></html>\n")
+    return "\n".join(parts)
+
+
+def render_index(title: str, pages: Sequence[tuple[str, str, str, str]]) -> str:
+    """The run's index: one row per page (test id, outcome, first failure line, file)."""
+    parts = _head(title)
+    if not pages:
+        parts.append("<p>no page was written: no test that used Herdr failed.</p>")
+    parts.append("<table>")
+    for nodeid, outcome, message, name in pages:
+        parts.append(
+            f'<tr class="{escape(outcome)}"><td><a href="{escape(name)}">{escape(nodeid)}</a>'
+            f"</td><td>{escape(outcome)}</td><td>{escape(message)}</td></tr>"
+        )
+    parts.append("</table></body></html>\n")
+    return "\n".join(parts)
 
 
 def _cells(value: Any) -> int:
@@ -113,15 +230,13 @@ def render_page(
     wire: Sequence[WireEntry],
     timeline: Sequence[TimelineEntry],
     timeline_errors: Sequence[str] = (),
+    *,
+    failure: str | None = None,
+    pings: bool = False,
 ) -> str:
-    """The whole page as a string."""
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
-        "<h2>panes</h2>",
-    ]
+    """The whole page as a string (``failure``: the test's failure message and traceback;
+    ``pings``: keep ping requests in the protocol tail)."""
+    parts = [*_head(title), _failure_html(failure), "<h2>panes</h2>"]
     if scene.errors:
         parts.append(
             '<ul class="errors">'
@@ -139,15 +254,8 @@ def render_page(
         )
         parts.extend(_tab_html(tab) for tab in ws.tabs)
         parts.append("</section>")
-    parts.append(f"<h2>protocol tail ({len(wire)})</h2><table>")
-    for entry in wire:
-        arrow = "→" if entry.kind == "request" else "←"
-        line = json.dumps(entry.line, ensure_ascii=False)
-        parts.append(
-            f"<tr><td>+{entry.at:.3f}s</td><td>{arrow} {escape(entry.kind)}</td>"
-            f'<td class="json">{escape(line)}</td></tr>'
-        )
-    parts.append("</table><h2>agent timeline</h2><table>")
+    parts.append(_wire_html(wire, pings))
+    parts.append("<h2>agent timeline</h2><table>")
     parts.extend(
         f"<tr><td>+{item.at:.3f}s</td><td>{escape(item.pane_id)}</td>"
         f"<td>{escape(item.what)}</td><td>{escape(item.agent or '')}</td>"

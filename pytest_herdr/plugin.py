@@ -25,7 +25,10 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_fake_agent,
     herdr_faults,
     herdr_integration_check,
+    herdr_integration_rule,
     herdr_pane,
+    herdr_pane_env,
+    herdr_pane_path,
     herdr_server,
     herdr_server_factory,
     herdr_settings,
@@ -41,11 +44,23 @@ MARKERS = (
         "herdr(**settings): simulator settings for this test's herdr_* servers "
         "(SimulatorConfig fields, e.g. cols=80, agent_start_settle=0.1)"
     ),
+    (
+        "herdr_pane_env(**variables): environment variables for every pane process and CLI "
+        "run of this test's herdr_* servers (the herdr_pane_env fixture)"
+    ),
+    (
+        "herdr_pane_path(*directories): directories (relative to the rootdir) first on PATH in "
+        "this test's panes, where your own agent is (the herdr_pane_path fixture)"
+    ),
     "herdr_sim_only: run only against the simulator (skipped with --herdr-backend real)",
     "herdr_real_only: run only against a real Herdr (skipped on the simulator)",
     (
         "real_agent: runs a real coding agent (herdr_real_agent); skipped when the agent "
         "cannot be installed, failed instead under CI=true"
+    ),
+    (
+        "herdr_integration(argv, **options): the agent command (and check_integration options) "
+        "whose integration check herdr_integration_rule judges, one item per rule"
     ),
     (
         "herdr_difference(*ids): the test meets known simulator/Herdr differences "
@@ -56,8 +71,12 @@ MARKERS = (
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--herdr-backend``, ``--herdr-bin``, ``--herdr-artifacts``, ``--herdr-settle-ms``,
-    ``--herdr-schema`` and their ini keys."""
+    ``--herdr-schema``, ``--herdr-pane-path`` and their ini keys; ``--herdr-coverage-json``
+    (a flag only)."""
     add_options(parser)
+    from .contracts_session import add_coverage_option
+
+    add_coverage_option(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -71,6 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", line)
     settings = Settings.from_config(config)
     config.stash[SETTINGS_KEY] = settings
+    if config.getoption("herdr_coverage_json", None) and settings.schema is None:
+        raise pytest.UsageError("--herdr-coverage-json needs --herdr-schema (the checks)")
     if settings.schema is not None:
         from .contracts_session import start_contract_checks
 
@@ -78,7 +99,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrise ``herdr_agent_kind`` over the fake kinds and the hook's additions."""
+    """Parametrise ``herdr_agent_kind`` over the fake kinds and the hook's additions, and
+    ``herdr_integration_rule`` over the rules of the test's integration check."""
+    if "herdr_integration_rule" in metafunc.fixturenames:
+        from .integration import parametrize_rules
+
+        parametrize_rules(metafunc)
     if "herdr_agent_kind" not in metafunc.fixturenames:
         return
     kinds = list(FAKE_KINDS)
@@ -110,33 +136,47 @@ def pytest_runtest_makereport(
     if report.when == "call" and report.failed:
         item.herdr_call_failed = True  # type: ignore[attr-defined]  # read by the teardown
     if report.failed and report.when in ("setup", "call"):
-        servers = item.stash.get(SERVERS_KEY, [])
-        if servers:
-            from .report import failure_sections
+        from .report import failure_sections, integration_sections
 
-            for title, text in failure_sections(item, servers):
-                report.sections.append((title, text))
+        servers = item.stash.get(SERVERS_KEY, [])
+        sections = list(failure_sections(item, servers, report)) if servers else []
+        sections += integration_sections(item, report)
+        for title, text in sections:
+            report.sections.append((title, text))
+            # also on the item, so the teardown report carries it: JUnit XML writes the
+            # captured output of that one (junit_logging=all / system-out)
+            item.add_report_section(report.when, title.removeprefix("Captured "), text)
     return report
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """With ``--herdr-schema``: an xdist worker hands its checks to the controller; a
-    contract violation fails the session."""
+    """With ``--herdr-artifacts``: the run's index page (a worker hands its pages to the
+    controller). With ``--herdr-schema``: an xdist worker hands its checks to the
+    controller; the coverage file is written; a contract violation fails the session."""
+    from .report import worker_pages, write_index
+
+    worker_pages(session.config)
+    write_index(session.config)
     checker = session.config.stash.get(CONTRACTS_KEY, None)
     if checker is None:
         return
-    from .contracts_session import violations_text, worker_output
+    from .contracts_session import violations_text, worker_output, write_coverage
 
     worker_output(session.config, checker)
+    write_coverage(session.config, checker)
     if violations_text(checker) and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
-    """(pytest-xdist, controller) merge a finished worker's contract checks."""
+    """(pytest-xdist, controller) merge a finished worker's contract checks and pages."""
     checker = node.config.stash.get(CONTRACTS_KEY, None)
     output = getattr(node, "workeroutput", None)
+    if output:
+        from .report import merge_pages
+
+        merge_pages(node.config, output)
     if checker is not None and output:
         from .contracts_session import merge_worker
 

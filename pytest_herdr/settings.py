@@ -65,7 +65,20 @@ SCHEMA = Option(
     "validate every request and response of the herdr_* clients against this schema file "
     "('builtin': the simulator's protocol-22 schema; 'binary': `herdr api schema --json`)",
 )
-OPTIONS = (BACKEND, BIN, ARTIFACTS, SETTLE_MS, SCHEMA)
+PANE_PATH = Option(
+    "--herdr-pane-path",
+    "herdr_pane_path",
+    "HERDR_TEST_PANE_PATH",
+    "directories put first on PATH in every pane (and CLI run) of the herdr_* servers, "
+    f"'{os.pathsep}'-separated: where your own agent's executable is",
+)
+OPTIONS = (BACKEND, BIN, ARTIFACTS, SETTLE_MS, SCHEMA, PANE_PATH)
+
+#: the ``--herdr-schema`` values that are not a file, and what each checks against
+SCHEMA_CHOICES = {
+    "builtin": "the simulator's protocol-22 schema",
+    "binary": "`herdr api schema --json` of --herdr-bin",
+}
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -78,15 +91,24 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def _raw(config: pytest.Config, option: Option) -> str | None:
+    return _raw_from(config, option)[0]
+
+
+def _raw_from(config: pytest.Config, option: Option) -> tuple[str | None, Path]:
+    """The option's value and the directory a relative path in it is relative to: the
+    invocation directory for the command line and the environment, the rootdir (where the
+    ini file is) for the ini key."""
     dest = option.flag.removeprefix("--").replace("-", "_")
+    here = config.invocation_params.dir
     value = config.getoption(dest)
     if value is None:
         value = os.environ.get(option.env) or None
     if value is None:
         value = config.getini(option.ini) or None
+        here = config.rootpath
     if value is None:
         value = option.default
-    return None if value is None else str(value)
+    return (None if value is None else str(value)), here
 
 
 @dataclass(frozen=True)
@@ -98,6 +120,8 @@ class Settings:
     artifacts: Path | None
     settle_ms: int
     schema: str | None
+    #: absolute directories first on every pane's PATH (``--herdr-pane-path``)
+    pane_path: tuple[Path, ...] = ()
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -118,8 +142,34 @@ class Settings:
             herdr_bin=_find_bin(_raw(config, BIN)),
             artifacts=None if artifacts is None else Path(artifacts).resolve(),
             settle_ms=settle_ms,
-            schema=_raw(config, SCHEMA),
+            schema=_check_schema(_raw(config, SCHEMA)),
+            pane_path=_pane_path(*_raw_from(config, PANE_PATH)),
         )
+
+
+def _check_schema(value: str | None) -> str | None:
+    """``--herdr-schema``: one of :data:`SCHEMA_CHOICES` or an existing file; anything else
+    is a usage error listing what it may be."""
+    if value is None or value in SCHEMA_CHOICES or Path(value).is_file():
+        return value
+    choices = "; ".join(f"{name} ({what})" for name, what in SCHEMA_CHOICES.items())
+    raise pytest.UsageError(
+        f"{SCHEMA.flag}: {value!r} is not a schema file (no such file) nor one of the "
+        f"built-in values; valid values: {choices}; or the path of a JSON schema file"
+    )
+
+
+def _pane_path(value: str | None, here: Path) -> tuple[Path, ...]:
+    """``--herdr-pane-path``: each entry made absolute (against ``here``); a missing
+    directory is a usage error (an agent not found on PATH would fail much later and less
+    clearly)."""
+    if not value:
+        return ()
+    entries = [here / entry for entry in value.split(os.pathsep) if entry]
+    missing = [str(entry) for entry in entries if not entry.is_dir()]
+    if missing:
+        raise pytest.UsageError(f"{PANE_PATH.flag}: no such directory: {', '.join(missing)}")
+    return tuple(entry.resolve() for entry in entries)
 
 
 def _find_bin(value: str | None) -> Path | None:

@@ -88,7 +88,8 @@ def short_dir() -> Iterator[Path]:
 
 @pytest.fixture
 def sim(short_dir: Path, request: pytest.FixtureRequest) -> Iterator[Simulator]:
-    """A fresh simulator with its own socket, HOME and config dir; reaped after the test.
+    """A fresh simulator with its own socket, HOME (its panes' too) and config dir; reaped
+    after the test.
 
     ``@pytest.mark.sim_settings(**settings)`` passes SimulatorConfig settings to it.
     """
@@ -101,6 +102,8 @@ def sim(short_dir: Path, request: pytest.FixtureRequest) -> Iterator[Simulator]:
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HERDR_SIM_CONFIG_DIR": str(short_dir / "cfg"),
     }
+    # the fakes' sandbox HOME is the test's private HOME, as in pytest_herdr's fixtures
+    settings.setdefault("agent_home", home)
     simulator = Simulator(
         socket_path=short_dir / "herdr.sock",
         base_env=env,

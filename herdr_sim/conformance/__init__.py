@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .report import Evidence, IntegrationReport, RuleResult
+from . import defaults
+from .report import Evidence, IntegrationReport, RootCause, RuleResult
 
 __all__ = [
     "RULE_IDS",
     "Evidence",
     "IntegrationReport",
+    "RootCause",
     "RuleResult",
     "check_integration",
 ]
@@ -40,8 +42,6 @@ RULE_IDS = (
     "restore",
 )
 
-_UNSET: Any = object()
-
 
 def check_integration(
     argv: Sequence[str],
@@ -49,13 +49,14 @@ def check_integration(
     cwd: str | os.PathLike[str] | None = None,
     settings: Mapping[str, Any] | None = None,
     agent_env: Mapping[str, str] | None = None,
-    prompt: str = _UNSET,
-    question_prompt: str | None = _UNSET,
-    answer: str = _UNSET,
-    new_session_prompt: str | None = _UNSET,
-    exit_keys: Sequence[str] = _UNSET,
+    prompt: str = defaults.PROMPT,
+    question_prompt: str | None = defaults.QUESTION_PROMPT,
+    answer: str = defaults.ANSWER,
+    new_session_prompt: str | None = defaults.NEW_SESSION_PROMPT,
+    exit_keys: Sequence[str] = defaults.EXIT_KEYS,
     timeout: float = 10.0,
     rules: Iterable[str] | None = None,
+    wire_taps: Sequence[Callable[[str, dict[str, Any]], None]] = (),
 ) -> IntegrationReport:
     """Check the agent started by ``argv`` against Herdr's integration guide.
 
@@ -69,8 +70,10 @@ def check_integration(
     ``exit_keys``: what exits the agent, each item a Herdr key name (``Enter``,
     ``ctrl+d``) or else literal text. The defaults drive ``herdr-sim fake-agent``.
     ``timeout`` bounds every wait. ``rules``: check only these rule ids (and run only the
-    phases they need).
+    phases they need). ``wire_taps``: shown every wire line of the check's simulators, as
+    ``Simulator.wire_taps`` (the pytest plugin's contract checker is one).
     """
+    from . import causes
     from .driver import CheckOptions, drive
     from .rules import judge
 
@@ -87,22 +90,21 @@ def check_integration(
         agent_env=dict(agent_env or {}),
         timeout=timeout,
         rules=frozenset(chosen),
+        prompt=prompt,
+        question_prompt=question_prompt,
+        answer=answer,
+        new_session_prompt=new_session_prompt,
+        exit_keys=tuple(exit_keys),
+        wire_taps=tuple(wire_taps),
     )
-    for name, value in (
-        ("prompt", prompt),
-        ("question_prompt", question_prompt),
-        ("answer", answer),
-        ("new_session_prompt", new_session_prompt),
-        ("exit_keys", exit_keys),
-    ):
-        if value is not _UNSET:
-            setattr(options, name, tuple(value) if name == "exit_keys" and value else value)
     started = time.monotonic()
     seen = drive(options)
+    cause, results = causes.apply(causes.find(seen), seen, judge(seen, chosen))
     return IntegrationReport(
         command=list(argv),
         cwd=seen.cwd,
-        rules=judge(seen, chosen),
+        rules=results,
+        root_cause=cause,
         reports=[report.to_json() for report in seen.log.snapshot()],
         timeline=list(seen.timeline),
         duration=time.monotonic() - started,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import shlex
 import shutil
@@ -27,10 +28,11 @@ import pexpect
 from .. import keys
 from ..pty import default_signal_state
 from ..simulator import Simulator
+from . import defaults
 from .recorder import REPORT_METHODS, Report, ReportLog, SocketRecorder
 from .report import Evidence
 
-__all__ = ["CheckOptions", "Observed", "Outside", "TurnTiming", "drive"]
+__all__ = ["CheckOptions", "Observed", "Outside", "TurnTiming", "drive", "not_found_line"]
 
 #: how long a fault delays each report in the "slow socket" phase (seconds)
 SLOW_DELAY = 4.0
@@ -39,6 +41,25 @@ SLOW_ALLOWANCE = 2.0
 #: a screen unchanged this long counts as settled (the agent finished drawing its answer)
 SETTLE = 0.3
 _POLL = 0.03
+
+#: what shells and pexpect print when a command cannot be started
+_NOT_FOUND = re.compile(
+    r"(command not found|: not found|No such file or directory|Permission denied"
+    r"|command was not found or was not executable)"
+)
+#: what only a shell prints when it has no such command (ends the wait for a first report)
+_SHELL_NOT_FOUND = re.compile(r"(command not found|: not found)$")
+
+
+def not_found_line(text: str, command: str, *, shell_only: bool = False) -> str | None:
+    """The line of ``text`` saying ``command`` could not be started, if there is one
+    (``shell_only``: only a shell's "command not found")."""
+    name = command.rsplit("/", 1)[-1]
+    pattern = _SHELL_NOT_FOUND if shell_only else _NOT_FOUND
+    for line in text.splitlines():
+        if name in line and pattern.search(line.strip()):
+            return line.strip()
+    return None
 
 
 @dataclass
@@ -49,13 +70,15 @@ class CheckOptions:
     cwd: Path | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
     agent_env: Mapping[str, str] = field(default_factory=dict)
-    prompt: str = "Say hello to the Herdr integration check"
-    question_prompt: str | None = "/ask May the Herdr integration check continue?"
-    answer: str = "yes"
-    new_session_prompt: str | None = "/new"
-    exit_keys: Sequence[str] = ("/exit", "Enter")
+    prompt: str = defaults.PROMPT
+    question_prompt: str | None = defaults.QUESTION_PROMPT
+    answer: str = defaults.ANSWER
+    new_session_prompt: str | None = defaults.NEW_SESSION_PROMPT
+    exit_keys: Sequence[str] = defaults.EXIT_KEYS
     timeout: float = 10.0
     rules: frozenset[str] = frozenset()
+    #: shown every wire line of the check's simulators (a contract checker, say)
+    wire_taps: Sequence[Callable[[str, dict[str, Any]], None]] = ()
 
 
 @dataclass
@@ -288,9 +311,12 @@ class _Driver:
     # -- the simulator -------------------------------------------------------------------------
 
     def start_sim(self) -> Simulator:
-        settings = dict(self.o.settings)
+        # the agent under check is a real one: like Herdr's panes, it sees the HOME it was
+        # given (agent_env), not the fake agents' sandbox (herdr_sim/agent_home.py)
+        settings = {"fake_agents": False, **self.o.settings}
         settings.update(socket_path=self.socket, persist=True, base_env=self.env)
         sim = Simulator(**settings)
+        sim.wire_taps.extend(self.o.wire_taps)
         self.log.attach(sim)
         self.sim = sim.start()
         return self.sim
@@ -361,10 +387,18 @@ class _Driver:
         command = shlex.join(self.o.argv)
         self.note(f"type the agent command: {command}")
         before = self.type_line(command)
-        first = self.wait_report(lambda r: True, since)
-        if first is None:
+
+        def started() -> Report | str | None:
+            hit = self.log.wait_for(lambda r: True, since=since, timeout=0.2)
+            return hit or not_found_line(self.screen(), self.o.argv[0], shell_only=True)
+
+        first = _wait(started, self.o.timeout)
+        if not isinstance(first, Report):
             screen = self.screen()
             self.seen.screens[name] = screen
+            if first is not None:
+                self.note(f"the shell could not start the agent: {first}", screen)
+                raise _Abort(f"the shell could not start the agent: {first}")
             self.note(f"no report within {self.o.timeout:g}s of starting the agent", screen)
             raise _Abort(f"the agent did not report within {self.o.timeout:g}s of its start")
         self.wait_report(lambda r: r.state == "idle", since, timeout=min(self.o.timeout, 3.0))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..model import agents
+from .causes import RESUME_ERRORS, not_found_line
 from .driver import SLOW_ALLOWANCE, SLOW_DELAY, Observed
 from .recorder import Report
 from .report import Evidence, RuleResult, Status
@@ -20,7 +21,6 @@ from .report import Evidence, RuleResult, Status
 __all__ = ["RULES", "Rule", "judge"]
 
 VALID_STATES = ("idle", "working", "blocked")
-RESUME_ERRORS = ("invalid_resume_argv", "resume_not_accepted")
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,10 @@ def outside_herdr(seen: Observed) -> tuple[Status, str, list[Evidence]]:
             evidence.append(Evidence(f"  reported anyway: {line}", t))
     if not seen.outside:
         return "skipped", "the outside runs did not happen", evidence
+    for run in seen.outside:
+        said = not_found_line(run.output, seen.options.argv[0])
+        if said is not None and not run.lines:
+            return "skipped", f"the agent could not be started outside Herdr: {said}", evidence
     if leaked:
         return "failed", f"{leaked} report(s) sent outside Herdr", evidence
     if not any(run.output.strip() for run in seen.outside):
@@ -184,9 +188,10 @@ def turn(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     if working is None:
         problems.append("no working report at the start of the turn")
     else:
-        after = [r for r in turn_reports if r.index > working.index and r.state is not None]
+        later = [r for r in turn_reports if r.index > working.index and r.state is not None]
+        after = [r for r in later if r.ok]
         if not after or after[-1].state != "idle":
-            problems.append("no idle report when the turn ended")
+            problems.append(_not_idle_at_end("when the turn ended", after, later))
     if problems:
         return "failed", "; ".join(problems), evidence + _screen(seen, "run1")
     return "passed", "idle at start, working then idle for the prompt", evidence
@@ -209,10 +214,11 @@ def blocked(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     message = hit.get("message")
     if not isinstance(message, str) or not message.strip():
         return "failed", "blocked reported without --message", evidence
-    answered = seen.between("answer", "question.end")
-    after = [r for r in answered if r.state is not None and r.ok]
+    answered = [r for r in seen.between("answer", "question.end") if r.state is not None]
+    after = [r for r in answered if r.ok]
     if not after or after[-1].state != "idle":
-        return "failed", "no idle report after the question was answered", evidence
+        why = _not_idle_at_end("after the question was answered", after, answered)
+        return "failed", why, evidence
     return "passed", f"blocked with message {message!r}, idle after the answer", evidence
 
 
@@ -223,16 +229,25 @@ def resume(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     reports = [r for r in _all(seen) if r.resume_argv is not None or r.error in RESUME_ERRORS]
     if not reports:
         return "failed", "no resume command reported: Herdr cannot restore the session", []
-    evidence: list[Evidence] = []
+    bad: dict[str, list[Report]] = {}
     for report in reports:
         argv = report.resume_argv
         problem = None if argv is None else agents.resume_argv_error(argv)
         if problem is None and argv and shutil.which(argv[0], path=seen.path) is None:
             problem = f"{argv[0]!r} is not on the PATH of the pane"
         if problem is not None or report.error in RESUME_ERRORS:
-            text = f"{problem}: " if problem else ""
-            evidence.append(Evidence(text + report.describe(), report.t))
-    if evidence:
+            parts = [problem] if problem else []
+            if report.error is not None:
+                parts.append(f"refused: {report.answer().removeprefix('error ')}")
+            bad.setdefault("; ".join(parts), []).append(report)
+    if bad:
+        # one line per distinct problem: the first report, and how often it recurred
+        evidence = []
+        for problem_text, alike in bad.items():
+            more = "" if len(alike) == 1 else f" (and {len(alike) - 1} more: " + ", ".join(
+                f"#{r.index}" for r in alike[1:]) + ")"  # fmt: skip
+            evidence.append(Evidence(f"{problem_text}{more}", alike[0].t))
+            evidence.append(_ev(alike[0]))
         return "failed", "invalid or refused resume command", evidence
     notes: list[str] = []
     if "new-session" in seen.marks:
@@ -337,6 +352,27 @@ def restore(seen: Observed) -> tuple[Status, str, list[Evidence]]:
         return "failed", f"the resumed agent runs in {cwds}, not {seen.cwd}", evidence
     summary = f"resumed with {accepted[-1].resume_argv} in {seen.cwd}, reporting again"
     return "passed", summary, evidence
+
+
+def _not_idle_at_end(when: str, after: list[Report], sent: list[Report]) -> str:
+    """Why the state last accepted (``after``, of the reports ``sent``) is not ``idle``:
+    none at all, an idle report the server refused, or which state was left."""
+    refused = [r for r in sent if r.state == "idle" and r.error is not None]
+    if refused:
+        last_refused = refused[-1]
+        return (
+            f"the idle report {when} (#{last_refused.index}) was refused by the server: "
+            f"{last_refused.answer().removeprefix('error ')}"
+        )
+    if not after:
+        return f"no state report {when} (idle expected)"
+    last = after[-1]
+    idle = [r for r in after if r.state == "idle"]
+    before = f"; its idle report #{idle[-1].index} came before it" if idle else ""
+    return (
+        f"the last state reported {when} is {last.state!r} (#{last.index}), not idle: "
+        f"the pane is left {last.state}{before}"
+    )
 
 
 def _next_mark(seen: Observed, name: str) -> str | None:

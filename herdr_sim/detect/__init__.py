@@ -38,7 +38,6 @@ from herdr_sim.detect.process import (
     foreground_shell_agent_action,
     probe_foreground_process,
 )
-from herdr_sim.detect.rust_regex import RustRegexError, compile_rust_regex, translate
 from herdr_sim.protocol import (
     AGENT_LABELS,
     SCREEN_MANIFEST_AGENTS,
@@ -46,6 +45,7 @@ from herdr_sim.protocol import (
     parse_agent_label,
     parse_canonical_agent_label,
 )
+from herdr_sim.regex import RustRegexError, compile_rust_regex, translate
 
 #: The simulator's own detection manifests, one per fake kind: they recognise the fake
 #: agents' screens only (a real agent's screen needs Herdr's manifests).

@@ -17,19 +17,18 @@ manifest, 32 matchers per gate, 512 characters per matcher, every gate needs a
 positive matcher, ``skip_state_update`` rules must be ``state = "unknown"``
 without visible evidence, regions must be known, ``top_non_empty_lines`` needs
 ``min_engine_version`` >= 3 when one is declared, and every regex must compile
-(Rust syntax, translated by :mod:`herdr_sim.detect.rust_regex`).
+(Rust syntax, run in linear time by :mod:`herdr_sim.regex`).
 """
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.detect.rust_regex import RustRegexError, compile_rust_regex
 from herdr_sim.protocol import RUST_WHITESPACE, parse_agent_label
+from herdr_sim.regex import RustRegex, RustRegexError, compile_rust_regex
 
 __all__ = [
     "MANIFEST_ENGINE_VERSION",
@@ -105,8 +104,8 @@ class Gate:
     all: tuple[Gate, ...] = ()
     any: tuple[Gate, ...] = ()
     not_: tuple[Gate, ...] = ()
-    compiled_regex: tuple[re.Pattern[str], ...] = ()
-    compiled_line_regex: tuple[re.Pattern[str], ...] = ()
+    compiled_regex: tuple[RustRegex, ...] = ()
+    compiled_line_regex: tuple[RustRegex, ...] = ()
 
     @property
     def lowered_contains(self) -> tuple[str, ...]:

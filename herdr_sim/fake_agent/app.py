@@ -4,7 +4,10 @@ Run as ``pi``, ``claude``, ``codex`` or ``opencode`` (the launchers that
 :func:`herdr_sim.fake_agent.install.install_fake_agents` writes) or as the third-party
 persona ``herdr-sim fake-agent``. The scenario comes from ``--scenario FILE`` or the
 ``HERDR_SIM_FAKE_SCENARIO`` environment variable (a path); without one every prompt gets
-the reply ``ok``.
+the reply ``ok``. The fake ``claude`` reads its command line as Claude Code does
+(:mod:`.claude_flags`; ``-p`` answers one prompt on stdout without a screen); each kind keeps
+its session where and as its real agent does (:mod:`.session` for pi, :mod:`.transcripts`
+for claude and codex, :mod:`.opencode_store` for opencode).
 
 Keys: text then Enter submits a prompt (or answers a question); Escape interrupts a running
 turn (or cancels a question); Ctrl+C interrupts, or exits when idle; Ctrl+D on an empty
@@ -26,11 +29,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .personas import PERSONA_SOURCES, render
+from .claude_flags import CLAUDE_VERSION, ClaudeUsageError, claude_help, parse_claude_args
+from .opencode_store import OpencodeSession, opencode_db, opencode_id
+from .personas import ANSWER_MARKS, PERSONA_SOURCES, PROMPT_ECHOES, render
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Step, Turn
 from .session import PiSession, find_session, iso_now, new_session_id, session_path_for
-from .transcripts import transcript_class, transcript_path
+from .transcripts import (
+    ClaudeTranscript,
+    CodexRollout,
+    codex_dir,
+    newest_transcript,
+    transcript_class,
+    transcript_path,
+)
 
 __all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
 
@@ -63,6 +75,17 @@ class Options:
         self.resume: str | None = None
         self.session_id: str | None = None
         self.prompt: str | None = None
+        #: claude: ``--continue`` (or ``--resume`` without an id): the newest session here
+        self.continue_latest = False
+        #: claude: ``-p``/``--print``: answer the prompt on stdout and exit
+        self.print_mode = False
+        #: claude: what Claude Code warns about on stderr and goes on
+        self.warnings: list[str] = []
+        #: claude: ``--permission-mode`` and ``--effort`` (its transcript records them)
+        self.permission_mode = "default"
+        self.effort = "medium"
+        #: claude: ``--help`` / ``--version``: print this and exit 0
+        self.show: str | None = None
 
 
 _VALUE_FLAGS = {
@@ -109,8 +132,30 @@ _PI_BOOL_FLAGS = {
 _CODEX_BOOL_FLAGS = {"--no-daemon"}
 
 
+def _claude_options(argv: list[str]) -> Options:
+    """Claude Code's command line (:mod:`.claude_flags`) as the fake's options."""
+    parsed = parse_claude_args(argv)
+    options = Options(parsed.kind or "claude")
+    options.model = parsed.model or ""
+    options.resume = parsed.resume
+    options.session_id = parsed.session_id
+    options.append_system_prompt = parsed.append_system_prompt
+    options.scenario = parsed.scenario
+    options.prompt = parsed.prompt
+    options.continue_latest = parsed.continue_ or parsed.resume_picker
+    options.print_mode = parsed.print_
+    options.warnings = parsed.warnings
+    options.permission_mode = parsed.permission_mode
+    options.effort = (parsed.effort or options.effort).lower()
+    if parsed.help or parsed.version:
+        options.show = claude_help() if parsed.help else f"{CLAUDE_VERSION} (Claude Code)"
+    return options
+
+
 def parse_args(argv: list[str], kind: str) -> Options:
     """Accept the flags an orchestrator passes to the real agent of ``kind``."""
+    if kind == "claude":
+        return _claude_options(argv)
     options = Options(kind)
     args = list(argv)
     if kind == "codex" and args[:1] == ["resume"]:
@@ -182,6 +227,11 @@ class FakeAgent:
         #: until when (monotonic) the agent is still starting up (0: started)
         self.starting_until = 0.0
         self.worker: threading.Thread | None = None
+        #: no screen (``claude -p``): nothing is drawn
+        self.headless = False
+        #: the last turn's answer (its text blocks) and error, for ``claude -p``
+        self.last_answer = ""
+        self.last_error: str | None = None
         self.session_id, self.session = self._open_session(env)
         where = herdr_env(env)
         source = PERSONA_SOURCES.get(self.kind)
@@ -227,13 +277,27 @@ class FakeAgent:
                 raise UsageError(f"No session found matching '{opts.session}'")
             session = PiSession.resume(found, **common)
             return session.session_id, session
+        if self.kind == "claude" and opts.continue_latest and not opts.resume:
+            latest = newest_transcript("claude", self.cwd, env)
+            if latest is None:  # main() prints it and exits 1, as Claude Code does
+                raise UsageError("No conversation found to continue")
+            opts.resume = latest.stem
         session_id = opts.session or opts.resume or opts.session_id or new_session_id(ms)
         if self.kind in ("claude", "codex"):
             path = transcript_path(self.kind, self.cwd, session_id, ms, env)
             writer = transcript_class(self.kind)
             if path.exists() and path.stat().st_size > 0:
-                return session_id, writer.resume(path, **common)
-            return session_id, writer(path, session_id, self.cwd, **common)
+                transcript = writer.resume(path, **common)
+            else:
+                transcript = writer(path, session_id, self.cwd, **common)
+            if isinstance(transcript, ClaudeTranscript):
+                transcript.permission_mode, transcript.effort = opts.permission_mode, opts.effort
+            elif isinstance(transcript, CodexRollout):
+                transcript.index = codex_dir(env) / "session_index.jsonl"
+            return session_id, transcript
+        if self.kind == "opencode":
+            session_id = opts.session or opencode_id("ses", descending=True, ms=ms)
+            return session_id, OpencodeSession(opencode_db(env), session_id, self.cwd, **common)
         path = session_path_for(self.cwd, session_id, ms, session_dir=opts.session_dir, env=env)
         return session_id, PiSession(path, session_id, self.cwd, **common)
 
@@ -347,6 +411,8 @@ class FakeAgent:
 
     def draw(self) -> None:
         """Redraw the whole screen (and the terminal title)."""
+        if self.headless:
+            return
         with self.lock:
             try:
                 cols, rows = os.get_terminal_size(sys.stdout.fileno())
@@ -366,6 +432,7 @@ class FakeAgent:
                 elapsed_s=elapsed,
                 model=self.model,
                 cwd=self.cwd,
+                provider=self.provider,
             )
             out = f"\x1b]0;{title}\x07\x1b[H\x1b[2J" + "\r\n".join(lines)
             os.write(sys.stdout.fileno(), out.encode())
@@ -389,17 +456,19 @@ class FakeAgent:
             raise _Interrupted
 
     def _type(self, text: str, type_ms: int) -> None:
+        mark = ANSWER_MARKS.get(self.kind, "")
+        indent = " " * len(mark)
         if not type_ms:
-            for line in text.split("\n"):
-                self.say(line)
+            for number, line in enumerate(text.split("\n")):
+                self.say((indent if number else mark) + line)
             return
         with self.lock:
-            self.transcript.append("")
+            self.transcript.append(mark)
         for char in text:
             self._sleep(type_ms / 1000)
             with self.lock:
                 if char == "\n":
-                    self.transcript.append("")
+                    self.transcript.append(indent)
                 else:
                     self.transcript[-1] += char
             self.draw()
@@ -452,6 +521,9 @@ class FakeAgent:
         return int(time.time() * 1000)
 
     def _ask(self, question: str) -> None:
+        if self.headless:  # nobody to ask (claude -p): the question goes unanswered
+            self.say(f"? {question}")
+            return
         with self.lock:
             self.question = question
             self.answer = None
@@ -469,13 +541,15 @@ class FakeAgent:
     def run_turn(self, prompt: str, turn: Turn) -> None:
         """Run one prompt's turn to its end (stop, error, aborted) and settle to idle."""
         self.turn_started = time.monotonic()
+        echo = PROMPT_ECHOES.get(self.kind, "> ")
         for number, line in enumerate(prompt.split("\n")):
-            self.say(("> " if number == 0 else "  ") + line)
+            self.say((" " * len(echo) if number else echo) + line)
         self.set_state("working")
         self.report_turn_start()
         self.session.user(prompt)
         started = int(time.time() * 1000)
         texts: list[str] = []
+        self.last_answer, self.last_error = "", None
         try:
             for step in turn.steps:
                 started = self._step(step, turn, texts, started)
@@ -484,6 +558,7 @@ class FakeAgent:
             else:
                 content = [{"type": "text", "text": t} for t in texts]
                 self.session.assistant(content, "stop", started_ms=started)
+                self.last_answer = "\n".join(texts)
         except _Interrupted:
             content = [{"type": "text", "text": t} for t in texts]
             self.session.assistant(
@@ -510,6 +585,7 @@ class FakeAgent:
             content = [{"type": "text", "text": t} for t in texts]
             self.session.assistant(content, "error", started_ms=started, error=step.text)
             self.say(f"Error: {step.text}")
+            self.last_error = step.text
         elif step.action == "wait":
             self._sleep(step.ms / 1000)
         elif step.action == "blip":
@@ -713,6 +789,34 @@ class FakeAgent:
         print(self.goodbye(), flush=True)
         return 0
 
+    def print_answer(self) -> int:
+        """``claude -p``: answer one prompt without a screen and exit.
+
+        As Claude Code 2.1 does: the prompt is the argument, else stdin; the SessionStart
+        hook reports the session; the answer's text goes to stdout (status 0), a failed
+        turn's error to stdout with status 1; with no prompt at all it says so and exits 1.
+        """
+        prompt = self.options.prompt
+        if prompt is None and not sys.stdin.isatty():
+            prompt = sys.stdin.read().strip() or None
+        if prompt is None:
+            print(
+                "Error: Input must be provided either through stdin or as a prompt argument "
+                "when using --print",
+                file=sys.stderr,
+            )
+            return 1
+        self.headless = True
+        self.report_startup()
+        self.run_turn(prompt, self.scenario.turn(0))
+        if self.reporter is not None:
+            self.reporter.close(2.0)
+        if self.last_error is not None:
+            print(f"API Error: {self.last_error}", flush=True)
+            return 1
+        print(self.last_answer, flush=True)
+        return 0
+
     def goodbye(self) -> str:
         """What the agent prints on exit: how to resume."""
         if self.kind == "fake-agent":
@@ -759,6 +863,18 @@ def main(argv: list[str] | None = None, kind: str | None = None) -> int:
         return list_models(args[1] if len(args) > 1 else None)
     try:
         options = parse_args(args, default)
+    except ClaudeUsageError as exc:  # commander's words and status, as Claude Code exits
+        print(exc, file=sys.stderr)
+        return exc.status
+    except UsageError as exc:
+        print(f"{default}: {exc}", file=sys.stderr)
+        return 2
+    if options.show is not None:
+        print(options.show)
+        return 0
+    for warning in options.warnings:
+        print(warning, file=sys.stderr)
+    try:
         if options.kind not in PERSONA_SOURCES:
             raise UsageError(f"unknown kind: {options.kind} (one of {', '.join(PERSONA_SOURCES)})")
         path = options.scenario or os.environ.get(SCENARIO_ENV)
@@ -779,4 +895,6 @@ def main(argv: list[str] | None = None, kind: str | None = None) -> int:
     except UsageError as exc:  # a session to resume that does not exist, as real pi says it
         print(exc, file=sys.stderr)
         return 1
+    if options.print_mode:
+        return agent.print_answer()
     return agent.run()

@@ -12,8 +12,12 @@ The screens are drawn so that Herdr's own detection manifest for the kind
   ``⠋ Claude Code`` (``osc_title_idle`` / ``osc_title_working``).
 * codex: the title alone: ``codex`` (idle), ``⠋ codex`` (working), ``Action Required``
   (blocked), plus matching screen text.
-* opencode: ``esc to interrupt`` and a progress bar while working, ``△ Permission
-  required`` when blocked.
+* opencode: opencode 1.18.33's layout (captured bottom rows of the real one): the input box
+  is a ``┃`` rail closed by the bottom border ``╹▀▀▀…`` that screen-scraping clients look
+  for, its last row ``Build · <model> <provider>``; below it the status row, which while
+  working starts with the ■/⬝ progress bar and ``esc interrupt`` (``progress_bar_working``);
+  a permission request replaces the box with ``△ Permission required`` in the rail
+  (``permission_required``).
 
 Reports (``Reporter`` params) follow each kind's official integration: pi and opencode
 report the whole lifecycle, claude and codex only their session at start, and the
@@ -22,7 +26,7 @@ third-party persona ``fake-agent`` integrates as the guide tells a third-party a
 
 from __future__ import annotations
 
-__all__ = ["KINDS", "PERSONA_SOURCES", "render"]
+__all__ = ["ANSWER_MARKS", "KINDS", "PERSONA_SOURCES", "PROMPT_ECHOES", "render"]
 
 #: The kinds a launcher can be installed as, plus the third-party persona.
 KINDS = ("pi", "claude", "codex", "opencode", "fake-agent")
@@ -37,6 +41,14 @@ PERSONA_SOURCES = {
 }
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+#: how a kind echoes the user's prompt in its transcript (default ``> ``) and marks the
+#: first line of an answer (continuation lines are indented as wide): as real Claude Code
+#: 2.1.332 (``❯ say hi``, ``● Hello there.``) and Codex 0.171 (``› say hi``, ``• Hello
+#: there.``) draw them (tests/real_agents/test_fake_screens.py)
+PROMPT_ECHOES = {"claude": "❯ ", "codex": "› "}
+ANSWER_MARKS = {"claude": "● ", "codex": "• "}
+#: what opencode's empty input box shows
+OPENCODE_PLACEHOLDER = 'Ask anything... "Fix a TODO in the codebase"'
 
 
 def _rule(width: int) -> str:
@@ -56,6 +68,7 @@ def render(
     elapsed_s: int,
     model: str,
     cwd: str,
+    provider: str = "fake",
 ) -> tuple[str, list[str]]:
     """The terminal title and the screen lines for ``kind`` in ``state``."""
     spin = SPINNER[frame % len(SPINNER)]
@@ -109,17 +122,26 @@ def render(
         title = "OpenCode"
         if state == "blocked":
             footer = [
-                " △ Permission required",
-                f"   {question}",
-                " enter confirm  esc dismiss  ↑↓ select",
+                "  ┃",
+                "  ┃  △ Permission required",
+                f"  ┃    ← {question}",
+                "  ┃",
+                "  ┃   Allow once   Allow always   Reject      ⇆ select  enter confirm",
+                "  ┃",
             ]
         else:
-            footer = [f"┃ {typed}", f"┃ Build  {model}"]
+            footer = [
+                "  ┃",
+                f"  ┃  {typed or OPENCODE_PLACEHOLDER}",
+                "  ┃",
+                f"  ┃  Build · {model} {provider}",
+                "  ╹" + "▀" * max(1, width - 4),
+            ]
             if state == "working":
                 bar = "".join("■" if (i - frame) % 8 < 4 else "⬝" for i in range(8))
-                footer.append(f" {bar}  esc to interrupt")
+                footer.append(f"   {bar}  esc interrupt    tab agents  ctrl+p commands")
             else:
-                footer.append(" enter send")
+                footer.append(f"   {cwd}    tab agents  ctrl+p commands")
     else:
         title = "fake-agent"
         if state == "blocked":

@@ -42,6 +42,7 @@ File (JSON, or TOML with ``[[turns]]`` tables)::
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,10 +201,12 @@ class Scenario:
             data["startup_ms"] = self.startup_ms
         return data
 
-    def dump(self, path: Path) -> Path:
-        """Write the scenario as JSON to ``path``; return ``path``."""
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        return path
+    def dump(self, path: str | os.PathLike[str]) -> Path:
+        """Write the scenario as JSON to ``path`` (a ``str`` or any path-like); return it
+        as a :class:`~pathlib.Path`."""
+        target = Path(path)
+        target.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        return target
 
     @classmethod
     def from_dict(cls, data: object) -> Scenario:
@@ -229,7 +232,7 @@ class Scenario:
         return cls(turns_, default, list(models), startup)
 
     @classmethod
-    def load(cls, path: Path) -> Scenario:
+    def load(cls, path: str | os.PathLike[str]) -> Scenario:
         """Read a ``.toml`` or JSON scenario file."""
         text = Path(path).read_text(encoding="utf-8")
         if str(path).endswith(".toml"):

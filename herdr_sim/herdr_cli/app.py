@@ -43,7 +43,6 @@ _UNSUPPORTED_GROUPS = {
     "completions": "shell completion scripts are not generated",
     "config": "there is no config.toml",
     "channel": "there are no update channels",
-    "integration": "agent integrations are not installed by the simulator",
 }
 _KNOWN_FLAGS = frozenset(
     {
@@ -199,6 +198,10 @@ def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
         from .commands import terminal
 
         return terminal.run(ctx, rest)
+    if command == "integration":
+        from .commands import integration
+
+        return integration.run(ctx, rest)
     if command in _UNSUPPORTED_GROUPS:
         return _unsupported(command, _UNSUPPORTED_GROUPS[command])
     return None

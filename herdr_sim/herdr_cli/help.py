@@ -299,6 +299,7 @@ def print_top_level_help() -> None:
         ("herdr notification <subcommand>", "notifications over the socket API"),
         ("herdr session <subcommand>", "named sessions (separate servers)"),
         ("herdr plugin <subcommand>", "linked plugins, their actions, logs and panes"),
+        ("herdr integration <subcommand>", "agent integrations in this HOME"),
     ]
     lines = [
         f"herdr (simulator CLI, Herdr {HERDR_VERSION} compatible)",
@@ -313,6 +314,6 @@ def print_top_level_help() -> None:
         "  --version, -V       Print the version and exit",
         "  --help, -h          Show this help",
         "",
-        "The TUI, remote attach, plugin install and integrations are not simulated.",
+        "The TUI, remote attach and plugin install are not simulated.",
     ]
     write_out("\n".join(lines) + "\n")

@@ -3,7 +3,10 @@
 Subscriptions carry live events only (Herdr 0.9). Lifecycle subscriptions forward hub
 events in the underscore envelope; the filtered ones (``pane.agent_status_changed``,
 ``pane.output_matched``, ``pane.scroll_changed``) use the dot envelope without ``type``.
-Waits wake on state changes and output instead of polling.
+Each stream polls its subscriptions round by round as Herdr does
+(:mod:`herdr_sim.methods.subscriptions`), waking on events, state changes and output
+rather than on a timer alone. ``events.wait`` is one such status subscription, polled
+until it matches.
 """
 
 from __future__ import annotations
@@ -15,12 +18,20 @@ from typing import Any
 
 from .. import errors
 from ..errors import HerdrError
-from ..events import Envelope
+from ..events import Signal, wait_any
 from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
+from ..regex import run_matching
 from ..registry import Send, method, streams
 from ..runtime import Runtime
-from .pane_io import compile_match, first_matching_line, output_match_source, read_pane
+from .pane_io import compile_match
 from .specs import AGENT_STATUS, OPT_STR, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
+from .subscriptions import (
+    Active,
+    LifecycleSubscription,
+    OutputSubscription,
+    ScrollSubscription,
+    StatusSubscription,
+)
 
 LIFECYCLE = (
     "workspace.created", "workspace.updated", "workspace.metadata_updated", "workspace.renamed",
@@ -97,10 +108,6 @@ async def subscribe(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     raise HerdrError(errors.INVALID_REQUEST, "events.subscribe needs a streaming connection")
 
 
-def _status_data(rt: Runtime, key: int) -> dict[str, Any]:
-    return rt.status_event(rt.session.locate(key))
-
-
 @streams("events.subscribe")
 async def stream_subscription(
     rt: Runtime,
@@ -109,23 +116,22 @@ async def stream_subscription(
     reader: asyncio.StreamReader,
     send: Send,
 ) -> None:
-    """Ack, then forward matching events until the client or the server goes away."""
-    out: asyncio.Queue[Envelope] = asyncio.Queue()
-    lifecycle: set[str] = set()
-    status_subs: list[tuple[int, str | None]] = []
-    output_subs: list[dict[str, Any]] = []
+    """Build every subscription (a failed probe answers and ends the stream), ack, then
+    poll them round by round until the client or the server goes away
+    (:mod:`herdr_sim.methods.subscriptions`)."""
+    active: list[Active] = []
     for index, sub in enumerate(params["subscriptions"]):
         kind = sub["type"]
-        probe_id = f"{request_id}:sub:{index}:probe"
         if kind in LIFECYCLE:
-            lifecycle.add(kind.replace(".", "_"))
+            active.append(LifecycleSubscription(rt.hub, kind))
             continue
+        probe_id = f"{request_id}:sub:{index}:probe"
         matcher = None
         if kind == "pane.output_matched":
             # Herdr compiles the regex before probing the pane; its error carries the
             # request id, while a failed probe answers with the probe's own id.
             try:
-                matcher = compile_match(sub["match"])
+                matcher = await run_matching(compile_match, sub["match"])
             except HerdrError as exc:
                 await send(_error(request_id, exc), "response")
                 return
@@ -134,88 +140,51 @@ async def stream_subscription(
             await send(_error(probe_id, errors.pane_not_found(sub["pane_id"])), "response")
             return
         if kind == "pane.agent_status_changed":
-            status_subs.append((ref.pane.key, sub["agent_status"]))
-            if sub["agent_status"] is not None and rt.status_of(ref) == sub["agent_status"]:
-                out.put_nowait({"event": kind, "data": rt.status_event(ref)})
+            active.append(StatusSubscription(rt, rt.status_event(ref), sub["agent_status"]))
+        elif kind == "pane.scroll_changed":
+            active.append(ScrollSubscription(rt, rt.pane_view(ref)))
         elif matcher is not None:
-            output_subs.append({**sub, "key": ref.pane.key, "matcher": matcher})
-    queue = rt.hub.subscribe()
-    tasks: list[asyncio.Task[None]] = []
-    getter: asyncio.Task[Envelope] | None = None
+            active.append(OutputSubscription(rt, sub, matcher))
+    hangup = asyncio.ensure_future(reader.read(1))
     try:
         await send({"id": request_id, "result": {"type": "subscription_started"}}, "response")
-        tasks.append(asyncio.ensure_future(_pump_hub(rt, queue, out, lifecycle, status_subs)))
-        tasks.extend(asyncio.ensure_future(_watch_output(rt, sub, out)) for sub in output_subs)
-        hangup = asyncio.ensure_future(reader.read(1))
-        tasks.append(hangup)  # type: ignore[arg-type]
-        while True:
-            getter = asyncio.ensure_future(out.get())
-            done, _ = await asyncio.wait({getter, hangup}, return_when=asyncio.FIRST_COMPLETED)
-            if getter not in done:
-                return
-            await send(getter.result(), "event")
+        while not hangup.done():
+            delivered = False
+            for subscription in active:
+                event = await subscription.poll()
+                if event is not None:
+                    delivered = True
+                    await send(event, "event")
+            # Herdr sleeps one poll interval between rounds; a round that delivered is
+            # followed at once (same order, less waiting), an idle one waits for a change.
+            await wait_any(
+                _wake_signals(rt, active), 0 if delivered else POLL_INTERVAL, also=(hangup,)
+            )
     finally:
-        # A pending ``out.get()`` must be cancelled too, or a server stop that cancels this
-        # connection leaves it to be destroyed pending.
-        pending: list[asyncio.Future[Any]] = [*tasks, *([getter] if getter is not None else [])]
-        rt.hub.unsubscribe(queue)
-        for task in pending:
-            task.cancel()
+        hangup.cancel()
         with contextlib.suppress(BaseException):
-            await asyncio.gather(*pending, return_exceptions=True)
+            await hangup
+
+
+#: Herdr's ``CONNECTION_POLL_INTERVAL`` (``src/api/server.rs``): the longest an idle
+#: stream waits before polling its snapshot-based subscriptions again
+POLL_INTERVAL = 0.1
+
+
+def _wake_signals(rt: Runtime, active: list[Active]) -> list[Signal]:
+    """What can make a poll find something: a hub event, a state change, pane output."""
+    signals = [rt.hub.published, rt.state_changed]
+    for subscription in active:
+        if isinstance(subscription, OutputSubscription | ScrollSubscription):
+            ref = rt.session.find_pane(subscription.pane_id)
+            proc = None if ref is None else rt.processes.get(ref.pane.key)
+            if proc is not None:
+                signals.append(proc.output)
+    return signals
 
 
 def _error(request_id: str, exc: HerdrError) -> dict[str, Any]:
     return {"id": request_id, "error": exc.body()}
-
-
-async def _pump_hub(
-    rt: Runtime,
-    queue: asyncio.Queue[Envelope],
-    out: asyncio.Queue[Envelope],
-    lifecycle: set[str],
-    status_subs: list[tuple[int, str | None]],
-) -> None:
-    keys_by_id: dict[int, str | None] = dict(status_subs)
-    while True:
-        envelope = await queue.get()
-        kind = envelope["event"]
-        if kind in lifecycle and kind != "pane_agent_status_changed":
-            out.put_nowait(envelope)
-        if kind == "pane_agent_status_changed" and keys_by_id:
-            data = {k: v for k, v in envelope["data"].items() if k != "type"}
-            ref = rt.session.find_pane(data["pane_id"])
-            if ref is None or ref.pane.key not in keys_by_id:
-                continue
-            wanted = keys_by_id[ref.pane.key]
-            if wanted is None or data["agent_status"] == wanted:
-                out.put_nowait({"event": "pane.agent_status_changed", "data": data})
-
-
-async def _watch_output(rt: Runtime, sub: dict[str, Any], out: asyncio.Queue[Envelope]) -> None:
-    """Edge-triggered: one event when the text starts matching; re-armed by a non-match.
-
-    ``recent`` is read as ``recent_unwrapped``, and the event's ``read`` says so (Herdr).
-    """
-    key = sub["key"]
-    source = output_match_source(sub["source"])
-    armed = True
-    while key in rt.processes and key in rt.session.panes:
-        proc = rt.processes[key]
-        ref = rt.session.locate(key)
-        result = read_pane(rt, ref, source, sub["lines"], "text")
-        line = first_matching_line(result["text"], sub["matcher"])
-        if line is None:
-            armed = True
-        elif armed:
-            armed = False
-            out.put_nowait(
-                {
-                    "event": "pane.output_matched",
-                    "data": {"pane_id": ref.pane_id, "matched_line": line, "read": result},
-                }
-            )
-        await proc.output.wait(None)
 
 
 @method("events.wait", WAIT_PARAMS, result="wait_matched", mutates=False)
@@ -234,36 +203,19 @@ async def wait(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         error = errors.pane_not_found(pane_id)
         error.id_suffix = ":sub:0:probe"  # Herdr's initial probe answers under its own id
         raise error
-    # Later look-ups use the canonical id the probe answered, as Herdr's do.
-    key, canonical_id = ref.pane.key, ref.pane_id
-    seen: list[dict[str, Any]] = []
-
-    def listener(envelope: Envelope) -> None:
-        data = envelope["data"]
-        if envelope["event"] == "pane_agent_status_changed" and data.get("agent_status") == wanted:
-            found = rt.session.find_pane(data["pane_id"])
-            if found is not None and found.pane.key == key:
-                seen.append(data)
-
-    rt.hub.add_listener(listener)
-    try:
-        while True:
-            if key not in rt.session.panes:
-                raise errors.pane_not_found(canonical_id)
-            ref = rt.session.locate(key)
-            if seen or rt.status_of(ref) == wanted:
-                data = (
-                    seen[0]
-                    if seen
-                    else {"type": "pane_agent_status_changed", **rt.status_event(ref)}
-                )
-                return {
-                    "type": "wait_matched",
-                    "event": {"event": "pane_agent_status_changed", "data": data},
-                }
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise HerdrError(errors.TIMEOUT, "timed out waiting for event match")
-            await rt.state_changed.wait(remaining)
-    finally:
-        rt.hub.remove_listener(listener)
+    # Herdr's wait is one status subscription polled until it matches (src/api/wait.rs
+    # wait_for_event); later look-ups use the canonical id the probe answered.
+    subscription = StatusSubscription(rt, rt.status_event(ref), wanted)
+    while True:
+        event = subscription.poll_for_wait()
+        if event is not None:
+            data = {"type": "pane_agent_status_changed", **event["data"]}
+            return {
+                "type": "wait_matched",
+                "event": {"event": "pane_agent_status_changed", "data": data},
+            }
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise HerdrError(errors.TIMEOUT, "timed out waiting for event match")
+        pause = POLL_INTERVAL if remaining is None else min(remaining, POLL_INTERVAL)
+        await wait_any((rt.hub.published, rt.state_changed), pause)

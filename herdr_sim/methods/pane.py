@@ -69,6 +69,7 @@ async def split(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     cwd = p["cwd"] or rt.live_cwd(target)
     ratio = p["ratio"]
     pane = rt.session.split(target, p["direction"], ratio, cwd, p["focus"])
+    pane.right_click = p["right_click"]
     ref = PaneRef(target.workspace, target.tab, pane)
     rt.resize_tab(target.workspace, target.tab)
     try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import asyncio
 import time
 from typing import Any
 
@@ -12,6 +12,7 @@ from ..keys import InvalidKeyError, encode_keys
 from ..model.session import PaneRef
 from ..params import Bool, F, ListOf, Obj, Str
 from ..procfs import foreground_processes
+from ..regex import RustRegex, RustRegexError, compile_rust_regex, run_matching
 from ..registry import method
 from ..runtime import Runtime
 from .specs import (
@@ -138,85 +139,23 @@ async def read(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def compile_match(match: dict[str, Any]) -> re.Pattern[str] | str:
-    """A substring, or a compiled regex (``invalid_regex`` when it does not compile)."""
+#: A compiled ``OutputMatch``: a substring, or a Rust-syntax regex run in linear time.
+Matcher = RustRegex | str
+
+
+def compile_match(match: dict[str, Any]) -> Matcher:
+    """A substring, or a compiled regex (``invalid_regex`` with Rust's text when refused).
+
+    Herdr compiles with Rust's ``regex`` crate (``src/api/wait.rs``,
+    ``src/api/subscriptions.rs``): no look-around, no backreferences, linear-time matching.
+    """
     if match["type"] == "substring":
         value: str = match["value"]
         return value
-    pattern: str = match["value"]
-    unsupported = _unsupported_construct(pattern)
-    if unsupported is not None:
-        raise HerdrError(errors.INVALID_REGEX, _rust_regex_error(pattern, *unsupported))
     try:
-        return re.compile(rust_regex_to_python(pattern))
-    except re.error as exc:
-        message, width = _RUST_ERRORS.get(exc.msg, (None, 1))
-        if message is None:
-            message, width = (
-                ("unrecognized escape sequence", 2)
-                if exc.msg.startswith("bad escape")
-                else (exc.msg, 1)
-            )
-        position = min(exc.pos or 0, len(pattern))
-        detail = _rust_regex_error(pattern, position, width, message)
-        raise HerdrError(errors.INVALID_REGEX, detail) from None
-
-
-#: Python ``re`` error → (Rust ``regex-syntax`` error text, width of the marked span).
-_RUST_ERRORS: dict[str, tuple[str | None, int]] = {
-    "missing ), unterminated subpattern": ("unclosed group", 1),
-    "unbalanced parenthesis": ("unopened group", 1),
-    "unterminated character set": ("unclosed character class", 1),
-    "nothing to repeat": ("repetition operator missing expression", 1),
-    "bad escape (end of pattern)": (
-        "incomplete escape sequence, reached end of pattern prematurely",
-        1,
-    ),
-}
-
-
-def _unsupported_construct(pattern: str) -> tuple[int, int, str] | None:
-    """Look-around and backreferences: Python compiles them, Rust's ``regex`` refuses.
-
-    Returns (position, span width, message) of the first one; ``(?=`` inside a character
-    class is literal text.
-    """
-    index, in_class = 0, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            following = pattern[index + 1 : index + 2]
-            if following in tuple("123456789"):  # inside a class too (no octal escapes)
-                return index, 2, "backreferences are not supported"
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            # A ``]`` right after ``[`` or ``[^`` is a literal.
-            index += 2 if pattern[index + 1 : index + 2] == "^" else 1
-            if pattern[index : index + 1] == "]":
-                index += 1
-            continue
-        elif char == "(" and pattern.startswith(("?=", "?!", "?<=", "?<!"), index + 1):
-            return index, 2, "look-around, including look-ahead and look-behind, is not supported"
-        index += 1
-    return None
-
-
-def _rust_regex_error(pattern: str, position: int, width: int, message: str) -> str:
-    """The text of Rust's ``regex::Error`` for a one-line pattern (span marked with ``^``)."""
-    column = len(pattern[:position].split("\n")[-1])
-    line = pattern.split("\n")[pattern[:position].count("\n")]
-    marks = " " * column + "^" * max(1, min(width, len(line) - column))
-    return f"regex parse error:\n    {line}\n    {marks}\nerror: {message}"
-
-
-def rust_regex_to_python(pattern: str) -> str:
-    """Translate the Rust-regex escapes Python lacks (``\\x{…}``, ``\\z``)."""
-    pattern = re.sub(r"\\x\{([0-9A-Fa-f]+)\}", lambda m: f"\\U{int(m.group(1), 16):08x}", pattern)
-    return pattern.replace(r"\z", r"\Z")
+        return compile_rust_regex(match["value"])
+    except RustRegexError as exc:
+        raise HerdrError(errors.INVALID_REGEX, str(exc)) from None
 
 
 def output_match_source(source: str) -> str:
@@ -224,7 +163,7 @@ def output_match_source(source: str) -> str:
     return "recent_unwrapped" if source == "recent" else source
 
 
-def first_matching_line(text: str, matcher: re.Pattern[str] | str) -> str | None:
+def first_matching_line(text: str, matcher: Matcher) -> str | None:
     """Herdr scans line by line, top to bottom; a match never spans lines."""
     for line in text.splitlines():
         if isinstance(matcher, str):
@@ -233,6 +172,18 @@ def first_matching_line(text: str, matcher: re.Pattern[str] | str) -> str | None
         elif matcher.search(line):
             return line
     return None
+
+
+#: A match already running when a wait's deadline comes gets this long to finish: Herdr
+#: matches once before it looks at its deadline, so ``timeout_ms: 0`` still sees the output
+#: already there.
+MATCH_GRACE_S = 0.5
+
+
+async def find_matching_line(text: str, matcher: Matcher, bound: float | None = None) -> str | None:
+    """:func:`first_matching_line` in a matching thread, so other clients are served
+    meanwhile; :class:`TimeoutError` when it takes longer than ``bound`` seconds."""
+    return await asyncio.wait_for(run_matching(first_matching_line, text, matcher), bound)
 
 
 @method(
@@ -255,7 +206,7 @@ async def wait_for_output(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 
     Like Herdr, ``recent`` is read as ``recent_unwrapped`` and the answer's ``read`` says so.
     """
-    matcher = compile_match(p["match"])
+    matcher = await run_matching(compile_match, p["match"])
     source = output_match_source(p["source"])
     deadline = None if p["timeout_ms"] is None else time.monotonic() + p["timeout_ms"] / 1000
     ref = rt.pane(p["pane_id"])
@@ -264,7 +215,12 @@ async def wait_for_output(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
             raise errors.pane_not_found(p["pane_id"])
         proc = rt.processes[ref.pane.key]
         result = read_pane(rt, ref, source, p["lines"], "text")
-        line = first_matching_line(result["text"], matcher)
+        remaining = None if deadline is None else deadline - time.monotonic()
+        bound = None if remaining is None else max(remaining, MATCH_GRACE_S)
+        try:
+            line = await find_matching_line(result["text"], matcher, bound)
+        except TimeoutError:
+            raise HerdrError(errors.TIMEOUT, "timed out waiting for output match") from None
         if line is not None:
             return {
                 "type": "output_matched",

@@ -33,6 +33,17 @@ U16_MAX = 65535
 MIN_PTY_ROWS = 2
 MIN_PTY_COLS = 4
 
+#: Herdr's virtual frame with no client attached (``server.headless_cols``/``headless_rows``,
+#: ``DEFAULT_HEADLESS_COLS``/``ROWS`` in ``src/config.rs``): the whole UI, not the pane area.
+HEADLESS_COLS = 120
+HEADLESS_ROWS = 40
+#: The expanded sidebar's width (``ui.sidebar_width`` 26, clamped to 18..=36).
+SIDEBAR_WIDTH = 26
+#: At or below this frame width Herdr lays out its mobile view (``DEFAULT_MOBILE_WIDTH_THRESHOLD``).
+MOBILE_WIDTH_THRESHOLD = 64
+#: The mobile view's header rows above the panes.
+MOBILE_HEADER_ROWS = 2
+
 
 @dataclass(frozen=True)
 class Rect:
@@ -61,6 +72,29 @@ class Rect:
 def make_rect(x: int, y: int, width: int, height: int) -> Rect:
     """Build a rect the way ratatui does: width/height shrink so the far edges fit in u16."""
     return Rect(x, y, min(x + width, U16_MAX) - x, min(y + height, U16_MAX) - y)
+
+
+def terminal_area(cols: int = HEADLESS_COLS, rows: int = HEADLESS_ROWS) -> Rect:
+    """The pane area of a ``cols``×``rows`` frame laid out with Herdr's default ``[ui]``.
+
+    Headless Herdr renders its whole UI into a virtual frame of the headless size
+    (``render_and_stream`` → ``render_virtual_with_runtime_registry``), so panes get what
+    ``compute_view_internal`` (``src/ui.rs``) leaves them: the expanded sidebar takes the
+    first 26 columns and the tab bar the top row of the rest (``hide_tab_bar_when_single_tab``
+    is off and ``tab_bar_position`` is top by default); a frame at most 64 columns wide uses
+    the mobile layout, whose two header rows sit above full-width panes
+    (``compute_mobile_view``). 120×40 gives ``Rect(26, 1, 94, 39)``.
+    """
+    if 0 < cols <= MOBILE_WIDTH_THRESHOLD:
+        header = min(rows, MOBILE_HEADER_ROWS)
+        if rows <= header:
+            return Rect(0, 0, 0, 0)
+        return make_rect(0, header, cols, rows - header)
+    sidebar = min(SIDEBAR_WIDTH, max(cols - 1, 0))
+    main_width = cols - sidebar
+    if rows > 1:
+        return make_rect(sidebar, 1, main_width, rows - 1)
+    return make_rect(sidebar, 0, main_width, rows)
 
 
 # --- f32 emulation -------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from herdr_sim.model.geometry import (
     pty_size,
     ranges_overlap,
     split_rect,
+    terminal_area,
     to_f32,
 )
 
@@ -79,8 +80,8 @@ __all__ = [
     "split_id",
 ]
 
-DEFAULT_AREA = Rect(0, 0, 120, 40)
-"""Herdr's headless virtual terminal size when no client is attached."""
+DEFAULT_AREA = terminal_area()
+"""The pane area of Herdr's 120×40 headless frame: ``Rect(26, 1, 94, 39)`` (sidebar, tab bar)."""
 
 DEFAULT_SPLIT_RATIO = 0.5
 DEFAULT_RESIZE_AMOUNT = to_f32(0.05)

@@ -52,6 +52,8 @@ class Pane:
     exited: bool = False
     #: the argv a layout asked the pane to run instead of a shell (exported by layout.export)
     launch_argv: list[str] | None = None
+    #: where right-clicks go: Herdr's menu or the program (``pane.input.set``/``pane.split``)
+    right_click: str = "herdr"
     #: the agent engine's record (authority, seqs, session, resume, name, detection inputs)
     agent_rec: AgentRecord = field(default_factory=AgentRecord)
 

@@ -154,8 +154,7 @@ def is_agent_name(name: str) -> bool:
 
 # -- error codes ----------------------------------------------------------------------------
 
-#: Codes Herdr's server answers in an error envelope (graphics and plugin codes
-#: of the out-of-scope families excepted).
+#: Codes Herdr's server answers in an error envelope.
 SERVER_ERROR_CODES: frozenset[str] = frozenset(
     {
         "invalid_request",
@@ -194,6 +193,8 @@ SERVER_ERROR_CODES: frozenset[str] = frozenset(
         "metadata_sequence_source_limit",
         "invalid_params",
         "invalid_layout",
+        "integration_install_failed",
+        "integration_uninstall_failed",
         "agent_not_found",
         "agent_target_ambiguous",
         "agent_not_ready",
@@ -229,6 +230,17 @@ SERVER_ERROR_CODES: frozenset[str] = frozenset(
         "not_linked_worktree",
         "dirty_worktree_requires_force",
         "worktree_remove_failed",
+        # TUI-free methods and pane graphics
+        "popup_not_open",
+        "invalid_agent_view",
+        "plugin_not_found",
+        "feature_disabled",
+        "cell_size_unavailable",
+        "invalid_layer_id",
+        "invalid_image",
+        "image_too_large",
+        "layer_limit",
+        "graphics_budget_exceeded",
     }
 )
 #: Codes only Herdr's CLI produces (the server never does): the connection guard's and

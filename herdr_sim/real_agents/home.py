@@ -90,10 +90,10 @@ def install_session_hook(directory: Path, agent: str) -> Path:
     return target
 
 
-def hook_command(hook: Path) -> str:
-    """The hook entry's command, as Herdr writes it: ``bash '<path>' session``."""
+def hook_command(hook: Path, action: str = "session") -> str:
+    """The hook entry's command, as Herdr writes it: ``bash '<path>' <action>``."""
     quoted = "'" + str(hook).replace("'", "'\"'\"'") + "'"
-    return f"bash {quoted} session"
+    return f"bash {quoted} {action}"
 
 
 def session_start_hooks(hook: Path) -> dict[str, object]:

@@ -38,6 +38,9 @@ Reads follow Herdr's rendering (``src/pane/terminal.rs`` and libghostty's format
   followed by one SGR per attribute, palette colours as ``38;5;N``, rows joined by
   ``\\r\\n``, no trailing newline.
 
+* The **viewport** (``Terminal.scroll_metrics``/``set_scroll_offset``, ``pane.scroll``):
+  ``visible`` shows the rows the viewport is scrolled to; the other sources read the bottom.
+
 The package is split along those seams: cells and rows (``_cells``), rendering rows as
 Herdr's reads do (``_render``), the screen model (``_screen``), the parser (``_parser``)
 and the :class:`Terminal` facade (``_terminal``). Only the names below are public.
@@ -53,6 +56,7 @@ from ._terminal import (
     MAX_READ_LINES,
     ReadFormat,
     ReadSource,
+    ScrollMetrics,
     Terminal,
 )
 
@@ -64,5 +68,6 @@ __all__ = [
     "Cell",
     "ReadFormat",
     "ReadSource",
+    "ScrollMetrics",
     "Terminal",
 ]

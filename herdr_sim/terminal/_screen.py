@@ -122,6 +122,9 @@ class _Screen(pyte.Screen):
     ) -> None:
         self.reply = reply
         self.history: deque[_Row] = deque(maxlen=scrollback)
+        #: Rows ever pushed into history by scrolling (never decreases); the viewport uses
+        #: its growth to stay on the same rows while scrolled back.
+        self.history_pushed = 0
         self.pen = _BLANK
         self.alternate = False
         self.dec_modes: set[int] = set(_DEFAULT_DEC_MODES)
@@ -327,6 +330,7 @@ class _Screen(pyte.Screen):
                 row = row if row is not None else _Row()
                 row.frozen = True
                 self.history.append(row)
+                self.history_pushed += 1
         for offset, row in enumerate(moved[count:]):
             if row is not None:
                 rows[top + offset] = row

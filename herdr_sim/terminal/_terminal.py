@@ -2,6 +2,16 @@
 
 It owns one screen and one parser and turns Herdr's read sources (``visible``,
 ``recent``, ``recent_unwrapped``, ``detection``) into text with the renderers.
+
+It also owns the pane's **viewport** (its scroll position), the one place the simulator
+keeps it: :meth:`Terminal.scroll_metrics` is Herdr's ``PaneScrollInfo`` and
+:meth:`Terminal.set_scroll_offset` is what ``pane.scroll`` does. As in libghostty
+(``src/pane/terminal.rs``: ``scroll_metrics`` reads the scrollbar, total minus
+offset minus length), a viewport scrolled back stays on the same rows while output grows the
+history (its offset from the bottom grows), a resize keeps the offset (clamped to the new
+history), the alternate screen has no history (``0/0``), and only the ``visible`` read
+follows the viewport: ``recent``, ``recent_unwrapped`` and ``detection`` read the bottom
+whatever the viewport shows (Herdr's ``detection_text_stays_at_bottom_when_viewport_is_scrolled``).
 """
 
 from __future__ import annotations
@@ -9,7 +19,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ._cells import _Row, _row_text
 from ._parser import _Stream
@@ -28,6 +38,18 @@ MAX_READ_LINES = 1000
 #: Herdr sizes the detection snapshot as ``max(screen rows, 1)`` (``ghostty_detection_text``);
 #: 24 is only its fallback when the size is unknown. Raise this to force a larger floor.
 DETECTION_MIN_ROWS = 1
+
+
+class ScrollMetrics(NamedTuple):
+    """Herdr's ``PaneScrollInfo``: where the viewport is, in rows."""
+
+    offset_from_bottom: int
+    max_offset_from_bottom: int
+    viewport_rows: int
+
+    def view(self) -> dict[str, int]:
+        """The wire dict (``PaneInfo.scroll``, ``pane.scroll_changed``'s ``scroll``)."""
+        return self._asdict()
 
 
 class Terminal:
@@ -56,6 +78,9 @@ class Terminal:
         self.changes = 0
         #: Internal parser errors swallowed by :meth:`feed` (should stay 0).
         self.parse_errors = 0
+        #: Rows between the bottom of the main screen's viewport and the live bottom
+        #: (0: at the bottom); read it through :meth:`scroll_metrics`.
+        self._offset_from_bottom = 0
 
     # -- input ---------------------------------------------------------------------
 
@@ -64,6 +89,7 @@ class Terminal:
         if not data:
             return
         screen = self._screen
+        pushed = screen.history_pushed
         try:
             self._stream.feed(data)
         except Exception:
@@ -71,6 +97,9 @@ class Terminal:
             self.parse_errors += 1
             logger.exception("terminal parser error; parser state reset")
             self._stream._initialize_parser()
+        if self._offset_from_bottom:
+            # a viewport scrolled back stays on its rows while new ones enter history
+            self._keep_offset(self._offset_from_bottom + screen.history_pushed - pushed)
         if screen.touched or screen.dirty:
             self.changes += 1
             screen.touched = False
@@ -84,7 +113,31 @@ class Terminal:
             return
         self._screen.resize(rows, cols)
         self._screen.touched = False
+        self._keep_offset(self._offset_from_bottom)
         self.changes += 1
+
+    # -- the viewport ----------------------------------------------------------------
+
+    def scroll_metrics(self) -> ScrollMetrics:
+        """Herdr's ``PaneScrollInfo`` for this pane now (the alternate screen has no
+        history, so ``0/0`` there)."""
+        screen = self._screen
+        if screen.alternate:
+            return ScrollMetrics(0, 0, screen.lines)
+        most = len(screen.history)
+        return ScrollMetrics(min(self._offset_from_bottom, most), most, screen.lines)
+
+    def set_scroll_offset(self, offset_from_bottom: int) -> ScrollMetrics:
+        """Move the viewport ``offset_from_bottom`` rows up from the bottom, clamped to the
+        history (``pane.scroll``); returns the metrics after the move."""
+        if offset_from_bottom < 0:
+            raise ValueError("offset_from_bottom must not be negative")
+        if not self._screen.alternate:
+            self._keep_offset(offset_from_bottom)
+        return self.scroll_metrics()
+
+    def _keep_offset(self, offset: int) -> None:
+        self._offset_from_bottom = max(0, min(offset, len(self._screen.history)))
 
     # -- state ---------------------------------------------------------------------
 
@@ -143,7 +196,7 @@ class Terminal:
         screen = self._screen
         width = screen.columns
         if source == "visible":
-            rows = [screen._rows.get(y) for y in range(screen.lines)]
+            rows = self._viewport_rows()
             if fmt == "ansi":
                 return _limit_lines(_format_vt(rows, width, unwrap=False), lines)
             return _limit_lines(_join_rows(rows, width), lines)
@@ -159,6 +212,18 @@ class Terminal:
                 return _format_plain_unwrapped(rows, width), truncated
             return _join_rows(rows, width), truncated
         raise ValueError(f"unknown read source: {source!r}")
+
+    def _viewport_rows(self) -> list[_Row | None]:
+        """The rows the viewport shows: the screen, or history rows when scrolled back."""
+        screen = self._screen
+        rows: list[_Row | None] = [screen._rows.get(y) for y in range(screen.lines)]
+        offset = self.scroll_metrics().offset_from_bottom
+        if not offset:
+            return rows
+        history = screen.history
+        start = len(history) - offset
+        older = list(itertools.islice(history, start, start + min(offset, screen.lines)))
+        return [*older, *rows][: screen.lines]
 
     def _tail_rows(self, count: int) -> tuple[list[_Row | None], bool]:
         """The ``count`` rendered rows ending at the last row with text.

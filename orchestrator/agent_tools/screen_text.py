@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Characters that draw rules and boxes (a line made only of these and blanks is chrome).
-_BOX = "─━═│┃║╭╮╰╯┌┐└┘├┤┬┴┼╴╶╵╷▔▁-_=+*~·•"
+_BOX = "─━═│┃║╭╮╰╯┌┐└┘├┤┬┴┼╴╶╵╷╹╻▀▄▔▁-_=+*~·•"
 _RULE = re.compile(rf"^[\s{re.escape(_BOX)}]*$")
 _SIDES = re.compile(r"^\s*[│┃║]\s?|\s?[│┃║]\s*$")
 _SIDE = re.compile(r"^\s*[│┃║]")
@@ -44,7 +44,9 @@ _HINT = re.compile(
     r"esc dismiss|enter send|\? for shortcuts|↑↓|ctrl\+c to|shift\+tab",
     re.IGNORECASE,
 )
-_MARK = re.compile(r"^\s*(?:[?△⚠⏺●]\s+)")
+#: A marker before a message's first line: Claude Code's ``●``/``⏺``, Codex's ``•``, a
+#: dialog's ``?``/``△``/``⚠``; the message's further lines are indented as wide.
+_MARK = re.compile(r"^\s*(?:[?△⚠⏺●•]\s+)")
 _BANNER = re.compile(r"\(herdr-sim fake agent\)\s*$")
 #: The protocol header, as the envelope spells it (upper case: "Blocked by a flaky test" is
 #: prose, not a header).
@@ -89,13 +91,17 @@ def _dedent(lines: list[str]) -> str:
 
 
 def _is_rule(line: str) -> bool:
-    return bool(line.strip()) and _RULE.match(line) is not None
+    """A border or rule; an empty row of a box (only its side bars, as OpenCode's ``┃``
+    rail draws around a dialog) is a blank line of the box, not a border."""
+    bare = line.strip()
+    return bool(bare) and _RULE.match(line) is not None and bool(bare.strip(" │┃║"))
 
 
 def _above_footer(raw: list[str]) -> list[str]:
     """The screen's lines above its footer (input box, hints, status line): cut at the
-    topmost rule or box-side line among the last few non-blank lines, else at an input line
-    among the last three."""
+    topmost rule or box-side line among the last few non-blank lines, else at the lowest input
+    line among the last five (Codex's footer under its input line is three lines, four when
+    its status line wraps in a narrow pane)."""
     filled = [i for i, line in enumerate(raw) if line.strip()]
     cut: int | None = None
     for i in filled[-_FOOTER:]:
@@ -103,11 +109,29 @@ def _above_footer(raw: list[str]) -> list[str]:
             cut = i
             break
     if cut is None:
-        for i in reversed(filled[-3:]):
+        for i in reversed(filled[-5:]):
             if _PROMPT.match(raw[i]):
                 cut = i
                 break
     return raw if cut is None else raw[:cut]
+
+
+def _unmark(lines: list[str]) -> list[str]:
+    """The lines without their markers; the lines indented under a marked line lose that
+    indent with it (Claude Code's ``● first`` then ``  second``)."""
+    out: list[str] = []
+    hang = ""
+    for line in lines:
+        match = _MARK.match(line)
+        if match is not None:
+            hang = " " * len(match.group())
+            out.append(line[match.end() :])
+        elif hang and line.startswith(hang):
+            out.append(line[len(hang) :])
+        else:
+            hang = "" if line.strip() else hang
+            out.append(line)
+    return out
 
 
 def last_message(text: str) -> str | None:
@@ -120,7 +144,7 @@ def last_message(text: str) -> str | None:
         if _PROMPT.match(body[i]):
             body = body[i + 1 :]
             break
-    lines = [_MARK.sub("", line) for line in clean_screen("\n".join(body))]
+    lines = _unmark(clean_screen("\n".join(body)))
     while lines and _HINT.search(lines[-1]):
         lines.pop()
     if not any(line.strip() for line in lines):

@@ -175,3 +175,26 @@ def test_loads_keeps_json_constants_and_big_numbers() -> None:
     assert (decoded["i"], decoded["m"]) == (math.inf, -math.inf)
     assert decoded["big"] == 123456789012345678901234
     assert decoded["f"] == 1e-7
+
+
+def test_every_cli_command_module_imports_without_site_packages() -> None:
+    """The launcher runs Python with ``-S`` (herdr_cli/install.py): no site-packages. Every
+    command module, and what the CLI reads without a server (the plugin registry, agent
+    integrations), must import with the standard library alone — `herdr plugin list`
+    once died with ``No module named 're2'`` because the manifest reader imported the
+    regex engine at module level."""
+    from herdr_sim.herdr_cli import commands
+
+    root = Path(commands.__file__).resolve().parents[3]
+    names = sorted(p.stem for p in Path(commands.__file__).parent.glob("*.py"))
+    modules = [f"herdr_sim.herdr_cli.commands.{name}" for name in names if name != "__init__"]
+    modules += ["herdr_sim.plugins", "herdr_sim.integrations"]
+    probe = f"import sys, importlib\nsys.path.insert(0, {str(root)!r})\n" + "".join(
+        f"importlib.import_module({name!r})\n" for name in modules
+    )
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr

@@ -134,6 +134,23 @@ def test_group_without_subcommand_prints_its_commands_and_exits_2(
     assert fake.requests == []
 
 
+def test_terminal_help_is_herdrs_to_the_last_line(fake: FakeHerdr, cli: Callable[..., Run]) -> None:
+    """Herdr's ``print_terminal_help`` (``src/cli.rs``) ends with the detach keys."""
+    for argv, code in ((("terminal",), 2), (("terminal", "help"), 0), (("terminal", "x"), 2)):
+        run = cli(*argv)
+        assert run.code == code
+        assert run.err_lines == [
+            "herdr terminal commands:",
+            "  herdr terminal attach <terminal_id> [--takeover]",
+            "  herdr terminal session control <target> [--takeover] [--cols N] [--rows N]",
+            "  herdr terminal session observe <target> [--cols N] [--rows N]",
+            "  herdr terminal title set <title>",
+            "  herdr terminal title clear",
+            "  detach from direct attach with ctrl+b q; send literal ctrl+b with ctrl+b ctrl+b",
+        ]
+    assert fake.requests == []
+
+
 def test_subcommand_help_goes_to_stdout_only_right_after_the_path(
     fake: FakeHerdr, cli: Callable[..., Run]
 ) -> None:
@@ -167,7 +184,6 @@ def test_top_level_flags_and_unknown_commands(cli: Callable[..., Run], fake: Fak
         ["agent", "attach", "reviewer"],
         ["session", "attach", "work"],
         ["plugin", "install", "owner/repo", "--yes"],
-        ["integration", "install", "pi"],
         ["terminal", "attach", "term_1"],
         ["server"],
         ["server", "live-handoff"],

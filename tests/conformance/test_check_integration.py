@@ -67,7 +67,8 @@ def test_fake_agent_persona_passes_every_rule_through_the_cli(tmp_path: Path) ->
     report = json.loads(done.stdout)
     statuses = {rule["id"]: rule["status"] for rule in report["rules"]}
     assert statuses == dict.fromkeys(RULE_IDS, "passed"), done.stdout
-    assert (done.returncode, report["passed"], report["version"]) == (0, True, 1)
+    assert (done.returncode, report["passed"], report["version"]) == (0, True, 2)
+    assert report["root_cause"] is None
     assert report["command"] == ["herdr-sim", "fake-agent"]
 
 
@@ -163,3 +164,102 @@ def test_without_a_question_prompt_the_blocked_rule_is_skipped(agent_env: dict[s
     )
     assert report.rule("blocked").status == "skipped"
     assert report.passed
+
+
+# -- the root cause, named once (issue 14) -----------------------------------------------------
+
+
+def test_an_agent_missing_from_path_is_the_root_cause_and_nothing_passes(
+    agent_env: dict[str, str],
+) -> None:
+    rules = ["outside-herdr", "states", "turn", "resume", "restore"]
+    report = check_integration(
+        ["broken-agent-missing"], agent_env=agent_env, rules=rules, timeout=TIMEOUT
+    )
+    assert report.root_cause is not None, report.render()
+    assert report.root_cause.kind == "command-not-found"
+    assert "command not found" in report.root_cause.summary
+    # no false PASS outside-herdr, no eight identical failures: every rule "not judged"
+    assert [rule.status for rule in report.rules] == ["not_judged"] * len(rules), report.render()
+    assert not report.passed
+    text = report.render()
+    assert text.splitlines()[3].startswith("ROOT CAUSE: the agent command 'broken-agent-missing'")
+    assert "not judged (because the agent command could not be started)" in text
+    # the shell's "command not found" ends the wait for a first report at once
+    assert report.duration < 2 * TIMEOUT
+
+
+def test_an_agent_that_never_reports_is_the_root_cause(agent_env: dict[str, str]) -> None:
+    report = check_integration(
+        ["sh", "-c", "exec cat"],
+        agent_env=agent_env,
+        rules=["turn", "blocked", "release", "non-blocking"],
+        question_prompt=None,
+        timeout=2.0,
+    )
+    assert report.root_cause is not None and report.root_cause.kind == "never-reported"
+    assert "never reported inside Herdr" in report.root_cause.summary
+    statuses = [rule.status for rule in report.rules]
+    # blocked stays skipped: the user left it out, the cause did not keep it from being judged
+    assert statuses == ["not_judged", "skipped", "not_judged", "not_judged"], report.render()
+    assert not report.passed
+
+
+def test_a_refused_resume_command_is_named_once_and_its_cascade_not_judged(
+    agent_env: dict[str, str],
+) -> None:
+    report = broken(agent_env, "bad-resume", ["turn", "resume", "restore"])
+    cause = report.root_cause
+    assert cause is not None and (cause.kind, cause.rule) == ("refused", "resume")
+    assert "invalid_resume_argv" in cause.summary
+    assert report.failed_rules == ["resume"], report.render()
+    # turn lost its idle report to the refusal, restore has nothing accepted to restore
+    assert report.rule("turn").status == "not_judged"
+    assert report.rule("restore").status == "not_judged"
+    text = report.render()
+    assert text.splitlines()[3].startswith("ROOT CAUSE (rule resume): the server refused")
+    # the refused report is shown once for the cause and once for its rule, not per repeat
+    assert text.count("-> error invalid_resume_argv") == 2, text
+
+
+def test_a_working_report_left_last_is_named_as_such(agent_env: dict[str, str]) -> None:
+    report = broken(agent_env, "stuck-working", ["blocked"])
+    summary = report.rule("blocked").summary
+    assert report.failed_rules == ["blocked"], report.render()
+    assert "is 'working'" in summary and "came before it" in summary, summary
+    assert report.root_cause is None
+
+
+def test_the_report_repr_is_one_line_per_failed_rule(agent_env: dict[str, str]) -> None:
+    report = broken(agent_env, "bad-resume", ["turn", "resume"])
+    lines = repr(report).splitlines()
+    assert lines[0] == "<IntegrationReport FAILED: broken-agent --fault bad-resume"
+    assert lines[1].startswith("  root cause: the server refused a pane.report_agent")
+    assert lines[2:] == [
+        (
+            "  N/J turn: not judged (because the server refused reports the rule needs; "
+            "see rule resume)"
+        ),
+        "  FAIL resume: invalid or refused resume command>",
+    ]
+
+
+def test_idle_reports_refused_for_their_resume_command_are_not_read_as_missing(
+    agent_env: dict[str, str],
+) -> None:
+    # every idle report carries the refused resume command: the turn and the question look
+    # unfinished, restore has nothing to restore; one cause, one failed rule
+    report = broken(agent_env, "resume-always", ["turn", "blocked", "resume", "restore"])
+    assert report.root_cause is not None and report.root_cause.rule == "resume"
+    assert report.failed_rules == ["resume"], report.render()
+    statuses = {rule.id: rule.status for rule in report.rules}
+    assert statuses == {
+        "turn": "not_judged",
+        "blocked": "not_judged",
+        "resume": "failed",
+        "restore": "not_judged",
+    }
+    # the refusal is shown once per distinct problem, the repeats by number only
+    evidence = [item.text for item in report.rule("resume").evidence]
+    assert "(and " in evidence[0] and "more: #" in evidence[0], evidence
+    assert len(evidence) <= 4, evidence

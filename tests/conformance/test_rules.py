@@ -44,3 +44,22 @@ def test_a_new_report_that_repeats_the_number_fails() -> None:
     status, _, evidence = seq(observed(report("a", 1), report("b", 1, state="working")))
     assert status == "failed"
     assert "not greater" in evidence[-1].text
+
+
+def test_an_agent_that_reported_is_not_called_missing_for_its_own_output() -> None:
+    from herdr_sim.conformance import causes
+
+    seen = observed(report("a", 1))
+    seen.screens["run1"] = "$ agent\nagent: settings.toml: No such file or directory\n"
+    assert causes.find(seen) is None
+
+
+def test_a_shell_that_cannot_find_the_agent_is_the_root_cause() -> None:
+    from herdr_sim.conformance import causes
+
+    seen = observed()
+    seen.marks["run1.start"] = (0, 0.0)
+    seen.screens["run1"] = "$ agent\nbash: agent: command not found\n$"
+    cause = causes.find(seen)
+    assert cause is not None and cause.kind == "command-not-found"
+    assert "bash: agent: command not found" in cause.summary

@@ -24,7 +24,9 @@ from tests.contract.helpers import (
     wait_line,
 )
 
-AREA = {"x": 0, "y": 0, "width": 120, "height": 40}
+#: the pane area of Herdr's 120×40 headless frame: a 26-column sidebar on the left and the tab
+#: bar on the top row take the rest (``compute_view_internal``, ``src/ui.rs``)
+AREA = {"x": 26, "y": 1, "width": 94, "height": 39}
 
 
 # -- helpers --------------------------------------------------------------------------------
@@ -113,9 +115,9 @@ def test_layout_rects_and_split_ids_follow_the_tree(
     layout = herdr_client.call("pane.layout", pane_id=below)["layout"]
     assert [p["pane_id"] for p in layout["panes"]] == [root, right, below]
     assert rects(layout) == {
-        root: {"x": 0, "y": 0, "width": 60, "height": 40},
-        right: {"x": 60, "y": 0, "width": 60, "height": 10},
-        below: {"x": 60, "y": 10, "width": 60, "height": 30},
+        root: {"x": 26, "y": 1, "width": 47, "height": 39},
+        right: {"x": 73, "y": 1, "width": 47, "height": 10},
+        below: {"x": 73, "y": 11, "width": 47, "height": 29},
     }
     assert layout["splits"] == [
         {"id": "split_0_root", "direction": "right", "ratio": 0.5, "rect": AREA},
@@ -123,7 +125,7 @@ def test_layout_rects_and_split_ids_follow_the_tree(
             "id": "split_1_1",
             "direction": "down",
             "ratio": 0.25,
-            "rect": {"x": 60, "y": 0, "width": 60, "height": 40},
+            "rect": {"x": 73, "y": 1, "width": 47, "height": 39},
         },
     ]
 
@@ -339,7 +341,7 @@ def test_zoom_toggles_on_then_off(
         True,
     )
     assert (on["pane_id"], on["focused_pane_id"], on["layout"]["zoomed"]) == (right, right, True)
-    assert rects(on["layout"])[root]["width"] == 60  # reported rects ignore the zoom
+    assert rects(on["layout"])[root]["width"] == 47  # reported rects ignore the zoom
     off = herdr_client.call("pane.zoom", pane_id=right)["zoom"]
     assert (off["zoom_changed"], off["focus_changed"], off["zoomed"]) == (True, False, False)
     assert kinds_since(sim, mark).count("layout_updated") == 2
@@ -403,8 +405,8 @@ def test_directional_swap_exchanges_cells_and_keeps_focus_on_source(
     swap = herdr_client.call("pane.swap", pane_id=root, direction="right")["swap"]
     assert (swap["changed"], swap["source_pane_id"], swap["target_pane_id"]) == (True, root, right)
     assert swap["focused_pane_id"] == root
-    assert rects(swap["layout"])[root]["x"] == 60
-    assert rects(swap["layout"])[right]["x"] == 0
+    assert rects(swap["layout"])[root]["x"] == 73
+    assert rects(swap["layout"])[right]["x"] == 26
     assert kinds_since(sim, mark) == ["layout_updated"]
 
 
@@ -461,7 +463,7 @@ def test_swap_reasons_leave_the_layout_alone(
         assert (swap["changed"], swap["reason"], swap["source_pane_id"]) == (False, reason, root)
         assert swap.get("target_pane_id") == target
         assert swap["layout"] == before
-    assert rects(herdr_client.call("pane.layout")["layout"])[right]["x"] == 60
+    assert rects(herdr_client.call("pane.layout")["layout"])[right]["x"] == 73
 
 
 def test_explicit_swap_with_unknown_source_is_not_found_not_an_error(
@@ -482,7 +484,7 @@ def test_cli_swap_both_forms(
     assert cli_json(explicit, "cli:pane:swap")["swap"]["changed"] is True
     directional = herdr_cli("pane", "swap", "--direction", "left", "--pane", root)
     assert cli_json(directional, "cli:pane:swap")["swap"]["target_pane_id"] == right
-    assert rects(herdr_client.call("pane.layout")["layout"])[root]["x"] == 0
+    assert rects(herdr_client.call("pane.layout")["layout"])[root]["x"] == 26
     mixed = herdr_cli("pane", "swap", "--direction", "left", "--source-pane", root)
     assert mixed.code == 2
     assert mixed.stderr.startswith("usage: herdr pane swap")
@@ -567,9 +569,9 @@ def test_apply_builds_a_new_unfocused_tab_from_a_tree(
     assert (tab["label"], tab["pane_count"], tab["focused"]) == ("dev", 3, False)
     assert herdr_client.call("pane.current")["pane"]["pane_id"] == root
     assert rects(herdr_client.call("pane.layout", pane_id="w1:p4")["layout"]) == {
-        "w1:p2": {"x": 0, "y": 0, "width": 72, "height": 40},
-        "w1:p3": {"x": 72, "y": 0, "width": 48, "height": 20},
-        "w1:p4": {"x": 72, "y": 20, "width": 48, "height": 20},
+        "w1:p2": {"x": 26, "y": 1, "width": 56, "height": 39},
+        "w1:p3": {"x": 82, "y": 1, "width": 38, "height": 20},
+        "w1:p4": {"x": 82, "y": 21, "width": 38, "height": 19},
     }
     assert kinds_since(sim, mark) == [
         "tab_created", "pane_created", "pane_created", "pane_created", "layout_updated",
@@ -741,11 +743,27 @@ def test_export_and_set_split_ratio_of_unknown_target_are_layout_not_found(
 
 
 @pytest.mark.herdr_sim_only
+def test_lone_pane_pty_is_the_headless_frame_less_sidebar_tab_bar_and_scrollbar(
+    sim: Simulator, herdr_client: HerdrClient, root: str
+) -> None:
+    """A 120×40 headless frame leaves the panes ``Rect(26, 1, 94, 39)`` (``compute_view_internal``,
+    ``src/ui.rs``); a lone pane has no border and the scrollbar gutter takes one column
+    (``terminal_inner_rect``, ``src/ui/panes.rs``), so the shell sees 93 columns by 39 rows
+    (the simulator used to give it 119×40) and long lines wrap at 93."""
+    assert herdr_client.call("pane.layout")["layout"]["area"] == AREA
+    assert pty_size(herdr_client, root, "lone") == model_size(sim, root) == "39 93"
+    enter(herdr_client, root, "printf 'x%.0s' $(seq 100); echo")
+    wait_line(herdr_client, root, "^x{7}$", source="visible")
+    visible = herdr_client.call("pane.read", pane_id=root, source="visible")["read"]["text"]
+    assert "x" * 93 + "\n" + "x" * 7 in visible
+
+
+@pytest.mark.herdr_sim_only
 def test_pane_pty_size_is_the_layout_content_size(
     sim: Simulator, herdr_client: HerdrClient, pair: tuple[str, str]
 ) -> None:
     _, right = pair
-    assert pty_size(herdr_client, right, "half") == model_size(sim, right) == "38 57"
+    assert pty_size(herdr_client, right, "half") == model_size(sim, right) == "37 44"
 
 
 @pytest.mark.herdr_sim_only
@@ -756,7 +774,7 @@ def test_pty_size_follows_layout_changes(
     herdr_client.call("layout.set_split_ratio", path=[], ratio=0.25)
     after = pty_size(herdr_client, root, "quarter")
     assert after == model_size(sim, root)
-    assert after != "38 57"
+    assert after != "37 44"
     below = split(herdr_client, root, "down")
     assert pty_size(herdr_client, root, "stacked") == model_size(sim, root)
     assert pty_size(herdr_client, below, "below") == model_size(sim, below)
@@ -770,5 +788,5 @@ def test_zoomed_pane_gets_the_whole_area(
     herdr_client.call("pane.zoom", pane_id=right, mode="on")
     zoomed = pty_size(herdr_client, right, "zoomed")
     assert zoomed == model_size(sim, right)
-    rows, cols = (int(part) for part in zoomed.split())
-    assert cols > 100 and rows >= 38
+    # the whole area inside a border, less the scrollbar column
+    assert zoomed == "37 91"

@@ -189,7 +189,7 @@ def test_cli_split_passes_target_ratio_env_and_prints_the_pane(
         "id": "split_0_root",
         "direction": "down",
         "ratio": 0.25,
-        "rect": {"x": 0, "y": 0, "width": 120, "height": 40},
+        "rect": {"x": 26, "y": 1, "width": 94, "height": 39},
     }
     enter(herdr_client, "w1:p2", 'echo "k=$K"')
     assert wait_line(herdr_client, "w1:p2", "^k=") == "k=V"
@@ -203,7 +203,7 @@ def test_cli_split_without_target_splits_the_calling_pane(
     assert result.code == 0, result.stderr
     layout = herdr_client.call("pane.layout")["layout"]
     placed = rects(layout)
-    assert placed["w1:p3"]["x"] == placed[other]["x"] == 60
+    assert placed["w1:p3"]["x"] == placed[other]["x"] == 73
 
 
 def test_cli_split_current_requires_herdr_pane_id(herdr_cli: HerdrCli, root: str) -> None:

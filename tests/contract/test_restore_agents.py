@@ -233,7 +233,10 @@ def _story(root: Path, wire: Wire) -> Story:
         saved_before = saved_panes(session_json)
         pi_file = Path(first.panes["w1:p1"]["agent_session"]["value"])
         fake_id = saved_before["2"]["resume"]["argv"][3]
-        fake_file = home / ".herdr-sim" / "fake-agent" / f"{fake_id}.jsonl"
+        # the fakes keep their state in the simulator's sandbox HOME (agent-home beside the
+        # socket), not in the HOME of base_env
+        assert sim.agent_home == sim.socket_path.with_name("agent-home")
+        fake_file = sim.agent_home / ".herdr-sim" / "fake-agent" / f"{fake_id}.jsonl"
         wait_until(lambda: "answer one" in fake_file.read_text(), WAIT, what="fake turn saved")
         wait_until(lambda: "answer one" in pi_file.read_text(), WAIT, what="pi turn saved")
         pi_prompts_before, fake_prompts_before = user_prompts(pi_file), user_prompts(fake_file)

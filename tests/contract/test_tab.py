@@ -403,9 +403,10 @@ def test_closing_the_last_tab_closes_the_workspace(
 ) -> None:
     before = herdr_client.call("workspace.get", workspace_id=ws)["workspace"]
     herdr_client.call("tab.close", tab_id="w1:t1")
+    # delivered in the subscriptions' request order (workspace.closed is listed first)
     assert take(lifecycle, 2) == [
-        envelope("tab_closed", tab_id="w1:t1", workspace_id="w1"),
         envelope("workspace_closed", workspace_id="w1", workspace=before),
+        envelope("tab_closed", tab_id="w1:t1", workspace_id="w1"),
     ]
     assert herdr_client.call("workspace.list")["workspaces"] == []
 
@@ -449,16 +450,18 @@ def test_focused_create_adds_the_focus_triple(
     herdr_client: HerdrClient, ws: str, lifecycle: Subscription
 ) -> None:
     herdr_client.call("tab.create", focus=True)
-    events = take(lifecycle, 6)
-    assert kinds(events) == [
-        "tab_created",
-        "pane_created",
-        "layout_updated",
-        "workspace_focused",
-        "tab_focused",
-        "pane_focused",
-    ]
-    assert events[4]["data"]["tab_id"] == "w1:t2"
+    events = {event["event"]: event for event in take(lifecycle, 6)}
+    assert sorted(events) == sorted(
+        [
+            "tab_created",
+            "pane_created",
+            "layout_updated",
+            "workspace_focused",
+            "tab_focused",
+            "pane_focused",
+        ]
+    )
+    assert events["tab_focused"]["data"]["tab_id"] == "w1:t2"
 
 
 # -- bad params ------------------------------------------------------------------------------------

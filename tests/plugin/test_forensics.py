@@ -51,8 +51,8 @@ def test_the_text_report_boxes_each_pane_screen_with_its_caption(
 ) -> None:
     text = forensics.render_text()
     assert "──────── panes" in text
-    assert "┌─ w1:p1 · agent - · unknown · focused · 60x40 at 0,0 " in text
-    assert "┌─ w1:p2 · agent - · unknown · 60x40 at 60,0 " in text
+    assert "┌─ w1:p1 · agent - · unknown · focused · 47x39 at 26,1 " in text
+    assert "┌─ w1:p2 · agent - · unknown · 47x39 at 73,1 " in text
     assert "│forensic-marker <script>alert(1)</script>" in text
     assert "workspace w1 'tmp' (focused) · tab w1:t1 '1' (active)" in text
 
@@ -118,10 +118,11 @@ def test_the_html_page_draws_each_pane_at_its_rectangle(
 ) -> None:
     page = forensics.render_html(tmp_path / "out" / "test_x.html").read_text()
     assert page.startswith("<!DOCTYPE html>")
-    assert 'data-pane-id="w1:p1" data-rect="0,0,60,40"' in page
-    assert "left:calc(0 * 1ch);top:calc(0 * 1.25em);width:calc(60 * 1ch)" in page
-    assert 'data-pane-id="w1:p2" data-rect="60,0,60,40"' in page
-    assert "left:calc(60 * 1ch)" in page
+    # rectangles are drawn relative to the pane area (Herdr's starts at 26,1: sidebar, tab bar)
+    assert 'data-pane-id="w1:p1" data-rect="0,0,47,39"' in page
+    assert "left:calc(0 * 1ch);top:calc(0 * 1.25em);width:calc(47 * 1ch)" in page
+    assert 'data-pane-id="w1:p2" data-rect="47,0,47,39"' in page
+    assert "left:calc(47 * 1ch)" in page
     assert '<section class="tab" data-tab-id="w1:t1">' in page
     assert '<div class="pane status-unknown focused" data-pane-id="w1:p1"' in page
     assert '<div class="pane status-unknown" data-pane-id="w1:p2"' in page

@@ -125,8 +125,9 @@ def test_herdr_marker_sets_simulator_settings_and_rejects_unknown_ones(
         def test_size(herdr_client, herdr_pane):
             layout = herdr_client.call("pane.layout", pane_id=herdr_pane.pane_id)
             assert herdr_pane.info["pane_id"] == herdr_pane.pane_id
+            # an 80x24 headless frame less Herdr's 26-column sidebar and tab-bar row
             assert (layout["layout"]["area"]["width"], layout["layout"]["area"]["height"]) == (
-                80, 24)
+                54, 23)
 
         @pytest.mark.herdr(colour="blue")
         def test_typo(herdr_server):
@@ -438,7 +439,7 @@ def test_a_failing_test_shows_screens_protocol_tail_and_state_timeline(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*- herdr sim server 1: /tmp/herdr-*/herdr.sock -*",
+            "*- Captured stdout: herdr sim server 1: /tmp/herdr-*/herdr.sock -*",
             "*──────── panes*",
             "*┌─ w1:p1 ·*",
             "*│screen-marker-42*",
@@ -452,7 +453,7 @@ def test_a_failing_test_shows_screens_protocol_tail_and_state_timeline(
             "*HTML: *test_a_failing_test_shows_screens*test_fails.html",
         ]
     )
-    [page] = artifacts.glob("*.html")
+    [page] = [p for p in artifacts.glob("*.html") if p.name != "index.html"]
     html = page.read_text()
     assert 'data-pane-id="w1:p1"' in html and 'data-pane-id="w1:p2"' in html
     assert "screen-marker-42" in html
@@ -564,4 +565,6 @@ def test_integration_check_fixture_passes_the_reference_persona(
     )
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*- Captured herdr integration check call -*", "*FAIL*source*"])
+    result.stdout.fnmatch_lines(
+        ["*- Captured stdout: herdr integration check call -*", "*FAIL*source*"]
+    )

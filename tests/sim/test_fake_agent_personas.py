@@ -6,8 +6,10 @@ Screens are checked against the rules of Herdr's own manifests
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import sqlite3
 import time
 import tomllib
 from pathlib import Path
@@ -126,7 +128,10 @@ def test_codex_writes_a_rollout_in_real_codexs_format_and_resumes_it(world: Worl
     items = [e["payload"] for e in entries if e["type"] == "response_item"]
     assert [(i["role"], i["content"][0]["type"], i["content"][0]["text"]) for i in items] == [
         ("user", "input_text", "hi"), ("assistant", "output_text", "ok")]  # fmt: skip
-    assert entries[-1]["payload"] == {"type": "task_complete", "last_agent_message": "ok"}
+    complete = entries[-1]["payload"]
+    assert (complete["type"], complete["last_agent_message"]) == ("task_complete", "ok")
+    assert complete["turn_id"] == entries[1]["payload"]["turn_id"]  # task_started's
+    assert [e["ordinal"] for e in entries] == list(range(len(entries)))
 
 
 def test_codex_keeps_its_rollout_where_real_codex_does(tmp_path: Path) -> None:
@@ -150,9 +155,12 @@ def test_codex_accepts_real_codexs_no_daemon_flag() -> None:
     # the real-agent fixture starts real Codex with --no-daemon (else its app server outlives
     # the pane); the fake codex used to refuse it, and other kinds still do
     from herdr_sim.fake_agent.app import UsageError, parse_args
+    from herdr_sim.fake_agent.claude_flags import ClaudeUsageError
 
     assert parse_args(["--no-daemon", "hello"], "codex").prompt == "hello"
     with pytest.raises(UsageError, match="unknown option"):
+        parse_args(["--no-daemon"], "pi")
+    with pytest.raises(ClaudeUsageError, match="unknown option"):
         parse_args(["--no-daemon"], "claude")
 
 
@@ -180,7 +188,8 @@ def test_claude_screens_match_its_manifest(world: World) -> None:
     assert contains_all(bash["contains"], blocked)
     assert contains_all(bash["any"][0]["contains"], blocked)
     assert any(any_line_matches(alt["line_regex"][0], blocked) for alt in bash["all"][0]["any"])
-    assert not any_line_matches(r"^\s*❯", blocked.replace("❯ 1.", "1."))  # no prompt box
+    dialog = blocked.rsplit("─" * 20, 1)[1]  # below the last rule (the prompt echo is above)
+    assert not any_line_matches(r"^\s*❯", dialog.replace("❯ 1.", "1."))  # no prompt box
     claude.prompt("")
     claude.wait_screen("done")
 
@@ -227,7 +236,7 @@ def test_opencode_reports_the_full_lifecycle(world: World) -> None:
     opencode = world.start("opencode", "--scenario", world.scenario(scenario))
     world.herdr.wait_for("pane.report_agent_session", 3)
     opencode.prompt("go")
-    working = opencode.wait_screen("esc to interrupt")
+    working = opencode.wait_screen("esc interrupt")
     assert any_line_matches(rule("opencode", "progress_bar_working")["regex"][0], working)
     reports = world.wait_states("working", "blocked")
     blocked = opencode.wait_screen("Permission required")
@@ -245,6 +254,101 @@ def test_opencode_reports_the_full_lifecycle(world: World) -> None:
     assert states[1]["params"]["message"] == "Allow edit?"
     seqs = [r["params"]["seq"] for r in states]
     assert seqs == sorted(seqs) and len(set(seqs)) == 4
+
+
+def opencode_session(db: Path, session_id: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """A session read back as opencode reads it: its messages by creation time and id, each
+    message's parts by id (ids grow with time), ``data`` JSON."""
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        messages = connection.execute(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+            (session_id,),
+        ).fetchall()
+        return [
+            (json.loads(data)["role"], [json.loads(p) for (p,) in connection.execute(
+                "SELECT data FROM part WHERE message_id = ? ORDER BY id", (message_id,))])
+            for message_id, data in messages
+        ]  # fmt: skip
+
+
+def test_opencode_keeps_its_session_in_opencode_db_like_opencode_1_18(world: World) -> None:
+    # real opencode 1.18.33 (tests/real_agents/test_opencode.py) keeps sessions in
+    # $XDG_DATA_HOME/opencode/opencode.db with ses_/msg_/prt_ ids; the fake opencode used to
+    # write a pi session file under ~/.pi and report a UUID
+    scenario = Scenario().run_tool("bash", "echo herdr-$((6*7))").reply("It printed 42.")
+    opencode = world.start("opencode", "--scenario", world.scenario(scenario))
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    opencode.prompt("run it")
+    world.wait_states("working", "idle")
+    session_id = world.reports()[0]["params"]["agent_session_id"]
+    assert re.fullmatch(r"ses_[0-9a-f]{12}[A-Za-z0-9]{14}", session_id)
+    db = world.home / ".local" / "share" / "opencode" / "opencode.db"
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        row = connection.execute(
+            "SELECT project_id, directory, version, agent, model FROM session WHERE id = ?",
+            (session_id,),
+        ).fetchone()
+    assert row[:4] == ("global", str(world.cwd), "1.18.33", "build")
+    assert json.loads(row[4]) == {"id": "fake-model", "providerID": "fake"}
+    (user, (prompt,)), (step1, parts1), (step2, parts2) = opencode_session(db, session_id)
+    assert (user, prompt) == ("user", {"type": "text", "text": "run it"})
+    assert (step1, [p["type"] for p in parts1]) == (
+        "assistant", ["step-start", "tool", "step-finish"])  # fmt: skip
+    tool = parts1[1]
+    assert (tool["tool"], tool["state"]["status"], tool["state"]["input"]) == (
+        "bash", "completed", {"command": "echo herdr-$((6*7))"})  # fmt: skip
+    assert tool["state"]["output"] == "herdr-42\n" and parts1[2]["reason"] == "tool-calls"
+    assert (step2, [p["type"] for p in parts2]) == (
+        "assistant",
+        ["step-start", "text", "step-finish"],
+    )
+    assert (parts2[1]["text"], parts2[2]["reason"]) == ("It printed 42.", "stop")
+    assert not (world.home / ".pi").exists()
+
+
+def test_opencode_continues_a_session_by_id(world: World) -> None:
+    # Herdr resumes opencode as `opencode --session <id>` (src/agent_resume.rs)
+    first = world.start("opencode")
+    world.herdr.wait_for("pane.report_agent_session", 3)
+    first.prompt("one")
+    first.wait_screen("ok")
+    session_id = world.reports()[0]["params"]["agent_session_id"]
+    db = world.home / ".local" / "share" / "opencode" / "opencode.db"
+    # the answer is on screen a moment before it is in the database
+    wait_until(lambda: len(opencode_session(db, session_id)) == 2, 3, 0.02, "the first turn")
+    first.close()
+    again = world.start("opencode", "--session", session_id)
+
+    def sessions() -> list[dict[str, Any]]:
+        return [r for r in world.reports() if r["method"] == "pane.report_agent_session"]
+
+    resumed = wait_until(lambda: sessions()[1:], 3, 0.01, "the resumed session's report")
+    assert resumed[0]["params"]["agent_session_id"] == session_id
+    again.wait_screen("╹▀")
+    again.prompt("two")
+
+    def both_turns() -> list[tuple[str, list[dict[str, Any]]]]:
+        turns = opencode_session(db, session_id)
+        return turns if len(turns) == 4 else []
+
+    turns = wait_until(both_turns, 3, 0.02, "the second turn")
+    assert [parts[0]["text"] for role, parts in turns if role == "user"] == ["one", "two"]
+
+
+def test_opencode_input_box_ends_in_the_real_bottom_border(world: World) -> None:
+    # opencode 1.18.33's bottom rows (captured from the real one): the input box is a ┃ rail
+    # whose last row names the agent and model, closed by ╹▀▀▀…, the status row below;
+    # screen-scraping clients find the input region by that border
+    opencode = world.start("opencode")
+    idle = opencode.wait_screen("╹▀")
+    rows = [line.rstrip() for line in idle.splitlines() if line.strip()]
+    border = next(i for i, line in enumerate(rows) if line.lstrip().startswith("╹▀"))
+    assert re.fullmatch(r"  ╹▀{20,}", rows[border])
+    assert rows[border - 1] == "  ┃  Build · fake-model fake"
+    assert rows[border - 3].startswith("  ┃  Ask anything...")  # the empty box's placeholder
+    assert "ctrl+p commands" in rows[border + 1] and border + 1 == len(rows) - 1
+    opencode.send(b"typed words")
+    assert "  ┃  typed words" in opencode.wait_screen("typed words")
 
 
 # -- the third-party persona -------------------------------------------------------------------

@@ -27,7 +27,7 @@ MARKERS = {
     "pi": ("─" * 20, "Working...", "? Proceed?"),
     "claude": ("❯", "esc to interrupt", "Do you want to proceed?"),
     "codex": ("›", "esc to interrupt", "Allow command?"),
-    "opencode": ("enter send", "esc to interrupt", "Permission required"),
+    "opencode": ("╹▀▀▀", "esc interrupt", "Permission required"),
 }
 BLOCKED = {"pi": "idle", "claude": "blocked", "codex": "blocked", "opencode": "blocked"}
 

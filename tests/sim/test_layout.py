@@ -37,6 +37,7 @@ from herdr_sim.model.geometry import (
     f32_display,
     inner_rect,
     pty_size,
+    terminal_area,
     to_f32,
 )
 from herdr_sim.model.layout import (
@@ -76,30 +77,53 @@ def ratios(layout: Layout) -> list[float]:
     return [info.ratio for info in layout.splits()]
 
 
-# --- rects and split ids at the default 120x40 area -------------------------------------------
+# --- rects and split ids over a whole 120x40 area ----------------------------------------------
+
+#: A whole 120×40 area at the origin: the arithmetic below is checked on it (the simulator's
+#: default pane area, the rest of Herdr's headless frame, is :data:`DEFAULT_AREA`).
+FRAME = Rect(0, 0, 120, 40)
+
+
+def test_default_area_is_what_herdr_s_headless_frame_leaves_the_panes() -> None:
+    """Herdr renders its whole UI into the 120×40 headless frame (``src/server/headless.rs``
+    ``render_and_stream`` → ``render_virtual_with_runtime_registry``); ``compute_view_internal``
+    (``src/ui.rs``) gives the sidebar 26 columns (``ui.sidebar_width``) and the tab bar the top
+    row, as Herdr's test ``explicit_surface_layout_drives_render_cursor_and_hyperlinks``
+    (``src/ui/tab_surface.rs``: 106×20 → ``Rect(26, 1, 80, 19)``) shows. A lone pane has no
+    border and its pty gives a column to the scrollbar (``terminal_inner_rect``,
+    ``src/ui/panes.rs``): 93×39, not the old 119×40."""
+    assert Rect(26, 1, 94, 39) == DEFAULT_AREA
+    assert terminal_area(106, 20) == Rect(26, 1, 80, 19)
+    assert terminal_area(160, 50) == Rect(26, 1, 134, 49)
+    # at most 64 columns: the mobile layout, two header rows above full-width panes
+    assert terminal_area(64, 30) == Rect(0, 2, 64, 28)
+    assert terminal_area(40, 2) == Rect(0, 0, 0, 0)
+    layout = Layout(1)
+    assert layout.pane_rects() == {1: DEFAULT_AREA}
+    assert layout.content_size(1) == (93, 39)
 
 
 def test_single_pane_fills_the_area_and_its_pty_gives_a_column_to_the_scrollbar() -> None:
     layout = Layout(1)
 
-    assert layout.pane_rects() == {1: Rect(0, 0, 120, 40)}
-    assert layout.splits() == []
-    assert layout.content_size(1) == (119, 40)
+    assert layout.pane_rects(FRAME) == {1: Rect(0, 0, 120, 40)}
+    assert layout.splits(FRAME) == []
+    assert layout.content_size(1, FRAME) == (119, 40)
 
 
 def test_split_right_halves_the_area_and_borders_shrink_each_pty() -> None:
     layout = Layout(1)
     layout.split(1, 2, "right")
 
-    assert layout.pane_rects() == {1: Rect(0, 0, 60, 40), 2: Rect(60, 0, 60, 40)}
-    [info] = layout.splits()
+    assert layout.pane_rects(FRAME) == {1: Rect(0, 0, 60, 40), 2: Rect(60, 0, 60, 40)}
+    [info] = layout.splits(FRAME)
     assert (info.id, info.direction, info.ratio, info.rect) == (
         "split_0_root",
         "right",
         0.5,
         Rect(0, 0, 120, 40),
     )
-    assert layout.content_size(1) == (57, 38)
+    assert layout.content_size(1, FRAME) == (57, 38)
     assert layout.focused == 1
 
 
@@ -108,12 +132,12 @@ def test_three_panes_number_the_nested_split_by_its_path() -> None:
     layout.split(1, 2, "right")
     layout.split(2, 3, "down")
 
-    assert layout.pane_rects() == {
+    assert layout.pane_rects(FRAME) == {
         1: Rect(0, 0, 60, 40),
         2: Rect(60, 0, 60, 20),
         3: Rect(60, 20, 60, 20),
     }
-    assert [(s.id, s.direction, s.rect) for s in layout.splits()] == [
+    assert [(s.id, s.direction, s.rect) for s in layout.splits(FRAME)] == [
         ("split_0_root", "right", Rect(0, 0, 120, 40)),
         ("split_1_1", "down", Rect(60, 0, 60, 40)),
     ]
@@ -126,18 +150,18 @@ def test_four_panes_list_panes_and_splits_depth_first() -> None:
     layout.split(1, 4, "down")
 
     assert layout.panes() == [1, 4, 2, 3]
-    assert layout.pane_rects() == {
+    assert layout.pane_rects(FRAME) == {
         1: Rect(0, 0, 60, 20),
         4: Rect(0, 20, 60, 20),
         2: Rect(60, 0, 60, 20),
         3: Rect(60, 20, 60, 20),
     }
-    assert [(s.id, s.path) for s in layout.splits()] == [
+    assert [(s.id, s.path) for s in layout.splits(FRAME)] == [
         ("split_0_root", ()),
         ("split_1_0", (False,)),
         ("split_2_1", (True,)),
     ]
-    assert layout.content_size(4) == (57, 18)
+    assert layout.content_size(4, FRAME) == (57, 18)
 
 
 def test_herdr_sample_tree_rects_at_100x40() -> None:
@@ -232,10 +256,10 @@ def test_neighbor_prefers_the_larger_shared_span_over_a_closer_centre() -> None:
     right = SplitNode("down", 0.25, PaneNode(5), SplitNode("down", 1 / 3, PaneNode(1), PaneNode(6)))
     layout = Layout.from_tree(SplitNode("right", 0.5, left, right))
 
-    assert layout.pane_rects()[2] == Rect(0, 0, 60, 19)
-    assert layout.pane_rects()[3] == Rect(0, 19, 60, 2)
-    assert layout.neighbor(1, "left") == 2
-    assert layout.neighbor(3, "right") == 1
+    assert layout.pane_rects(FRAME)[2] == Rect(0, 0, 60, 19)
+    assert layout.pane_rects(FRAME)[3] == Rect(0, 19, 60, 2)
+    assert layout.neighbor(1, "left", FRAME) == 2
+    assert layout.neighbor(3, "right", FRAME) == 1
 
 
 def test_neighbor_ties_fall_back_to_tree_order() -> None:
@@ -476,14 +500,14 @@ def test_zooming_a_background_pane_focuses_it_even_when_refused() -> None:
 def test_zoom_keeps_reported_rects_but_gives_the_focused_pty_the_whole_area() -> None:
     layout = Layout(1)
     layout.split(1, 2, "right")
-    tiled = layout.pane_rects()
+    tiled = layout.pane_rects(FRAME)
 
     layout.set_zoom("on", 2)
 
-    assert layout.pane_rects() == tiled
-    assert layout.visible_rects() == {2: DEFAULT_AREA}
-    assert layout.content_size(2) == (117, 38)
-    assert layout.content_size(1) == (57, 38)
+    assert layout.pane_rects(FRAME) == tiled
+    assert layout.visible_rects(FRAME) == {2: FRAME}
+    assert layout.content_size(2, FRAME) == (117, 38)
+    assert layout.content_size(1, FRAME) == (57, 38)
 
 
 def test_split_and_remove_cancel_zoom() -> None:
@@ -715,7 +739,7 @@ def test_snapshot_has_the_wire_shape_and_field_order() -> None:
     layout.set_zoom("on", 2)
 
     snapshot = layout_snapshot(
-        layout, DEFAULT_AREA, workspace_id="w1", tab_id="w1:t1", public_id=lambda p: f"w1:p{p}"
+        layout, FRAME, workspace_id="w1", tab_id="w1:t1", public_id=lambda p: f"w1:p{p}"
     )
 
     root = json.loads(SCHEMA_PATH.read_text())
@@ -751,12 +775,12 @@ def test_borderless_gaps_take_a_column_and_row_from_panes_with_neighbors() -> No
     layout.split(1, 3, "down")
     chrome = PaneChrome(borders=False, gaps=True)
 
-    assert layout.pane_rects(DEFAULT_AREA, chrome) == {
+    assert layout.pane_rects(FRAME, chrome) == {
         1: Rect(0, 0, 59, 19),
         3: Rect(0, 20, 59, 20),
         2: Rect(60, 0, 60, 40),
     }
-    assert layout.content_size(1, DEFAULT_AREA, chrome) == (58, 19)
+    assert layout.content_size(1, FRAME, chrome) == (58, 19)
 
 
 def test_shared_borders_without_gaps_or_outer_borders() -> None:

@@ -41,3 +41,21 @@ def test_the_hub_wraps_an_event_in_herdrs_envelope() -> None:
             "data": {"type": "tab_focused", "tab_id": "t", "workspace_id": "w"},
         }
     ]
+
+
+def test_the_hub_numbers_its_events_and_keeps_the_last_512() -> None:
+    """Herdr's ``EventHub`` (``src/api/event_hub.rs``): every event gets the next sequence
+    number, the last ``MAX_EVENTS`` (512) are kept, and a reader asks for those after its own
+    cursor."""
+    hub = EventHub()
+    assert (hub.current_sequence, hub.events_after(0)) == (0, [])
+    for number in range(600):
+        hub.publish(lifecycle.workspace_focused(f"w{number}"))
+    assert hub.current_sequence == 600
+    kept = hub.events_after(0)
+    assert [sequence for sequence, _ in kept] == list(range(89, 601))
+    assert [envelope["data"]["workspace_id"] for _, envelope in hub.events_after(598)] == [
+        "w598",
+        "w599",
+    ]
+    assert hub.events_after(600) == []

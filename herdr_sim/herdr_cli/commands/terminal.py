@@ -20,6 +20,7 @@ _HELP = (
     "  herdr terminal session observe <target> [--cols N] [--rows N]",
     "  herdr terminal title set <title>",
     "  herdr terminal title clear",
+    "  detach from direct attach with ctrl+b q; send literal ctrl+b with ctrl+b ctrl+b",
 )
 
 

@@ -11,6 +11,8 @@ one rule of the guide the way a sloppy integration would:
 ``no-release``    exits without releasing the pane
 ``blocking``      sends each report synchronously and waits for the answer, no timeout
 ``no-restore``    does not report when started by its resume command
+``stuck-working`` after a question's answer reports idle, then working again (left working)
+``resume-always`` sends its (absolute, so refused) resume command with every idle report
 
 Input: a line is a prompt (working, ``ok``, idle); ``/ask QUESTION`` asks and waits for the
 answer line (blocked); ``/new`` switches to a new session; ``/exit`` exits. Reports go to
@@ -31,7 +33,17 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-FAULTS = ("outside", "seq", "herdr-source", "bad-resume", "no-release", "blocking", "no-restore")
+FAULTS = (
+    "outside",
+    "seq",
+    "herdr-source",
+    "bad-resume",
+    "no-release",
+    "blocking",
+    "no-restore",
+    "stuck-working",
+    "resume-always",
+)
 
 
 class Agent:
@@ -59,7 +71,8 @@ class Agent:
         return sock, pane
 
     def resume_argv(self) -> list[str]:
-        first = str(Path(sys.argv[0]).resolve()) if self.fault == "bad-resume" else "broken-agent"
+        absolute = self.fault in ("bad-resume", "resume-always")
+        first = str(Path(sys.argv[0]).resolve()) if absolute else "broken-agent"
         argv = [first]
         if self.fault:
             argv += ["--fault", self.fault]
@@ -83,6 +96,8 @@ class Agent:
             self.jobs.put(data)
 
     def state(self, state: str, **extra: Any) -> None:
+        if self.fault == "resume-always" and state == "idle" and "resume_argv" not in extra:
+            extra.update(agent_session_id=self.session, resume_argv=self.resume_argv())
         self.report("pane.report_agent", state=state, **extra)
 
     def session_report(self) -> None:
@@ -138,6 +153,8 @@ def main() -> int:
             agent.state("working")
             print(f"answered {answer}; ok", flush=True)
             agent.state("idle")
+            if args.fault == "stuck-working":
+                agent.state("working")
         elif text:
             agent.state("working")
             print("ok", flush=True)

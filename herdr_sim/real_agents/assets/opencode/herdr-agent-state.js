@@ -4,6 +4,8 @@
 // `herdr integration install opencode` puts Herdr's plugin, under the same name
 // ($XDG_CONFIG_HOME/opencode/plugins/herdr-agent-state.js). Outside a Herdr pane it does
 // nothing. Sub-agent (child) sessions never replace the pane's session.
+// HERDR_INTEGRATION_ID=opencode
+// HERDR_INTEGRATION_VERSION=10
 import net from "node:net";
 
 const SOURCE = "herdr:opencode";

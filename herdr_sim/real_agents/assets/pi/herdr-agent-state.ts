@@ -1,3 +1,5 @@
+// HERDR_INTEGRATION_ID=pi
+// HERDR_INTEGRATION_VERSION=8
 /**
  * pytest-herdr's Herdr integration for pi: tells the Herdr server that owns this pane
  * (a real Herdr or herdr-sim) what pi is doing, through the server's Unix socket.

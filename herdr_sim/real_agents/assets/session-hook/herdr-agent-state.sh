@@ -6,6 +6,8 @@
 # `herdr integration install @AGENT@` puts Herdr's hook, under the same name.
 # Usage (as the agent's hook command): bash herdr-agent-state.sh session  < hook-event.json
 # Outside a Herdr pane, or for any other action, it reads its input and does nothing.
+# HERDR_INTEGRATION_ID=@AGENT@
+# HERDR_INTEGRATION_VERSION=8
 
 if [ "${1:-}" != "session" ] || [ "${HERDR_ENV:-}" != "1" ] \
     || [ -z "${HERDR_SOCKET_PATH:-}" ] || [ -z "${HERDR_PANE_ID:-}" ] \

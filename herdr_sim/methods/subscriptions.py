@@ -1,0 +1,175 @@
+"""The subscriptions of one ``events.subscribe`` stream, polled as Herdr polls them.
+
+Herdr (``src/api/server.rs`` ``stream_subscriptions`` and ``src/api/subscriptions.rs``)
+turns each requested subscription into its own active subscription, then loops: every
+round polls each of them once, in request order, and each poll yields at most one event.
+The rules that follow, and that clients see:
+
+* a **lifecycle** subscription keeps its own cursor into the event hub and returns the first
+  event of its kind after it; the same kind listed twice is delivered twice;
+* a **``pane.agent_status_changed``** subscription keeps its own cursor too, so several on
+  one pane (say one for ``done`` and one for ``blocked``) each deliver; with no hub event
+  for its pane it compares a snapshot of the pane (status and presentation) with the last
+  one it saw, and an initial event is delivered when the filter already matches;
+* **``pane.output_matched``** reads the pane on each poll and fires on the edge from not
+  matching to matching; **``pane.scroll_changed``** compares the pane's scroll snapshot;
+* so within a round, events come in request order, not in the order they happened.
+
+A pane that is gone makes its snapshot polls quiet (Herdr swallows their errors).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from .. import errors
+from ..events import Envelope, EventHub
+from ..runtime import Runtime
+from .pane_io import Matcher, find_matching_line, output_match_source, read_pane
+
+
+class Active(Protocol):
+    """One active subscription: ``poll`` answers at most one event per round."""
+
+    async def poll(self) -> Envelope | None:
+        """The next event to deliver, or None this round."""
+
+
+class LifecycleSubscription:
+    """A plain lifecycle kind (``pane.created`` …) read from the hub after its own cursor."""
+
+    def __init__(self, hub: EventHub, kind: str) -> None:
+        self.hub = hub
+        self.kind = kind.replace(".", "_")
+        self.cursor = hub.current_sequence
+
+    async def poll(self) -> Envelope | None:
+        for sequence, envelope in self.hub.events_after(self.cursor):
+            self.cursor = sequence
+            if envelope["event"] == self.kind:
+                return envelope
+        return None
+
+
+def _presentation(data: dict[str, Any]) -> tuple[Any, Any, dict[str, str]]:
+    return data.get("title"), data.get("display_agent"), data.get("state_labels") or {}
+
+
+def _status_envelope(data: dict[str, Any]) -> Envelope:
+    body = {key: value for key, value in data.items() if key != "type"}
+    return {"event": "pane.agent_status_changed", "data": body}
+
+
+class StatusSubscription:
+    """``pane.agent_status_changed`` for one pane, with an optional status filter."""
+
+    def __init__(self, rt: Runtime, probe: dict[str, Any], wanted: str | None) -> None:
+        self.rt = rt
+        self.pane_id: str = probe["pane_id"]
+        self.wanted = wanted
+        self.cursor = rt.hub.current_sequence
+        self.last_status: str = probe["agent_status"]
+        self.last_presentation = _presentation(probe)
+        self.initial: dict[str, Any] | None = (
+            probe if wanted is not None and wanted == probe["agent_status"] else None
+        )
+
+    async def poll(self) -> Envelope | None:
+        return self._next(strict=False)
+
+    def poll_for_wait(self) -> Envelope | None:
+        """:meth:`poll` for ``events.wait``: a pane gone by the snapshot is ``pane_not_found``
+        (Herdr's ``poll_for_wait`` passes the snapshot's error on; a stream swallows it)."""
+        return self._next(strict=True)
+
+    def _next(self, *, strict: bool) -> Envelope | None:
+        hub = self.rt.hub
+        saw_status_event = False
+        for sequence, envelope in hub.events_after(self.cursor):
+            self.cursor = sequence
+            data = envelope["data"]
+            if envelope["event"] != "pane_agent_status_changed" or data["pane_id"] != self.pane_id:
+                continue
+            saw_status_event = True
+            self.last_status = data["agent_status"]
+            self.last_presentation = _presentation(data)
+            if self.wanted is not None and self.wanted != data["agent_status"]:
+                continue
+            self.initial = None
+            return _status_envelope(data)
+        if saw_status_event:
+            self.initial = None
+        elif hub.current_sequence != self.cursor:
+            return None
+        elif self.initial is not None:
+            initial, self.initial = self.initial, None
+            return _status_envelope(initial)
+        return self._from_snapshot(strict=strict)
+
+    def _from_snapshot(self, *, strict: bool) -> Envelope | None:
+        ref = self.rt.session.find_pane(self.pane_id)
+        if ref is None:
+            if strict:
+                raise errors.pane_not_found(self.pane_id)
+            return None
+        data = self.rt.status_event(ref)
+        status, presentation = data["agent_status"], _presentation(data)
+        changed = status != self.last_status or presentation != self.last_presentation
+        self.last_status, self.last_presentation = status, presentation
+        if not changed or (self.wanted is not None and self.wanted != status):
+            return None
+        return _status_envelope(data)
+
+
+class OutputSubscription:
+    """``pane.output_matched``: edge-triggered on a read of the pane each poll.
+
+    ``recent`` is read as ``recent_unwrapped``, and the event's ``read`` says so (Herdr).
+    """
+
+    def __init__(self, rt: Runtime, sub: dict[str, Any], matcher: Matcher) -> None:
+        self.rt = rt
+        self.pane_id: str = sub["pane_id"]
+        self.source = output_match_source(sub["source"])
+        self.lines: int | None = sub["lines"]
+        self.matcher = matcher
+        self.matching = False
+
+    async def poll(self) -> Envelope | None:
+        ref = self.rt.session.find_pane(self.pane_id)
+        if ref is None or ref.pane.key not in self.rt.processes:
+            return None
+        result = read_pane(self.rt, ref, self.source, self.lines, "text")
+        # in a matching thread (herdr_sim/regex): other clients are served meanwhile
+        line = await find_matching_line(result["text"], self.matcher)
+        if line is None:
+            self.matching = False
+            return None
+        if self.matching:
+            return None
+        self.matching = True
+        data = {"pane_id": result["pane_id"], "matched_line": line, "read": result}
+        return {"event": "pane.output_matched", "data": data}
+
+
+class ScrollSubscription:
+    """``pane.scroll_changed``: the pane's scroll snapshot differs from the last one seen."""
+
+    def __init__(self, rt: Runtime, probe: dict[str, Any]) -> None:
+        self.rt = rt
+        self.pane_id: str = probe["pane_id"]
+        self.last: dict[str, int] | None = probe.get("scroll")
+
+    async def poll(self) -> Envelope | None:
+        ref = self.rt.session.find_pane(self.pane_id)
+        if ref is None:
+            return None
+        proc = self.rt.processes.get(ref.pane.key)
+        scroll = None if proc is None else proc.terminal.scroll_metrics().view()
+        if scroll == self.last:
+            return None
+        self.last = scroll
+        if scroll is None:
+            return None
+        data = {"pane_id": ref.pane_id, "workspace_id": ref.workspace.public_id, "scroll": scroll}
+        return {"event": "pane.scroll_changed", "data": data}
