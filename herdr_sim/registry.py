@@ -100,21 +100,11 @@ _COPY_MODE = (
     "a content revision and a viewport offset); its handler is not in Herdr 0.8.2, the newest "
     "source we can read, so its text and error rules cannot be reproduced faithfully"
 )
-_CLIENT_SHELL = (
-    "acts on what Herdr 0.9 gave a client shell (announcements, release notes, command ids "
-    "of its projection); the simulator attaches no client shell, and the handler is not in "
-    "Herdr 0.8.2, the newest source we can read"
-)
 
 #: Protocol methods the simulator knowingly does not implement, with the reason.
 UNSUPPORTED: dict[str, str] = {
     "server.live_handoff": "live binary hand-off between server versions has no meaning for "
     "a simulator",
-    "product_announcement.dismiss": _CLIENT_SHELL,
-    "release_notes.dismiss": _CLIENT_SHELL,
-    "command.invoke": _CLIENT_SHELL,
-    "client_shell.surface.set": "a client shell's surface-interest lease; ping reports the "
-    "`surface_interest` capability false, as a server without the feature does",
     "pane.edit_scrollback": _COPY_MODE,
     "pane.selection.read": _COPY_MODE,
     "pane.copy_motion": _COPY_MODE,

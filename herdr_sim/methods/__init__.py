@@ -19,6 +19,7 @@ def load_all() -> dict[str, MethodEntry]:
         agent_start,
         agent_view,
         agents,
+        client_shell,
         client_ui,
         detection,
         events,
