@@ -153,12 +153,18 @@ def _cases() -> list[Case]:
         Case("server.agent_manifests", _none, "agent_manifest_status"),
         Case("server.reload_agent_manifests", _none, "agent_manifest_reload"),
         Case("notification.show", lambda w: {"title": "hello"}, "notification_show"),
-        Case("product_announcement.dismiss", lambda w: {"id": "x", "version": "0.9.2"}, "ok"),
-        Case("release_notes.dismiss", lambda w: {"version": "0.9.2"}, "ok"),
-        Case("command.invoke", lambda w: {"command_id": "no.such.command"}, "error:invalid_params"),
+        # nothing is current on a fresh server (src/product_announcements.rs, release_notes.rs)
+        Case(
+            "product_announcement.dismiss",
+            lambda w: {"id": "x", "version": "0.9.2"},
+            "error:stale_announcement",
+        ),
+        Case("release_notes.dismiss", lambda w: {"version": "0.9.2"}, "error:stale_release_notes"),
+        # no client shell issued a command id to a socket client
+        Case("command.invoke", lambda w: {"command_id": "no.such"}, "error:command_not_found"),
         Case("client.window_title.set", lambda w: {"title": "t"}, "client_window_title"),
         Case("client.window_title.clear", _none, "client_window_title"),
-        Case("client_shell.surface.set", lambda w: {"active": True}, "client_shell_surface_set"),
+        Case("client_shell.surface.set", lambda w: {"active": True}, "error:connection_local_only"),
         Case("session.snapshot", _none, "session_snapshot"),
         Case("workspace.create", lambda w: {"cwd": str(w.repo)}, "workspace_created"),
         Case("workspace.list", _none, "workspace_list"),
@@ -334,10 +340,11 @@ def _cases() -> list[Case]:
         Case(
             "pane.graphics.set",
             lambda w: {"pane_id": w.pane, "format": "rgb", "image_width": 1, "image_height": 1},
-            "error:cell_size_unavailable",
+            "error:feature_disabled",
         ),
-        Case("pane.graphics.clear", _pane, "ok"),
-        Case("pane.graphics.info", _pane, "error:cell_size_unavailable"),
+        # Herdr's default config has experimental.kitty_graphics off (pane_graphics.rs)
+        Case("pane.graphics.clear", _pane, "error:feature_disabled"),
+        Case("pane.graphics.info", _pane, "error:feature_disabled"),
         Case(
             "pane.report_agent",
             lambda w: {"pane_id": w.pane, "source": pi, "agent": "pi", "state": "working"},
