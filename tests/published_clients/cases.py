@@ -111,6 +111,25 @@ class World:
         workspace_id: str = created["workspace"]["workspace_id"]
         return workspace_id
 
+    def content_revision(self) -> int:
+        """The pane's content revision (as a copy-mode motion answers it) once the shell's
+        start-up output has settled: the same revision twice, 0.1 s apart."""
+        last = [-1]
+
+        def settled() -> bool:
+            moved = self.api(
+                "pane.copy_motion",
+                pane_id=self.pane,
+                cursor={"row": 0, "col": 0},
+                motion="line_end",
+            )
+            same = moved["content_revision"] == last[0]
+            last[0] = moved["content_revision"]
+            return same
+
+        wait_until(settled, 10, interval=0.1, what="the pane's output to settle")
+        return last[0]
+
     def agent(self) -> str:
         """Start a (fake) pi in the root pane, named ``a0``; its target."""
         self.api("agent.start", pane_id=self.pane, kind="pi", name="a0", timeout_ms=20000)
@@ -316,7 +335,7 @@ def _cases() -> list[Case]:
                 "cursor": {"row": 0, "col": 0},
                 "direction": "forward",
                 "query": "x",
-                "content_revision": 0,
+                "content_revision": w.content_revision(),
             },
             "pane_copy_search",
         ),
