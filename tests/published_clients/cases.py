@@ -123,7 +123,7 @@ class World:
                 cursor={"row": 0, "col": 0},
                 motion="line_end",
             )
-            same = moved["content_revision"] == last[0]
+            same: bool = moved["content_revision"] == last[0]
             last[0] = moved["content_revision"]
             return same
 
