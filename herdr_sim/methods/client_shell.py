@@ -51,6 +51,11 @@ from .specs import OPT_STR, OPT_U64, REQ_STR
 
 __all__ = ["announcements_path", "release_notes_path"]
 
+#: Herdr 0.9.1's messages for these refusals (see docs/simulator/fidelity.md)
+_STALE_ANNOUNCEMENT = "the product announcement is no longer current"
+_STALE_RELEASE_NOTES = "the release notes are no longer current"
+_MANIFEST_STALE = "custom command manifest is stale; reload configuration"
+
 #: ``PRODUCT_ANNOUNCEMENTS_PATH``, in the state directory
 ANNOUNCEMENTS_FILE = "product-announcements.json"
 #: ``PENDING_RELEASE_NOTES_PATH``, next to ``config.toml``
@@ -121,12 +126,12 @@ async def dismiss_announcement(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]
         or not isinstance(seen, list)
         or not all(isinstance(key, str) for key in seen)
     ):
-        raise HerdrError(errors.STALE_ANNOUNCEMENT, errors.STALE_ANNOUNCEMENT_MESSAGE)
+        raise HerdrError(errors.STALE_ANNOUNCEMENT, _STALE_ANNOUNCEMENT)
     assert isinstance(latest, dict)
     key = f"{latest['version']}/{latest['id']}"
     current = latest["version"] == rt.config.version and key not in seen
     if not current or (p["version"], p["id"]) != (latest["version"], latest["id"]):
-        raise HerdrError(errors.STALE_ANNOUNCEMENT, errors.STALE_ANNOUNCEMENT_MESSAGE)
+        raise HerdrError(errors.STALE_ANNOUNCEMENT, _STALE_ANNOUNCEMENT)
     write_atomic(path, {**store, "seen": sorted({*seen, key})})
     return {"type": "ok"}
 
@@ -148,7 +153,7 @@ async def dismiss_release_notes(rt: Runtime, p: dict[str, Any]) -> dict[str, Any
         or not stored["body"].strip(RUST_WHITESPACE)
         or stored["version"] != p["version"]
     ):
-        raise HerdrError(errors.STALE_RELEASE_NOTES, errors.STALE_RELEASE_NOTES_MESSAGE)
+        raise HerdrError(errors.STALE_RELEASE_NOTES, _STALE_RELEASE_NOTES)
     if stored["version"] == rt.config.version and stored.get("show_on_startup", True):
         write_atomic(path, {**stored, "show_on_startup": False})
     return {"type": "ok"}
@@ -170,7 +175,7 @@ async def dismiss_release_notes(rt: Runtime, p: dict[str, Any]) -> dict[str, Any
 )
 async def invoke_command(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Run a command of a client shell's projection; none exists, so no id is known."""
-    raise HerdrError(errors.COMMAND_NOT_FOUND, errors.COMMAND_MANIFEST_STALE_MESSAGE)
+    raise HerdrError(errors.COMMAND_NOT_FOUND, _MANIFEST_STALE)
 
 
 @method(

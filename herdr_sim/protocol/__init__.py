@@ -241,6 +241,11 @@ SERVER_ERROR_CODES: frozenset[str] = frozenset(
         "image_too_large",
         "layer_limit",
         "graphics_budget_exceeded",
+        # client-shell methods answered to a socket client
+        "stale_announcement",
+        "stale_release_notes",
+        "command_not_found",
+        "connection_local_only",
     }
 )
 #: Codes only Herdr's CLI produces (the server never does): the connection guard's and
