@@ -664,9 +664,20 @@ def _launch(
             record = actx.store.update(
                 record.task_id, status="running", delivery=completion.sent(record, None)
             )
-        elif exc.code in ("agent_not_running", "agent_not_found"):
-            # The agent went away under the prompt: the harvest reports how (never "starting").
+        elif exc.code == "agent_not_running":
+            # Gone while Herdr waited on the turn it was given: the harvest reports how.
             record = actx.store.update(record.task_id, status="running")
+        elif exc.code == "agent_not_found":
+            # Gone before the prompt reached it (Herdr found no such agent to prompt): Herdr
+            # saw it start, then it exited (a bad model, a crash at start-up). The task never
+            # began: a start failure with the pane's last lines (redacted), as when it exits
+            # while Herdr still waits for it to come up.
+            tail = start_watch.pane_tail(client, pane_id, secrets)
+            return _fail(
+                actx, record, "AGENT_START_FAILED",
+                _with_tail(f"the {kind} agent exited before its prompt was delivered", tail),
+                herdr=exc.code, slot=slot, began=began, close_pane=True, warnings=notes,
+            )  # fmt: skip
         elif exc.code == "agent_prompt_stalled":
             return _fail(
                 actx,

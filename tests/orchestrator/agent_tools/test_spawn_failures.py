@@ -136,3 +136,25 @@ def test_a_missing_executable_fails_fast(herdr_server: HerdrServer, tmp_path: Pa
     assert "not found" in result["error"]["message"]
     assert time.monotonic() - began < 30 * SCALE
     assert ctx.client.pane_list() == []
+
+
+def test_an_agent_gone_before_its_prompt_is_a_start_failure(
+    ctx: AgentToolsContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Herdr saw the agent start, then it exited before the prompt reached it (the race a
+    bad model loses under load: detection saw pi before pi printed its error): the task never
+    began, so it is AGENT_START_FAILED with the pane's last lines, the tab closed and the slot
+    freed — not a task left running for the harvest to call AGENT_EXITED."""
+
+    def gone(*args: Any, **kwargs: Any) -> Any:
+        raise NotFound("agent_not_found", "agent target gone")
+
+    monkeypatch.setattr(ctx.client, "agent_prompt", gone)
+    args = scenario_args(tmp_path, Scenario().reply("x"))
+    result = spawn(ctx, prompt="x", cwd=str(tmp_path), agent_args=args)
+    assert (result["status"], result["error"]["code"]) == ("failed", "AGENT_START_FAILED"), result
+    assert "exited before its prompt was delivered" in result["error"]["message"]
+    assert result["error"]["herdrCode"] == "agent_not_found"
+    assert ctx.client.pane_list() == []
+    assert ctx.store.get(result["taskId"]).status == "failed"
+    assert not ctx.slots.holders()
