@@ -6,6 +6,7 @@ the agent; and, directly, the rules of its assertions (seq order, official sourc
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -193,7 +194,7 @@ def test_on_the_real_backend_the_assertions_skip_and_releases_come_from_events(
 # -- the assertions' rules, on a log fed by hand -------------------------------------------------
 
 
-def feed(log: RequestLog, method: str, response: dict[str, object], **params: object) -> None:
+def feed(log: RequestLog, method: str, response: Mapping[str, object], **params: object) -> None:
     """One request and its answer, as the wire tap sees them."""
     log.on_line("request", {"id": "t", "method": method, "params": params})
     log.on_line("response", {"id": "t", **response})
