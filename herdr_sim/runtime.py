@@ -481,7 +481,7 @@ class Runtime:
         process that is gone is attributed to no pane."""
         shells = {proc.pty.pid: key for key, proc in self.processes.items()}
         own = os.getpid()  # the simulator's process is no pane's (nor are its clients)
-        info, seen = proc_info(pid), set()
+        info, seen = (proc_info(pid) if pid != own else None), set()
         while info is not None and info.pid not in seen and info.pid != own:
             key = shells.get(info.sid)
             key = shells.get(info.pid) if key is None else key
