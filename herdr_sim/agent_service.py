@@ -20,8 +20,9 @@ runtime or a handler module (the runtime imports this module, handlers call it).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from . import lifecycle
 from .config import SimulatorConfig
@@ -31,11 +32,21 @@ from .metadata import MetaHost, sync_pane
 from .model import agents
 from .model.agents import AgentBook, AgentRecord, AgentState, Update, effective
 from .model.session import PaneRef
+from .registry import current_request_id
 
-__all__ = ["AgentHost", "AgentService", "LaunchBook", "Mutation"]
+log = logging.getLogger(__name__)
+
+__all__ = ["AgentHost", "AgentService", "LaunchBook", "Mutation", "ReleaseCause", "ReleaseTap"]
 
 #: A change to an agent record; returns whether it released the pane's agent.
 Mutation = Callable[[AgentRecord], bool]
+#: Why a pane's agent was released: a request (``pane.release_agent``), the agent's process
+#: ending (process detection), or the guide's safety net (the job that reported ended
+#: without releasing). Herdr's ``pane.agent_detected`` event does not say which.
+ReleaseCause = Literal["request", "process-exit", "safety-net"]
+#: ``tap(pane_id, agent, cause, request_id)``: one call per release, on the loop, as it
+#: happens; ``request_id`` is the releasing request's (cause ``request``), else ""
+ReleaseTap = Callable[[str, "str | None", ReleaseCause, str], None]
 
 
 class AgentHost(MetaHost, Protocol):
@@ -186,6 +197,9 @@ class AgentService:
     def __init__(self, host: AgentHost) -> None:
         self.host = host
         self.launches = LaunchBook(host, self)
+        #: called on every release with its cause (the simulator-side record the plugin's
+        #: request log reads; ``Simulator.release_taps``)
+        self.release_taps: list[ReleaseTap] = []
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -225,18 +239,29 @@ class AgentService:
         ref.pane.agent_rec.managed_kind = None if launch is None else launch.kind
         return launch
 
-    def apply(self, ref: PaneRef, mutate: Mutation) -> Update:
+    def apply(self, ref: PaneRef, mutate: Mutation, *, cause: ReleaseCause = "request") -> Update:
         """Change the pane's agent record: sync, before, ``mutate``, commit.
 
         ``mutate`` returns whether the change released the pane's agent (its
-        ``pane.agent_detected`` then says ``released``).
+        ``pane.agent_detected`` then says ``released``, and the release taps hear ``cause``).
         """
         launch = self.sync_managed(ref)
         pane = ref.pane
         pending = launch is not None and launch.launch_pending
         before = AgentBook.snapshot(pane.agent_rec, pane.state, pane.seen, launch_pending=pending)
         released = mutate(pane.agent_rec)
-        return self._commit(ref, before, released=released)
+        update = self._commit(ref, before, released=released)
+        if update.released:
+            self._released(ref.pane_id, update.event_label, cause)
+        return update
+
+    def _released(self, pane_id: str, agent: str | None, cause: ReleaseCause) -> None:
+        request_id = current_request_id.get() if cause == "request" else ""
+        for tap in list(self.release_taps):
+            try:
+                tap(pane_id, agent, cause, request_id)
+            except Exception:
+                log.exception("release tap failed")
 
     def _commit(self, ref: PaneRef, before: agents.Snapshot, *, released: bool) -> Update:
         """Apply the engine's rules to a changed record and emit Herdr's events (§6.2).
@@ -283,7 +308,7 @@ class AgentService:
         the job that just ended and never released is cleared (the guide's safety net)."""
         if ref.pane.agent_rec.exit_job is None:
             return
-        self.apply(ref, agents.abandoned)
+        self.apply(ref, agents.abandoned, cause="safety-net")
 
     def set_detection(self, ref: PaneRef, *, agent: str | None, screen_state: AgentState) -> Update:
         """The seam for process and screen detection: set what Herdr would detect in a pane.
@@ -313,4 +338,4 @@ class AgentService:
             agents.replay_parked(rec)  # a report that came before its process may apply now
             return released
 
-        return self.apply(ref, detect)
+        return self.apply(ref, detect, cause="process-exit")

@@ -474,6 +474,23 @@ class Runtime:
             return None
         return pgid
 
+    def pane_of_process(self, pid: int) -> str | None:
+        """The pane whose process tree ``pid`` belongs to (its shell's session, or the
+        shell among its ancestors), or None: how a request is attributed to the pane whose
+        process sent it (:data:`herdr_sim.server.current_peer_pid`). Reads ``/proc``: a
+        process that is gone is attributed to no pane."""
+        shells = {proc.pty.pid: key for key, proc in self.processes.items()}
+        own = os.getpid()  # the simulator's process is no pane's (nor are its clients)
+        info, seen = (proc_info(pid) if pid != own else None), set()
+        while info is not None and info.pid not in seen and info.pid != own:
+            key = shells.get(info.sid)
+            key = shells.get(info.pid) if key is None else key
+            if key is not None and key in self.session.panes:
+                return self.session.locate(key).pane_id
+            seen.add(info.pid)
+            info = proc_info(info.ppid) if info.ppid > 1 else None
+        return None
+
     def start_detection(self) -> None:
         """Start the agent-detection loop (at boot, before any pane is restored)."""
         agents = self.agents

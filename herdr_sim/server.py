@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import errno
 import json
 import logging
 import os
 import socket
+import struct
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -42,6 +44,14 @@ WIRE_TAPS: list[Callable[[str, Line], None]] = []
 #: ``exchange_tap(first_line, answer)``: one call per request connection (see
 #: :attr:`Server.exchange_taps`)
 ExchangeTap = Callable[[bytes, Line | None], None]
+
+#: the pid of the process at the other end of the connection being served (Linux peer
+#: credentials, read when the connection is accepted), or None: an in-process wire tap reads
+#: it to attribute a request to the pane whose process sent it
+#: (:meth:`herdr_sim.runtime.Runtime.pane_of_process`); Herdr itself does not look at it
+current_peer_pid: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "current_peer_pid", default=None
+)
 
 _WRITE_TIMEOUT = 5.0
 #: how many unexpected handler exceptions a server keeps (:attr:`Server.handler_errors`)
@@ -248,6 +258,7 @@ class Server:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        current_peer_pid.set(peer_pid(writer))  # this connection's own task context
         try:
             if not self._closing:  # a connection accepted just before close gets no answer
                 await self._serve_one(reader, writer)
@@ -440,6 +451,20 @@ def prepare_socket_dir(directory: Path) -> None:
         directory.mkdir(parents=True, mode=0o700)
         directory.chmod(0o700)
     check_directory(directory, "socket directory")
+
+
+def peer_pid(writer: asyncio.StreamWriter) -> int | None:
+    """The pid of the process that connected (``SO_PEERCRED``), or None when unknown."""
+    sock = writer.get_extra_info("socket")
+    option = getattr(socket, "SO_PEERCRED", None)
+    if sock is None or option is None:
+        return None
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    pid: int = struct.unpack("3i", raw)[0]
+    return pid or None
 
 
 def socket_is_live(path: Path) -> bool:

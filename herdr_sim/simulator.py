@@ -22,6 +22,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 from .agent_home import prepare_agent_home
+from .agent_service import ReleaseTap
 from .config import SimulatorConfig
 from .events import Envelope
 from .faults import FaultPlan
@@ -132,6 +133,10 @@ class Simulator:
         #: simulator once: the first line as read (bytes) and the answer written for it, or
         #: None (:attr:`Server.exchange_taps`); append before or after :meth:`start`
         self.exchange_taps: list[Callable[[bytes, dict[str, Any] | None], None]] = []
+        #: ``tap(pane_id, agent, cause, request_id)`` callables told of every release of a
+        #: pane's agent and its cause, which Herdr's events do not carry
+        #: (:data:`herdr_sim.agent_service.ReleaseTap`); append before or after :meth:`start`
+        self.release_taps: list[ReleaseTap] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -190,6 +195,7 @@ class Simulator:
         server = Server(runtime, load_all())
         server.taps = self.wire_taps
         server.exchange_taps = self.exchange_taps
+        runtime.agents.release_taps = self.release_taps
         await server.start()
         try:
             runtime.marks.register()  # ends what a SIGKILLed server on this socket left

@@ -8,7 +8,8 @@ test imports (``__all__``) are the handles the fixtures give (:class:`HerdrServe
 :class:`Pane`, :class:`Workspace`, :class:`Agent`, :class:`FakeAgents`), the client
 (:class:`HerdrClient`, :class:`AsyncHerdrClient`, the orchestrator's wire client), the
 contract checker (:class:`ContractChecker`), the event recorder (:class:`EventRecorder`) and
-the failure forensics (:class:`Forensics`, :class:`WireTail`). They resolve on first use.
+the failure forensics (:class:`Forensics`, :class:`WireTail`) and the request log
+(:class:`RequestLog`, :class:`LoggedRequest`, :class:`Release`). They resolve on first use.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from .events import EventRecorder, RecordedEvent
     from .forensics import Forensics, WireTail
     from .handles import Pane, Workspace
+    from .request_log import LoggedRequest, Release, RequestLog
 
 _LAZY = {
     "Agent": "agents",
@@ -39,6 +41,9 @@ _LAZY = {
     "WireTail": "forensics",
     "Pane": "handles",
     "Workspace": "handles",
+    "LoggedRequest": "request_log",
+    "Release": "request_log",
+    "RequestLog": "request_log",
 }
 
 __all__ = [
@@ -50,8 +55,11 @@ __all__ = [
     "Forensics",
     "HerdrClient",
     "HerdrServer",
+    "LoggedRequest",
     "Pane",
     "RecordedEvent",
+    "Release",
+    "RequestLog",
     "WireTail",
     "Workspace",
 ]

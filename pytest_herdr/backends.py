@@ -36,6 +36,8 @@ if TYPE_CHECKING:  # the simulator is imported when a test first starts one
     from herdr_sim import Simulator
     from herdr_sim.config import SimulatorConfig
 
+    from .request_log import RequestLog
+
 #: variables a pane or CLI run keeps from the test process; everything else is left out so
 #: a developer's own HERDR_* variables, tokens and shell setup never leak into a test
 KEPT_ENV = ("PATH", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR")
@@ -99,6 +101,8 @@ class HerdrServer:
     tail: WireTail = field(default_factory=lambda: WireTail(TAIL_LINES), repr=False)
     #: every event since the server started (the fixtures start one per server)
     events: EventRecorder | None = field(default=None, repr=False)
+    #: every request and release since the server started (``herdr_requests``)
+    requests: RequestLog | None = field(default=None, repr=False)
 
     def client_observers(self) -> list[Callable[[str, dict[str, Any]], None]]:
         """What a client of this server must show its lines to: nothing for a simulator
@@ -199,6 +203,7 @@ def _restart_sim(server: HerdrServer) -> None:
     new = Simulator(old.config)
     new.wire_taps.extend(old.wire_taps)
     new.exchange_taps.extend(old.exchange_taps)
+    new.release_taps.extend(old.release_taps)
     new.start()
     server.sim, server._stop = new, new.stop
 

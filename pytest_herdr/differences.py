@@ -62,6 +62,13 @@ DIFFERENCES: tuple[Difference, ...] = (
         "xfail",
     ),
     Difference(
+        "request-log",
+        ("real",),
+        "a real Herdr's socket cannot be tapped: the requests its pane processes make "
+        "(reports, releases, their answers) and why an agent was released are seen only by "
+        "the simulator",
+    ),
+    Difference(
         "ui-methods",
         ("sim",),
         "the simulator has no terminal UI: UI, plugin, worktree and graphics methods answer "

@@ -28,6 +28,7 @@ from .differences import skip_for
 from .events import OWN_ID, EventRecorder
 from .forensics import ID_PREFIX
 from .handles import Pane, Workspace
+from .request_log import RequestLog
 from .settings import Backend, Settings, settings_of
 from .waits import HerdrWait
 
@@ -199,6 +200,7 @@ def herdr_server_factory(
         else:
             server = backends.start_sim(config, pane_env=env, pane_path=path)
         started.append(server)
+        server.requests = RequestLog.attach(server)
         checker = request.config.stash.get(CONTRACTS_KEY, None)
         if checker is not None:
             # a simulator shows the checker every line, the CLI's and the agents' too; the
@@ -339,6 +341,17 @@ def herdr_events(herdr_server: HerdrServer) -> EventRecorder:
     if herdr_server.events is None:
         pytest.fail("the event recorder could not subscribe to the server")
     return herdr_server.events
+
+
+@pytest.fixture
+def herdr_requests(herdr_server: HerdrServer) -> RequestLog:
+    """Every request ``herdr_server`` was sent since it started — which pane's processes sent
+    it, its answer — and every release of a pane's agent with its cause:
+    ``herdr_requests.assert_reported(pane, state="idle", seq_increasing=True)``,
+    ``herdr_requests.assert_released(pane, source="custom:my-agent")``. On a real Herdr it
+    holds no requests (its socket cannot be tapped) and the assertions skip."""
+    assert herdr_server.requests is not None
+    return herdr_server.requests
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_pane,
     herdr_pane_env,
     herdr_pane_path,
+    herdr_requests,
     herdr_server,
     herdr_server_factory,
     herdr_settings,
