@@ -32,7 +32,7 @@ from .metadata import MetaHost, sync_pane
 from .model import agents
 from .model.agents import AgentBook, AgentRecord, AgentState, Update, effective
 from .model.session import PaneRef
-from .registry import current_request_id
+from .request_context import current_request_id
 
 log = logging.getLogger(__name__)
 

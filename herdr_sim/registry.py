@@ -12,7 +12,6 @@ method names lives here too, so a test can compare it with the published schema.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -50,12 +49,6 @@ class MethodEntry:
 
 
 METHODS: dict[str, MethodEntry] = {}
-
-#: The id of the request a handler is answering (set by the server around each handler;
-#: Herdr uses it as e.g. a plugin action's ``correlation_id``).
-current_request_id: contextvars.ContextVar[str] = contextvars.ContextVar(
-    "current_request_id", default=""
-)
 
 
 def method(

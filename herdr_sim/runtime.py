@@ -477,7 +477,7 @@ class Runtime:
     def pane_of_process(self, pid: int) -> str | None:
         """The pane whose process tree ``pid`` belongs to (its shell's session, or the
         shell among its ancestors), or None: how a request is attributed to the pane whose
-        process sent it (:data:`herdr_sim.server.current_peer_pid`). Reads ``/proc``: a
+        process sent it (:data:`herdr_sim.request_context.current_peer_pid`). Reads ``/proc``: a
         process that is gone is attributed to no pane."""
         shells = {proc.pty.pid: key for key, proc in self.processes.items()}
         own = os.getpid()  # the simulator's process is no pane's (nor are its clients)

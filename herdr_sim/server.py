@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import errno
 import json
 import logging
@@ -27,7 +26,8 @@ from typing import Any, NamedTuple
 from . import errors
 from .errors import HerdrError
 from .params import Enum, Obj, ParamError, check, shaped
-from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry, current_request_id
+from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
+from .request_context import current_peer_pid, current_request_id
 from .request_json import JsonError, at_column, read_request, rust_trim
 from .request_shapes import SHAPES
 from .runtime import Runtime
@@ -45,13 +45,6 @@ WIRE_TAPS: list[Callable[[str, Line], None]] = []
 #: :attr:`Server.exchange_taps`)
 ExchangeTap = Callable[[bytes, Line | None], None]
 
-#: the pid of the process at the other end of the connection being served (Linux peer
-#: credentials, read when the connection is accepted), or None: an in-process wire tap reads
-#: it to attribute a request to the pane whose process sent it
-#: (:meth:`herdr_sim.runtime.Runtime.pane_of_process`); Herdr itself does not look at it
-current_peer_pid: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "current_peer_pid", default=None
-)
 
 _WRITE_TIMEOUT = 5.0
 #: how many unexpected handler exceptions a server keeps (:attr:`Server.handler_errors`)

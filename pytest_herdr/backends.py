@@ -342,3 +342,22 @@ def _terminate(proc: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def request_log_of(server: HerdrServer) -> RequestLog:
+    """A request log of ``server`` (``herdr_requests``): its wire tap and release tap on a
+    simulator (kept across ``restart()``); its recorded events on a real Herdr."""
+    from .request_log import RequestLog
+
+    sim = server.sim
+    if sim is None:
+        return RequestLog(backend="real", recorder=lambda: server.events)
+
+    def resolve(pid: int) -> str | None:
+        current = server.sim
+        return None if current is None else current.runtime.pane_of_process(pid)
+
+    log = RequestLog(backend="sim", resolve=resolve)
+    server.tap(log.on_line)
+    sim.release_taps.append(log.on_release)
+    return log

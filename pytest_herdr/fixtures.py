@@ -21,7 +21,7 @@ from herdr_sim.config import SimulatorConfig
 
 from . import backends
 from .agents import FakeAgents
-from .backends import HerdrServer
+from .backends import HerdrServer, request_log_of
 from .cli_runner import HerdrCli
 from .client import AsyncHerdrClient, HerdrClient, Observer
 from .differences import skip_for
@@ -200,7 +200,7 @@ def herdr_server_factory(
         else:
             server = backends.start_sim(config, pane_env=env, pane_path=path)
         started.append(server)
-        server.requests = RequestLog.attach(server)
+        server.requests = request_log_of(server)
         checker = request.config.stash.get(CONTRACTS_KEY, None)
         if checker is not None:
             # a simulator shows the checker every line, the CLI's and the agents' too; the

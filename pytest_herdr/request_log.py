@@ -35,7 +35,6 @@ from .forensics import ID_PREFIX as FORENSICS_ID
 from .waits import SCALE, WaitTimeout
 
 if TYPE_CHECKING:
-    from .backends import HerdrServer
     from .events import EventRecorder
 
 __all__ = ["LoggedRequest", "Release", "RequestLog"]
@@ -175,23 +174,6 @@ class RequestLog:
 
     # -- recording ----------------------------------------------------------------------------
 
-    @classmethod
-    def attach(cls, server: HerdrServer) -> RequestLog:
-        """A log of ``server``: its wire tap and release tap on a simulator (kept across
-        ``restart()``); its recorded events on a real Herdr."""
-        sim = server.sim
-        if sim is None:
-            return cls(backend="real", recorder=lambda: server.events)
-
-        def resolve(pid: int) -> str | None:
-            current = server.sim
-            return None if current is None else current.runtime.pane_of_process(pid)
-
-        log = cls(backend="sim", resolve=resolve)
-        server.tap(log.on_line)
-        sim.release_taps.append(log.on_release)
-        return log
-
     def _now(self) -> float:
         return time.monotonic() - self.origin
 
@@ -208,7 +190,7 @@ class RequestLog:
                     entry.response = redact(line)
                     self._changed.notify_all()
             return
-        from herdr_sim.server import current_peer_pid
+        from herdr_sim.request_context import current_peer_pid
 
         pid = current_peer_pid.get()
         sender = self.resolve(pid) if pid is not None else None

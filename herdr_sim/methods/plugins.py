@@ -45,7 +45,8 @@ from ..plugins import (
     plugin_state_dir,
     simulator_state_dir,
 )
-from ..registry import current_request_id, method
+from ..registry import method
+from ..request_context import current_request_id
 from ..runtime import Runtime
 from .specs import AGENT_STATUS, OPT_STR, OPT_U64, REQ_STR
 
