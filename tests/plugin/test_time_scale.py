@@ -8,6 +8,7 @@ until answered, a prompt the agent never takes still stalls rather than timing o
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -116,7 +117,7 @@ def test_a_bad_marker_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*herdr_time_scale on *test_zero: expected one number > 0*"])
 
 
-def test_a_real_herdr_keeps_its_clocks(pytester: pytest.Pytester, standin_herdr: object) -> None:
+def test_a_real_herdr_keeps_its_clocks(pytester: pytest.Pytester, standin_herdr: Path) -> None:
     # the time scale is the simulator's: a real Herdr's waits keep their real bounds
     pytester.makepyfile(
         source("""
