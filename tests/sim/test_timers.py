@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
+from herdr_sim.client import RequestFailed
 from herdr_sim.config import SimulatorConfig
 from herdr_sim.fake_agent.app import time_scale_of
 from herdr_sim.timers import TIME_SCALE_ENV, Timers
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.herdr_sim_only
 
@@ -92,3 +95,26 @@ def test_panes_get_the_scale(api: Callable[..., dict[str, Any]]) -> None:
 
 def test_at_one_the_panes_environment_is_herdrs(api: Callable[..., dict[str, Any]]) -> None:
     assert scale_in_pane(api) == "S=unset"
+
+
+@pytest.mark.sim_settings(time_scale=0.1, fake_agents=False)
+def test_agent_starts_default_deadline_runs_at_the_scale(
+    api: Callable[..., dict[str, Any]],
+) -> None:
+    # no pi on PATH: the launch stays pending until its deadline, Herdr's 30 s without a
+    # timeout_ms, here 3 s; then the name is cleared
+    pane = api("workspace.create", cwd="/", focus=True)["root_pane"]["pane_id"]
+    started = time.monotonic()
+    api("agent.start", name="a", kind="pi", pane_id=pane)
+
+    def named() -> bool:
+        try:
+            return bool(api("agent.get", target="a")["agent"]["launch_pending"])
+        except RequestFailed as exc:
+            if exc.code != "agent_not_found":
+                raise
+            return False
+
+    assert named()
+    wait_until(lambda: not named(), timeout=25.0, what="the launch's deadline")
+    assert 3.0 <= time.monotonic() - started < 25.0
