@@ -27,6 +27,7 @@ BENCHMARKS = [
     "idle_cpu",
     "agent_start",
     "plugin_fixtures",
+    "agent_time_scale",
     "tool_calls",
     "agent_tools",
     "tool_list",

@@ -116,7 +116,7 @@ class LaunchBook:
             name=name,
             kind=kind,
             deadline=now + timeout,
-            ready_after=now + self.host.config.agent_start_settle,
+            ready_after=now + self.host.config.timers().agent_start_settle,
         )
         # Herdr sets the name without an event: the pane's effective agent is unchanged
         ref.pane.agent_rec.name = name

@@ -83,6 +83,16 @@ def _milliseconds(text: str) -> int:
     return value
 
 
+def _time_scale(text: str) -> float:
+    """``--time-scale``'s value: a finite number > 0."""
+    from .timers import check_time_scale
+
+    try:
+        return check_time_scale(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number > 0: {text!r}") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="herdr-sim", description=__doc__)
     from ._version import HERDR_VERSION, __version__
@@ -140,6 +150,15 @@ def _parser() -> argparse.ArgumentParser:
     timers = serve.add_argument_group("Herdr's timers (milliseconds; default: Herdr's)")
     for flag, field, text in TIMER_OPTIONS:
         timers.add_argument(flag, type=_milliseconds, dest=field, metavar="MS", help=text)
+    timers.add_argument(
+        "--time-scale",
+        type=_time_scale,
+        default=1.0,
+        metavar="FACTOR",
+        help="run every timer above and agent.start's default deadline at this factor, their "
+        "order kept (0.1: ten times faster; default 1: Herdr's real time); the fake agents' "
+        "scripted delays follow it, a real agent's own time does not",
+    )
 
     install = sub.add_parser("install-cli", help="write the simulator's `herdr` into DIR")
     install.add_argument("dir", type=Path)
@@ -305,6 +324,7 @@ def serve_config(args: argparse.Namespace) -> SimulatorConfig:
         value = getattr(args, field)
         if value is not None:
             setattr(config, field, value / 1000)
+    config.time_scale = args.time_scale
     return config
 
 

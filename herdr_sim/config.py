@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._version import HERDR_VERSION, PROTOCOL
+
+if TYPE_CHECKING:
+    from .timers import Timers
 
 
 @dataclass
@@ -88,6 +92,19 @@ class SimulatorConfig:
     worktree_directory: Path | None = None
     #: seconds one git command may run before it is killed and the request fails
     git_timeout: float = 60.0
+    # -- time scale (herdr_sim/timers.py) -------------------------------------------------------
+    #: the factor every Herdr-side delay and default wait above runs at (the settle and
+    #: submit delays, the prompt stall and first-line timeouts, the detection timers,
+    #: agent.start's default deadline): 1 = Herdr's real time, 0.1 = ten times faster,
+    #: their order kept. The fields above stay in Herdr's time; :meth:`timers` applies it.
+    time_scale: float = 1.0
+
+    def timers(self) -> Timers:
+        """The seconds this simulator waits on each of Herdr's clocks: the timer fields
+        times :attr:`time_scale` (the one place the scale is applied)."""
+        from .timers import effective
+
+        return effective(self)
 
     def coerce_paths(self) -> None:
         """Accept any path-like (a ``str`` too) for the path settings, as callers write

@@ -40,6 +40,7 @@ from .detect import ManifestSet, detect_agent_process, load_manifests
 from .model.agents import AgentState
 from .model.session import PaneRef, Session
 from .pane_process import PaneProcess
+from .timers import ACQUIRE_REPROBE, ACQUISITION_WINDOW, RECHECK_IDENTIFIED
 
 __all__ = ["DetectionHost", "DetectionLoop", "DetectionTiming", "Report"]
 
@@ -59,12 +60,6 @@ class DetectionHost(Protocol):
 
 log = logging.getLogger(__name__)
 
-#: How long after a foreground change a non-agent job is still re-probed (Herdr: 8 s).
-ACQUISITION_WINDOW = 8.0
-#: Least time between two probes of a job that is not an agent yet (while acquiring).
-ACQUIRE_REPROBE = 0.02
-#: Re-probe interval of an identified agent (Herdr: 5 s).
-RECHECK_IDENTIFIED = 5.0
 #: Every this many ticks, panes sitting at their shell prompt are checked too.
 FULL_SCAN_EVERY = 10
 #: Misses before an agent replaced by a non-shell foreground job is dropped (Herdr: 6).
@@ -81,6 +76,12 @@ class DetectionTiming:
     debounce: float = 0.05
     #: how long a working → plain idle screen must persist (Herdr: 3 × 100 ms, ≤ 700 ms)
     idle_hold: float = 0.3
+    #: how long after a foreground change a non-agent job is still re-probed (Herdr: 8 s)
+    acquisition_window: float = ACQUISITION_WINDOW
+    #: least time between two probes of a job that is not an agent yet (while acquiring)
+    acquire_reprobe: float = ACQUIRE_REPROBE
+    #: re-probe interval of an identified agent (Herdr: 5 s)
+    recheck_identified: float = RECHECK_IDENTIFIED
 
 
 @dataclass
@@ -129,10 +130,14 @@ class DetectionLoop:
         """A loop configured from the runtime's :class:`~herdr_sim.config.SimulatorConfig`."""
         config = rt.config
         manifests = load_manifests(config.agent_manifests_dir)
+        timers = config.timers()  # at the simulator's time scale
         timing = DetectionTiming(
-            interval=config.detection_interval,
-            debounce=config.detection_debounce,
-            idle_hold=config.detection_idle_hold,
+            interval=timers.detection_interval,
+            debounce=timers.detection_debounce,
+            idle_hold=timers.detection_idle_hold,
+            acquisition_window=timers.acquisition_window,
+            acquire_reprobe=timers.acquire_reprobe,
+            recheck_identified=timers.recheck_identified,
         )
         return cls(rt, manifests, timing, report=report)
 
@@ -255,12 +260,13 @@ class DetectionLoop:
         changed = pgid != watch.pgid or not watch.probed
         if changed:
             watch.pgid = pgid
-            watch.acquiring_until = now + ACQUISITION_WINDOW if pgid not in (None, shell) else 0.0
+            acquiring = pgid not in (None, shell)
+            watch.acquiring_until = now + self.timing.acquisition_window if acquiring else 0.0
         elif watch.agent is None:
             acquiring = now < watch.acquiring_until
-            if not acquiring or now - watch.last_probe < ACQUIRE_REPROBE:
+            if not acquiring or now - watch.last_probe < self.timing.acquire_reprobe:
                 return None
-        elif now - watch.last_probe < RECHECK_IDENTIFIED:
+        elif now - watch.last_probe < self.timing.recheck_identified:
             return watch.agent
         watch.last_probe, watch.probed = now, True
         found = detect_agent_process(pgid, shell) if pgid is not None else None

@@ -36,6 +36,7 @@ from .procfs import cwd_of, proc_info
 from .pty import PtyProcess
 from .shell import ShellConfig, pane_command, pane_env
 from .terminal import Terminal
+from .timers import TIME_SCALE_ENV
 from .views import (
     agent_info,
     layout_view,
@@ -237,6 +238,8 @@ class Runtime:
         )
         full_env["PATH"] = self.with_fake_agents(full_env.get("PATH", ""))
         full_env[MARK_VARIABLE] = self.marks.value(ref.pane.key)
+        if self.config.time_scale != 1:  # the fake agents scale their scripted delays by it
+            full_env[TIME_SCALE_ENV] = repr(float(self.config.time_scale))
         argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)
         pty = PtyProcess.spawn(
             argv,

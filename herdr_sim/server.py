@@ -273,7 +273,7 @@ class Server:
         config = self.runtime.config
         try:
             line = await asyncio.wait_for(
-                reader.readuntil(b"\n"), timeout=config.first_line_timeout
+                reader.readuntil(b"\n"), timeout=config.timers().first_line_timeout
             )
         except asyncio.IncompleteReadError as exc:
             line = exc.partial  # EOF without newline: what was sent is the request

@@ -117,6 +117,7 @@ class Simulator:
                 raise TypeError(f"unknown simulator setting {key!r}")
             setattr(self.config, key, value)
         self.config.coerce_paths()
+        self.config.timers()  # a bad time_scale fails here, not at its first timer
         self.socket_path = resolve_socket_path(self.config)
         self._own_runtime_dir = self.config.runtime_dir is None
         self.runtime_dir = self.config.runtime_dir or Path(tempfile.mkdtemp(prefix="herdr-sim-rt-"))

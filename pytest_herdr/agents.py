@@ -18,7 +18,7 @@ from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario
 
 from .client import HerdrClient
 from .handles import Pane
-from .waits import SCALE, HerdrWait, WaitTimeout, wait_until
+from .waits import AGENT_WAIT, SCALE, HerdrWait, WaitTimeout, wait_until
 
 if TYPE_CHECKING:
     from .events import EventRecorder
@@ -36,6 +36,11 @@ class Agent:
     pane: Pane
     #: the server's event recorder: a prompt or wait returns once it has the end status too
     events: EventRecorder | None = None
+    #: the server's time scale: the default bounds of :meth:`prompt` and :meth:`wait` run at it
+    time_scale: float = 1.0
+
+    def _bound(self, timeout: float | None) -> float:
+        return AGENT_WAIT * self.time_scale if timeout is None else timeout
 
     @property
     def info(self) -> dict[str, Any]:
@@ -49,13 +54,19 @@ class Agent:
         return str(self.info["agent_status"])
 
     def prompt(
-        self, text: str, *, wait: bool = True, until: tuple[str, ...] = (), timeout: float = 30.0
+        self,
+        text: str,
+        *,
+        wait: bool = True,
+        until: tuple[str, ...] = (),
+        timeout: float | None = None,
     ) -> dict[str, Any]:
         """``agent.prompt``; with ``wait`` (the default) return after the agent's turn, the
-        AgentInfo of the end of the turn."""
+        AgentInfo of the end of the turn (bounded: ``timeout``, default 30 s at the server's
+        time scale)."""
         params: dict[str, Any] = {"target": self.name, "text": text}
         if wait:
-            options: dict[str, Any] = {"timeout_ms": int(timeout * SCALE * 1000)}
+            options: dict[str, Any] = {"timeout_ms": int(self._bound(timeout) * SCALE * 1000)}
             if until:
                 options["until"] = list(until)
             params["wait"] = options
@@ -65,11 +76,12 @@ class Agent:
             self.events.catch_up(info["pane_id"], info["agent_status"], since=since)
         return info
 
-    def wait(self, *statuses: str, timeout: float = 30.0) -> dict[str, Any]:
-        """``agent.wait`` for one of ``statuses`` (default: idle or done)."""
+    def wait(self, *statuses: str, timeout: float | None = None) -> dict[str, Any]:
+        """``agent.wait`` for one of ``statuses`` (default: idle or done), bounded by
+        ``timeout`` (default 30 s at the server's time scale)."""
         __tracebackhide__ = True
         waits = HerdrWait(self.client, events=self.events)
-        return waits.for_agent(self.name, *statuses, timeout=timeout)
+        return waits.for_agent(self.name, *statuses, timeout=self._bound(timeout))
 
     def send_keys(self, *keys: str) -> None:
         """``agent.send_keys`` (``"Escape"``, ``"Enter"``, ``"C-c"`` …)."""
@@ -90,11 +102,15 @@ class FakeAgents:
         directory: Path,
         default_pane: Pane | None,
         events: EventRecorder | None = None,
+        *,
+        time_scale: float = 1.0,
     ) -> None:
         self.client = client
         self.directory = directory
         self.default_pane = default_pane
         self.events = events
+        #: the server's time scale: the default bounds of starts, prompts and waits run at it
+        self.time_scale = time_scale
         self._numbers = itertools.count(1)
 
     @staticmethod
@@ -115,10 +131,11 @@ class FakeAgents:
         pane: Pane | None = None,
         name: str | None = None,
         args: tuple[str, ...] = (),
-        ready_timeout: float = 30.0,
+        ready_timeout: float | None = None,
     ) -> Agent:
         """Start a fake agent of ``kind`` with ``scenario`` in ``pane`` (default: the test's
-        ``herdr_pane``) and wait until it is ``interactive_ready``."""
+        ``herdr_pane``) and wait until it is ``interactive_ready`` (bounded:
+        ``ready_timeout``, default 30 s at the server's time scale)."""
         target = pane or self.default_pane
         if target is None:
             raise ValueError("no pane: pass pane=… (or use the herdr_pane fixture)")
@@ -126,8 +143,16 @@ class FakeAgents:
         if scenario is not None:
             argv = ["--scenario", str(self.write(scenario)), *argv]
         agent_name = name or f"{kind}-{next(self._numbers)}"
+        bound = AGENT_WAIT * self.time_scale if ready_timeout is None else ready_timeout
         return start_agent(
-            self.client, kind, target, agent_name, argv, ready_timeout, events=self.events
+            self.client,
+            kind,
+            target,
+            agent_name,
+            argv,
+            bound,
+            events=self.events,
+            time_scale=self.time_scale,
         )
 
 
@@ -139,11 +164,12 @@ def start_agent(
     args: list[str],
     ready_timeout: float,
     events: EventRecorder | None = None,
+    time_scale: float = 1.0,
 ) -> Agent:
     """``agent.start`` of ``kind`` named ``name`` in ``pane``, then wait (bounded) until Herdr
     calls it ``interactive_ready``, as ``herdr agent start`` does; fake and real agents alike."""
     client.call("agent.start", name=name, kind=kind, pane_id=pane.pane_id, args=args)
-    agent = Agent(client, name, pane, events)
+    agent = Agent(client, name, pane, events, time_scale)
 
     def ready() -> bool:
         try:

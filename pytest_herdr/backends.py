@@ -104,6 +104,13 @@ class HerdrServer:
     #: every request and release since the server started (``herdr_requests``)
     requests: RequestLog | None = field(default=None, repr=False)
 
+    @property
+    def time_scale(self) -> float:
+        """The factor this server's Herdr timers run at: the simulator's ``time_scale``; 1
+        for a real Herdr, whose clocks cannot be changed. The fixtures' default waits on
+        this server are scaled by it."""
+        return self.sim.config.time_scale if self.sim is not None else 1.0
+
     def client_observers(self) -> list[Callable[[str, dict[str, Any]], None]]:
         """What a client of this server must show its lines to: nothing for a simulator
         (its wire tap sees them already), the protocol tail for a real Herdr."""

@@ -30,7 +30,7 @@ from .forensics import ID_PREFIX
 from .handles import Pane, Workspace
 from .request_log import RequestLog
 from .settings import Backend, Settings, settings_of
-from .waits import HerdrWait
+from .waits import DEFAULT_WAIT, HerdrWait
 
 if TYPE_CHECKING:  # jsonschema is imported only when --herdr-schema asks for checks
     from herdr_sim.conformance.report import IntegrationReport
@@ -126,9 +126,10 @@ def herdr_pane_path(request: pytest.FixtureRequest, herdr_settings: Settings) ->
 @pytest.fixture
 def herdr_sim_config(request: pytest.FixtureRequest, herdr_settings: Settings) -> SimulatorConfig:
     """The settings of the simulators this test starts: Herdr's defaults, the settle delay
-    of ``--herdr-settle-ms`` and the simulator's built-in detection rules for its fake agents
-    (point ``agent_manifests_dir`` at Herdr's own manifests to classify real agents'
-    screens), then the test's ``@pytest.mark.herdr(**settings)``, then the
+    of ``--herdr-settle-ms``, the time scale of ``--herdr-time-scale`` and the simulator's
+    built-in detection rules for its fake agents (point ``agent_manifests_dir`` at Herdr's
+    own manifests to classify real agents' screens), then the test's closest
+    ``@pytest.mark.herdr_time_scale(factor)``, its ``@pytest.mark.herdr(**settings)``, then the
     ``pytest_herdr_sim_config`` hook. Override it to change every test of a directory.
 
     ``base_env`` starts empty here: what a test puts in it is added to the panes' hermetic
@@ -139,13 +140,30 @@ def herdr_sim_config(request: pytest.FixtureRequest, herdr_settings: Settings) -
         agent_start_settle=herdr_settings.settle_ms / 1000,
         agent_manifests_dir=BUILTIN_MANIFESTS_DIR,  # so the fake agents' screens are read
         base_env={},
+        time_scale=herdr_settings.time_scale,
     )
+    time_scale = request.node.get_closest_marker("herdr_time_scale")
+    if time_scale is not None:
+        config.time_scale = _marker_scale(time_scale.args, request.node.nodeid)
     for marker in reversed(list(request.node.iter_markers("herdr"))):
         _apply(config, marker.kwargs, where=f"@pytest.mark.herdr on {request.node.nodeid}")
     request.config.hook.pytest_herdr_sim_config(
         config=request.config, sim_config=config, node=request.node
     )
     return config
+
+
+def _marker_scale(args: tuple[Any, ...], nodeid: str) -> float:
+    """``@pytest.mark.herdr_time_scale(factor)``'s factor, checked."""
+    from herdr_sim.timers import check_time_scale
+
+    try:
+        (factor,) = args
+        return check_time_scale(factor)
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(
+            f"@pytest.mark.herdr_time_scale on {nodeid}: expected one number > 0, got {args!r}"
+        ) from exc
 
 
 def _apply(config: SimulatorConfig, settings: dict[str, Any], where: str) -> None:
@@ -330,7 +348,11 @@ def herdr_fake_agent(
     ``opencode``) in ``herdr_pane`` or any pane:
     ``herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("done"))``."""
     return FakeAgents(
-        herdr_client, herdr_server.directory / "scenarios", herdr_pane, herdr_server.events
+        herdr_client,
+        herdr_server.directory / "scenarios",
+        herdr_pane,
+        herdr_server.events,
+        time_scale=herdr_server.time_scale,
     )
 
 
@@ -367,8 +389,14 @@ def herdr_faults(herdr_server: HerdrServer, herdr_backend_name: Backend) -> Faul
 def herdr_wait(herdr_client: HerdrClient, herdr_server: HerdrServer) -> HerdrWait:
     """Bounded waits through Herdr's server-side waits: ``herdr_wait.for_output(pane, "$")``,
     ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``. A status wait
-    returns once ``herdr_events`` has recorded the status too."""
-    return HerdrWait(herdr_client, events=herdr_server.events, tail=herdr_server.tail)
+    returns once ``herdr_events`` has recorded the status too. Its default bound (10 s) runs
+    at the server's time scale (``--herdr-time-scale``; 1 s at 0.1)."""
+    return HerdrWait(
+        herdr_client,
+        DEFAULT_WAIT * herdr_server.time_scale,
+        events=herdr_server.events,
+        tail=herdr_server.tail,
+    )
 
 
 class IntegrationCheck(Protocol):

@@ -46,6 +46,10 @@ MARKERS = (
         "(SimulatorConfig fields, e.g. cols=80, agent_start_settle=0.1)"
     ),
     (
+        "herdr_time_scale(factor): run this test's simulators' Herdr timers and the plugin's "
+        "default waits at this factor (overrides --herdr-time-scale; 0.1: ten times faster)"
+    ),
+    (
         "herdr_pane_env(**variables): environment variables for every pane process and CLI "
         "run of this test's herdr_* servers (the herdr_pane_env fixture)"
     ),
@@ -72,8 +76,8 @@ MARKERS = (
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     """``--herdr-backend``, ``--herdr-bin``, ``--herdr-artifacts``, ``--herdr-settle-ms``,
-    ``--herdr-schema``, ``--herdr-pane-path`` and their ini keys; ``--herdr-coverage-json``
-    (a flag only)."""
+    ``--herdr-schema``, ``--herdr-pane-path``, ``--herdr-time-scale`` and their ini keys;
+    ``--herdr-coverage-json`` (a flag only)."""
     add_options(parser)
     from .contracts_session import add_coverage_option
 

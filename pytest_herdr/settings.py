@@ -72,7 +72,15 @@ PANE_PATH = Option(
     "directories put first on PATH in every pane (and CLI run) of the herdr_* servers, "
     f"'{os.pathsep}'-separated: where your own agent's executable is",
 )
-OPTIONS = (BACKEND, BIN, ARTIFACTS, SETTLE_MS, SCHEMA, PANE_PATH)
+TIME_SCALE = Option(
+    "--herdr-time-scale",
+    "herdr_time_scale",
+    "HERDR_TEST_TIME_SCALE",
+    "run the simulator's Herdr timers (settle and submit delays, detection, default waits) "
+    "and the plugin's default waits at this factor, their order kept: 0.1 is ten times faster",
+    "1",
+)
+OPTIONS = (BACKEND, BIN, ARTIFACTS, SETTLE_MS, SCHEMA, PANE_PATH, TIME_SCALE)
 
 #: the ``--herdr-schema`` values that are not a file, and what each checks against
 SCHEMA_CHOICES = {
@@ -122,6 +130,8 @@ class Settings:
     schema: str | None
     #: absolute directories first on every pane's PATH (``--herdr-pane-path``)
     pane_path: tuple[Path, ...] = ()
+    #: the factor the simulators' Herdr timers run at (``--herdr-time-scale``; 1: real time)
+    time_scale: float = 1.0
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -144,7 +154,21 @@ class Settings:
             settle_ms=settle_ms,
             schema=_check_schema(_raw(config, SCHEMA)),
             pane_path=_pane_path(*_raw_from(config, PANE_PATH)),
+            time_scale=_time_scale(_raw(config, TIME_SCALE)),
         )
+
+
+def _time_scale(value: str | None) -> float:
+    """``--herdr-time-scale``: a finite number > 0."""
+    from herdr_sim.timers import check_time_scale
+
+    try:
+        return check_time_scale(float(value or "1"))
+    except ValueError:
+        raise pytest.UsageError(
+            f"{TIME_SCALE.flag}: expected a number > 0 (1: Herdr's real time, 0.1: ten times "
+            f"faster); got {value!r}"
+        ) from None
 
 
 def _check_schema(value: str | None) -> str | None:

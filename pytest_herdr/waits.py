@@ -39,6 +39,11 @@ T = TypeVar("T")
 
 #: multiply every timeout (a slow CI runner sets HERDR_WAIT_SCALE=3)
 SCALE = float(os.environ.get("HERDR_WAIT_SCALE", "1") or "1")
+#: the default bound of a wait, in Herdr's time: the fixtures' waits on a server run it at
+#: the server's time scale (``--herdr-time-scale``), :func:`wait_until` as it is
+DEFAULT_WAIT = 10.0
+#: the default bound of a fake agent's start, prompt and wait (Herdr's time, scaled likewise)
+AGENT_WAIT = 30.0
 
 
 class WaitTimeout(AssertionError):
@@ -91,7 +96,10 @@ def report_outcomes(tail: WireTail, pane_id: str | None, state: str) -> str:
 
 
 def wait_until(
-    predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02, what: str = ""
+    predicate: Callable[[], T],
+    timeout: float = DEFAULT_WAIT,
+    interval: float = 0.02,
+    what: str = "",
 ) -> T:
     """Call ``predicate`` until it returns something truthy; return that value.
 
@@ -132,7 +140,7 @@ class HerdrWait:
     def __init__(
         self,
         client: HerdrClient,
-        timeout: float = 10.0,
+        timeout: float = DEFAULT_WAIT,
         events: StatusRecorder | None = None,
         *,
         tail: WireTail | None = None,

@@ -4,7 +4,9 @@ Run as ``pi``, ``claude``, ``codex`` or ``opencode`` (the launchers that
 :func:`herdr_sim.fake_agent.install.install_fake_agents` writes) or as the third-party
 persona ``herdr-sim fake-agent``. The scenario comes from ``--scenario FILE`` or the
 ``HERDR_SIM_FAKE_SCENARIO`` environment variable (a path); without one every prompt gets
-the reply ``ok``. The fake ``claude`` reads its command line as Claude Code does
+the reply ``ok``. The scenario's delays (``startup_ms``, ``type_ms``, ``wait``, ``blip``) run
+at the simulator's time scale (``HERDR_SIM_TIME_SCALE``, :mod:`herdr_sim.timers`), as the
+simulator's own timers do. The fake ``claude`` reads its command line as Claude Code does
 (:mod:`.claude_flags`; ``-p`` answers one prompt on stdout without a screen); each kind keeps
 its session where and as its real agent does (:mod:`.session` for pi, :mod:`.transcripts`
 for claude and codex, :mod:`.opencode_store` for opencode).
@@ -29,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..timers import TIME_SCALE_ENV
 from .claude_flags import CLAUDE_VERSION, ClaudeUsageError, claude_help, parse_claude_args
 from .opencode_store import OpencodeSession, opencode_db, opencode_id
 from .personas import ANSWER_MARKS, PERSONA_SOURCES, PROMPT_ECHOES, render
@@ -50,6 +53,16 @@ SCENARIO_ENV = "HERDR_SIM_FAKE_SCENARIO"
 THIRD_PARTY_SOURCE = "herdr-sim-fake-agent"
 THIRD_PARTY_AGENT = "fake-agent"
 _TICK = 0.1
+
+
+def time_scale_of(env: dict[str, str] | os._Environ[str]) -> float:
+    """The simulator's time scale from ``env`` (``HERDR_SIM_TIME_SCALE``); 1 when unset or
+    not a finite number > 0."""
+    try:
+        scale = float(env.get(TIME_SCALE_ENV, "1"))
+    except ValueError:
+        return 1.0
+    return scale if 0 < scale < float("inf") else 1.0
 
 
 class UsageError(Exception):
@@ -207,6 +220,8 @@ class FakeAgent:
         self.kind = options.kind
         self.options = options
         self.scenario = scenario
+        #: the factor the scenario's delays run at (the simulator's time scale)
+        self.time_scale = time_scale_of(env)
         self.cwd = str(Path.cwd())
         model = options.model or "fake/fake-model"
         self.provider, _, self.model = model.rpartition("/")
@@ -465,7 +480,7 @@ class FakeAgent:
         with self.lock:
             self.transcript.append(mark)
         for char in text:
-            self._sleep(type_ms / 1000)
+            self._sleep(type_ms / 1000 * self.time_scale)
             with self.lock:
                 if char == "\n":
                     self.transcript.append(indent)
@@ -587,11 +602,11 @@ class FakeAgent:
             self.say(f"Error: {step.text}")
             self.last_error = step.text
         elif step.action == "wait":
-            self._sleep(step.ms / 1000)
+            self._sleep(step.ms / 1000 * self.time_scale)
         elif step.action == "blip":
             self.set_state("idle")
             self.report_state("idle")
-            self._sleep(step.ms / 1000)
+            self._sleep(step.ms / 1000 * self.time_scale)
             self.set_state("working")
             self.report_state("working")
         elif step.action == "hang":
@@ -757,7 +772,7 @@ class FakeAgent:
             os.write(sys.stdout.fileno(), b"\x1b[?2004h")
         signal.signal(signal.SIGWINCH, lambda signum, frame: self.draw())
         self.draw()
-        startup = self.scenario.startup_ms / 1000
+        startup = self.scenario.startup_ms / 1000 * self.time_scale
         self.starting_until = time.monotonic() + startup if startup > 0 else 0.0
         if not self.starting_until:
             self.report_startup()

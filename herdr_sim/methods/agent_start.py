@@ -9,7 +9,9 @@ phases (:mod:`herdr_sim.launches`), driven by the runtime's launch book
 session persistence what to save of it.
 
 The settle delay is ``SimulatorConfig.agent_start_settle`` (Herdr: 3 s) so test suites can
-run fast; the timeout bounds stay Herdr's (3000 < ``timeout_ms`` ≤ 300000).
+run fast; it and the default deadline (30 s without ``timeout_ms``) run at the simulator's
+time scale (:mod:`herdr_sim.timers`). The timeout bounds stay Herdr's (3000 <
+``timeout_ms`` ≤ 300000), and a given ``timeout_ms`` is the client's time, never scaled.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ..protocol import (
     interactive_executable,
     parse_agent_label,
 )
-from ..protocol.startup import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, SETTLE_MS
+from ..protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
 from ..registry import method
 from ..runtime import Runtime
 from .specs import OPT_U64, REQ_STR
@@ -190,11 +192,13 @@ async def start(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     data = command_line(argv, shell).encode("utf-8", "surrogatepass")
     if proc.terminal.bracketed_paste:
         data = _BRACKET_OPEN + data + _BRACKET_CLOSE
-    timeout_ms = p["timeout_ms"] if p["timeout_ms"] is not None else DEFAULT_TIMEOUT_MS
-    if not MIN_TIMEOUT_MS < timeout_ms <= MAX_TIMEOUT_MS:
+    timeout_ms = p["timeout_ms"]
+    if timeout_ms is not None and not MIN_TIMEOUT_MS < timeout_ms <= MAX_TIMEOUT_MS:
         raise HerdrError("invalid_agent_timeout", INVALID_TIMEOUT_MESSAGE)
+    # the client's timeout is the client's time; Herdr's default (30 s) runs at the time scale
+    timeout = rt.config.timers().agent_start_timeout if timeout_ms is None else timeout_ms / 1000
     launches = rt.agents.launches
-    launches.begin(ref, name, kind, timeout_ms / 1000)
+    launches.begin(ref, name, kind, timeout)
     try:
         proc.pty.write(data + b"\r")
     except OSError as exc:

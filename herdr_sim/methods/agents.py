@@ -232,7 +232,7 @@ def _submit(rt: Runtime, target: str, text: str) -> PaneRef:
             with contextlib.suppress(OSError):
                 proc.pty.write(b"\r")
 
-    asyncio.get_running_loop().call_later(rt.config.agent_prompt_submit_delay, press_enter)
+    asyncio.get_running_loop().call_later(rt.config.timers().agent_prompt_submit_delay, press_enter)
     return ref
 
 
@@ -268,7 +268,7 @@ async def prompt(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         timeout_ms: int | None = options["timeout_ms"]
         agent, after = prompted, baseline
         if prompted["agent_status"] != "working":
-            stall = rt.config.agent_prompt_stall_timeout
+            stall = rt.config.timers().agent_prompt_stall_timeout
             effect = stall if timeout_ms is None else min(timeout_ms / 1000, stall)
             short = timeout_ms is not None and timeout_ms / 1000 <= stall
             agent = await watch.until_status(

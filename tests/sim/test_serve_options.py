@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,49 @@ def test_a_running_serve_uses_the_timer_it_was_given(short_dir: Path) -> None:
             # dropped (EOF) before Herdr's 5 s; still waiting after 4 s raises a timeout
             client.settimeout(4.0)
             assert client.recv(4096) == b""
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+def test_time_scale_sets_the_setting() -> None:
+    assert serve_config(_parser().parse_args(["serve"])).time_scale == 1.0
+    config = serve_config(_parser().parse_args(["serve", "--time-scale", "0.1"]))
+    assert config.time_scale == 0.1
+    assert config.agent_start_settle == 3.0  # the fields stay Herdr's; timers() scales them
+    assert config.timers().agent_start_settle == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize("value", ["0", "-0.5", "nan", "inf", "fast"])
+def test_time_scale_must_be_a_number_above_zero(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", f"--time-scale={value}"])
+    assert exited.value.code == 2
+    assert "--time-scale" in capsys.readouterr().err
+
+
+def test_a_running_serve_runs_herdrs_timers_at_its_time_scale(short_dir: Path) -> None:
+    """``--time-scale 0.1``: a client that sends nothing is dropped after Herdr's 5 s
+    first-line timeout at a tenth, 0.5 s."""
+    sock_path = short_dir / "herdr.sock"
+    env = dict(os.environ, HOME=str(short_dir), HERDR_SIM_CONFIG_DIR=str(short_dir / "cfg"))
+    argv = [sys.executable, "-m", "herdr_sim", "serve", "--socket", str(sock_path)]
+    proc = subprocess.Popen(
+        [*argv, "--time-scale", "0.1"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stderr is not None
+        assert "listening on" in proc.stderr.readline()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(sock_path))
+            started = time.monotonic()
+            client.settimeout(4.0)  # still waiting after 4 s raises a timeout
+            assert client.recv(4096) == b""
+            assert time.monotonic() - started >= 0.45  # the timer ran, a tenth as long
     finally:
         proc.terminate()
         proc.wait(15)
