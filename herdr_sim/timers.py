@@ -21,12 +21,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .protocol.startup import DEFAULT_TIMEOUT_MS
 
-if TYPE_CHECKING:
-    from .config import SimulatorConfig
+
+class TimerSource(Protocol):
+    """What :func:`effective` reads: a :class:`~herdr_sim.config.SimulatorConfig` (named by
+    shape, not imported: the config imports this module)."""
+
+    time_scale: float
+
 
 __all__ = [
     "ACQUIRE_REPROBE",
@@ -78,7 +83,7 @@ def check_time_scale(value: float) -> float:
     return float(value)
 
 
-def effective(config: SimulatorConfig) -> Timers:
+def effective(config: TimerSource) -> Timers:
     """``config``'s timers times its ``time_scale`` (the config's fields are Herdr's time)."""
     scale = check_time_scale(config.time_scale)
     unscaled = {
