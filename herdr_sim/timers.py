@@ -25,14 +25,6 @@ from typing import Protocol
 
 from .protocol.startup import DEFAULT_TIMEOUT_MS
 
-
-class TimerSource(Protocol):
-    """What :func:`effective` reads: a :class:`~herdr_sim.config.SimulatorConfig` (named by
-    shape, not imported: the config imports this module)."""
-
-    time_scale: float
-
-
 __all__ = [
     "ACQUIRE_REPROBE",
     "ACQUISITION_WINDOW",
@@ -43,6 +35,14 @@ __all__ = [
     "check_time_scale",
     "effective",
 ]
+
+
+class TimerSource(Protocol):
+    """What :func:`effective` reads: a :class:`~herdr_sim.config.SimulatorConfig` (named by
+    shape, not imported: the config imports this module)."""
+
+    time_scale: float
+
 
 #: the variable the simulator sets in its panes when the time scale is not 1 (the factor)
 TIME_SCALE_ENV = "HERDR_SIM_TIME_SCALE"
