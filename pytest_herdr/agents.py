@@ -73,7 +73,9 @@ class Agent:
         since = 0 if self.events is None else self.events.mark()
         info: dict[str, Any] = self.client.call("agent.prompt", **params)["agent"]
         if wait and self.events is not None:
-            self.events.catch_up(info["pane_id"], info["agent_status"], since=since)
+            # the turn changed the status since the mark: the latest status recorded before
+            # it (the previous turn's idle) does not count
+            self.events.catch_up(info["pane_id"], info["agent_status"], since=since, changed=True)
         return info
 
     def wait(self, *statuses: str, timeout: float | None = None) -> dict[str, Any]:

@@ -203,19 +203,26 @@ class EventRecorder:
                 self._changed.wait(left)
 
     def catch_up(
-        self, pane_id: str, status: str, *, since: int = 0, timeout: float = CATCH_UP_TIMEOUT
+        self,
+        pane_id: str,
+        status: str,
+        *,
+        since: int = 0,
+        timeout: float = CATCH_UP_TIMEOUT,
+        changed: bool = False,
     ) -> None:
         """Return once the recorder has seen ``pane_id`` reach ``status``: a status event
-        recorded from ``since`` on, or ``status`` being the latest status it knows for the
-        pane. A server-side wait that returned ``status`` calls this so that what the test
-        reads from the recorder next includes it. A pane the recorder does not watch is
-        left alone (it cannot be caught up with); :class:`WaitTimeout` if the recorder has
-        not seen it within ``timeout`` seconds."""
+        recorded from ``since`` on, or (unless ``changed``: the status is known to have
+        changed since ``since``, as after a prompt's turn) ``status`` being the latest status
+        it knows for the pane. A server-side wait that returned ``status`` calls this so that
+        what the test reads from the recorder next includes it. A pane the recorder does not
+        watch is left alone (it cannot be caught up with); :class:`WaitTimeout` if the
+        recorder has not seen it within ``timeout`` seconds."""
         deadline = time.monotonic() + timeout * SCALE
         with self._changed:
             if pane_id not in self._watched:
                 return
-            while not self._caught_up(pane_id, status, since):
+            while not self._caught_up(pane_id, status, since, changed):
                 left = deadline - time.monotonic()
                 if left <= 0 or self.error is not None:  # a stopped recorder records no more
                     why = self.error or f"not within {timeout * SCALE:.1f} s"
@@ -225,9 +232,9 @@ class EventRecorder:
                     )
                 self._changed.wait(left)
 
-    def _caught_up(self, pane_id: str, status: str, since: int) -> bool:
+    def _caught_up(self, pane_id: str, status: str, since: int, changed: bool) -> bool:
         # a watched pane with nothing recorded is a plain pane: Herdr calls it unknown
-        if self._status.get(pane_id, "unknown") == status:
+        if not changed and self._status.get(pane_id, "unknown") == status:
             return True
         return any(
             event.kind in STATUS_EVENTS
