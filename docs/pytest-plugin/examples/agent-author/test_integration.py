@@ -1,5 +1,7 @@
 """The integration guide's checklist for my-agent, one pytest item per rule."""
 
+from __future__ import annotations
+
 import pytest
 
 

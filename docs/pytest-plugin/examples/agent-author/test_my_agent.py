@@ -1,6 +1,8 @@
 """my-agent in a simulated Herdr: its env, its reports and release (the request log), and
 its session coming back after a restart."""
 
+from __future__ import annotations
+
 import pytest
 
 SOURCE = "my-agent"
@@ -21,10 +23,8 @@ def test_the_agent_gets_its_env(herdr_pane, herdr_wait, herdr_requests):
     start(herdr_pane, herdr_wait)
     herdr_pane.wait_for(regex=r"^my-agent \(offline-test\)")
     # the resume command keeps the model, so a restored session runs like this one
-    assert last_report(herdr_requests, herdr_pane)["resume_argv"][-2:] == [
-        "--model",
-        "offline-test",
-    ]
+    resume_argv = last_report(herdr_requests, herdr_pane)["resume_argv"]
+    assert resume_argv[-2:] == ["--model", "offline-test"]
 
 
 def test_a_turn_is_reported_and_the_exit_releases(herdr_pane, herdr_wait, herdr_requests):
