@@ -8,6 +8,7 @@ simulator of the test (it did not: the check ran at Herdr's real timers)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -80,3 +81,14 @@ def test_the_time_scale_reaches_the_integration_checks_simulators(
     )
     result.assert_outcomes(failed=1)  # the agent never reports: that is not what is tested
     assert seen.read_text() == "0.1"
+
+
+def test_the_pages_code_is_the_example_projects() -> None:
+    """agent-author.md quotes the project rather than running its blocks: each quoted
+    block must be in the project's files as written, so the page cannot drift from what runs."""
+    page = (EXAMPLE.parents[1] / "agent-author.md").read_text()
+    blocks = re.findall(r"```(?:python|ini)\n(.*?)```", page, re.DOTALL)
+    sources = "\n".join(path.read_text() for path in EXAMPLE.iterdir() if path.is_file())
+    assert len(blocks) >= 4
+    for block in blocks:
+        assert block.strip() in sources, block
