@@ -28,6 +28,7 @@ BENCHMARKS = [
     "agent_start",
     "plugin_fixtures",
     "agent_time_scale",
+    "agent_author_example",
     "tool_calls",
     "agent_tools",
     "tool_list",

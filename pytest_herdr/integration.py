@@ -92,7 +92,11 @@ def run_check(
     from herdr_sim.conformance import check_integration
 
     options = dict(options)
-    settings: dict[str, Any] = {"agent_manifests_dir": sim_config.agent_manifests_dir}
+    # the test's simulators' Herdr timers (--herdr-time-scale) apply to the check's too
+    settings: dict[str, Any] = {
+        "agent_manifests_dir": sim_config.agent_manifests_dir,
+        "time_scale": sim_config.time_scale,
+    }
     settings.update(options.pop("settings", {}))
     agent_env = (panes or PaneSetup()).agent_env(sim_config, options.pop("agent_env", None))
     report = check_integration(

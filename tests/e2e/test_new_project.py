@@ -39,3 +39,15 @@ def test_a_fresh_install_gets_the_fixtures_and_the_doc_examples_pass(tmp_path: P
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
     tests = sum(path.read_text().count("\ndef test_") for path in EXAMPLES.glob("test_*.py"))
     assert f"{tests} passed" in ran.stdout, ran.stdout[-2000:]
+
+    # the agent author's worked example (docs/pytest-plugin/agent-author.md): a project of
+    # its own, with its agent in bin/ and its options in pytest.ini
+    author = tmp_path / "agent-author"
+    shutil.copytree(EXAMPLES / "agent-author", author)
+    ran = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=author, capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-2000:]
+    # 10 items of the integration check (one per rule) and the three fixture tests
+    assert "13 passed" in ran.stdout, ran.stdout[-2000:]
