@@ -1,0 +1,1 @@
+"""Unit tests of the managed-agent foundations (orchestrator.managed)."""
