@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Protocol
 
+_WAKE_POLL_S = 0.005
+
 
 class Clock(Protocol):
     """Monotonic time plus the waits built on it."""
@@ -57,7 +59,8 @@ class ManualClock:
     """A clock that moves only when a test calls :meth:`advance`.
 
     A thread blocked in :meth:`sleep` or :meth:`wait_until` stays blocked until the test
-    advances past its deadline (or sets its ``wake`` event and calls :meth:`poke`). So a test
+    advances past its deadline or its ``wake`` event is set (noticed within milliseconds, or at
+    once after :meth:`poke`). So a test
     never hangs on a forgotten ``advance``, each wait is bounded by ``real_timeout`` seconds of
     real time and raises ``TimeoutError`` past it.
     """
@@ -120,6 +123,7 @@ class ManualClock:
                             f"manual clock at {self._now} never reached {deadline} "
                             f"within {self.real_timeout}s of real time"
                         )
-                    self._cond.wait(left)
+                    # A ``wake`` event cannot notify this condition, so recheck it often.
+                    self._cond.wait(left if wake is None else min(left, _WAKE_POLL_S))
             finally:
                 self._waiters -= 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from orchestrator.managed.attention import (
@@ -229,3 +231,28 @@ def test_gone_or_resolved_agent_ends_the_episode() -> None:
     assert sched.scan([], owner_idle=True) is None  # not owned any more: reminder pruned
     again = sched.scan([_blocked()], owner_idle=True)
     assert again is not None and again.first_in_episode
+
+
+def test_event_wakes_a_waiting_scanner_before_the_30s_fallback() -> None:
+    """The driver shape: wait on the clock until the next scan or a lifecycle event."""
+    clock, sched = _sched()
+    sched.scan([], owner_idle=True)
+    event = threading.Event()
+    woke: list[bool] = []
+
+    def driver() -> None:
+        reached = clock.wait_until(sched.next_scan_at(), event)
+        woke.append(reached)
+        if not reached:
+            sched.request_scan()
+
+    thread = threading.Thread(target=driver, daemon=True)
+    thread.start()
+    clock.wait_for_waiters(1)
+    clock.advance(10)
+    event.set()
+    thread.join(5)
+    assert woke == [False]
+    assert sched.scan_due() and sched.next_scan_at() == pytest.approx(10)
+    got = sched.scan([_blocked()], owner_idle=True)
+    assert got is not None and got.reason == "blocked"

@@ -74,3 +74,13 @@ def test_system_clock_is_monotonic_and_waits() -> None:
     began = time.monotonic()
     assert clock.wait_until(clock.now() + 30, wake) is False
     assert time.monotonic() - began < 1
+
+
+def test_manual_wait_until_notices_a_set_event_without_poke() -> None:
+    clock = ManualClock(start=0.0)
+    wake = threading.Event()
+    thread, out = _in_thread(lambda: clock.wait_until(30.0, wake))
+    clock.wait_for_waiters(1)
+    wake.set()  # e.g. a lifecycle listener thread: it knows nothing of the clock
+    thread.join(5)
+    assert out == [False]
