@@ -43,7 +43,7 @@ import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -148,14 +148,17 @@ class RecordError(ValueError):
 @dataclass(frozen=True)
 class Message:
     """One mailbox record. ``assignment_id`` is the id of the task record it belongs to (a
-    task's own id); ``ask_id`` is set on a reply (the ask it answers); ``status`` on a
-    result (``completed`` or ``failed``)."""
+    task's own id); ``seq`` is its place in the mailbox's one total order (1 for the task,
+    assigned under the post lock: wall-clock ``created_at`` may tie or step back);
+    ``ask_id`` is set on a reply (the ask it answers); ``status`` on a result
+    (``completed`` or ``failed``)."""
 
     kind: Kind
     message_id: str
     assignment_id: str
     text: str
     created_at: float
+    seq: int
     ask_id: str | None = None
     status: str | None = None
 
@@ -167,6 +170,7 @@ class Message:
             "assignmentId": self.assignment_id,
             "text": self.text,
             "createdAt": self.created_at,
+            "seq": self.seq,
         }
         if self.ask_id is not None:
             record["askId"] = self.ask_id
@@ -186,7 +190,7 @@ class Message:
             raise RecordError(f"not a JSON record ({exc})") from None
         if not isinstance(raw, dict):
             raise RecordError("not a JSON object")
-        allowed = {"version", "kind", "id", "assignmentId", "text", "createdAt"}
+        allowed = {"version", "kind", "id", "assignmentId", "text", "createdAt", "seq"}
         allowed |= {"askId", "status"}
         unknown = sorted(set(raw) - allowed)
         if unknown:
@@ -211,6 +215,9 @@ class Message:
             or created < 0
         ):
             raise RecordError("createdAt is not a finite non-negative number")
+        seq = raw.get("seq")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+            raise RecordError("seq is not a positive integer")
         ask_id = raw.get("askId")
         if (kind is Kind.REPLY) != (ask_id is not None):
             raise RecordError("askId is required on a reply and only there")
@@ -229,6 +236,7 @@ class Message:
             assignment_id=raw["assignmentId"],
             text=raw["text"],
             created_at=float(created),
+            seq=seq,
             ask_id=ask_id,
             status=status,
         )
@@ -282,10 +290,10 @@ class Mailbox:
         )
 
     @contextlib.contextmanager
-    def _box_fd(self, relative: str, operation: str) -> Iterator[int]:
+    def _box_fd(self, relative: str, operation: str, *, create: bool = True) -> Iterator[int]:
         target = self.path / relative
         try:
-            with open_dir(target, create=True) as fd:
+            with open_dir(target, create=create) as fd:
                 yield fd
         except UnsafeFile as exc:
             raise self._fail(
@@ -319,8 +327,11 @@ class Mailbox:
     def _read(self, relative: str, operation: str) -> list[Message]:
         """Every record in ``relative``, oldest first; a bad one raises (never skipped)."""
         messages: list[Message] = []
-        with self._box_fd(relative, operation) as fd:
-            names = sorted(os.listdir(fd))  # noqa: PTH208 - listing by descriptor, not by path
+        try:
+            with self._box_fd(relative, operation, create=False) as fd:
+                names = sorted(os.listdir(fd))  # noqa: PTH208 - listing by descriptor, not path
+        except FileNotFoundError:
+            return []  # a mailbox nobody posted to yet: reading never creates one
         for name in names:
             if name.startswith("."):
                 continue  # a temp file of a writer that has not linked it yet (or crashed)
@@ -356,23 +367,25 @@ class Mailbox:
             if box_of(message.kind).value != relative.rsplit("/", 1)[-1]:
                 raise self._fail(f"{message.kind.value} record in the wrong box", operation, path)
             messages.append(message)
-        messages.sort(key=lambda m: (m.created_at, m.message_id))
+        messages.sort(key=lambda m: (m.seq, m.message_id))
         return messages
 
     def pending(self, box: Box) -> list[Message]:
-        """Records in ``box`` not yet consumed, oldest first (a restart reads them again)."""
-        self._ensure("mailbox read")
-        return self._read(box.value, "mailbox read")
+        """Records in ``box`` not yet consumed, oldest first (a restart reads them again).
+
+        A record already in ``processed/`` is consumed even if a crash between the two
+        steps of :meth:`consume` left its original behind: it is not returned again."""
+        done = {m.message_id for m in self._read(f"processed/{box.value}", "mailbox read")}
+        return [m for m in self._read(box.value, "mailbox read") if m.message_id not in done]
 
     def history(self) -> list[Message]:
         """Every record ever posted (pending and consumed), oldest first."""
-        self._ensure("mailbox read")
-        everything: list[Message] = []
+        by_id: dict[str, Message] = {}
         for box in Box:
-            everything += self._read(box.value, "mailbox read")
-            everything += self._read(f"processed/{box.value}", "mailbox read")
-        everything.sort(key=lambda m: (m.created_at, m.message_id))
-        return everything
+            for relative in (box.value, f"processed/{box.value}"):
+                for message in self._read(relative, "mailbox read"):
+                    by_id[message.message_id] = message  # a half-consumed one counts once
+        return sorted(by_id.values(), key=lambda m: (m.seq, m.message_id))
 
     # -- consuming -------------------------------------------------------------------
 
@@ -392,6 +405,9 @@ class Mailbox:
             except FileNotFoundError:
                 pass
             else:
+                # consumed before; a crash may have left the original: finish that step
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=src)
                 return False
             try:
                 # link (fails if present) then unlink: a consumed id is never overwritten
@@ -474,6 +490,7 @@ class Mailbox:
             assignment_id=assignment_id,
             text=text,
             created_at=self._clock(),
+            seq=1,
             ask_id=ask_id,
             status=status,
         )
@@ -486,7 +503,9 @@ class Mailbox:
         except RecordError as exc:
             raise MailboxError("invalid_request", str(exc), operation=operation) from None
         with self._locked(operation):
-            self._check(message, self.history(), operation)
+            history = self.history()
+            self._check(message, history, operation)
+            message = replace(message, seq=max((m.seq for m in history), default=0) + 1)
             self._publish(message, operation)
         return message
 

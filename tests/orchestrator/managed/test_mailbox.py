@@ -319,12 +319,15 @@ def test_leftover_temp_file_of_a_crashed_writer_is_ignored(tmp_path: Path) -> No
 
 
 def test_decode_rejects_nan_and_bad_types() -> None:
-    base = Message(Kind.TASK, str(uuid.uuid4()), "", "t", 1.0)
+    base = Message(Kind.TASK, str(uuid.uuid4()), "", "t", 1.0, 1)
     record = {**base.to_record(), "assignmentId": base.message_id}
     Message.decode(json.dumps(record).encode())
     for bad in (
         {"createdAt": float("nan")},
         {"createdAt": True},
+        {"seq": 0},
+        {"seq": True},
+        {"seq": 1.5},
         {"kind": ["task"]},
         {"text": 3},
         {"id": base.message_id + "\n"},
@@ -349,6 +352,7 @@ def messages(draw: st.DrawFn) -> Message:
         assignment_id=mid if kind is Kind.TASK else draw(ids),
         text=draw(texts),
         created_at=draw(times),
+        seq=draw(st.integers(min_value=1, max_value=2**53)),
         ask_id=draw(ids) if kind is Kind.REPLY else None,
         status=draw(st.sampled_from(["completed", "failed"])) if kind is Kind.RESULT else None,
     )
@@ -398,5 +402,41 @@ def test_mailbox_round_trip_through_disk(
         for message in restarted.pending(box_name):
             assert restarted.consume(message)
             consumed.append(message)
-    assert sorted(consumed, key=lambda m: m.created_at) == posted
+    assert sorted(consumed, key=lambda m: m.seq) == posted
     assert restarted.pending(Box.TO_CHILD) == restarted.pending(Box.TO_OWNER) == []
+
+
+def test_order_is_the_post_order_even_when_the_clock_ties_or_steps_back(tmp_path: Path) -> None:
+    stamps = iter([50.0, 50.0, 10.0, 50.0])
+    box = Mailbox(tmp_path, "w1", "impl", clock=lambda: next(stamps))
+    task = box.post(Kind.TASK, "t")
+    posted = [task] + [
+        box.post(kind, "x", assignment_id=task.message_id)
+        for kind in (Kind.STEER, Kind.INTERRUPT, Kind.STEER)
+    ]
+    assert [m.seq for m in posted] == [1, 2, 3, 4]
+    assert box.pending(Box.TO_CHILD) == posted
+    assert make(tmp_path).history() == posted
+
+
+def test_crash_inside_consume_neither_redelivers_nor_duplicates(tmp_path: Path) -> None:
+    box = make(tmp_path)
+    task = box.post(Kind.TASK, "t")
+    result = box.post(Kind.RESULT, "r", assignment_id=task.message_id, status="completed")
+    # the first step of consume (link into processed/) happened, then the process died
+    os.link(record_path(box, result), record_path(box, result, processed=True))
+    restarted = make(tmp_path)
+    assert restarted.pending(Box.TO_OWNER) == []
+    assert [m.message_id for m in restarted.history()].count(result.message_id) == 1
+    assert restarted.consume(result) is False  # finishes the interrupted step
+    assert not record_path(box, result).exists()
+    assert record_path(box, result, processed=True).is_file()
+
+
+def test_reading_never_creates_a_mailbox(tmp_path: Path) -> None:
+    box = make(tmp_path, "nobody")
+    assert box.pending(Box.TO_OWNER) == []
+    assert box.history() == []
+    assert box.pending_ask() is None
+    assert not box.path.exists()
+    assert not (tmp_path / NAMESPACE).exists()
