@@ -1,1 +1,2 @@
-"""Managed agents (seed 002): labels, clock, health attention and the other foundations."""
+"""Managed pi agents (seed 002): the foundations of delegation (labels, clock, health
+attention, the V4 mailbox)."""
