@@ -1,0 +1,1 @@
+"""Managed agents (seed 002): see docs/orchestrator/managed-agents.md."""

@@ -1,0 +1,1 @@
+"""Tests of the managed agents of seed 002 (orchestrator/managed)."""
