@@ -159,6 +159,11 @@ class AgentDefinition:
         value = self.front_matter.get("agents")
         return tuple(value) if isinstance(value, list) else ()
 
+    def as_leaf(self) -> AgentDefinition:
+        """This definition without ``agents``: how it runs under a delegating agent."""
+        front = {k: v for k, v in self.front_matter.items() if k != "agents"}
+        return AgentDefinition(self.name, front, self.body, self.sources)
+
 
 @dataclass(frozen=True)
 class Refusal:
@@ -181,6 +186,13 @@ class Roster:
     def enabled(self) -> list[AgentDefinition]:
         """The enabled definitions, sorted by name (what a lead may delegate to)."""
         return [d for _, d in sorted(self.definitions.items()) if d.enabled]
+
+    def for_delegating_agent(self, allowlist: Sequence[str]) -> list[AgentDefinition]:
+        """What a delegating agent may delegate to: the enabled definitions its allowlist
+        (its own definition's ``agents``) names, each projected as a leaf (no ``agents``:
+        a delegating agent's children do not delegate further), sorted by name."""
+        allowed = set(allowlist)
+        return [d.as_leaf() for d in self.enabled() if d.name in allowed]
 
 
 @dataclass(frozen=True)
@@ -241,7 +253,14 @@ def revoke_project(state_dir: Path, project_root: Path) -> bool:
 
 def is_project_trusted(state_dir: Path, project_root: Path) -> bool:
     """Whether an approval record for exactly this project's real path exists and is valid
-    (a regular file, not a link, naming the same real path). Anything else: not trusted."""
+    (a regular file, not a link, naming the same real path, in a private state dir).
+    Anything else: not trusted."""
+    if not state_dir.is_dir():
+        return False  # never created: nothing was approved (and nothing is created here)
+    try:
+        ensure_private_dir(state_dir)  # another user able to write there could plant trust
+    except OSError:
+        return False
     record, real = _trust_record_path(state_dir, project_root)
     try:
         read = read_bounded(record, _TRUST_RECORD_LIMIT)
@@ -310,6 +329,19 @@ def _validate(front: Mapping[object, object]) -> dict[str, object]:
     return checked
 
 
+def _load_yaml(raw: str) -> object:
+    """``yaml.safe_load`` of the front matter, refusing aliases: a definition never needs
+    them, and nested aliases expand exponentially when the data is later walked or
+    serialized (a few hundred bytes can stand for gigabytes)."""
+    try:
+        for event in yaml.parse(raw, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):
+                raise DefinitionError("has front matter with a YAML alias (not supported)")
+        return yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise DefinitionError(f"has front matter that is not valid YAML: {exc}") from None
+
+
 def parse_definition(path: Path, layer: Layer) -> ParsedFile:
     """Read and validate one definition file; :class:`DefinitionError` says why it is refused
     (a link, not a regular file, too large, not UTF-8, bad front matter, bad field)."""
@@ -328,10 +360,7 @@ def parse_definition(path: Path, layer: Layer) -> ParsedFile:
     except UnicodeDecodeError:
         raise DefinitionError("is not valid UTF-8") from None
     raw, body = _split_front_matter(text)
-    try:
-        front = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise DefinitionError(f"has front matter that is not valid YAML: {exc}") from None
+    front = _load_yaml(raw)
     if not isinstance(front, dict):
         raise DefinitionError("has front matter that is not a YAML mapping")
     return ParsedFile(path, layer, _validate(front), body.strip("\n"))
@@ -402,8 +431,8 @@ def _name_hint(path: Path) -> str | None:
         if read.truncated:
             return None
         raw, _ = _split_front_matter(read.data.decode("utf-8"))
-        front = yaml.safe_load(raw)
-    except (OSError, ValueError, yaml.YAMLError):
+        front = _load_yaml(raw)
+    except (OSError, ValueError):
         return None
     name = front.get("name") if isinstance(front, dict) else None
     return name if isinstance(name, str) and name.strip() else None

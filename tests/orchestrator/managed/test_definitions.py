@@ -100,6 +100,7 @@ def test_parse_strips_a_bom(tmp_path: Path) -> None:
         ("---\nname: a\npermission: all\n---\n", "'permission' must be a mapping"),
         ("---\nname: '  '\n---\n", "'name' must be a non-empty string"),
         ("---\nname: !!python/object:os.system x\n---\n", "not valid YAML"),
+        ("---\nname: a\npermission: {x: &r [1], y: *r}\n---\n", "YAML alias"),
     ],
 )
 def test_parse_refuses_bad_files_with_the_reason(tmp_path: Path, text: str, reason: str) -> None:
@@ -202,6 +203,20 @@ def test_trust_record_is_per_real_path_and_not_a_link(tmp_path: Path) -> None:
     assert not is_project_trusted(state, one)
 
 
+def test_trust_in_a_state_dir_others_can_write_is_refused(tmp_path: Path) -> None:
+    state, project = tmp_path / "state", tmp_path / "project"
+    project.mkdir()
+    approve_project(state, project)
+    assert is_project_trusted(state, project)
+    state.chmod(0o777)  # another local user could have planted the record
+    assert not is_project_trusted(state, project)
+    state.chmod(0o700)
+    assert is_project_trusted(state, project)
+    # asking about a state dir that was never made creates nothing
+    assert not is_project_trusted(tmp_path / "absent", project)
+    assert not (tmp_path / "absent").exists()
+
+
 def test_a_broken_override_fails_its_name_closed(layers: LayerSources) -> None:
     _write(_builtin(layers) / "impl.md", "name: impl\nmodel: flash")
     _write(_builtin(layers) / "ok.md", "name: ok")
@@ -275,3 +290,17 @@ def test_missing_layer_directories_give_an_empty_roster(tmp_path: Path) -> None:
 def test_default_user_dir() -> None:
     assert default_user_dir({"PI_CODING_AGENT_DIR": "/x/pi"}) == Path("/x/pi/agents")
     assert default_user_dir({"HOME": "/home/u"}) == Path("/home/u/.pi/agent/agents")
+
+
+def test_a_delegating_agent_sees_its_enabled_allowlist_as_leaves(layers: LayerSources) -> None:
+    _write(_builtin(layers) / "lead.md", "name: lead\nagents: [mid, leaf, dis]")
+    _write(_builtin(layers) / "mid.md", "name: mid\nagents: [leaf]")
+    _write(_builtin(layers) / "leaf.md", "name: leaf\nmodel: flash")
+    _write(_builtin(layers) / "dis.md", "name: dis\nenabled: false")
+    _write(_builtin(layers) / "other.md", "name: other")
+    roster = load_roster(layers)
+    allowed = roster.for_delegating_agent(roster.definitions["lead"].agents)
+    assert [d.name for d in allowed] == ["leaf", "mid"]  # not disabled, not outside the list
+    assert all(d.agents == () and "agents" not in d.front_matter for d in allowed)
+    assert allowed[0].model == "flash"
+    assert roster.definitions["mid"].agents == ("leaf",)  # the roster itself is unchanged
