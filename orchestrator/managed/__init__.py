@@ -1,2 +1,2 @@
-"""Managed pi agents (seed 002): the foundations of delegation (labels, clock, health
-attention, the V4 mailbox)."""
+"""Managed pi agents (seed 002): the foundations of delegation (definitions, labels, clock,
+health attention, the V4 mailbox); see docs/orchestrator/managed-agents.md."""

@@ -1,1 +1,0 @@
-"""Unit tests of the managed-agent foundations (orchestrator.managed)."""
