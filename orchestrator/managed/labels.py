@@ -2,8 +2,9 @@
 
 A label is the exact live logical identity a controller passes to ``agent_steer``,
 ``agent_close`` and the rest, and the ``<label>`` of ``result:<label>#<n>`` refs, so it must be
-unambiguous and safe in paths and Herdr names: ``^[a-z][a-z0-9_-]{0,31}$``, checked with
-``fullmatch`` (``$`` alone would accept a trailing newline). An explicit label that is taken
+unambiguous and safe in paths and Herdr names: seed 002's grammar is Herdr's agent-name rule
+(``herdr_sim.protocol.AGENT_NAME_PATTERN``, written once there), checked with ``fullmatch``
+(``$`` alone would accept a trailing newline). An explicit label that is taken
 fails with ``agent_label_exists``; an automatic label is the definition name, else
 ``<name>-2`` … ``<name>-999`` (reference A.7). "Taken" is decided by the caller (live labels
 plus occupied mailboxes); this module holds only the rules.
@@ -14,9 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from herdr_sim.protocol import AGENT_NAME_PATTERN
 from orchestrator.managed.errors import ManagedAgentError
 
-LABEL_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+LABEL_RE = re.compile(AGENT_NAME_PATTERN)
 LABEL_RULE = (
     "a label starts with a lowercase letter and contains only lowercase letters, digits, "
     "'_' and '-', at most 32 characters"
@@ -36,7 +38,7 @@ def validate_label(label: object, *, operation: str) -> str:
             "invalid_request",
             f"Invalid agent label {label!r}: {LABEL_RULE}",
             operation=operation,
-            next_action="Pass a label matching ^[a-z][a-z0-9_-]{0,31}$, or omit it.",
+            next_action=f"Pass a label matching ^{AGENT_NAME_PATTERN}$, or omit it.",
         )
     assert isinstance(label, str)
     return label
