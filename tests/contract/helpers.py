@@ -6,8 +6,10 @@ reading, bounded hang-ups and CLI result checks. Every wait here is bounded.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, Protocol
 
 from herdr_sim import Simulator, testing
@@ -265,3 +267,17 @@ def record(sim: Simulator, pane: str) -> AgentRecord:
 def detect(sim: Simulator, pane: str, agent: str | None, screen: AgentState = "idle") -> None:
     """What process and screen detection would set (the seam the live loop drives)."""
     testing.set_detection(sim, pane, (agent, screen))
+
+
+def raw_exchange(path: Path, payload: bytes, *, timeout: float = 30.0) -> bytes:
+    """Send raw bytes on one connection, half-close, read until the server closes (for
+    what no client would send: bad lines, huge lines, bare whitespace)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout)
+        sock.connect(str(path))
+        sock.sendall(payload)
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)

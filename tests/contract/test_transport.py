@@ -18,21 +18,8 @@ from herdr_sim import Simulator, SimulatorError, request_json
 from herdr_sim import server as herdr_server
 from herdr_sim.client import request, send_line
 from pytest_herdr.backends import HerdrServer
-from tests.contract.helpers import hang_up, invalid_request
+from tests.contract.helpers import hang_up, invalid_request, raw_exchange
 from tests.waits import SCALE
-
-
-def raw_exchange(path: Path, payload: bytes, *, timeout: float = 10.0) -> bytes:
-    """Send bytes, half-close, read until the server closes."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        sock.connect(str(path))
-        sock.sendall(payload)
-        sock.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def test_ping_answers_version_protocol_and_capabilities(herdr_server: HerdrServer) -> None:

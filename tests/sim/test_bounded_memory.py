@@ -5,7 +5,6 @@ resident memory of a long create/close soak."""
 from __future__ import annotations
 
 import dataclasses
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from herdr_sim import Simulator, SimulatorError
 from herdr_sim import server as herdr_server
 from herdr_sim.client import request
 from herdr_sim.runtime import Runtime
+from tests.contract.helpers import raw_exchange
 
 
 def rss_mib() -> float:
@@ -23,19 +23,6 @@ def rss_mib() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise AssertionError("no VmRSS")
-
-
-def send_raw(path: Path, payload: bytes) -> bytes:
-    """One connection: send, half-close, read the whole answer."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(30)
-        sock.connect(str(path))
-        sock.sendall(payload)
-        sock.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def test_handler_errors_stop_at_their_cap_and_check_still_raises_the_first(
@@ -71,10 +58,10 @@ def test_a_thousand_megabyte_requests_that_fail_leave_memory_bounded(sim: Simula
     (200 of them took a server from 99 to 410 MB). 300 such lines now move RSS by little."""
     depth = 1024 * 1024 - 64
     payload = b'{"id":"d","method":"ping","params":{"x":' + b"[" * depth + b"\n"
-    send_raw(sim.socket_path, payload)  # warm up the buffers once
+    raw_exchange(sim.socket_path, payload)  # warm up the buffers once
     before = rss_mib()
     for _ in range(300):
-        send_raw(sim.socket_path, payload)
+        raw_exchange(sim.socket_path, payload)
     grown = rss_mib() - before
     assert grown < 64, f"RSS grew {grown:.0f} MiB over 300 failed 1 MiB requests"
     assert request(sim.socket_path, "ping")["result"]["type"] == "pong"

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +32,7 @@ from herdr_sim.registry import PROTOCOL_22_METHODS
 from herdr_sim.request_json import RECURSION_LIMIT, rust_trim
 from herdr_sim.request_shapes import SHAPES
 from herdr_sim.server import Request, RequestError, parse_request
+from tests.contract.helpers import raw_exchange
 from tests.contract_check import schema_path
 
 METHODS = load_all()
@@ -49,19 +48,6 @@ def refusal(line: str) -> str:
     with pytest.raises(RequestError) as refused:
         parse(line)
     return str(refused.value)
-
-
-def exchange(path: Path, payload: bytes) -> bytes:
-    """Send bytes on one connection, half-close, read everything the server writes."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(30)
-        sock.connect(str(path))
-        sock.sendall(payload)
-        sock.shutdown(socket.SHUT_WR)
-        chunks = []
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    return b"".join(chunks)
 
 
 # -- duplicate fields ------------------------------------------------------------------------------
@@ -282,7 +268,7 @@ def test_a_request_with_params_as_a_sequence_is_served(
     count this accepted request as a violation, is kept off this one exchange.)"""
     monkeypatch.setattr(herdr_server, "WIRE_TAPS", [])
     line = b'{"id":"seq","method":"workspace.create","params":[null,false]}\n'
-    reply = json.loads(exchange(sim.socket_path, line))
+    reply = json.loads(raw_exchange(sim.socket_path, line))
     assert reply["id"] == "seq"
     assert reply["result"]["type"] == "workspace_created"
 
@@ -302,8 +288,10 @@ def test_the_line_is_trimmed_with_rusts_whitespace_not_pythons() -> None:
 
 def test_a_line_of_rust_whitespace_only_gets_no_answer(sim: Simulator) -> None:
     """Herdr returns without a word when the trimmed line is empty."""
-    assert exchange(sim.socket_path, "\u3000\u2028 \t\n".encode()) == b""
-    assert json.loads(exchange(sim.socket_path, b"\x1f\n"))["error"]["code"] == "invalid_request"
+    assert raw_exchange(sim.socket_path, "\u3000\u2028 \t\n".encode()) == b""
+    assert (
+        json.loads(raw_exchange(sim.socket_path, b"\x1f\n"))["error"]["code"] == "invalid_request"
+    )
 
 
 def nested(depth: int) -> str:
@@ -327,7 +315,7 @@ def test_a_megabyte_of_brackets_is_answered_invalid_request_not_dropped(sim: Sim
     and the exception (with the 1 MiB line) stayed in ``handler_errors``."""
     head = b'{"id":"deep","method":"ping","params":{"x":'
     line = head + b"[" * (1024 * 1024 - 64) + b"\n"
-    reply = json.loads(exchange(sim.socket_path, line))
+    reply = json.loads(raw_exchange(sim.socket_path, line))
     assert reply["id"] == ""
     assert reply["error"]["code"] == "invalid_request"
     column = len(head) + RECURSION_LIMIT - 2  # the request and params objects count too
@@ -341,7 +329,7 @@ def test_a_megabyte_of_brackets_is_answered_invalid_request_not_dropped(sim: Sim
 
 def test_the_answer_carries_herdrs_prefix_and_serde_jsons_position(sim: Simulator) -> None:
     line = b'{"id":"q","method":"pane.get","params":{}}'
-    reply = json.loads(exchange(sim.socket_path, line + b"\n"))
+    reply = json.loads(raw_exchange(sim.socket_path, line + b"\n"))
     assert reply == {
         "id": "",
         "error": {
@@ -472,7 +460,7 @@ def test_every_line_gets_at_most_one_answer_line_and_the_server_lives(
 ) -> None:
     """Whatever arrives, the server writes at most one line (none for an empty or non-UTF-8
     line, as Herdr) and keeps serving; a line that decodes gets exactly one."""
-    reply = exchange(sim.socket_path, payload + b"\n")
+    reply = raw_exchange(sim.socket_path, payload + b"\n")
     assert reply.count(b"\n") <= 1
     try:
         text = rust_trim(payload.decode("utf-8"))
