@@ -25,6 +25,7 @@ import asyncio
 from typing import Any
 
 from ..errors import INVALID_PARAMS, HerdrError
+from ..model.session import PaneRef
 from ..params import Enum, F, Int, Nullable, Obj
 from ..registry import method
 from ..runtime import Runtime
@@ -64,6 +65,14 @@ def checked_revision(terminal: Terminal, given: int | None) -> int:
     return current
 
 
+def checked_pane(rt: Runtime, p: dict[str, Any]) -> tuple[PaneRef, Terminal, int]:
+    """The request's pane, its terminal and content revision; every copy-mode method checks
+    a stale ``content_revision`` first."""
+    ref = rt.pane(p["pane_id"])
+    terminal = rt.process(ref).terminal
+    return ref, terminal, checked_revision(terminal, p["content_revision"])
+
+
 def point_of(raw: dict[str, Any]) -> TextPoint:
     return TextPoint(raw["row"], raw["col"])
 
@@ -97,9 +106,7 @@ def _inside(text: PaneText, point: TextPoint, name: str) -> TextPoint:
 )
 async def selection_read(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """The text between two points, both included (copy mode's yank)."""
-    ref = rt.pane(p["pane_id"])
-    terminal = rt.process(ref).terminal
-    checked_revision(terminal, p["content_revision"])
+    ref, terminal, _ = checked_pane(rt, p)
     text = terminal.text()
     anchor = _inside(text, point_of(p["anchor"]), "anchor")
     cursor = _inside(text, point_of(p["cursor"]), "cursor")
@@ -125,9 +132,7 @@ async def selection_read(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 )
 async def copy_motion(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Where one copy-mode motion takes the cursor; where Herdr does not move, it stays."""
-    ref = rt.pane(p["pane_id"])
-    terminal = rt.process(ref).terminal
-    revision = checked_revision(terminal, p["content_revision"])
+    ref, terminal, revision = checked_pane(rt, p)
     text = terminal.text()
     cursor = _inside(text, point_of(p["cursor"]), "cursor")
     motion = p["motion"]
@@ -187,9 +192,7 @@ async def copy_search(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
 
     ``previous`` is the match a repeat (``n``/``N``) starts from; like Herdr, it counts only
     when it starts at the cursor and is still a match."""
-    ref = rt.pane(p["pane_id"])
-    terminal = rt.process(ref).terminal
-    revision = checked_revision(terminal, p["content_revision"])
+    ref, terminal, revision = checked_pane(rt, p)
     text = terminal.text()
     cursor = _inside(text, point_of(p["cursor"]), "cursor")
     # a query matching everywhere in a long history takes a while: off the event loop

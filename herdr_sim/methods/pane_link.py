@@ -28,7 +28,7 @@ from ..plugins import PluginError, effective_platforms, manifest_available
 from ..registry import method
 from ..runtime import Runtime
 from ..terminal import TextPoint
-from .pane_copy import checked_revision
+from .pane_copy import checked_pane
 from .plugins import HOST_PLATFORM, host, pane_context, start_command
 from .specs import OPT_U64, REQ_STR
 
@@ -103,9 +103,7 @@ def _invoke_handler(rt: Runtime, ref: PaneRef, url: str) -> bool:
 )
 async def link_activate(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """Activate the link under a viewport cell of a pane."""
-    ref = rt.pane(p["pane_id"])
-    terminal = rt.process(ref).terminal
-    checked_revision(terminal, p["content_revision"])
+    ref, terminal, _ = checked_pane(rt, p)
     metrics = terminal.scroll_metrics()
     offset = metrics.offset_from_bottom
     if p["offset_from_bottom"] is not None:
