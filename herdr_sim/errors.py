@@ -77,6 +77,16 @@ INTEGRATION_INSTALL_FAILED: Final = "integration_install_failed"
 INTEGRATION_UNINSTALL_FAILED: Final = "integration_uninstall_failed"
 #: The simulator's own code for a protocol method it deliberately does not implement.
 NOT_SUPPORTED: Final = "not_supported_by_simulator"
+# codes of the simulator's own, where Herdr's source gives none (docs/simulator/fidelity.md):
+# a copy-mode request made against content that changed since; Herdr's toast title when
+# opening the scrollback editor fails, answered as a code; a plugin file another user planted
+CONTENT_REVISION_MISMATCH: Final = "content_revision_mismatch"
+EDIT_SCROLLBACK_FAILED: Final = "edit_scrollback_failed"
+PLUGIN_UNTRUSTED: Final = "plugin_untrusted"
+#: every code the simulator answers that is not Herdr's, each listed in fidelity.md
+SIMULATOR_OWN_CODES: Final = frozenset(
+    {NOT_SUPPORTED, CONTENT_REVISION_MISMATCH, EDIT_SCROLLBACK_FAILED, PLUGIN_UNTRUSTED}
+)
 
 
 class HerdrError(Exception):

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .errors import PLUGIN_UNTRUSTED
+
 __all__ = [
     "HOOK_EVENT_NAMES",
     "MANIFEST_FILE",
@@ -132,11 +134,11 @@ def normalize_action_id(value: str) -> str | None:
 def check_trusted(st: os.stat_result, what: str) -> None:
     """Refuse a file or directory that another user owns or that group/others may write."""
     if stat.S_ISLNK(st.st_mode):
-        raise PluginError("plugin_untrusted", f"{what} is a symlink")
+        raise PluginError(PLUGIN_UNTRUSTED, f"{what} is a symlink")
     if st.st_uid != os.getuid():
-        raise PluginError("plugin_untrusted", f"{what} is not owned by the current user")
+        raise PluginError(PLUGIN_UNTRUSTED, f"{what} is not owned by the current user")
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise PluginError("plugin_untrusted", f"{what} is writable by group or others")
+        raise PluginError(PLUGIN_UNTRUSTED, f"{what} is writable by group or others")
 
 
 def _read_trusted(path: Path, what: str) -> str:
@@ -145,7 +147,7 @@ def _read_trusted(path: Path, what: str) -> str:
     with os.fdopen(fd, "rb") as handle:
         st = os.fstat(handle.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise PluginError("plugin_untrusted", f"{what} is not a regular file")
+            raise PluginError(PLUGIN_UNTRUSTED, f"{what} is not a regular file")
         check_trusted(st, what)
         return handle.read().decode("utf-8")
 
@@ -481,7 +483,7 @@ def load_manifest(path: str, enabled: bool, herdr_version: str) -> dict[str, Any
     except OSError as exc:
         raise PluginError("plugin_manifest_not_found", exc.strerror or str(exc)) from None
     if stat.S_ISLNK(given_st.st_mode):
-        raise PluginError("plugin_untrusted", f"{path} is a symlink")
+        raise PluginError(PLUGIN_UNTRUSTED, f"{path} is a symlink")
     manifest = given / MANIFEST_FILE if stat.S_ISDIR(given_st.st_mode) else given
     try:
         manifest_st = manifest.lstat()
@@ -489,7 +491,7 @@ def load_manifest(path: str, enabled: bool, herdr_version: str) -> dict[str, Any
     except OSError as exc:
         raise PluginError("plugin_manifest_not_found", exc.strerror or str(exc)) from None
     if stat.S_ISLNK(manifest_st.st_mode):
-        raise PluginError("plugin_untrusted", f"{manifest} is a symlink")
+        raise PluginError(PLUGIN_UNTRUSTED, f"{manifest} is a symlink")
     root = manifest.parent
     check_trusted(root.lstat(), f"plugin directory {root}")
     try:

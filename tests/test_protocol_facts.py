@@ -8,6 +8,7 @@ and check the shared ``agent start`` algorithm over a scripted ``send()``.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -90,14 +91,62 @@ def test_the_name_rule_is_herdrs_pattern_matched_whole(name: str) -> None:
     assert protocol.is_agent_name(name) is expected
 
 
+#: the exceptions whose first argument is an error code a client receives
+_CODE_RAISERS = ("HerdrError", "PluginError")
+
+
+def _raised_codes() -> dict[str, set[str]]:
+    """Every code herdr_sim raises, by where: a string literal or a module-level constant
+    given as the first argument of :data:`_CODE_RAISERS` (so a code written at its raise site
+    is judged like one in ``errors.py``)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "herdr_sim").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants: dict[str, str] = {}
+        for node in tree.body:
+            target = node.targets[0] if isinstance(node, ast.Assign) else None
+            if isinstance(node, ast.AnnAssign):
+                target = node.target
+            value = getattr(node, "value", None)
+            text = value.value if isinstance(value, ast.Constant) else None
+            if isinstance(target, ast.Name) and isinstance(text, str):
+                constants[target.id] = text
+        for call in ast.walk(tree):
+            if not isinstance(call, ast.Call) or not call.args:
+                continue
+            name = getattr(call.func, "id", getattr(call.func, "attr", None))
+            if name not in _CODE_RAISERS:
+                continue
+            first = call.args[0]
+            code = first.value if isinstance(first, ast.Constant) else None
+            if isinstance(first, ast.Name):  # a constant of the module, or one of errors.py
+                code = constants.get(first.id, getattr(sim_errors, first.id, None))
+            if isinstance(first, ast.Attribute) and first.attr.isupper():
+                code = getattr(sim_errors, first.attr, None)
+            if isinstance(code, str):
+                found.setdefault(code, set()).add(path.relative_to(ROOT).as_posix())
+    return found
+
+
 def test_every_error_code_of_the_simulator_and_the_client_is_a_herdr_code() -> None:
+    """Every code the simulator answers is Herdr's, or one of its own listed in
+    ``errors.SIMULATOR_OWN_CODES`` and explained in fidelity.md: the codes in ``errors.py``
+    and those written at raise sites alike."""
     herdr_codes = protocol.SERVER_ERROR_CODES | protocol.CLI_ERROR_CODES
+    own = sim_errors.SIMULATOR_OWN_CODES
     sim_codes = {
         value
         for name, value in vars(sim_errors).items()
-        if name.isupper() and isinstance(value, str) and name != "NOT_SUPPORTED"
+        if name.isupper() and isinstance(value, str)
     }
-    assert sim_codes <= herdr_codes, sim_codes - herdr_codes
+    assert sim_codes <= herdr_codes | own, sim_codes - herdr_codes - own
+    raised = _raised_codes()
+    assert "plugin_disabled" in raised and "invalid_plugin_id" in raised  # the scan sees sites
+    stray = {code: sorted(where) for code, where in raised.items() if code not in herdr_codes}
+    assert set(stray) <= own, {c: w for c, w in stray.items() if c not in own}
+    assert not own & herdr_codes
+    fidelity = (ROOT / "docs" / "simulator" / "fidelity.md").read_text(encoding="utf-8")
+    assert all(f"`{code}`" in fidelity for code in own), own
     # the client's own: the CLI's usage errors and the refusal of a value the CLI misreads
     client_own = {"usage_error", "invalid_cli_argument"}
     family_codes = {code for family in client_errors._FAMILIES for code in family.codes}

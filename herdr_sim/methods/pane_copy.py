@@ -24,16 +24,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..errors import INVALID_PARAMS, HerdrError
+from ..errors import CONTENT_REVISION_MISMATCH, INVALID_PARAMS, HerdrError
 from ..model.session import PaneRef
 from ..params import Enum, F, Int, Nullable, Obj
 from ..registry import method
 from ..runtime import Runtime
 from ..terminal import PaneText, Terminal, TextMatch, TextPoint
 from .specs import OPT_U64, REQ_STR
-
-#: the simulator's code for a request made against content that changed since
-CONTENT_REVISION_MISMATCH = "content_revision_mismatch"
 
 POINT = Obj(fields={"row": F(Int(32), required=True), "col": F(Int(16), required=True)})
 RANGE = Obj(fields={"start": F(POINT, required=True), "end": F(POINT, required=True)})

@@ -22,15 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import lifecycle
-from ..errors import HerdrError
+from ..errors import EDIT_SCROLLBACK_FAILED, HerdrError
 from ..model.session import PaneRef
 from ..registry import method
 from ..runtime import Runtime
 from .plugin_panes import _watch_overlay as watch_overlay
 from .specs import PANE_TARGET
-
-#: Herdr's toast title when opening fails; the simulator answers it as the error code
-EDIT_SCROLLBACK_FAILED = "edit_scrollback_failed"
 
 
 def write_scrollback_file(text: str, temp_dir: Path) -> Path:
