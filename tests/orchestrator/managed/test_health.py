@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -23,10 +24,11 @@ from orchestrator.managed.clock import ManualClock
 from orchestrator.managed.health import (
     Capture,
     HealthMonitor,
+    LifecycleEvents,
     attention_text,
     format_duration,
 )
-from orchestrator.managed.owner import OwnerKind
+from orchestrator.managed.owner import OwnerKind, PullOwner
 from tests.waits import SCALE, wait_until
 
 TOOLS = ("agent_inspect", "agent_transcript", "agent_close")
@@ -490,3 +492,36 @@ def test_format_duration() -> None:
         "5m 0s",
         "60m 0s",
     ]
+
+
+def test_a_pull_owner_keeps_attention_for_agent_list() -> None:
+    clock = ManualClock(start=0.0)
+    health = HealthMonitor(
+        clock=clock, observe=Agents(blocked()), owner=PullOwner(), capture=no_capture
+    )
+    attention = health.run_once()
+    assert attention is not None
+    [kept] = health.undelivered()
+    assert kept.attention == attention and kept.text.startswith("Agent attention · agent=impl")
+
+
+def test_lifecycle_reconnect_backoff_doubles_to_its_bound(tmp_path: Path) -> None:
+    events = LifecycleEvents(tmp_path / "no-server.sock", first_backoff_s=1.0, max_backoff_s=30.0)
+    waits: list[float] = []
+
+    class Closed:
+        """Records each backoff wait; 'closed' after eight of them."""
+
+        def is_set(self) -> bool:
+            return len(waits) >= 8
+
+        def wait(self, seconds: float) -> bool:
+            waits.append(seconds)
+            return self.is_set()
+
+        def set(self) -> None:
+            pass
+
+    events._closed = Closed()  # type: ignore[assignment]
+    assert list(events) == []  # no server: nothing but bounded waits
+    assert waits == [1, 2, 4, 8, 16, 30, 30, 30]
