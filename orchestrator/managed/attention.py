@@ -51,10 +51,13 @@ AttentionReason = Literal["result_error", "lost", "unknown", "ask", "blocked", "
 
 @dataclass(frozen=True)
 class ResultError:
-    """A terminal result that could not be durably persisted."""
+    """A terminal result that could not be durably persisted (``message`` and
+    ``next_action`` are the stored failure's, shown to the owner)."""
 
     request_id: str
     failed_at: str
+    message: str = ""
+    next_action: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class AgentObservation:
     """What one reconciliation saw of one owned agent generation (``run_id``).
 
     Times (``last_activity_at``, ``UnacknowledgedRequest.since``) are on the scheduler's clock.
+    ``available_tools`` (the record's current snapshot) and ``ask_question`` (the pending
+    question's text) only feed the attention message (:func:`.health.attention_text`).
     """
 
     run_id: str
@@ -87,6 +92,8 @@ class AgentObservation:
     unacknowledged: UnacknowledgedRequest | None = None
     last_activity_at: float | None = None
     inspect_authorized: bool = False
+    available_tools: tuple[str, ...] = ()
+    ask_question: str | None = None
 
 
 @dataclass(frozen=True)
