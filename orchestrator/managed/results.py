@@ -45,7 +45,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -235,7 +235,7 @@ def is_result_ref(entry: str) -> bool:
 class ResultStore:
     """The result artifacts under ``root`` (see the module docstring for the layout)."""
 
-    def __init__(self, root: Path, *, clock: Any = time.time) -> None:
+    def __init__(self, root: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.root = Path(root)
         self._clock = clock
 
