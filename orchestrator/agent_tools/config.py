@@ -77,6 +77,9 @@ class Config:
     state_dir: Path = Path("~/.local/state/herdr-orchestrator")
     artifact_dir: Path = Path("~/.local/state/herdr-orchestrator/artifacts")
     aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: The ``[managed]`` table as read; :mod:`orchestrator.managed.settings` validates it
+    #: (with its ``HERDR_ORCHESTRATOR_MANAGED_*`` variables) into ``ManagedSettings``.
+    managed: Mapping[str, Any] = field(default_factory=dict)
     #: Where the values came from: the file read (or None) and the variables applied.
     file: Path | None = None
     env_keys: tuple[str, ...] = ()
@@ -172,6 +175,12 @@ def _aliases(key: str, value: Any, base: Path) -> dict[str, dict[str, str]]:
     return out
 
 
+def _table(key: str, value: Any, base: Path) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(key, f"expected a table, got {value!r}")
+    return dict(value)
+
+
 _KEYS: dict[str, tuple[str, _Parser]] = {
     "enabled": ("enabled", _bool),
     "allowCwd": ("allow_cwd", _paths),
@@ -186,6 +195,7 @@ _KEYS: dict[str, tuple[str, _Parser]] = {
     "stateDir": ("state_dir", _path),
     "artifactDir": ("artifact_dir", _path),
     "aliases": ("aliases", _aliases),
+    "managed": ("managed", _table),
 }
 
 
@@ -195,7 +205,9 @@ def env_name(key: str) -> str:
     return ENV_PREFIX + snake
 
 
-_ENV_KEYS = {env_name(key): key for key in _KEYS}
+#: ``[managed]`` has one variable per key of its own, read by orchestrator.managed.settings.
+MANAGED_ENV_PREFIX = ENV_PREFIX + "MANAGED_"
+_ENV_KEYS = {env_name(key): key for key in _KEYS if key != "managed"}
 
 
 def _env_value(key: str, text: str) -> Any:
@@ -302,6 +314,8 @@ def load_config(env: Mapping[str, str] | None = None, path: Path | str | None = 
     for name, text in environ.items():
         if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
             continue
+        if name.startswith(MANAGED_ENV_PREFIX):
+            continue  # checked by orchestrator.managed.settings
         if name not in _ENV_KEYS:
             raise _unknown(name, [*_ENV_KEYS, CONFIG_ENV], "environment")
         key = _ENV_KEYS[name]
