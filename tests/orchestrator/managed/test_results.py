@@ -111,7 +111,7 @@ def test_a_crash_after_reserving_the_index_reuses_it(
         ({"label": "Scout"}, "label"),
         ({"label": "a" * 33}, "label"),
         ({"request_id": "not-a-uuid"}, "request_id"),
-        ({"run_id": str(uuid.uuid4()).upper()}, "run_id"),
+        ({"run_id": "17FE5F63-502C-4EA4-A228-52EB53974BFF"}, "run_id"),
         ({"status": "done"}, "status"),
         ({"owner_session_id": ""}, "owner_session_id"),
     ],
@@ -157,7 +157,7 @@ def test_resolve_a_canonical_ref_for_any_owner(tmp_path: Path) -> None:
         "result:scout#1\n",
         "result:scout",
         "result:scout#-1",
-        "result:" + str(uuid.uuid4()).upper(),
+        "result:D0C4C1A4-8254-47E9-8020-FD64A6715042",
         "result:../../etc/passwd",
     ],
 )
