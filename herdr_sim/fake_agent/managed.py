@@ -91,6 +91,9 @@ class ManagedMode:
         except ManagedAgentError as exc:
             say(f"pi-herdsman: not managed: {exc.message}")
             return None
+        except OSError as exc:  # the mailbox could not be made (permissions, a full disk)
+            say(f"pi-herdsman: not managed: {exc}")
+            return None
         mode = cls(child, submit=submit, interrupt=interrupt, deliver=deliver, say=say)
         mode._thread = threading.Thread(target=mode._poll_loop, name="mailbox", daemon=True)
         mode._thread.start()
