@@ -282,3 +282,20 @@ def test_after_cleanup_a_late_turn_neither_crashes_nor_recreates_the_mailbox(
     herdr.agent_prompt(child.pane_id, "anything else?")
     shows(herdr_server, child.pane_id, "the mailbox directory is gone", "second answer")
     assert not child.box.path.exists()
+
+
+def test_an_interrupt_drops_the_steers_still_queued(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    # the hanging step never reaches a boundary, so the steer stays queued in pi until the
+    # interrupt's native abort drops it: it never reaches the session
+    scenario = Scenario().hang().then().reply("fresh start")
+    child = start_child(herdr_server, tmp_path, scenario)
+    task = child.box.post(Kind.TASK, "run")
+    child.wait_state("working", operation="working", active_request_id=task.message_id)
+    child.box.post(Kind.STEER, "superseded hint", assignment_id=task.message_id)
+    wait_until(lambda: not child.box.pending(Box.TO_CHILD), 10.0, 0.02, "the steer handed over")
+    child.box.post(Kind.INTERRUPT, "start over", assignment_id=task.message_id)
+    result = child.wait_owner(Kind.RESULT)
+    assert (result.status, result.text) == ("completed", "fresh start")
+    assert user_texts(child.session_entries()) == ["run", "start over"]
