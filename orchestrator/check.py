@@ -133,14 +133,25 @@ def _connector(args: argparse.Namespace) -> Connector:
 
 @asynccontextmanager
 async def _stdio() -> AsyncIterator[Any]:
+    """A spawned ``herdr-orchestrator mcp``; what it wrote to stderr is shown on a failure."""
+    import tempfile
+
     from mcp import StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "orchestrator", "mcp"], env=dict(os.environ)
     )
-    async with stdio_client(params, errlog=sys.stderr) as streams:
-        yield streams
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            async with stdio_client(params, errlog=errlog) as streams:
+                yield streams
+        except BaseException:
+            errlog.seek(0)
+            tail = errlog.read()[-2000:].strip()
+            if tail:
+                sys.stderr.write(f"herdr-orchestrator mcp wrote on stderr:\n{tail}\n")
+            raise
 
 
 async def check(connect: Connector, report: Report, timeout: float) -> None:

@@ -90,6 +90,11 @@ def run_http(server: Server[Any], settings: HttpSettings, stderr: TextIO | None 
 
     def announce(url: str) -> None:
         out.write(f"herdr-orchestrator: serving MCP at {url}\n")
+        if settings.token is None:
+            out.write(
+                "herdr-orchestrator: no token: any process of any user on this machine can "
+                "call the tools (give --token-file)\n"
+            )
         out.flush()
 
     anyio.run(lambda: serve_http(server, settings, announce=announce))

@@ -101,6 +101,7 @@ class HttpSettings:
         if self.tls_cert is None or self.tls_key is None:
             return None
         import ssl  # here, not at the top: the CLI parses its options without loading ssl
+
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(self.tls_cert, self.tls_key)
