@@ -6,7 +6,11 @@ taken from the environment leaves it, so no child process inherits it."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +25,7 @@ from orchestrator.mcp_http.settings import (
     settings_from_args,
 )
 from tests.orchestrator.http_support import Certs, make_certs, write_token
+from tests.waits import SCALE
 
 
 def mcp_args(*argv: str) -> argparse.Namespace:
@@ -164,3 +169,46 @@ def test_bad_limits_and_origins_are_refused(argv: list[str]) -> None:
 
 def test_the_url_names_the_bound_port() -> None:
     assert HttpSettings(host="::1", port=0).url(4321) == "http://[::1]:4321/mcp"
+
+
+def test_accepted_connections_have_nagle_off() -> None:
+    """The listener names ``IPPROTO_TCP``, so asyncio sets ``TCP_NODELAY`` on every accepted
+    connection; with Nagle on, each small TLS record waited for the client's delayed ACK
+    (a call took about 50 ms instead of 6 in bench/mcp_http.py)."""
+    from orchestrator.mcp_http.serve import bind
+
+    listener = bind(HttpSettings(host="127.0.0.1", port=0))
+    nodelay: list[int] = []
+
+    async def accept_one() -> None:
+        accepted = asyncio.Event()
+
+        async def on_connect(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            nodelay.append(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+            accepted.set()
+
+        server = await asyncio.start_server(on_connect, sock=listener)
+        async with server:
+            _, writer = await asyncio.open_connection(*listener.getsockname())
+            await asyncio.wait_for(accepted.wait(), 5 * SCALE)
+            writer.close()
+
+    asyncio.run(accept_one())
+    assert nodelay == [1]
+
+
+def test_parsing_the_command_line_loads_no_web_stack_and_no_sdk() -> None:
+    """``tools`` and ``call`` start fast: building the parser (with the ``mcp --http`` and
+    ``check`` options) imports neither the MCP SDK nor uvicorn, starlette or ssl."""
+    code = (
+        "import sys, orchestrator.cli\n"
+        "orchestrator.cli._parsers()\n"
+        "heavy = ('mcp', 'mcp_types', 'uvicorn', 'starlette', 'httpx2', 'ssl')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert done.stdout.strip() == "[]", done.stdout
