@@ -122,7 +122,10 @@ def _connector(args: argparse.Namespace) -> Connector:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         async with (
             httpx2.AsyncClient(
-                headers=headers, verify=context, timeout=httpx2.Timeout(timeout)
+                # the whole check is bounded by fail_after(timeout), which names the bound
+                headers=headers,
+                verify=context,
+                timeout=httpx2.Timeout(2 * timeout),
             ) as client,
             streamable_http_client(url, http_client=client) as streams,
         ):
@@ -159,15 +162,18 @@ async def check(connect: Connector, report: Report, timeout: float) -> None:
     import anyio
     from mcp import ClientSession
 
-    with anyio.fail_after(timeout):
-        try:
+    def failed(reason: str) -> None:
+        if report.ok or not report.steps:  # the first failure only: later ones follow from it
+            report.step("reachable" if not report.steps else "session", False, reason)
+
+    try:
+        with anyio.fail_after(timeout):
             async with connect() as (read, write), ClientSession(read, write) as session:
                 await _steps(session, report)
-        except* Exception as group:
-            if report.ok or not report.steps:
-                first = group.exceptions[0]
-                step = "reachable" if not report.steps else "session"
-                report.step(step, False, _reason(first))
+    except* TimeoutError:
+        failed(f"no answer within {timeout:g} s (--timeout)")
+    except* Exception as group:
+        failed(_reason(group.exceptions[0]))
 
 
 async def _steps(session: Any, report: Report) -> None:

@@ -129,3 +129,15 @@ def test_check_over_stdio_without_herdr_names_the_failing_step(
     out = capsys.readouterr().out
     assert "ok    tools: " in out
     assert "FAIL  read-only call: _dsh_herdr_workspace_list: " in out
+
+
+def test_check_of_a_server_that_never_answers_times_out(tmp_path: Path) -> None:
+    """A port that accepts and then says nothing: the check ends at ``--timeout`` with that
+    reason, not never."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        status, out = check("--http", f"http://127.0.0.1:{port}/mcp", "--timeout", "1")
+    assert status == 1
+    assert out == "FAIL  reachable: no answer within 1 s (--timeout)\n"
