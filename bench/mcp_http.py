@@ -8,7 +8,7 @@ initialised once; then ``_dsh_herdr_pane_list`` is called on each in turn, inter
 from elsewhere hits both alike.
 
 * **HTTPS / stdio**: median of the HTTPS calls against the median of the stdio calls. What
-  HTTP adds per call is a POST, the guard's checks, an SSE response and TLS records; the
+  HTTP adds per call is a POST, the guard's checks, a JSON response and TLS records; the
   target (ours; issue 18 asks for the ratio) is ≤ 3×.
 * **50 × 100**: fifty sessions, each its own HTTPS connection pool, call the tool a hundred
   times each, all at once; every call's latency is kept. Targets (ours): zero errors (a

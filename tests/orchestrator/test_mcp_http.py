@@ -296,3 +296,13 @@ def test_the_token_file_is_the_secret(tmp_path: Path) -> None:
     assert check(f"Bearer {TOKEN[:-1]}") == 401
     assert check(f"Bearer {TOKEN}x") == 401
     assert check(f"Bearer {TOKEN} {TOKEN}") == 401
+
+
+def test_a_call_is_answered_with_one_json_body(server: HttpServer) -> None:
+    """The setup guide's curl request, as written: one JSON body back (not an SSE stream,
+    which cost twice the CPU per call), with the server's name and a session id."""
+    answer = raw_request(server, "POST", INITIALIZE, auth())
+    assert answer.status == 200, answer
+    assert answer.headers["content-type"].startswith("application/json")
+    assert answer.json()["result"]["serverInfo"]["name"] == "herdr-orchestrator"
+    assert answer.headers["mcp-session-id"]
