@@ -11,7 +11,9 @@ and reports one line per step:
 3. **tools** — how many tools are listed (low-level and agent tools);
 4. **read-only call** — one R0 tool that reaches Herdr (``_dsh_herdr_workspace_list``, or
    another read-only tool without required arguments if a policy hides that one) and whether
-   it succeeded.
+   it succeeded;
+5. **policy** — when the server's ``herdr_doctor`` (R0) reports the effective policy (a check
+   with id ``policy``), that line; a server whose doctor reports none gets no line.
 
 Why a command of its own: a host that cannot start or reach a server usually says little
 (Claude Desktop shows "failed"); this says which step failed and why, and exits 1, so each step
@@ -29,10 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["PREFERRED_READ", "Report", "add_arguments", "check", "run_check"]
+__all__ = ["PREFERRED_READ", "Report", "add_arguments", "check", "policy_check", "run_check"]
 
 #: The read-only call, in order of preference: one Herdr round trip, nothing else.
 PREFERRED_READ = ("_dsh_herdr_workspace_list", "_dsh_herdr_agent_list", "herdr_list_agents")
+#: The agent tools' self-check; the effective policy is one of its checks.
+DOCTOR = "herdr_doctor"
 #: Default bound of the whole check, in seconds.
 DEFAULT_TIMEOUT = 30.0
 
@@ -199,8 +203,22 @@ async def _steps(session: Any, report: Report) -> None:
     body = result.structured_content or {}
     if result.is_error:
         report.step("read-only call", False, f"{name}: {_error_text(body)}")
-    else:
-        report.step("read-only call", True, f"{name}: ok")
+        return
+    report.step("read-only call", True, f"{name}: ok")
+    if any(tool.name == DOCTOR for tool in tools):
+        doctor = await session.call_tool(DOCTOR, {})
+        policy = policy_check(doctor.structured_content or {})
+        if policy is not None:
+            report.step("policy", policy["status"] != "fail", str(policy.get("detail", "")))
+
+
+def policy_check(doctor: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``policy`` check of a ``herdr_doctor`` result, if it has one."""
+    checks = doctor.get("checks")
+    for check in checks if isinstance(checks, list) else []:
+        if isinstance(check, dict) and check.get("id") == "policy":
+            return check
+    return None
 
 
 def _read_only_tool(tools: list[Any]) -> str | None:

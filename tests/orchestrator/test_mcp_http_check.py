@@ -141,3 +141,58 @@ def test_check_of_a_server_that_never_answers_times_out(tmp_path: Path) -> None:
         status, out = check("--http", f"http://127.0.0.1:{port}/mcp", "--timeout", "1")
     assert status == 1
     assert out == "FAIL  reachable: no answer within 1 s (--timeout)\n"
+
+
+def test_check_reports_the_policy_the_doctor_reports() -> None:
+    """A server whose ``herdr_doctor`` has a ``policy`` check gets a ``policy`` line after the
+    read-only call (a failed policy check fails the check); one without gets none. In process,
+    over the SDK's memory streams, with stand-in tools."""
+    from collections.abc import AsyncIterator, Mapping
+    from contextlib import asynccontextmanager
+    from typing import Any
+
+    import anyio
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    from orchestrator.check import Report, check
+    from orchestrator.mcp_server import build_server
+    from orchestrator.tools.tool import Tool, ToolContext
+
+    schema = {"type": "object", "properties": {}, "additionalProperties": False}
+
+    def listing(_args: Mapping[str, Any], _ctx: ToolContext) -> dict[str, Any]:
+        return {"ok": True, "command": "herdr workspace list", "exitCode": 0, "data": {}}
+
+    def run(policy: dict[str, str] | None) -> list[str]:
+        def doctor(_args: Mapping[str, Any], _ctx: ToolContext) -> dict[str, Any]:
+            checks = [{"id": "config", "status": "ok", "detail": "", "fix": ""}]
+            return {"ok": True, "checks": checks + ([policy] if policy else []), "next": []}
+
+        tools = [
+            Tool("_dsh_herdr_workspace_list", "R0", "list", schema, listing),
+            Tool("herdr_doctor", "R0", "doctor", schema, doctor),
+        ]
+        server = build_server(tools, context=ToolContext.from_env({}))
+
+        @asynccontextmanager
+        async def connect() -> AsyncIterator[Any]:
+            async with (
+                create_client_server_memory_streams() as (client, (read, write)),
+                anyio.create_task_group() as group,
+            ):
+                group.start_soon(server.run, read, write, server.create_initialization_options())
+                yield client
+                group.cancel_scope.cancel()
+
+        out = io.StringIO()
+        anyio.run(check, connect, Report(out), 10.0)
+        return out.getvalue().splitlines()
+
+    assert len(run(None)) == 4
+    ok = run({"id": "policy", "status": "ok", "detail": "policy: readOnly", "fix": ""})
+    assert ok[3:] == [
+        "ok    read-only call: _dsh_herdr_workspace_list: ok",
+        "ok    policy: policy: readOnly",
+    ]
+    bad = run({"id": "policy", "status": "fail", "detail": "no policy can be applied", "fix": ""})
+    assert bad[-1] == "FAIL  policy: no policy can be applied"
