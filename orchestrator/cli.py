@@ -1,11 +1,8 @@
 """The ``herdr-orchestrator`` command: serve the tools over MCP, list them, or call one.
 
 ``mcp`` serves every tool on stdio for an MCP client (``--log-level``: its decisions logged to
-stderr, never stdout, which carries MCP), or with ``--http HOST:PORT`` over Streamable HTTP
-(:mod:`orchestrator.mcp_http`: token, TLS, request limits). ``check`` is what a user runs after
-setting up a host: it connects like a host and reports what works (:mod:`orchestrator.check`).
-``tools`` prints the tool list as JSON (name, risk, description, input schema) for anyone
-wiring the tools into something else. ``call TOOL
+stderr, never stdout, which carries MCP). ``tools`` prints the tool list as JSON (name,
+risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
 JSON`` runs one tool from a shell or a script and prints its result object; the exit status says
 how it went without parsing, by the same rule as MCP's ``isError``
 (:func:`orchestrator.tools.outcome.call_failed`): 0 a success or a result to read (``ok: true``;
@@ -13,6 +10,10 @@ an agent tool's ``completed``, ``running``, ``blocked``, list/inbox/read/doctor 
 failure (``ok: false``: Herdr's error, a timeout, arguments the schema rejects; an agent tool's
 refusal or ``status: failed``), 2 a usage error that never reached a tool (unknown command or
 tool, arguments that are not a JSON object).
+
+With ``--http HOST:PORT``, ``mcp`` serves over Streamable HTTP instead
+(:mod:`orchestrator.mcp_http`: token, TLS, request limits). ``check`` is what a user runs after
+setting up a host: it connects like a host and reports what works (:mod:`orchestrator.check`).
 
 The MCP SDK is imported only by the ``mcp`` and ``check`` subcommands, so ``tools`` and
 ``call`` start fast.
@@ -134,11 +135,16 @@ def _serve_http(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
         settings = settings_from_args(args)  # takes a token out of the environment first
     except SettingsError as exc:
         _usage_error(parser, str(exc))
-    from orchestrator.mcp_http.serve import run_http
+    from orchestrator.mcp_http.serve import bind, run_http
     from orchestrator.mcp_server import build_server
 
+    try:
+        listener = bind(settings)
+    except OSError as exc:
+        sys.stderr.write(f"herdr-orchestrator: cannot listen on {args.http}: {exc.strerror}\n")
+        return EXIT_NOT_OK
     configure(args.log_level)
-    run_http(build_server(), settings)
+    run_http(build_server(), settings, sock=listener)
     return EXIT_OK
 
 
@@ -146,11 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     parser, call_parser = _parsers()
     args = parser.parse_args(argv)
+    if args.command == "mcp" and args.http is not None:
+        return _serve_http(parser, args)
     if args.command == "mcp":
         from orchestrator.logs import configure
-
-        if args.http is not None:
-            return _serve_http(parser, args)
         from orchestrator.mcp_server import run_stdio
 
         configure(args.log_level)  # stderr: stdout is the MCP stdio channel

@@ -103,8 +103,15 @@ async def serve_http(
     await uvicorn.Server(config).serve(sockets=[listener])
 
 
-def run_http(server: Server[Any], settings: HttpSettings, stderr: TextIO | None = None) -> None:
-    """Block serving ``server`` over HTTP; the URL is announced on ``stderr``."""
+def run_http(
+    server: Server[Any],
+    settings: HttpSettings,
+    stderr: TextIO | None = None,
+    *,
+    sock: socket.socket | None = None,
+) -> None:
+    """Block serving ``server`` over HTTP (on ``sock`` when given, already bound); the URL is
+    announced on ``stderr``."""
     out = stderr if stderr is not None else sys.stderr
 
     def announce(url: str) -> None:
@@ -116,4 +123,4 @@ def run_http(server: Server[Any], settings: HttpSettings, stderr: TextIO | None 
             )
         out.flush()
 
-    anyio.run(lambda: serve_http(server, settings, announce=announce))
+    anyio.run(lambda: serve_http(server, settings, sock=sock, announce=announce))

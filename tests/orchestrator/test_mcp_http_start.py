@@ -212,3 +212,14 @@ def test_parsing_the_command_line_loads_no_web_stack_and_no_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
     )
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_an_address_in_use_fails_the_start_with_its_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["mcp", "--http", f"127.0.0.1:{port}"]) == 1
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in capsys.readouterr().err
