@@ -32,6 +32,7 @@ BENCHMARKS = [
     "tool_calls",
     "agent_tools",
     "tool_list",
+    "mcp_http",
     "real_pi",
 ]
 #: a benchmark is meant to finish well within a minute; this only bounds a hung one

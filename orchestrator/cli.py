@@ -11,7 +11,12 @@ failure (``ok: false``: Herdr's error, a timeout, arguments the schema rejects; 
 refusal or ``status: failed``), 2 a usage error that never reached a tool (unknown command or
 tool, arguments that are not a JSON object).
 
-The MCP SDK is imported only by the ``mcp`` subcommand, so ``tools`` and ``call`` start fast.
+With ``--http HOST:PORT``, ``mcp`` serves over Streamable HTTP instead
+(:mod:`orchestrator.mcp_http`: token, TLS, request limits). ``check`` is what a user runs after
+setting up a host: it connects like a host and reports what works (:mod:`orchestrator.check`).
+
+The MCP SDK is imported only by the ``mcp`` and ``check`` subcommands, so ``tools`` and
+``call`` start fast.
 """
 
 from __future__ import annotations
@@ -36,7 +41,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         description="Herdr orchestrator tools: an MCP server, the tool list, one-off calls.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    mcp = sub.add_parser("mcp", help="serve the tools over MCP on stdin/stdout")
+    mcp = sub.add_parser(
+        "mcp", help="serve the tools over MCP on stdin/stdout (or over HTTP with --http)"
+    )
     mcp.add_argument(
         "--log-level",
         default="WARNING",
@@ -44,6 +51,18 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         choices=LOG_LEVELS,
         help="log the orchestrator's decisions at this level and above to stderr (stdout "
         "carries MCP); default WARNING",
+    )
+    from orchestrator.mcp_http.settings import add_arguments as add_http_arguments
+
+    add_http_arguments(mcp)
+    from orchestrator.check import add_arguments as add_check_arguments
+
+    add_check_arguments(
+        sub.add_parser(
+            "check",
+            help="check a served MCP endpoint (HTTP) or a spawned stdio server: reachable, "
+            "protocol, tools, one read-only call (exit 0 ok, 1 a check failed)",
+        )
     )
     sub.add_parser("tools", help="print every tool (name, risk, description, schema) as JSON")
     sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
@@ -107,10 +126,34 @@ def _call(
     return EXIT_NOT_OK if call_failed(name, result) else EXIT_OK
 
 
+def _serve_http(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``mcp --http``: options refused before anything listens exit 2 with the reason."""
+    from orchestrator.logs import configure
+    from orchestrator.mcp_http.settings import SettingsError, settings_from_args
+
+    try:
+        settings = settings_from_args(args)  # takes a token out of the environment first
+    except SettingsError as exc:
+        _usage_error(parser, str(exc))
+    from orchestrator.mcp_http.serve import bind, run_http
+    from orchestrator.mcp_server import build_server
+
+    try:
+        listener = bind(settings)
+    except OSError as exc:
+        sys.stderr.write(f"herdr-orchestrator: cannot listen on {args.http}: {exc.strerror}\n")
+        return EXIT_NOT_OK
+    configure(args.log_level)
+    run_http(build_server(), settings, sock=listener)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     parser, call_parser = _parsers()
     args = parser.parse_args(argv)
+    if args.command == "mcp" and args.http is not None:
+        return _serve_http(parser, args)
     if args.command == "mcp":
         from orchestrator.logs import configure
         from orchestrator.mcp_server import run_stdio
@@ -119,6 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         run_stdio()
         return EXIT_OK
+    if args.command == "check":
+        from orchestrator.check import run_check
+
+        return run_check(args)
     if args.command == "demo":
         from orchestrator.demo import run_demo
 
