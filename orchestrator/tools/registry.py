@@ -161,7 +161,11 @@ def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> di
     tool = ALL_TOOLS.get(name)
     if tool is None:
         return failure(name, "unknown_tool", f"unknown tool {name!r}")
-    return run_given(tool, arguments, ctx)
+    from orchestrator.tools.call_guard import governed_call
+
+    # the policy, the target's lock and the audit log (one wrapper, every server)
+    context = ctx if ctx is not None else ToolContext.from_env()
+    return governed_call(tool, arguments, context, run_given, ALL_TOOLS)
 
 
 def run_given(tool: Tool, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
@@ -170,7 +174,10 @@ def run_given(tool: Tool, arguments: object, ctx: ToolContext | None = None) -> 
     result. The one path from arguments to a handler, so no server skips a step."""
     problem = _argument_error(tool, arguments)
     if problem is not None:
-        logger.info("%s: arguments refused (field %s)", tool.name, problem.field)
+        # the field only when the schema names it: an unknown argument's name is the caller's text
+        props = tool.input_schema.get("properties") or {}
+        field = problem.field if problem.field in props else "(not in the schema)"
+        logger.info("%s: arguments refused (field %s)", tool.name, field)
         return _invalid(tool.name, problem)
     assert isinstance(arguments, Mapping)
     normalised = integers(tool.input_schema, arguments)
