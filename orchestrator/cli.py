@@ -11,6 +11,9 @@ failure (``ok: false``: Herdr's error, a timeout, arguments the schema rejects; 
 refusal or ``status: failed``), 2 a usage error that never reached a tool (unknown command or
 tool, arguments that are not a JSON object).
 
+``audit`` prints the audit log's last lines (``--follow``: then tails it); ``plugin-manifest
+DIR`` writes the Herdr plugin manifest (:mod:`orchestrator.plugin_manifest`).
+
 The MCP SDK is imported only by the ``mcp`` subcommand, so ``tools`` and ``call`` start fast.
 """
 
@@ -47,6 +50,13 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     )
     sub.add_parser("tools", help="print every tool (name, risk, description, schema) as JSON")
     sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
+    audit = sub.add_parser("audit", help="print the audit log (one JSON line per non-R0 call)")
+    audit.add_argument("--lines", type=int, default=20, help="how many last lines (default 20)")
+    audit.add_argument("--follow", action="store_true", help="then print new lines as written")
+    manifest = sub.add_parser(
+        "plugin-manifest", help="write herdr-plugin.toml (a read-only check action) into DIR"
+    )
+    manifest.add_argument("dir", help="the plugin directory (created if missing)")
     call = sub.add_parser(
         "call",
         help="run one tool and print its result as JSON (exit 0 ok, 1 failed, 2 usage)",
@@ -123,6 +133,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from orchestrator.demo import run_demo
 
         return run_demo()
+    if args.command == "audit":
+        from orchestrator.audit_cli import print_audit
+
+        return print_audit(args.lines, follow=args.follow)
+    if args.command == "plugin-manifest":
+        from orchestrator.plugin_manifest import write_manifest
+
+        sys.stdout.write(f"{write_manifest(args.dir)}\n")
+        return EXIT_OK
     if args.command == "tools":
         sys.stdout.write(json.dumps(tool_listing(), ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK

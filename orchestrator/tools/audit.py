@@ -36,7 +36,8 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -189,4 +190,106 @@ def append(state_dir: Path, line: Mapping[str, Any], max_bytes: int) -> None:
                 os.close(fd)
 
 
-__all__ = ["AUDIT_FILE", "KEEP", "TARGET_PARAMS", "append", "audit_path", "digest", "entry"]
+# -- reading (``herdr-orchestrator audit``) ---------------------------------------------------
+
+
+def _open_read(path: Path) -> int | None:
+    """``path`` opened for reading, never through a link, a regular file only (None: absent)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFile(f"{path}: is a symbolic link; refusing to follow it") from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafeFile(f"{path}: not a regular file")
+    return fd
+
+
+def size_of(path: Path) -> int:
+    """The log's size now (0 when it does not exist): where a follow starts."""
+    try:
+        return path.lstat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def last_lines(
+    path: Path, count: int, *, end: int | None = None, chunk: int = 64 * 1024
+) -> list[str]:
+    """The last ``count`` lines of the audit log at ``path`` before byte ``end`` (default:
+    its end; none when it does not exist), read from the end: a large log is not loaded."""
+    fd = _open_read(path)
+    if fd is None or count <= 0:
+        if fd is not None:
+            os.close(fd)
+        return []
+    try:
+        size = os.fstat(fd).st_size
+        end = size if end is None else min(end, size)
+        data = b""
+        while end > 0 and data.count(b"\n") <= count:
+            start = max(0, end - chunk)
+            data = os.pread(fd, end - start, start) + data
+            end = start
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", "replace").splitlines()
+    return lines[-count:]
+
+
+def follow(
+    path: Path,
+    emit: Callable[[str], None],
+    *,
+    keep_going: Callable[[], bool],
+    since: int | None = None,
+    poll_s: float = 0.2,
+) -> None:
+    """Emit every line appended to ``path`` after byte ``since`` (default: its end now) while
+    ``keep_going()``; a rotated log (a new file at ``path``) is followed from its first line."""
+    fd = _open_read(path)
+    offset = since if since is not None else (os.fstat(fd).st_size if fd is not None else 0)
+    pending = b""
+    try:
+        while keep_going():
+            if fd is None:
+                fd, offset = _open_read(path), 0
+            if fd is not None:
+                chunk = os.pread(fd, 64 * 1024, offset)
+                offset += len(chunk)
+                pending += chunk
+                *whole, pending = pending.split(b"\n")
+                for line in whole:
+                    emit(line.decode("utf-8", "replace"))
+                if chunk:
+                    continue
+                try:
+                    rotated = path.lstat().st_ino != os.fstat(fd).st_ino
+                except FileNotFoundError:
+                    rotated = True
+                if rotated:
+                    os.close(fd)
+                    fd, pending = None, b""
+                    continue
+            time.sleep(poll_s)
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+__all__ = [
+    "AUDIT_FILE",
+    "KEEP",
+    "TARGET_PARAMS",
+    "append",
+    "audit_path",
+    "digest",
+    "entry",
+    "follow",
+    "last_lines",
+    "size_of",
+]
