@@ -29,6 +29,7 @@ from mcp.shared.exceptions import MCPError
 from orchestrator.agent_tools.contract import compact
 from orchestrator.tools import policy
 from orchestrator.tools.caller import Caller, calling_as
+from orchestrator.tools.hints import hints_for
 from orchestrator.tools.outcome import call_failed
 from orchestrator.tools.tool import Tool, ToolContext
 
@@ -97,29 +98,6 @@ do. server_not_running means ask the user to start Herdr (do not retry); an unkn
 list again; invalid arguments means fix the call. Never copy prompt or command text into a
 report.
 """
-
-# R0 reads: nothing changes, so calling twice is harmless and the world is Herdr alone.
-# R1 adds (a workspace, a tab, a split, typed text) but removes nothing; typing twice types twice.
-# R2 runs arbitrary commands or agents: destructive as far as a client can know, and open-world.
-_HINTS: Mapping[str, Mapping[str, bool]] = {
-    "R0": {"read_only": True, "destructive": False, "idempotent": True, "open_world": False},
-    "R1": {"read_only": False, "destructive": False, "idempotent": False, "open_world": False},
-    "R2": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
-}
-#: Words in a tool's name that mean it ends or removes something (``herdr_close_agent`` closes
-#: a pane and may remove a worktree, ``herdr_interrupt_agent`` aborts a turn): such an R1
-#: tool is destructive, and idempotent (a second call finds the thing already ended).
-_ENDING_WORDS: tuple[str, ...] = ("close", "interrupt", "kill", "remove", "delete", "stop")
-
-
-def hints_for(tool: Tool) -> Mapping[str, bool]:
-    """The MCP hints of ``tool``: its risk level's, refined by its name (``_ENDING_WORDS``)."""
-    hints = dict(_HINTS[tool.risk])
-    words = tool.name.lower().split("_")
-    if tool.risk == "R1" and any(word in words for word in _ENDING_WORDS):
-        hints.update(destructive=True, idempotent=True)
-    return hints
-
 
 LOW_LEVEL_PREFIX = "_dsh_herdr_"
 AGENT_PREFIX = "herdr_"
