@@ -1,8 +1,8 @@
 """The ``herdr-orchestrator`` command: serve the tools over MCP, list them, or call one.
 
 ``mcp`` serves every tool on stdio for an MCP client (``--log-level``: its decisions logged to
-stderr, never stdout, which carries MCP). ``tools`` prints the tool list as JSON (name,
-risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
+stderr, never stdout, which carries MCP). ``tools`` prints the tools the policy offers as JSON
+(name, risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
 JSON`` runs one tool from a shell or a script and prints its result object; the exit status says
 how it went without parsing, by the same rule as MCP's ``isError``
 (:func:`orchestrator.tools.outcome.call_failed`): 0 a success or a result to read (``ok: true``;
@@ -48,7 +48,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         help="log the orchestrator's decisions at this level and above to stderr (stdout "
         "carries MCP); default WARNING",
     )
-    sub.add_parser("tools", help="print every tool (name, risk, description, schema) as JSON")
+    sub.add_parser(
+        "tools", help="print the tools the policy offers (name, risk, description, schema) as JSON"
+    )
     sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
     audit = sub.add_parser("audit", help="print the audit log (one JSON line per non-R0 call)")
     audit.add_argument("--lines", type=int, default=20, help="how many last lines (default 20)")
@@ -72,9 +74,15 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
 
 def tool_listing() -> dict[str, Any]:
-    """Every registered tool as ``tools`` prints it, in the registry's order."""
+    """Every tool the policy offers (:mod:`orchestrator.tools.policy`, as MCP's ``tools/list``)
+    as ``tools`` prints it, in the registry's order."""
+    from orchestrator.tools.policy import listed, policy_of
     from orchestrator.tools.registry import ALL_TOOLS
+    from orchestrator.tools.tool import ToolContext
 
+    rules = policy_of(ToolContext.from_env(), ALL_TOOLS)
+    if rules.config_error is not None:
+        sys.stderr.write(f"herdr-orchestrator: {rules.config_error} (only the doctors run)\n")
     return {
         "tools": [
             {
@@ -84,6 +92,7 @@ def tool_listing() -> dict[str, Any]:
                 "inputSchema": _jsonable(tool.input_schema),
             }
             for tool in ALL_TOOLS.values()
+            if listed(rules, tool)
         ]
     }
 

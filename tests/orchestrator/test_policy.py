@@ -275,3 +275,13 @@ def test_the_command_line_asks_the_same_policy(
     assert status == cli.EXIT_NOT_OK
     assert json.loads(out.getvalue())["errorCode"] == "tool_disabled"
     assert acted(rec) == []
+
+
+def test_the_tools_command_lists_what_the_policy_offers(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("HERDR_ORCHESTRATOR_READ_ONLY", "1")
+    assert cli.main(["tools"]) == cli.EXIT_OK
+    names = [tool["name"] for tool in json.loads(capsys.readouterr().out)["tools"]]
+    assert names == [name for name, tool in ALL_TOOLS.items() if tool.risk == "R0"]
