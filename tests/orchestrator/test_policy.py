@@ -285,3 +285,23 @@ def test_the_tools_command_lists_what_the_policy_offers(
     assert cli.main(["tools"]) == cli.EXIT_OK
     names = [tool["name"] for tool in json.loads(capsys.readouterr().out)["tools"]]
     assert names == [name for name, tool in ALL_TOOLS.items() if tool.risk == "R0"]
+
+
+def test_the_doctor_prints_the_effective_policy_for_its_caller(
+    herdr_server: HerdrServer,
+) -> None:
+    env = {"HERDR_ORCHESTRATOR_READ_ONLY": "1", "HERDR_ORCHESTRATOR_AGENT_KINDS": "pi,c*"}
+    ctx = context(herdr_server, "socket", env)
+    with calling_as(Caller("mcp", "host")):
+        report = run_tool("herdr_doctor", {}, ctx)
+    assert report["runtime"]["policy"] == {
+        "readOnly": True,
+        "disableTools": [],
+        "agentKinds": ["pi", "c*"],
+        "agentNames": "*",
+        "allowAgentArgs": False,
+    }
+    check = next(c for c in report["checks"] if c["id"] == "policy")
+    assert check["status"] == "ok"
+    assert "read-only" in check["detail"] and "agent kinds: pi, c*" in check["detail"]
+    assert run_tool("herdr_doctor", {}, ctx)["runtime"]["policy"]["allowAgentArgs"] is True
