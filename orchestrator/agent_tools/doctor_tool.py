@@ -278,7 +278,7 @@ def doctor(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     alias_check, aliases = _aliases(config)
     checks.append(alias_check)
     checks.extend(agent_checks(config, env))
-    rules = effective_policy(tool_ctx, config if config_check["status"] == "ok" else None)
+    rules = effective_policy(config if config_check["status"] == "ok" else None)
     checks.append(_policy(rules))
     ranked = sorted(checks, key=lambda c: _ORDER[c["status"]])
     fixes = [c["fix"] for c in ranked if c["status"] != "ok" and c["fix"]]

@@ -58,14 +58,14 @@ def governed_call(
     started = time.monotonic()
     config = _config(ctx)
     rules = policy.policy_of(ctx, names)
-    ctx.derived[policy.DERIVED_KEY] = rules  # what herdr_doctor prints as the effective policy
     args: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
     denial = policy.refusal(rules, tool, args)
     if denial is not None:
         logger.info("%s: refused by the policy (%s)", tool.name, denial.code)
         outcome, result = "refused", refused(tool, denial)
     else:
-        outcome, result = _locked_run(tool, arguments, ctx, config, run)
+        with policy.checked_against(rules):  # what herdr_doctor prints as the effective policy
+            outcome, result = _locked_run(tool, arguments, ctx, config, run)
     if tool.risk != "R0":
         if outcome == "ran":
             outcome = "failed" if call_failed(tool.name, result) else "ok"

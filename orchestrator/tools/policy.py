@@ -33,9 +33,11 @@ MCP then lists only those.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,8 +52,9 @@ if TYPE_CHECKING:
 _NAME = re.compile(AGENT_NAME_PATTERN)
 #: parameters that address an existing agent (by name, pane id or task id)
 TARGET_PARAMS = ("agent", "target")
-#: the key of ``ToolContext.derived`` the policy a call runs under is kept in
-DERIVED_KEY = "policy"
+#: the policy the running call was checked against (set by ``run_tool`` around the handler;
+#: a context variable, not the shared ToolContext: concurrent calls may have other callers)
+_CURRENT: ContextVar[Policy | None] = ContextVar("herdr_orchestrator_policy", default=None)
 #: tools answered even when the configuration is invalid: they report what is wrong
 DOCTOR_GLOB = "*doctor"
 
@@ -243,21 +246,31 @@ def refusal(policy: Policy, tool: Tool, arguments: Mapping[str, Any]) -> Denial 
     return None
 
 
-def effective_policy(ctx: ToolContext, config: Config | None) -> Policy:
-    """The policy the running call was checked against (``run_tool`` keeps it in ``ctx``),
-    else the one ``config`` sets for the current caller."""
-    kept = ctx.derived.get(DERIVED_KEY)
-    if isinstance(kept, Policy):
+@contextlib.contextmanager
+def checked_against(rules: Policy) -> Iterator[None]:
+    """Run the block (a tool's handler) as checked against ``rules``."""
+    token = _CURRENT.set(rules)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def effective_policy(config: Config | None) -> Policy:
+    """The policy the running call was checked against (:func:`checked_against`), else the
+    one ``config`` sets for the current caller."""
+    kept = _CURRENT.get()
+    if kept is not None:
         return kept
     return Policy.of(config) if config is not None else Policy(config_error="unreadable")
 
 
 __all__ = [
-    "DERIVED_KEY",
     "DOCTOR_GLOB",
     "TARGET_PARAMS",
     "Denial",
     "Policy",
+    "checked_against",
     "effective_policy",
     "is_agent_name",
     "listed",
