@@ -1,8 +1,8 @@
 """The ``herdr-orchestrator`` command: serve the tools over MCP, list them, or call one.
 
 ``mcp`` serves every tool on stdio for an MCP client (``--log-level``: its decisions logged to
-stderr, never stdout, which carries MCP). ``tools`` prints the tool list as JSON (name,
-risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
+stderr, never stdout, which carries MCP). ``tools`` prints the tools the policy offers as JSON
+(name, risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
 JSON`` runs one tool from a shell or a script and prints its result object; the exit status says
 how it went without parsing, by the same rule as MCP's ``isError``
 (:func:`orchestrator.tools.outcome.call_failed`): 0 a success or a result to read (``ok: true``;
@@ -14,6 +14,8 @@ tool, arguments that are not a JSON object).
 With ``--http HOST:PORT``, ``mcp`` serves over Streamable HTTP instead
 (:mod:`orchestrator.mcp_http`: token, TLS, request limits). ``check`` is what a user runs after
 setting up a host: it connects like a host and reports what works (:mod:`orchestrator.check`).
+``audit`` prints the audit log's last lines (``--follow``: then tails it); ``plugin-manifest
+DIR`` writes the Herdr plugin manifest (:mod:`orchestrator.plugin_manifest`).
 
 The MCP SDK is imported only by the ``mcp`` and ``check`` subcommands, so ``tools`` and
 ``call`` start fast.
@@ -64,8 +66,17 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
             "protocol, tools, one read-only call (exit 0 ok, 1 a check failed)",
         )
     )
-    sub.add_parser("tools", help="print every tool (name, risk, description, schema) as JSON")
+    sub.add_parser(
+        "tools", help="print the tools the policy offers (name, risk, description, schema) as JSON"
+    )
     sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
+    audit = sub.add_parser("audit", help="print the audit log (one JSON line per non-R0 call)")
+    audit.add_argument("--lines", type=int, default=20, help="how many last lines (default 20)")
+    audit.add_argument("--follow", action="store_true", help="then print new lines as written")
+    manifest = sub.add_parser(
+        "plugin-manifest", help="write herdr-plugin.toml (a read-only check action) into DIR"
+    )
+    manifest.add_argument("dir", help="the plugin directory (created if missing)")
     call = sub.add_parser(
         "call",
         help="run one tool and print its result as JSON (exit 0 ok, 1 failed, 2 usage)",
@@ -81,9 +92,15 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
 
 def tool_listing() -> dict[str, Any]:
-    """Every registered tool as ``tools`` prints it, in the registry's order."""
+    """Every tool the policy offers (:mod:`orchestrator.tools.policy`, as MCP's ``tools/list``)
+    as ``tools`` prints it, in the registry's order."""
+    from orchestrator.tools.policy import listed, policy_of
     from orchestrator.tools.registry import ALL_TOOLS
+    from orchestrator.tools.tool import ToolContext
 
+    rules = policy_of(ToolContext.from_env(), ALL_TOOLS)
+    if rules.config_error is not None:
+        sys.stderr.write(f"herdr-orchestrator: {rules.config_error} (only the doctors run)\n")
     return {
         "tools": [
             {
@@ -93,6 +110,7 @@ def tool_listing() -> dict[str, Any]:
                 "inputSchema": _jsonable(tool.input_schema),
             }
             for tool in ALL_TOOLS.values()
+            if listed(rules, tool)
         ]
     }
 
@@ -170,6 +188,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from orchestrator.demo import run_demo
 
         return run_demo()
+    if args.command == "audit":
+        from orchestrator.audit_cli import print_audit
+
+        return print_audit(args.lines, follow=args.follow)
+    if args.command == "plugin-manifest":
+        from orchestrator.plugin_manifest import write_manifest
+
+        sys.stdout.write(f"{write_manifest(args.dir)}\n")
+        return EXIT_OK
     if args.command == "tools":
         sys.stdout.write(json.dumps(tool_listing(), ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from orchestrator.client.child_env import child_env
+
 #: seconds Herdr waits after an agent is ready before `agent start` returns (Herdr: 3 s)
 SETTLE = 0.5
 
@@ -57,7 +59,13 @@ def _git_repo(path: Path) -> Path:
     (path / "greet.sh").write_text(GREET_BEFORE)
     ident = ["-c", "user.name=demo", "-c", "user.email=demo@example.invalid"]
     for argv in (["init", "-q", "-b", "main"], ["add", "greet.sh"], ["commit", "-q", "-m", "init"]):
-        subprocess.run(["git", *ident, *argv], cwd=path, check=True, capture_output=True)
+        subprocess.run(
+            ["git", *ident, *argv],
+            cwd=path,
+            check=True,
+            capture_output=True,
+            env=child_env(os.environ),
+        )
     return path
 
 
@@ -148,7 +156,7 @@ def run_demo() -> int:
         home.mkdir()
         with Simulator(
             socket_path=root / "herdr.sock", persist=False, cols=100, rows=24,
-            agent_start_settle=SETTLE, base_env={**os.environ, "HOME": str(home)},
+            agent_start_settle=SETTLE, base_env={**child_env(os.environ), "HOME": str(home)},
         ) as sim:  # fmt: skip
             env = {
                 "HERDR_SOCKET_PATH": str(sim.socket_path),

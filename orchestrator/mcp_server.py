@@ -27,6 +27,9 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from orchestrator.agent_tools.contract import compact
+from orchestrator.tools import policy
+from orchestrator.tools.caller import Caller, calling_as
+from orchestrator.tools.hints import hints_for
 from orchestrator.tools.outcome import call_failed
 from orchestrator.tools.tool import Tool, ToolContext
 
@@ -38,7 +41,9 @@ __all__ = [
     "annotations_for",
     "build_server",
     "call_result",
+    "hints_for",
     "may_block",
+    "mcp_caller",
     "mcp_tool",
     "serve_stdio",
 ]
@@ -94,15 +99,6 @@ list again; invalid arguments means fix the call. Never copy prompt or command t
 report.
 """
 
-# R0 reads: nothing changes, so calling twice is harmless and the world is Herdr alone.
-# R1 adds (a workspace, a tab, a split, typed text) but removes nothing; typing twice types twice.
-# R2 runs arbitrary commands or agents: destructive as far as a client can know, and open-world.
-_HINTS: Mapping[str, Mapping[str, bool]] = {
-    "R0": {"read_only": True, "destructive": False, "idempotent": True, "open_world": False},
-    "R1": {"read_only": False, "destructive": False, "idempotent": False, "open_world": False},
-    "R2": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
-}
-
 LOW_LEVEL_PREFIX = "_dsh_herdr_"
 AGENT_PREFIX = "herdr_"
 
@@ -133,8 +129,8 @@ def _title(tool: Tool) -> str:
 
 
 def annotations_for(tool: Tool) -> types.ToolAnnotations:
-    """The MCP hints for ``tool``'s risk level (see ``_HINTS`` for the reasoning)."""
-    hints = _HINTS[tool.risk]
+    """The MCP hints for ``tool``'s risk level and name (:func:`hints_for`)."""
+    hints = hints_for(tool)
     # No annotations.title: the tool's own ``title`` says it, and every listed byte is paid for
     # by the model on every turn (bench/tool_list.py).
     return types.ToolAnnotations(
@@ -186,12 +182,14 @@ def _registry_runner() -> Runner:
 
 
 def _direct_runner(tools: Mapping[str, Tool]) -> Runner:
-    """For tools outside the registry: ``run_tool``'s own path (schema check, whole-number
-    floats made integers, a handler bug answered as a result) over their own schema."""
+    """For tools outside the registry: ``run_tool``'s own path (the policy, the target's lock
+    and the audit log; schema check, whole-number floats made integers, a handler bug
+    answered as a result) over their own schema."""
+    from orchestrator.tools.call_guard import governed_call
     from orchestrator.tools.registry import run_given
 
     def run(name: str, arguments: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        return run_given(tools[name], arguments, ctx)
+        return governed_call(tools[name], arguments, ctx, run_given, tools)
 
     return run
 
@@ -273,13 +271,17 @@ def build_server(
     )
     runner = run or _direct_runner(by_name)
     ctx = context if context is not None else ToolContext.from_env()
-    listed = types.ListToolsResult(tools=[mcp_tool(tool) for tool in by_name.values()])
+    shown = {name: mcp_tool(tool) for name, tool in by_name.items()}
     pools = CallPools()
 
     async def list_tools(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return listed
+        # the policy decides what is offered (read per listing: the configuration may change)
+        rules = policy.policy_of(ctx, by_name)
+        return types.ListToolsResult(
+            tools=[shown[name] for name, tool in by_name.items() if policy.listed(rules, tool)]
+        )
 
     async def call_tool(
         _ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -293,9 +295,10 @@ def build_server(
         # default thread limiter, which the SDK's stdio transport needs to read stdin and write
         # stdout: forty long waits on it once froze even tools/list.
         limiter = pools.for_call(params.name, arguments)
-        result = await anyio.to_thread.run_sync(
-            runner, params.name, arguments, ctx, limiter=limiter
-        )
+        with calling_as(mcp_caller(_ctx)):  # the policy's and the audit log's caller
+            result = await anyio.to_thread.run_sync(
+                runner, params.name, arguments, ctx, limiter=limiter
+            )
         return call_result(result, params.name)
 
     return Server(
@@ -305,6 +308,15 @@ def build_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def mcp_caller(request: ServerRequestContext[Any]) -> Caller:
+    """The MCP client behind ``request``, as its ``initialize`` named itself."""
+    params = request.session.client_params
+    info = params.client_info if params is not None else None
+    if info is None:
+        return Caller("mcp")
+    return Caller("mcp", info.name, info.version)
 
 
 def _version() -> str:

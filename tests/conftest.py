@@ -39,6 +39,16 @@ os.environ.setdefault("PYTEST_HERDR_AGENTS_DIR", str(agents_cache()))
 
 
 @pytest.fixture(autouse=True)
+def private_state_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tool calls write the audit log and the target locks under the state directory
+    (``$XDG_STATE_HOME/herdr-orchestrator``): a test's go to a directory of its own, never the
+    user's."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(autouse=True)
 def contract_checked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Fail the test when a request the simulator accepted, or a line it emitted, broke the
     protocol-22 schema (responses are also checked against their request's result type).

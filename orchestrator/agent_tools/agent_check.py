@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from orchestrator.agent_tools.aliases import AliasError, resolve
 from orchestrator.agent_tools.config import Config
+from orchestrator.client.child_env import child_env
 
 __all__ = ["KIND_BINARIES", "LIST_TIMEOUT_S", "agent_checks", "configured_kinds", "listed_models"]
 
@@ -94,7 +95,8 @@ def _pi_model(config: Config, pi: str, env: Mapping[str, str], run: Runner) -> d
     search = resolved.partition("/")[2] or resolved
     fix = (
         f"log in to provider {resolved.partition('/')[0]} for pi (run pi, then /login, or set "
-        f"its API key variable), or set [aliases.pi] default to a model `pi --list-models` shows"
+        "its API key variable and name it in passEnv), or set [aliases.pi] default to a "
+        "model `pi --list-models` shows"
     )
     try:
         done = run(
@@ -102,7 +104,7 @@ def _pi_model(config: Config, pi: str, env: Mapping[str, str], run: Runner) -> d
             capture_output=True,
             text=True,
             errors="replace",
-            env=dict(env),
+            env=child_env(env, config.pass_env),
             stdin=subprocess.DEVNULL,
             timeout=LIST_TIMEOUT_S,
             check=False,

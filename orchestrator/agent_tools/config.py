@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,11 @@ DEFAULT_MAX_CONCURRENT = 4
 DEFAULT_QUEUE_TIMEOUT_MS = 120_000
 DEFAULT_MAX_RESULT_CHARS = 40_000
 DEFAULT_MAX_DIFF_BYTES = 512 * 1024
+DEFAULT_AUDIT_MAX_BYTES = 10 * 1024 * 1024
+DEFAULT_TARGET_LOCK_TIMEOUT_MS = 600_000
+#: what a glob (``disableTools``, ``agentKinds``, ``agentNames``, ``passEnv``) may hold:
+#: name characters and fnmatch's ``*``, ``?`` and ``[…]`` (``!`` negates a class)
+_GLOB_CHARS = re.compile(r"[A-Za-z0-9_.:@*?\[\]!-]+")
 
 
 class ConfigError(ValueError):
@@ -80,6 +86,18 @@ class Config:
     #: The ``[managed]`` table as read; :mod:`orchestrator.managed.settings` validates it
     #: (with its ``HERDR_ORCHESTRATOR_MANAGED_*`` variables) into ``ManagedSettings``.
     managed: Mapping[str, Any] = field(default_factory=dict)
+    # -- the policy (read by :mod:`orchestrator.tools.policy`, the one place that decides)
+    read_only: bool = False
+    disable_tools: tuple[str, ...] = ()
+    #: allowlists (globs); None: every kind / name
+    agent_kinds: tuple[str, ...] | None = None
+    agent_names: tuple[str, ...] | None = None
+    #: None: the caller's default (on for the CLI, off for MCP)
+    allow_agent_args: bool | None = None
+    #: names (globs) of secret-looking variables passed on to child processes anyway
+    pass_env: tuple[str, ...] = ()
+    audit_max_bytes: int = DEFAULT_AUDIT_MAX_BYTES
+    target_lock_timeout_ms: int = DEFAULT_TARGET_LOCK_TIMEOUT_MS
     #: Where the values came from: the file read (or None) and the variables applied.
     file: Path | None = None
     env_keys: tuple[str, ...] = ()
@@ -144,6 +162,46 @@ def _labels(key: str, value: Any, base: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def glob_problem(glob: str) -> str | None:
+    """Why ``glob`` is not a usable name glob, or None."""
+    if not _GLOB_CHARS.fullmatch(glob):
+        return "a glob holds letters, digits, _ . : @ - and the wildcards * ? [...]"
+    depth = 0
+    for char in glob:
+        if char == "[":
+            if depth:
+                return "a [ inside [...]"
+            depth = 1
+        elif char == "]":
+            if not depth:
+                return "a ] without its ["
+            depth = 0
+    if depth:
+        return "a [ without its ]"
+    if "[]" in glob or "[!]" in glob:
+        return "an empty [...] class"
+    return None
+
+
+def _globs(key: str, value: Any, base: Path) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(key, f"expected a list of name globs, got {value!r}")
+    for i, glob in enumerate(value):
+        problem = glob_problem(glob)
+        if problem is not None:
+            raise ConfigError(f"{key}[{i}]", f"bad glob {glob!r}: {problem}")
+    return tuple(value)
+
+
+def _allowlist(key: str, value: Any, base: Path) -> tuple[str, ...]:
+    if isinstance(value, list) and not value:
+        # like allowCwd: an empty allowlist reads as "nothing", no setting as "everything"
+        raise ConfigError(
+            key, "an empty list is refused: list the allowed globs, or remove the setting"
+        )
+    return _globs(key, value, base)
+
+
 def _transport(key: str, value: Any, base: Path) -> str:
     if value not in TRANSPORTS:
         raise ConfigError(key, f"expected one of auto, socket, cli, got {value!r}")
@@ -196,7 +254,33 @@ _KEYS: dict[str, tuple[str, _Parser]] = {
     "artifactDir": ("artifact_dir", _path),
     "aliases": ("aliases", _aliases),
     "managed": ("managed", _table),
+    "readOnly": ("read_only", _bool),
+    "disableTools": ("disable_tools", _globs),
+    "agentKinds": ("agent_kinds", _allowlist),
+    "agentNames": ("agent_names", _allowlist),
+    "allowAgentArgs": ("allow_agent_args", _bool),
+    "passEnv": ("pass_env", _globs),
+    "auditMaxBytes": ("audit_max_bytes", _int_in(4_096, 1024 * 1024 * 1024)),
+    "targetLockTimeoutMs": ("target_lock_timeout_ms", _int_in(1, 24 * 3600 * 1000)),
 }
+#: keys whose environment value is a boolean, an integer, a comma-separated list
+_ENV_BOOLS = ("enabled", "readOnly", "allowAgentArgs")
+_ENV_INTS = (
+    "maxConcurrent",
+    "queueTimeoutMs",
+    "maxResultChars",
+    "maxDiffBytes",
+    "auditMaxBytes",
+    "targetLockTimeoutMs",
+)
+_ENV_LISTS = (
+    "machines",
+    "sharedFilesystem",
+    "disableTools",
+    "agentKinds",
+    "agentNames",
+    "passEnv",
+)
 
 
 def env_name(key: str) -> str:
@@ -212,19 +296,19 @@ _ENV_KEYS = {env_name(key): key for key in _KEYS if key != "managed"}
 
 def _env_value(key: str, text: str) -> Any:
     """The TOML-typed value of an environment string for ``key`` (documented per key)."""
-    if key == "enabled":
+    if key in _ENV_BOOLS:
         try:
             return parse_bool(env_name(key), text)
         except BooleanError as exc:
             raise ConfigError(key, str(exc), source="environment") from None
-    if key in ("maxConcurrent", "queueTimeoutMs", "maxResultChars", "maxDiffBytes"):
+    if key in _ENV_INTS:
         try:
             return int(text.strip().replace("_", ""))
         except ValueError:
             return text
     if key == "allowCwd":
         return [p for p in text.split(os.pathsep) if p]
-    if key in ("machines", "sharedFilesystem"):
+    if key in _ENV_LISTS:
         return [p.strip() for p in text.split(",") if p.strip()]
     if key == "machineTargets":
         pairs = [p.strip() for p in text.split(",") if p.strip()]
@@ -252,10 +336,15 @@ def default_config_path(env: Mapping[str, str]) -> Path:
     return base / "herdr-orchestrator" / "config.toml"
 
 
-def _defaults(env: Mapping[str, str]) -> Config:
+def default_state_dir(env: Mapping[str, str]) -> Path:
+    """``$XDG_STATE_HOME/herdr-orchestrator`` (``~/.local/state`` when unset)."""
     home = Path(env.get("HOME") or Path.home())
     base = Path(env["XDG_STATE_HOME"]) if env.get("XDG_STATE_HOME") else home / ".local" / "state"
-    state = base / "herdr-orchestrator"
+    return base / "herdr-orchestrator"
+
+
+def _defaults(env: Mapping[str, str]) -> Config:
+    state = default_state_dir(env)
     return Config(state_dir=state, artifact_dir=state / "artifacts")
 
 

@@ -450,10 +450,21 @@ class AgentResult:
         return out
 
 
-def refusal(tool: str, error: ResultError, *, next_action: NextAction = "retry") -> dict[str, Any]:
-    """A request refused before any task existed (a gate, a bad argument, the queue)."""
+def refusal(
+    tool: str,
+    error: ResultError,
+    *,
+    next_action: NextAction = "retry",
+    log_field: bool = True,
+) -> dict[str, Any]:
+    """A request refused before any task existed (a gate, a bad argument, the queue).
+
+    ``log_field=False`` keeps ``error.field`` out of the log: an argument name the schema does
+    not know is the caller's text, which the result may show but the logs must not keep.
+    """
     # the code and field only: a message may quote what the caller sent
-    logger.info("%s refused: %s (field %s)", tool, error.code, error.field)
+    shown = error.field if log_field else "(not in the schema)"
+    logger.info("%s refused: %s (field %s)", tool, error.code, shown)
     return AgentResult.refused(tool, error, next_action=next_action).to_dict()
 
 

@@ -18,7 +18,9 @@ by group or others fails), ``records`` (every task record in the state directory
 an unreadable one is skipped by the tools and listed here by path, a warning), ``git``
 (needed for diffs and isolated worktrees: a warning when absent), ``aliases`` (the configured
 aliases resolve), then per configured agent kind ``agent.<kind>`` (its binary on PATH) and
-``agent.pi.model`` (pi's default model is in ``pi --list-models``): :mod:`.agent_check`.
+``agent.pi.model`` (pi's default model is in ``pi --list-models``): :mod:`.agent_check`, and
+last ``policy``: the effective policy (:mod:`orchestrator.tools.policy`, the one the call was
+checked against; field by field in ``runtime.policy``), a failure when none can be applied.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from orchestrator.agent_tools.aliases import AliasError, alias_rows, validate_al
 from orchestrator.agent_tools.config import CONFIG_ENV, Config, ConfigError, load_config
 from orchestrator.agent_tools.context import agent_context
 from orchestrator.agent_tools.records import TaskStore, ensure_private_dir
+from orchestrator.client.child_env import child_env
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient, pong_refusal
 from orchestrator.client.transports import (
@@ -50,6 +53,7 @@ from orchestrator.client.transports import (
     not_running_message,
 )
 from orchestrator.client.types import Pong
+from orchestrator.tools.policy import Policy, effective_policy
 from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_doctor"
@@ -203,7 +207,12 @@ def _git() -> dict[str, Any]:
         return _check("git", "warn", "git is not on PATH: no diffs, no isolated worktrees", fix)
     try:
         done = subprocess.run(
-            [git, "--version"], capture_output=True, text=True, timeout=10, check=False
+            [git, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+            env=child_env(os.environ),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return _check("git", "warn", f"git did not run: {exc}", fix)
@@ -224,6 +233,27 @@ def _aliases(config: Config) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             "fix the alias in the configuration (provider/model targets, known kinds)",
         ), [dict(row) for row in alias_rows()]
     return _check("aliases", "ok", f"{len(rows)} model aliases"), rows
+
+
+def _policy(rules: Policy) -> dict[str, Any]:
+    """The effective policy in one line (runtime.policy has it field by field)."""
+    if rules.config_error is not None:
+        return _check(
+            "policy",
+            "fail",
+            f"no policy can be applied: {rules.config_error}; every tool but the doctors "
+            "is refused",
+            "fix the configuration (herdr_doctor's config check names the key)",
+        )
+    parts = ["read-only (R0 tools only)" if rules.read_only else "every risk level"]
+    if rules.disable_tools:
+        parts.append(f"disabled: {', '.join(rules.disable_tools)}")
+    if rules.agent_kinds is not None:
+        parts.append(f"agent kinds: {', '.join(rules.agent_kinds)}")
+    if rules.agent_names is not None:
+        parts.append(f"agent names: {', '.join(rules.agent_names)}")
+    parts.append(f"agent args {'allowed' if rules.allow_agent_args else 'refused'}")
+    return _check("policy", "ok", "policy: " + "; ".join(parts))
 
 
 def doctor(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
@@ -248,6 +278,8 @@ def doctor(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     alias_check, aliases = _aliases(config)
     checks.append(alias_check)
     checks.extend(agent_checks(config, env))
+    rules = effective_policy(config if config_check["status"] == "ok" else None)
+    checks.append(_policy(rules))
     ranked = sorted(checks, key=lambda c: _ORDER[c["status"]])
     fixes = [c["fix"] for c in ranked if c["status"] != "ok" and c["fix"]]
     runtime = {
@@ -264,6 +296,7 @@ def doctor(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
         "herdrVersion": pong.version if pong else None,
         "protocol": pong.protocol if pong else None,
         "expectedProtocol": PROTOCOL,
+        "policy": rules.describe(),
     }
     return {
         "ok": all(c["status"] != "fail" for c in checks),

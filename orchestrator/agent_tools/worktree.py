@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.client.child_env import child_env
+
 __all__ = [
     "BRANCH_PREFIX",
     "DEFAULT_MAX_DIFF_BYTES",
@@ -88,7 +90,7 @@ class WorktreeError(Exception):
 
 
 def _git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in child_env(os.environ).items() if not k.startswith("GIT_")}
     env.update(
         {
             "GIT_TERMINAL_PROMPT": "0",

@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol
 from herdr_sim.protocol import startup as agent_start
 from orchestrator.client import cli_map
 from orchestrator.client import wire as _wire
+from orchestrator.client.child_env import child_env
 from orchestrator.client.cli_map import Operation, Params
 from orchestrator.client.errors import ConnectFailed, ProtocolError, TransportError
 
@@ -293,7 +294,7 @@ class CliTransport:
         try:
             done = subprocess.run(
                 [str(self.herdr), *args],
-                env=self.env,
+                env=child_env(self.env),  # herdr needs none of our secrets
                 capture_output=True,
                 encoding="utf-8",
                 errors="replace",

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.client import cli_map
+from orchestrator.tools.hints import hint_names
 from orchestrator.tools.registry import TOOLS, Tool
 
 RISKS = {
@@ -86,15 +87,17 @@ def render() -> str:
             "The 24 tools of the dsh-herdr contract, in its order. Every tool returns "
             "`ok / command / exitCode` plus, as needed, `errorCode / data / stdout / stderr` "
             "(see [client.md](client.md#the-tool-result-contract)). Required parameters are in "
-            "bold; every schema has `additionalProperties: false`; timeouts are milliseconds."
+            "bold; every schema has `additionalProperties: false`; timeouts are milliseconds. "
+            "MCP hints are the annotations a host sees (`orchestrator/tools/hints.py`; the "
+            "hints not listed are false); the risk level itself is in `_meta`."
         ),
         "",
         "| Risk | Meaning |",
         "| --- | --- |",
         *(f"| {risk} | {meaning} |" for risk, meaning in RISKS.items()),
         "",
-        "| Tool | Risk | Parameters | Herdr operation |",
-        "| --- | --- | --- | --- |",
+        "| Tool | Risk | MCP hints | Parameters | Herdr operation |",
+        "| --- | --- | --- | --- | --- |",
     ]
     for tool in TOOLS.values():
         schema = tool.input_schema
@@ -102,7 +105,10 @@ def render() -> str:
         params = "<br>".join(
             _param(name, spec, name in required) for name, spec in schema["properties"].items()
         )
-        lines.append(f"| `{tool.name}` | {tool.risk} | {params or '—'} | {_herdr(tool)} |")
+        hints = ", ".join(f"`{name}`" for name in hint_names(tool)) or "—"
+        lines.append(
+            f"| `{tool.name}` | {tool.risk} | {hints} | {params or '—'} | {_herdr(tool)} |"
+        )
     lines += ["", "## Descriptions (as a model sees them)", ""]
     for tool in TOOLS.values():
         lines += [f"### `{tool.name}` ({tool.risk})", "", tool.description, ""]

@@ -112,12 +112,18 @@ def _field_of(error: ValidationError, arguments: Mapping[str, Any]) -> str | Non
     return None
 
 
-def _invalid(name: str, problem: ArgumentProblem) -> dict[str, Any]:
+def _invalid(tool: Tool, problem: ArgumentProblem) -> dict[str, Any]:
     """A schema failure in the tool family's own shape (an AgentResult refusal for agent tools)."""
-    if is_agent_tool(name):
+    if is_agent_tool(tool.name):
         error = ResultError(INVALID_ARGUMENTS, problem.message, field=problem.field)
-        return refusal(name, error)
-    return failure(name, "invalid_arguments", problem.message)
+        return refusal(tool.name, error, log_field=_in_schema(tool, problem.field))
+    return failure(tool.name, "invalid_arguments", problem.message)
+
+
+def _in_schema(tool: Tool, field: str | None) -> bool:
+    """Whether ``field`` is one of ``tool``'s parameters (else it is the caller's text)."""
+    props = tool.input_schema.get("properties") or {}
+    return field is None or field in props
 
 
 def _crashed(name: str, exc: Exception) -> dict[str, Any]:
@@ -161,7 +167,11 @@ def run_tool(name: str, arguments: object, ctx: ToolContext | None = None) -> di
     tool = ALL_TOOLS.get(name)
     if tool is None:
         return failure(name, "unknown_tool", f"unknown tool {name!r}")
-    return run_given(tool, arguments, ctx)
+    from orchestrator.tools.call_guard import governed_call
+
+    # the policy, the target's lock and the audit log (one wrapper, every server)
+    context = ctx if ctx is not None else ToolContext.from_env()
+    return governed_call(tool, arguments, context, run_given, ALL_TOOLS)
 
 
 def run_given(tool: Tool, arguments: object, ctx: ToolContext | None = None) -> dict[str, Any]:
@@ -170,8 +180,10 @@ def run_given(tool: Tool, arguments: object, ctx: ToolContext | None = None) -> 
     result. The one path from arguments to a handler, so no server skips a step."""
     problem = _argument_error(tool, arguments)
     if problem is not None:
-        logger.info("%s: arguments refused (field %s)", tool.name, problem.field)
-        return _invalid(tool.name, problem)
+        # the field only when the schema names it: an unknown argument's name is the caller's text
+        field = problem.field if _in_schema(tool, problem.field) else "(not in the schema)"
+        logger.info("%s: arguments refused (field %s)", tool.name, field)
+        return _invalid(tool, problem)
     assert isinstance(arguments, Mapping)
     normalised = integers(tool.input_schema, arguments)
     context = ctx if ctx is not None else ToolContext.from_env()

@@ -136,21 +136,29 @@ def test_listed_schemas_reject_unknown_fields() -> None:
     run(body)
 
 
+#: R1 tools that end something (issue 18 §3): destructive, and idempotent
+ENDING_TOOLS = {"herdr_interrupt_agent", "herdr_close_agent"}
+
+
 def test_risk_levels_reach_clients_as_hints_and_meta() -> None:
     async def body() -> None:
         async with Client(build_server(context=ToolContext.from_env({})), mode="legacy") as client:
             listed = (await client.list_tools()).tools
+        assert [tool.name for tool in listed] == list(ALL_TOOLS)
         for tool in listed:
             risk = ALL_TOOLS[tool.name].risk
             assert tool.meta == {RISK_META_KEY: risk}
             hints = tool.annotations
-            assert hints is not None
+            assert hints is not None, tool.name
             assert hints.read_only_hint is (risk == "R0"), tool.name
-            assert hints.destructive_hint is (risk == "R2"), tool.name
+            ends = tool.name in ENDING_TOOLS
+            assert hints.destructive_hint is (risk == "R2" or ends), tool.name
+            assert hints.idempotent_hint is (risk == "R0" or ends), tool.name
+            assert hints.open_world_hint is (risk == "R2"), tool.name
         destructive = {
             tool.name for tool in listed if tool.annotations and tool.annotations.destructive_hint
         }
-        assert destructive == R2_TOOLS
+        assert destructive == R2_TOOLS | ENDING_TOOLS
 
     run(body)
 

@@ -163,6 +163,8 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
         **{k: v for k, v in server.env.items() if k != "HERDR_PANE_ID"},
         "HERDR_BIN_PATH": str(server.cli_path),
         "HERDR_ORCHESTRATOR_STATE_DIR": str(root / "state"),
+        # the fake agents' scenarios travel in agent_args, off by default over MCP (issue 18)
+        "HERDR_ORCHESTRATOR_ALLOW_AGENT_ARGS": "1",
     }
     try:
         process = start_mcp(env, root / "server.stderr")
@@ -626,6 +628,7 @@ def test_14_the_preview_gate_over_stdio(tier: Tier, world: World) -> None:
         **{k: v for k, v in tier.sim.env.items() if k != "HERDR_PANE_ID"},
         "HERDR_BIN_PATH": str(tier.sim.cli_path),
         "HERDR_ORCHESTRATOR_STATE_DIR": str(tier.root / "gated-state"),
+        "HERDR_ORCHESTRATOR_ALLOW_AGENT_ARGS": "1",
         "DSH_HERDR_PREVIEW_REQUIRED": "on",
     }
     gated = start_mcp(env, tier.root / "gated.stderr")

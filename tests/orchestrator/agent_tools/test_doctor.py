@@ -71,6 +71,7 @@ def test_healthy_environment(herdr_server: HerdrServer, tmp_path: Path) -> None:
         "aliases",
         "agent.pi",
         "agent.pi.model",
+        "policy",
     ]
     assert all(c["status"] == "ok" for c in checks.values()), checks
     assert "deepseek/deepseek-flash is listed" in checks["agent.pi.model"]["detail"]

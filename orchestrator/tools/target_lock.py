@@ -1,0 +1,114 @@
+"""One writer per target at a time, across threads and processes: two prompts never merge.
+
+Why: typing into an agent is not atomic. Herdr types a prompt's text and presses Enter a moment
+later; a second prompt typed into the same pane in between joins the first, and the agent gets
+one merged input instead of two turns. An MCP host can issue calls concurrently, and several
+orchestrators (two hosts, a shell) can drive one Herdr. So every call that types into a target
+holds an exclusive ``flock`` on a file named for that target under the state directory for its
+whole run (a prompt that waits keeps the agent to itself until its turn ends).
+
+Which calls (decided by name and risk, so tools added to the registry later are covered): a
+tool that is not R0 whose name says it types — ``prompt``, ``send_text``, ``send_keys``,
+``message`` or ``pane_run`` — locks the value of its first ``agent``, ``target`` or ``pane``
+argument. A preview types nothing and takes no lock.
+
+The key is the target *as addressed*: an agent addressed once by name and once by its pane id
+takes two locks. Address one agent one way (the policy's ``agentNames`` makes that the name).
+
+The wait is bounded (``targetLockTimeoutMs``); a call that cannot get the lock in time is
+refused as ``target_busy`` and has typed nothing. Locks are advisory files (``locks/<sha256 of
+the target>.lock``, 0600, opened without following links) that are never deleted: removing one
+while another process waits on it would let a third take a fresh file and type alongside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import fnmatch
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.agent_tools.safe_fs import ensure_private_dir
+
+if TYPE_CHECKING:
+    from orchestrator.tools.tool import Tool
+
+#: name globs of the tools that type into their target
+TYPING_GLOBS: tuple[str, ...] = (
+    "*prompt*",
+    "*send_text*",
+    "*send_keys*",
+    "*message*",
+    "*pane_run*",
+)
+#: the parameters that name a typing tool's target, in the order they are looked for
+TARGET_PARAMS: tuple[str, ...] = ("agent", "target", "pane")
+LOCKS_DIR = "locks"
+
+
+class TargetBusy(TimeoutError):
+    """Another call held the target's lock for the whole wait."""
+
+
+def lock_key(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    """The target ``tool`` types into with ``arguments``, or None (no lock needed)."""
+    if tool.risk == "R0" or arguments.get("preview") is True:
+        return None
+    if not any(fnmatch.fnmatchcase(tool.name, glob) for glob in TYPING_GLOBS):
+        return None
+    for param in TARGET_PARAMS:
+        value = arguments.get(param)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def lock_path(state_dir: Path, key: str) -> Path:
+    """The lock file of ``key`` (its name a hash: a target may hold any character)."""
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return state_dir / LOCKS_DIR / f"{digest}.lock"
+
+
+@contextlib.contextmanager
+def target_lock(state_dir: Path, key: str, timeout_s: float) -> Iterator[None]:
+    """Hold ``key``'s lock for the block; :class:`TargetBusy` after ``timeout_s`` of waiting."""
+    path = lock_path(state_dir, key)
+    ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        deadline = time.monotonic() + timeout_s
+        pause = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    raise
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TargetBusy(
+                    f"the target is busy (another call typed into it for {timeout_s:g} s)"
+                )
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+__all__ = [
+    "LOCKS_DIR",
+    "TARGET_PARAMS",
+    "TYPING_GLOBS",
+    "TargetBusy",
+    "lock_key",
+    "lock_path",
+    "target_lock",
+]
