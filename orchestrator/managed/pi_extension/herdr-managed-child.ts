@@ -1,0 +1,382 @@
+/**
+ * pytest-herdr's managed-child extension for pi (seed 002): makes a real pi session a managed
+ * agent that a controller delegates to through the V4 file mailbox.
+ *
+ * It does nothing unless pi was started as a managed child (`PI_HERDSMAN_MAILBOX` set by the
+ * controller, with the rest of the child environment: see orchestrator/managed/env.py). Then:
+ *
+ * - It starts the child-protocol bridge `$PI_HERDSMAN_PYTHON -m orchestrator.managed.child_cli`
+ *   once and keeps it for the life of the pi process. Every protocol rule (which record is
+ *   accepted when, the one result per assignment, state.json) lives in that Python bridge;
+ *   this file only tells it what pi does and applies what it answers. Node never writes a
+ *   mailbox record itself.
+ * - At session start it says `hello` (pi's session id and file, the cwd, the pid); the
+ *   bridge then writes the first state.json, the controller's proof that the child is up.
+ * - Every 250 ms it polls the bridge and applies the actions it hands over: `start_turn` →
+ *   a new user message; `steer` → pi's steering queue (delivered at the next steering
+ *   boundary, never cancelling); `abort_and_start` → pi's native abort, then, once pi has
+ *   settled, a new user message.
+ * - It reports a pi operation's start (`turn_start`, at the first `agent_start` of a run)
+ *   and end (`turn_end` with the last assistant message's text, at `agent_settled`: pi
+ *   will not continue on its own, no retry or queued steer left), tool starts and ends,
+ *   and the session file whenever it changes.
+ * - It registers the `ask_owner` tool: the only and final tool call of a turn; it posts the
+ *   question through the bridge and ends the turn (`terminate`).
+ * - A `bash`/`powershell` call the model made without a timeout gets 600 s, so a hung
+ *   command cannot keep a managed agent working forever.
+ *
+ * Requests to the bridge are one JSON line each on its stdin, answered in order by one JSON
+ * line on its stdout; they are sent one at a time in the order pi's events happened.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { realpathSync, statSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+
+type Json = Record<string, unknown>;
+
+interface SessionManagerLike {
+  getSessionFile(): string | undefined;
+  getSessionId(): string | undefined;
+}
+interface ContextLike {
+  cwd: string;
+  isIdle(): boolean;
+  abort(): void;
+  sessionManager: SessionManagerLike;
+  ui?: { notify?(message: string, level?: string): void };
+}
+interface PiLike {
+  on(event: string, handler: (event: any, ctx: ContextLike) => unknown): void;
+  registerTool(tool: Json): void;
+  sendUserMessage(content: string, options?: { deliverAs?: "steer" | "followUp" }): void;
+}
+interface Action {
+  do: string;
+  text: string;
+}
+
+const POLL_MS = 250;
+const DEFAULT_SHELL_TIMEOUT_S = 600;
+const SHELL_TOOLS = new Set(["bash", "powershell"]);
+const STDERR_KEEP = 4096;
+const ASK_ALONE =
+  "Call ask_owner alone as the final tool call of the turn, then stop; no other tool call " +
+  "may come with it.";
+
+/** The bridge: one Python process per pi process, kept across pi's session replacements. */
+class Bridge {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly waiting: Array<(answer: Json) => void> = [];
+  private buffered = "";
+  private stderrTail = "";
+  private chain: Promise<unknown> = Promise.resolve();
+  dead: string | undefined;
+
+  constructor(python: string) {
+    this.child = spawn(python, ["-m", "orchestrator.managed.child_cli"], {
+      env: process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    this.child.stdout.setEncoding("utf8");
+    this.child.stdout.on("data", (chunk: string) => this.read(chunk));
+    this.child.stderr.setEncoding("utf8");
+    this.child.stderr.on("data", (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_KEEP);
+    });
+    this.child.on("error", (error) => this.fail(`bridge did not start: ${error.message}`));
+    this.child.on("exit", (code, signal) =>
+      this.fail(`bridge exited (${signal ?? code}): ${this.stderrTail.trim() || "no output"}`),
+    );
+    this.child.stdin.on("error", () => undefined); // a dead bridge is reported by "exit"
+  }
+
+  private read(chunk: string): void {
+    this.buffered += chunk;
+    let newline = this.buffered.indexOf("\n");
+    while (newline >= 0) {
+      const line = this.buffered.slice(0, newline);
+      this.buffered = this.buffered.slice(newline + 1);
+      newline = this.buffered.indexOf("\n");
+      if (line.trim() === "") continue;
+      let answer: Json;
+      try {
+        answer = JSON.parse(line) as Json;
+      } catch {
+        answer = { ok: false, error: { category: "internal_failure", message: `bad bridge line: ${line.slice(0, 200)}` } };
+      }
+      this.waiting.shift()?.(answer);
+    }
+  }
+
+  private fail(reason: string): void {
+    if (this.dead !== undefined) return;
+    this.dead = reason;
+    for (const resolve of this.waiting.splice(0)) {
+      resolve({ ok: false, error: { category: "internal_failure", message: reason } });
+    }
+  }
+
+  /** Send one request after every earlier one was answered; its answer. */
+  request(request: Json): Promise<Json> {
+    const next = this.chain.then(
+      () =>
+        new Promise<Json>((resolve) => {
+          if (this.dead !== undefined) {
+            resolve({ ok: false, error: { category: "internal_failure", message: this.dead } });
+            return;
+          }
+          this.waiting.push(resolve);
+          this.child.stdin.write(JSON.stringify(request) + "\n");
+        }),
+    );
+    this.chain = next;
+    return next;
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+const BRIDGE_KEY = Symbol.for("pytest-herdr.managed-child.bridge");
+type Registry = { [BRIDGE_KEY]?: { bridge: Bridge; greeted: boolean } };
+
+function sharedBridge(python: string): { bridge: Bridge; greeted: boolean } {
+  const registry = globalThis as Registry;
+  registry[BRIDGE_KEY] ??= { bridge: new Bridge(python), greeted: false };
+  return registry[BRIDGE_KEY]!;
+}
+
+function errorText(answer: Json): string {
+  const error = answer.error as { category?: string; message?: string } | undefined;
+  return `${error?.category ?? "internal_failure"}: ${error?.message ?? "bridge request failed"}`;
+}
+
+function textOf(message: any): string | null {
+  if (!message || !Array.isArray(message.content)) return null;
+  const text = message.content
+    .filter((part: any) => part?.type === "text" && typeof part.text === "string")
+    .map((part: any) => part.text as string)
+    .join("");
+  return text === "" ? null : text;
+}
+
+function toolCallCount(message: any): number {
+  if (!message || !Array.isArray(message.content)) return 0;
+  return message.content.filter((part: any) => part?.type === "toolCall").length;
+}
+
+/** `files` of an ask as `<file name=… bytes=… />` references: readable regular files only. */
+function fileReferences(files: unknown, cwd: string): string {
+  if (files === undefined) return "";
+  if (!Array.isArray(files)) throw new Error("files must be an array of paths");
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const entry of files) {
+    if (typeof entry !== "string" || entry.trim() === "") throw new Error("files entries must be paths");
+    let canonical: string;
+    let size: number;
+    try {
+      canonical = realpathSync(isAbsolute(entry) ? entry : resolve(cwd, entry));
+      const info = statSync(canonical);
+      if (!info.isFile()) throw new Error("not a regular file");
+      size = info.size;
+    } catch (error) {
+      throw new Error(`Cannot read file ${entry}: ${(error as Error).message}`);
+    }
+    if (seen.has(canonical)) continue;
+    seen.add(canonical);
+    const name = canonical.replace(/[&"<>\u0000-\u001f]/g, (c) => `&#x${c.charCodeAt(0).toString(16).padStart(2, "0")};`);
+    lines.push(`<file name="${name}" bytes="${size}" />`);
+  }
+  return lines.join("\n");
+}
+
+export default function herdrManagedChild(pi: PiLike): void {
+  const env = process.env;
+  if (!env.PI_HERDSMAN_MAILBOX) return; // not a managed child: nothing at all
+  const python = env.PI_HERDSMAN_PYTHON || "python3";
+
+  let ctx: ContextLike | undefined;
+  let shared: { bridge: Bridge; greeted: boolean } | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let polling = false;
+  let running = false; // a pi operation (run) is under way
+  let lastAssistantText: string | null = null;
+  let lastAssistantToolCalls = 0;
+  let restartText: string | undefined; // abort_and_start: the turn to start once pi settled
+  let reportedFile = "";
+
+  function notify(message: string): void {
+    try {
+      ctx?.ui?.notify?.(`managed agent: ${message}`, "error");
+    } catch {
+      // a stale context after a session replacement: the next event brings a fresh one
+    }
+  }
+
+  async function send(request: Json): Promise<Json> {
+    if (shared === undefined) return { ok: false, error: { category: "internal_failure", message: "bridge not started" } };
+    const answer = await shared.bridge.request(request);
+    if (answer.ok !== true && request.op !== "ask") notify(`${String(request.op)} refused: ${errorText(answer)}`);
+    return answer;
+  }
+
+  function reportSessionFile(): void {
+    const file = ctx?.sessionManager.getSessionFile();
+    if (typeof file !== "string" || !file.startsWith("/") || file === reportedFile) return;
+    reportedFile = file;
+    void send({ op: "event", event: "session_file", path: file });
+  }
+
+  function startTurn(text: string): void {
+    if (ctx === undefined || ctx.isIdle()) pi.sendUserMessage(text);
+    else pi.sendUserMessage(text, { deliverAs: "followUp" });
+  }
+
+  function apply(action: Action): void {
+    if (typeof action?.text !== "string") return;
+    if (action.do === "start_turn") {
+      startTurn(action.text);
+    } else if (action.do === "steer") {
+      if (ctx === undefined || ctx.isIdle()) pi.sendUserMessage(action.text);
+      else pi.sendUserMessage(action.text, { deliverAs: "steer" });
+    } else if (action.do === "abort_and_start") {
+      if (ctx === undefined || ctx.isIdle()) {
+        pi.sendUserMessage(action.text);
+      } else {
+        restartText = action.text; // sent from agent_settled, once the abort took effect
+        ctx.abort();
+      }
+    } else {
+      notify(`unknown bridge action ${String(action.do)}`);
+    }
+  }
+
+  async function poll(): Promise<void> {
+    if (polling || shared === undefined || shared.bridge.dead !== undefined) return;
+    polling = true;
+    try {
+      const answer = await shared.bridge.request({ op: "poll" });
+      if (answer.ok !== true) return;
+      const actions = Array.isArray(answer.actions) ? (answer.actions as Action[]) : [];
+      for (const action of actions) apply(action);
+    } finally {
+      polling = false;
+    }
+  }
+
+  pi.on("session_start", async (_event, eventCtx) => {
+    ctx = eventCtx;
+    shared = sharedBridge(python);
+    if (!shared.greeted) {
+      shared.greeted = true;
+      const file = eventCtx.sessionManager.getSessionFile();
+      const answer = await send({
+        op: "hello",
+        piSessionId: eventCtx.sessionManager.getSessionId() ?? null,
+        piSessionFile: typeof file === "string" && file.startsWith("/") ? file : null,
+        cwd: eventCtx.cwd,
+        pid: process.pid,
+      });
+      if (answer.ok !== true) return; // (notified) no polling for a child the bridge refused
+      if (typeof file === "string") reportedFile = file;
+    } else {
+      reportSessionFile(); // a replaced session (reload, resume) in the same pi process
+    }
+    if (timer === undefined) timer = setInterval(() => void poll(), POLL_MS);
+    void poll();
+  });
+
+  pi.on("session_shutdown", (event) => {
+    if (timer !== undefined) clearInterval(timer);
+    timer = undefined;
+    if (event?.reason === "quit") shared?.bridge.close();
+  });
+
+  pi.on("agent_start", (_event, eventCtx) => {
+    ctx = eventCtx;
+    if (!running) {
+      running = true;
+      lastAssistantText = null;
+      void send({ op: "event", event: "turn_start" });
+    }
+    reportSessionFile();
+  });
+
+  pi.on("message_end", (event) => {
+    if (event?.message?.role !== "assistant") return;
+    lastAssistantText = textOf(event.message);
+    lastAssistantToolCalls = toolCallCount(event.message);
+  });
+
+  pi.on("tool_execution_start", () => void send({ op: "event", event: "tool_start" }));
+  pi.on("tool_execution_end", () => void send({ op: "event", event: "tool_end" }));
+
+  pi.on("tool_call", (event) => {
+    if (!SHELL_TOOLS.has(event?.toolName) || typeof event.input !== "object" || event.input === null) return;
+    if (event.input.timeout === undefined || event.input.timeout === null) {
+      event.input.timeout = DEFAULT_SHELL_TIMEOUT_S;
+    }
+  });
+
+  pi.on("agent_settled", (_event, eventCtx) => {
+    ctx = eventCtx;
+    reportSessionFile();
+    if (restartText !== undefined) {
+      // our own abort: the operation goes on with the interrupt's text, no turn end
+      const text = restartText;
+      restartText = undefined;
+      lastAssistantText = null;
+      pi.sendUserMessage(text); // runs once every settled handler finished
+      return;
+    }
+    if (!running) return;
+    running = false;
+    void send({ op: "event", event: "turn_end", assistantText: lastAssistantText });
+  });
+
+  pi.registerTool({
+    name: "ask_owner",
+    label: "Ask owner",
+    description:
+      "Ask your direct owner for a decision you need to continue. Call it alone as the final " +
+      "tool call of the turn, then stop: the assignment waits for the owner's reply, which " +
+      "arrives as your next message. Only one question may be outstanding.",
+    promptSnippet: "Ask your owner a question when you cannot continue without a decision",
+    parameters: {
+      type: "object",
+      properties: {
+        question: { type: "string", minLength: 1, description: "The question for your owner" },
+        files: {
+          type: "array",
+          items: { type: "string" },
+          description: "Paths of files the owner should look at (optional)",
+        },
+      },
+      required: ["question"],
+      additionalProperties: false,
+    },
+    async execute(_id: string, params: any, _signal: unknown, _onUpdate: unknown, toolCtx: ContextLike) {
+      const question = typeof params?.question === "string" ? params.question.trim() : "";
+      if (question === "") throw new Error("ask_owner needs a non-empty question");
+      if (lastAssistantToolCalls !== 1) throw new Error(ASK_ALONE);
+      const references = fileReferences(params?.files, toolCtx?.cwd ?? ctx?.cwd ?? process.cwd());
+      const text = references === "" ? question : `${references}\n\n${question}`;
+      const answer = await send({ op: "ask", question: text });
+      if (answer.ok !== true) throw new Error(`Agent cannot ask its owner: ${errorText(answer)}`);
+      return {
+        content: [
+          {
+            type: "text",
+            text:
+              "The question was sent to your owner. This assignment is blocked until the " +
+              "reply, which resumes it automatically. Stop now.",
+          },
+        ],
+        details: { askId: answer.askId },
+        terminate: true,
+      };
+    },
+  });
+}
