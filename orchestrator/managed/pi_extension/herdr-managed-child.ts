@@ -18,8 +18,10 @@
  *   settled, a new user message.
  * - It reports a pi operation's start (`turn_start`, at the first `agent_start` of a run)
  *   and end (`turn_end` with the last assistant message's text, at `agent_settled`: pi
- *   will not continue on its own, no retry or queued steer left), tool starts and ends,
- *   and the session file whenever it changes.
+ *   will not continue on its own, no retry or queued steer left; no text when pi aborted
+ *   the run on its own, e.g. Escape in the pane), tool starts and ends, and the session
+ *   file whenever it changes. The run an interrupt aborted is not an end: the interrupt's
+ *   turn continues the same operation.
  * - It registers the `ask_owner` tool: the only and final tool call of a turn; it posts the
  *   question through the bridge and ends the turn (`terminate`).
  * - A `bash`/`powershell` call the model made without a timeout gets 600 s, so a hung
@@ -320,7 +322,7 @@ export default function herdrManagedChild(pi: PiLike): void {
     }
   });
 
-  pi.on("agent_settled", (_event, eventCtx) => {
+  pi.on("agent_settled", (event, eventCtx) => {
     ctx = eventCtx;
     reportSessionFile();
     if (restartText !== undefined) {
@@ -333,7 +335,9 @@ export default function herdrManagedChild(pi: PiLike): void {
     }
     if (!running) return;
     running = false;
-    void send({ op: "event", event: "turn_end", assistantText: lastAssistantText });
+    // a run pi aborted on its own (Escape in the pane) ends without a final text
+    const text = event?.aborted === true ? null : lastAssistantText;
+    void send({ op: "event", event: "turn_end", assistantText: text });
   });
 
   pi.registerTool({
