@@ -28,6 +28,7 @@ const handlers = {};
 const tools = {};
 const out = {
   handlers: [], tools: [], sent: [], aborts: 0, toolResults: [], errors: [], payloads: [],
+  returns: [],
 };
 let idle = true;
 const pi = {
@@ -47,7 +48,8 @@ extension(pi);
 for (const step of JSON.parse(process.argv[2])) {
   if (step[0] === "event") {
     idle = step[3];
-    if (handlers[step[1]]) await handlers[step[1]](step[2], ctx);
+    const value = handlers[step[1]] ? await handlers[step[1]](step[2], ctx) : undefined;
+    out.returns.push(value ?? null);
     out.payloads.push(step[2]);  // as the handlers left it (tool_call mutates its input)
     await pause(30);
   } else if (step[0] === "tool") {
@@ -183,8 +185,47 @@ def test_actions_reach_pi_as_a_message_a_steer_and_an_abort_then_a_message(run: 
     )  # fmt: skip
     assert out["sent"] == [["focus", "steer"], ["stop", None]]
     assert out["aborts"] == 1
-    # the aborted run is not the operation's end: the interrupt's turn continues it
-    assert [r.get("event") for r in requests[1:]] == ["turn_start"]
+    # the aborted operation ends without a text (the bridge posts nothing for it), then the
+    # interrupt's turn starts
+    assert requests[1:] == [
+        {"op": "event", "event": "turn_start"},
+        {"op": "event", "event": "turn_end", "assistantText": None},
+    ]
+
+
+def test_a_second_interrupt_before_pi_settled_ends_both_aborted_operations(run: Run) -> None:
+    actions = [{"do": "abort_and_start", "text": "first"},
+               {"do": "abort_and_start", "text": "second"}]  # fmt: skip
+    out, requests = run(
+        [START, ["event", "agent_start", {}, False], assistant("partial"), ["tick"],
+         ["event", "agent_settled", {"aborted": True}, True]],
+        actions=actions, after="turn_start",
+    )  # fmt: skip
+    assert out["sent"] == [["second", None]]  # the later interrupt supersedes the earlier
+    ends = [r for r in requests if r.get("event") == "turn_end"]
+    assert ends == [{"op": "event", "event": "turn_end", "assistantText": None}] * 2
+
+
+MARKER = "__PI_HERDSMAN_AGENT_V4__:"
+ID = "0b7f3c52-6a8e-4d3b-9f51-2c4e8a1d7e90"
+
+
+def test_a_named_control_goes_in_under_the_marker_and_comes_out_as_its_text(run: Run) -> None:
+    def marker_input(source: str) -> list[Any]:
+        return ["event", "input", {"text": MARKER + ID, "source": source}, True]
+
+    out, _ = run(
+        [START, ["tick"], marker_input("interactive"), marker_input("extension"),
+         marker_input("extension"), ["event", "input", {"text": "plain", "source": "rpc"}, True]],
+        actions=[{"do": "start_turn", "text": "the task", "id": ID}],
+    )  # fmt: skip
+    assert out["sent"] == [[MARKER + ID, None]]
+    assert out["returns"][-4:] == [
+        {"action": "handled"},  # a marker typed in the pane is not ours: dropped
+        {"action": "transform", "text": "the task"},
+        {"action": "handled"},  # used once only
+        None,  # other input: untouched
+    ]
 
 
 def test_a_task_while_idle_starts_a_turn(run: Run) -> None:

@@ -15,13 +15,17 @@
  * - Every 250 ms it polls the bridge and applies the actions it hands over: `start_turn` →
  *   a new user message; `steer` → pi's steering queue (delivered at the next steering
  *   boundary, never cancelling); `abort_and_start` → pi's native abort, then, once pi has
- *   settled, a new user message.
+ *   settled, a new user message. An action naming its mailbox record (`id`) is injected as
+ *   the control marker `__PI_HERDSMAN_AGENT_V4__:<id>`, which this extension's `input`
+ *   handler turns back into the text, so the session holds the text and a marker typed by
+ *   anyone else is dropped.
  * - It reports a pi operation's start (`turn_start`, at the first `agent_start` of a run)
  *   and end (`turn_end` with the last assistant message's text, at `agent_settled`: pi
  *   will not continue on its own, no retry or queued steer left; no text when pi aborted
  *   the run on its own, e.g. Escape in the pane), tool starts and ends, and the session
- *   file whenever it changes. The run an interrupt aborted is not an end: the interrupt's
- *   turn continues the same operation.
+ *   file whenever it changes. The run an interrupt aborted ends with no text (the bridge
+ *   posts nothing for it) and the interrupt's turn, a new operation, continues the same
+ *   assignment.
  * - It registers the `ask_owner` tool: the only and final tool call of a turn; it posts the
  *   question through the bridge and ends the turn (`terminate`).
  * - A `bash`/`powershell` call the model made without a timeout gets 600 s, so a hung
@@ -55,9 +59,14 @@ interface PiLike {
 interface Action {
   do: string;
   text: string;
+  /** the mailbox record's id, when the bridge names it: the text goes in under the marker */
+  id?: string;
 }
 
 const POLL_MS = 250;
+/** protocol V4's control marker (orchestrator.managed.mailbox.MARKER) */
+const MARKER = "__PI_HERDSMAN_AGENT_V4__:";
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DEFAULT_SHELL_TIMEOUT_S = 600;
 const SHELL_TOOLS = new Set(["bash", "powershell"]);
 const STDERR_KEEP = 4096;
@@ -203,10 +212,13 @@ export default function herdrManagedChild(pi: PiLike): void {
   let shared: { bridge: Bridge; greeted: boolean } | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let polling = false;
-  let running = false; // a pi operation (run) is under way
+  let running = false; // a pi operation (run) began (turn_start sent), its end not yet sent
+  let asked = false; // this operation called ask_owner: it ends at the next settle
   let lastAssistantText: string | null = null;
   let lastAssistantToolCalls = 0;
-  let restartText: string | undefined; // abort_and_start: the turn to start once pi settled
+  let restart: Action | undefined; // abort_and_start: the turn to start once pi settled
+  let aborts = 0; // abort_and_start actions whose aborted operation has not been ended yet
+  const injected = new Map<string, string>(); // marker id → the control's text
   let reportedFile = "";
 
   function notify(message: string): void {
@@ -231,25 +243,36 @@ export default function herdrManagedChild(pi: PiLike): void {
     void send({ op: "event", event: "session_file", path: file });
   }
 
-  function startTurn(text: string): void {
-    if (ctx === undefined || ctx.isIdle()) pi.sendUserMessage(text);
-    else pi.sendUserMessage(text, { deliverAs: "followUp" });
+  /** Give pi a control's text as a user message: under the marker `MARKER<record id>` when
+   * the record is named (the `input` handler below puts the text back), else as it is. */
+  function deliver(action: Action, deliverAs?: "steer" | "followUp"): void {
+    const options = deliverAs === undefined ? undefined : { deliverAs };
+    if (typeof action.id === "string" && UUID.test(action.id)) {
+      injected.set(action.id, action.text);
+      pi.sendUserMessage(MARKER + action.id, options);
+    } else {
+      pi.sendUserMessage(action.text, options);
+    }
+  }
+
+  function idle(): boolean {
+    return ctx === undefined || ctx.isIdle();
   }
 
   function apply(action: Action): void {
     if (typeof action?.text !== "string") return;
     if (action.do === "start_turn") {
-      startTurn(action.text);
+      deliver(action, idle() ? undefined : "followUp");
     } else if (action.do === "steer") {
-      if (ctx === undefined || ctx.isIdle()) pi.sendUserMessage(action.text);
-      else pi.sendUserMessage(action.text, { deliverAs: "steer" });
+      deliver(action, idle() ? undefined : "steer");
     } else if (action.do === "abort_and_start") {
-      if (ctx === undefined || ctx.isIdle()) {
-        pi.sendUserMessage(action.text);
-      } else {
-        restartText = action.text; // sent from agent_settled, once the abort took effect
-        ctx.abort();
-      }
+      // The bridge hands this only while an operation works (or was just started), and
+      // wants exactly one turn_end, posting nothing, for each operation aborted: the
+      // running one, and an earlier interrupt's turn this one supersedes before it began.
+      aborts += 1;
+      restart = action; // delivered from agent_settled, once the abort took effect
+      if (running || !idle()) ctx!.abort();
+      else settleAborted(); // nothing of pi's runs yet: end the aborted start at once
     } else {
       notify(`unknown bridge action ${String(action.do)}`);
     }
@@ -257,6 +280,10 @@ export default function herdrManagedChild(pi: PiLike): void {
 
   async function poll(): Promise<void> {
     if (polling || shared === undefined || shared.bridge.dead !== undefined) return;
+    // Nothing is taken between an operation's last step and its reported end: after an ask
+    // (the reply must start the next turn, not join the one that asked) and while pi is
+    // already idle but its settle is still being handled.
+    if (asked || (running && idle())) return;
     polling = true;
     try {
       const answer = await shared.bridge.request({ op: "poll" });
@@ -288,6 +315,17 @@ export default function herdrManagedChild(pi: PiLike): void {
     }
     if (timer === undefined) timer = setInterval(() => void poll(), POLL_MS);
     void poll();
+  });
+
+  // a marker we injected becomes its control's text before pi reads it; a marker that is
+  // not ours (typed, or its text already used) never reaches the model
+  pi.on("input", (event) => {
+    if (typeof event?.text !== "string" || !event.text.startsWith(MARKER)) return undefined;
+    const id = event.text.slice(MARKER.length);
+    const text = event.source === "extension" ? injected.get(id) : undefined;
+    if (text === undefined) return { action: "handled" };
+    injected.delete(id);
+    return { action: "transform", text };
   });
 
   pi.on("session_shutdown", (event) => {
@@ -322,19 +360,28 @@ export default function herdrManagedChild(pi: PiLike): void {
     }
   });
 
+  /** End every operation our aborts stopped (one turn_end each, no text), then start the
+   * interrupt's turn: the same assignment goes on. */
+  function settleAborted(): void {
+    running = false;
+    asked = false;
+    lastAssistantText = null;
+    for (; aborts > 0; aborts -= 1) void send({ op: "event", event: "turn_end", assistantText: null });
+    const action = restart!;
+    restart = undefined;
+    deliver(action); // from agent_settled: runs once every settled handler finished
+  }
+
   pi.on("agent_settled", (event, eventCtx) => {
     ctx = eventCtx;
     reportSessionFile();
-    if (restartText !== undefined) {
-      // our own abort: the operation goes on with the interrupt's text, no turn end
-      const text = restartText;
-      restartText = undefined;
-      lastAssistantText = null;
-      pi.sendUserMessage(text); // runs once every settled handler finished
+    if (restart !== undefined) {
+      settleAborted();
       return;
     }
     if (!running) return;
     running = false;
+    asked = false;
     // a run pi aborted on its own (Escape in the pane) ends without a final text
     const text = event?.aborted === true ? null : lastAssistantText;
     void send({ op: "event", event: "turn_end", assistantText: text });
@@ -369,6 +416,7 @@ export default function herdrManagedChild(pi: PiLike): void {
       const text = references === "" ? question : `${references}\n\n${question}`;
       const answer = await send({ op: "ask", question: text });
       if (answer.ok !== true) throw new Error(`Agent cannot ask its owner: ${errorText(answer)}`);
+      asked = true;
       return {
         content: [
           {
