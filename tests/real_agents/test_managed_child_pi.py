@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -113,17 +112,21 @@ class ManagedPi:
         return [e["message"] for e in entries if e.get("type") == "message"]
 
 
+class StartChild(Protocol):
+    def __call__(self, script: Script, args: tuple[str, ...] = ()) -> ManagedPi: ...
+
+
 @pytest.fixture
 def managed_pi(
     herdr_fake_llm: FakeLLM, herdr_server_factory: ServerFactory, tmp_path: Path
-) -> Callable[[Script], ManagedPi]:
+) -> StartChild:
     """Starts the real pi as a managed child, as the controller launches it (the child
     environment on its pane, the extension in ``$PI_CODING_AGENT_DIR/extensions``), with
-    ``script`` as the fake LLM's answers; returns once the child said hello (its first
-    ``state.json``, the controller's readiness proof)."""
+    ``script`` as the fake LLM's answers and ``args`` after pi's own; returns once the
+    child said hello (its first ``state.json``, the controller's readiness proof)."""
     installed = require_pi()
 
-    def start(script: Script) -> ManagedPi:
+    def start(script: Script, args: tuple[str, ...] = ()) -> ManagedPi:
         herdr_fake_llm.set_script(script)
         home = prepare_pi_home(tmp_path / "pi-home", herdr_fake_llm.openai_base_url)
         install_child_extension(home.agent_dir / "extensions")
@@ -143,7 +146,7 @@ def managed_pi(
         info = client.call("pane.split", target_pane_id=created["root_pane"]["pane_id"],
                            direction="right", cwd=str(cwd), env=env)  # fmt: skip
         pane = Pane.from_info(client, info["pane"])
-        agent = start_agent(client, "pi", pane, LABEL, home.args(), WAIT_S)
+        agent = start_agent(client, "pi", pane, LABEL, [*home.args(), *args], WAIT_S)
         child = ManagedPi(agent, pane, home, herdr_fake_llm, mailbox, run_id, cwd)
         child.wait_state("the child's hello", run_id=run_id)
         return child
@@ -151,7 +154,7 @@ def managed_pi(
     return start
 
 
-def test_the_child_says_hello_with_its_identity(managed_pi: Callable[[Script], ManagedPi]) -> None:
+def test_the_child_says_hello_with_its_identity(managed_pi: StartChild) -> None:
     child = managed_pi(Script())
     state = child.state()
     assert state is not None
@@ -167,7 +170,7 @@ def test_the_child_says_hello_with_its_identity(managed_pi: Callable[[Script], M
 
 
 def test_a_task_ends_in_exactly_one_completed_result_with_the_final_text(
-    managed_pi: Callable[[Script], ManagedPi],
+    managed_pi: StartChild,
 ) -> None:
     script = Script().reply("Found three config files.", when=Match(user_contains="find"))
     child = managed_pi(script)
@@ -187,7 +190,7 @@ def test_a_task_ends_in_exactly_one_completed_result_with_the_final_text(
 
 
 def test_ask_owner_posts_an_ask_and_the_reply_starts_the_next_turn(
-    managed_pi: Callable[[Script], ManagedPi],
+    managed_pi: StartChild,
 ) -> None:
     script = (
         Script()
@@ -210,7 +213,7 @@ def test_ask_owner_posts_an_ask_and_the_reply_starts_the_next_turn(
                      completed_request_id=task.message_id)  # fmt: skip
 
 
-def test_a_steer_reaches_pi_at_the_next_boundary(managed_pi: Callable[[Script], ManagedPi]) -> None:
+def test_a_steer_reaches_pi_at_the_next_boundary(managed_pi: StartChild) -> None:
     script = (
         Script()
         .call_tool("bash", {"command": "while [ ! -e go ]; do sleep 0.05; done; echo waited"},
@@ -234,7 +237,7 @@ def test_a_steer_reaches_pi_at_the_next_boundary(managed_pi: Callable[[Script], 
 
 
 def test_an_interrupt_aborts_a_slow_tool_and_the_assignment_goes_on(
-    managed_pi: Callable[[Script], ManagedPi],
+    managed_pi: StartChild,
 ) -> None:
     script = (
         Script()
@@ -257,3 +260,20 @@ def test_an_interrupt_aborts_a_slow_tool_and_the_assignment_goes_on(
     aborted = [m for m in child.session_messages() if m["role"] == "toolResult"]
     assert len(aborted) == 1 and aborted[0]["isError"] is True
     assert aborted[0]["content"][0]["text"] == "Command aborted"
+
+
+@pytest.mark.parametrize(
+    ("tools", "declared"),
+    [("read,ask_owner", ["ask_owner", "read"]), ("read", ["read"])],
+)
+def test_a_tools_allowlist_keeps_ask_owner_only_when_it_names_it(
+    managed_pi: StartChild, tools: str, declared: list[str]
+) -> None:
+    """The launch contract: pi's ``--tools`` unregisters every tool it does not name,
+    extension tools included, so the controller must name ``ask_owner`` there."""
+    child = managed_pi(Script().reply("Looked.", when=Match(user_contains="look")),
+                       args=("--tools", tools))  # fmt: skip
+    child.mailbox.post(Kind.TASK, "look around")
+    assert child.wait_to_owner(Kind.RESULT).text == "Looked."
+    (request,) = child.llm.requests
+    assert sorted(t["function"]["name"] for t in request.body["tools"]) == declared

@@ -27,7 +27,10 @@
  *   posts nothing for it) and the interrupt's turn, a new operation, continues the same
  *   assignment.
  * - It registers the `ask_owner` tool: the only and final tool call of a turn; it posts the
- *   question through the bridge and ends the turn (`terminate`).
+ *   question through the bridge and ends the turn (`terminate`). pi's `--tools` allowlist
+ *   (and `--no-tools`) unregisters every tool it does not name, extension tools included,
+ *   and no extension can undo that: a controller that passes `--tools` must name
+ *   `ask_owner` in it (`--tools ask_owner` for a child with no other tool).
  * - A `bash`/`powershell` call the model made without a timeout gets 600 s, so a hung
  *   command cannot keep a managed agent working forever.
  *
