@@ -112,6 +112,7 @@ def run(tmp_path: Path) -> Run:
         actions: list[dict[str, str]] | None = None,
         after: str = "hello",
         managed: bool = True,
+        interpreter: str | None = None,
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         log = tmp_path / "bridge.log"
         log.write_text("")
@@ -119,7 +120,8 @@ def run(tmp_path: Path) -> Run:
                "STUB_LOG": str(log), "STUB_ACTIONS": json.dumps(actions or []),
                "STUB_AFTER": after}  # fmt: skip
         if managed:
-            env |= {"PI_HERDSMAN_MAILBOX": str(tmp_path / "box"), "PI_HERDSMAN_PYTHON": str(python)}
+            chosen = str(python) if interpreter is None else interpreter
+            env |= {"PI_HERDSMAN_MAILBOX": str(tmp_path / "box"), "PI_HERDSMAN_PYTHON": chosen}
         done = subprocess.run(
             [str(node), str(harness), json.dumps(steps)],
             env=env, capture_output=True, text=True, timeout=30, check=False,
@@ -143,6 +145,15 @@ def assistant(text: str | None = None, tools: int = 0) -> list[Any]:
 def test_outside_a_managed_child_it_registers_nothing(run: Run) -> None:
     out, requests = run([START], managed=False)
     assert (out["handlers"], out["tools"], requests) == ([], [], [])
+
+
+def test_without_an_absolute_interpreter_it_says_so_and_never_says_hello(run: Run) -> None:
+    for interpreter in ("", "python3"):
+        out, requests = run([START, ["tick"]], interpreter=interpreter)
+        assert requests == []
+        assert out["errors"] == [
+            "managed agent: PI_HERDSMAN_PYTHON is not an absolute interpreter path: not managed"
+        ]
 
 
 def test_hello_then_one_turn_reports_in_order_with_the_last_assistant_text(run: Run) -> None:

@@ -209,7 +209,7 @@ function fileReferences(files: unknown, cwd: string): string {
 export default function herdrManagedChild(pi: PiLike): void {
   const env = process.env;
   if (!env.PI_HERDSMAN_MAILBOX) return; // not a managed child: nothing at all
-  const python = env.PI_HERDSMAN_PYTHON || "python3";
+  const python = env.PI_HERDSMAN_PYTHON ?? "";
 
   let ctx: ContextLike | undefined;
   let shared: { bridge: Bridge; greeted: boolean } | undefined;
@@ -300,6 +300,12 @@ export default function herdrManagedChild(pi: PiLike): void {
 
   pi.on("session_start", async (_event, eventCtx) => {
     ctx = eventCtx;
+    if (!python.startsWith("/")) {
+      // no interpreter to run the bridge with: no hello, so the controller sees the child
+      // never became ready (pane_not_ready) instead of a child that half works
+      notify("PI_HERDSMAN_PYTHON is not an absolute interpreter path: not managed");
+      return;
+    }
     shared = sharedBridge(python);
     if (!shared.greeted) {
       shared.greeted = true;
