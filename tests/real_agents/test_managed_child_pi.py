@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import pytest
 
 from herdr_sim.fake_llm import FakeLLM, Match, Script
+from herdr_sim.procfs import all_processes
 from herdr_sim.real_agents import PiHome, prepare_pi_home
 from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.env import child_env
@@ -249,6 +250,7 @@ def test_an_interrupt_aborts_a_slow_tool_and_the_assignment_goes_on(
     task = child.mailbox.post(Kind.TASK, "build everything")
     child.wait_requests(1)
     child.wait_state("the child working", operation="working", active_request_id=task.message_id)
+    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
     child.mailbox.post(Kind.INTERRUPT, "stop and summarize", assignment_id=task.message_id)
     result = child.wait_to_owner(Kind.RESULT)
     assert (result.status, result.text) == ("completed", "Stopped the build; here is the summary.")
@@ -260,6 +262,13 @@ def test_an_interrupt_aborts_a_slow_tool_and_the_assignment_goes_on(
     aborted = [m for m in child.session_messages() if m["role"] == "toolResult"]
     assert len(aborted) == 1 and aborted[0]["isError"] is True
     assert aborted[0]["content"][0]["text"] == "Command aborted"
+    wait_until(lambda: not loop_processes(child), WAIT_S, what="the aborted loop to be gone")
+
+
+def loop_processes(child: ManagedPi) -> list[int]:
+    """The pids of the interrupt test's endless ``bash`` loop in the child's project."""
+    return [p.pid for p in all_processes()
+            if p.cwd == str(child.cwd) and p.argv and "! -e never" in " ".join(p.argv)]  # fmt: skip
 
 
 @pytest.mark.parametrize(
