@@ -31,6 +31,7 @@ const out = {
   returns: [],
 };
 let idle = true;
+let editor = "";
 const pi = {
   on: (name, handler) => { handlers[name] = handler; out.handlers.push(name); },
   registerTool: (tool) => { tools[tool.name] = tool; out.tools.push(tool.name); },
@@ -39,9 +40,14 @@ const pi = {
 const ctx = {
   cwd: process.env.HARNESS_CWD,
   isIdle: () => idle,
-  abort: () => { out.aborts += 1; },
+  // pi's terminal UI puts the steers an abort drops into the editor
+  abort: () => { out.aborts += 1; editor = "dropped steer"; },
   sessionManager: { getSessionFile: () => "/sessions/s.jsonl", getSessionId: () => "sid-1" },
-  ui: { notify: (message) => out.errors.push(message) },
+  ui: {
+    notify: (message) => out.errors.push(message),
+    getEditorText: () => editor,
+    setEditorText: (text) => { editor = text; },
+  },
 };
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 extension(pi);
@@ -64,6 +70,7 @@ for (const step of JSON.parse(process.argv[2])) {
   }
 }
 if (handlers.session_shutdown) handlers.session_shutdown({ reason: "quit" }, ctx);
+out.editor = editor;
 console.log(JSON.stringify(out));
 process.exit(0);
 """
@@ -196,6 +203,7 @@ def test_actions_reach_pi_as_a_message_a_steer_and_an_abort_then_a_message(run: 
     )  # fmt: skip
     assert out["sent"] == [["focus", "steer"], ["stop", None]]
     assert out["aborts"] == 1
+    assert out["editor"] == ""  # the dropped steer is not left in pi's editor
     # the aborted operation ends without a text (the bridge posts nothing for it), then the
     # interrupt's turn starts
     assert requests[1:] == [

@@ -265,6 +265,29 @@ def test_an_interrupt_aborts_a_slow_tool_and_the_assignment_goes_on(
     wait_until(lambda: not loop_processes(child), WAIT_S, what="the aborted loop to be gone")
 
 
+def test_an_interrupt_supersedes_a_steer_pi_still_holds(managed_pi: StartChild) -> None:
+    script = (
+        Script()
+        .call_tool("bash", {"command": "while [ ! -e never ]; do sleep 0.05; done"},
+                   when=Match(user_contains="build", tool_result=False))
+        .reply("Summary only.", when=Match(user_contains="summarize"))
+    )  # fmt: skip
+    child = managed_pi(script)
+    task = child.mailbox.post(Kind.TASK, "build everything")
+    child.wait_requests(1)
+    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
+    steer = child.mailbox.post(Kind.STEER, "also lint", assignment_id=task.message_id)
+    child.wait_consumed(steer)  # queued in pi: the tool never reaches a boundary
+    child.pane.wait_for("also lint")  # pi shows it pending
+    child.mailbox.post(Kind.INTERRUPT, "stop and summarize", assignment_id=task.message_id)
+    assert child.wait_to_owner(Kind.RESULT).text == "Summary only."
+    assert child.user_texts() == ["build everything", "stop and summarize"]
+    assert all("also lint" not in json.dumps(r.body) for r in child.llm.requests)
+    # nor is it left in pi's editor, where the next Enter would send it
+    wait_until(lambda: "also lint" not in child.agent.read("visible"), WAIT_S,
+               what="the superseded steer gone from pi's screen")  # fmt: skip
+
+
 def loop_processes(child: ManagedPi) -> list[int]:
     """The pids of the interrupt test's endless ``bash`` loop in the child's project."""
     return [p.pid for p in all_processes()

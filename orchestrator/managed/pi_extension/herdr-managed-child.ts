@@ -52,7 +52,11 @@ interface ContextLike {
   isIdle(): boolean;
   abort(): void;
   sessionManager: SessionManagerLike;
-  ui?: { notify?(message: string, level?: string): void };
+  ui?: {
+    notify?(message: string, level?: string): void;
+    getEditorText?(): string;
+    setEditorText?(text: string): void;
+  };
 }
 interface PiLike {
   on(event: string, handler: (event: any, ctx: ContextLike) => unknown): void;
@@ -274,7 +278,7 @@ export default function herdrManagedChild(pi: PiLike): void {
       // running one, and an earlier interrupt's turn this one supersedes before it began.
       aborts += 1;
       restart = action; // delivered from agent_settled, once the abort took effect
-      if (running || !idle()) ctx!.abort();
+      if (running || !idle()) abortNatively();
       else settleAborted(); // nothing of pi's runs yet: end the aborted start at once
     } else {
       notify(`unknown bridge action ${String(action.do)}`);
@@ -368,6 +372,25 @@ export default function herdrManagedChild(pi: PiLike): void {
       event.input.timeout = DEFAULT_SHELL_TIMEOUT_S;
     }
   });
+
+  /** pi's native abort. In the terminal UI it also drops the queued steers, which is what
+   * an interrupt wants, but puts their text into the editor: the editor is set back to what
+   * it held, so a superseded steer is not left there to be sent by the next Enter. */
+  function abortNatively(): void {
+    let editor: string | undefined;
+    try {
+      editor = ctx?.ui?.getEditorText?.();
+    } catch {
+      editor = undefined;
+    }
+    ctx!.abort();
+    if (editor === undefined) return;
+    try {
+      ctx?.ui?.setEditorText?.(editor);
+    } catch {
+      // no editor in this mode: nothing was put there either
+    }
+  }
 
   /** End every operation our aborts stopped (one turn_end each, no text), then start the
    * interrupt's turn: the same assignment goes on. */
