@@ -190,6 +190,17 @@ def test_a_task_ends_in_exactly_one_completed_result_with_the_final_text(
     assert MARKER not in json.dumps(child.session_messages())
 
 
+def test_a_turn_that_ends_in_a_provider_error_is_a_failed_result(managed_pi: StartChild) -> None:
+    # a 4xx is not retried by pi: the operation settles with an error and no text
+    child = managed_pi(Script().fail(400, "bad request from the fake"))
+    task = child.mailbox.post(Kind.TASK, "do the thing")
+    result = child.wait_to_owner(Kind.RESULT)
+    assert result.status == "failed" and result.text.startswith("empty_result: ")
+    assert result.assignment_id == task.message_id
+    child.wait_state("the assignment ended", operation="idle",
+                     completed_request_id=task.message_id)  # fmt: skip
+
+
 def test_ask_owner_posts_an_ask_and_the_reply_starts_the_next_turn(
     managed_pi: StartChild,
 ) -> None:
