@@ -1,0 +1,167 @@
+"""``herdr --machine`` over a real SSH server: the ``herdr_machine`` fixture end to end.
+
+Each machine is a second simulator behind OpenSSH's ``sshd`` on a loopback port, reached
+by the real ``ssh`` client with strict host key checking and keys generated for the test.
+Two machines and the local server each number their own workspaces from ``w1``, so
+``w1:p1`` exists three times: the tests prove a call lands on the server it names.
+Each ``--machine`` call authenticates once (about a quarter of a second here), so these
+tests take a second or two each.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from herdr_sim.herdr_cli.endpoints import EndpointCatalog
+from pytest_herdr.backends import HerdrServer
+from pytest_herdr.cli_runner import HerdrCli
+from pytest_herdr.machines import Machine, MachineFactory
+from tests.cli.conftest import Run
+
+
+def local_cli(server: HerdrServer) -> HerdrCli:
+    """The ``herdr`` of a server, with that server's environment."""
+    return HerdrCli(server.cli_path, server.env)
+
+
+def label_first_workspace(server: HerdrServer, label: str) -> None:
+    """Create the server's first workspace (``w1``, pane ``w1:p1``) labelled ``label``."""
+    created = local_cli(server)("workspace", "create", "--label", label)
+    assert created.ok, created
+    assert created.json["result"]["workspace"]["workspace_id"] == "w1"
+
+
+def test_pane_list_runs_on_the_machine(
+    herdr_server: HerdrServer, herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    label_first_workspace(herdr_machine.server, "remote-only")
+    remote = herdr_cli("--machine", "box", "pane", "list")
+    assert remote.ok, remote
+    assert [p["pane_id"] for p in remote.json["result"]["panes"]] == ["w1:p1"]
+    assert herdr_cli("pane", "list").json["result"]["panes"] == []
+    workspaces = herdr_cli("--machine", herdr_machine.profile_id, "workspace", "list")
+    assert [w["label"] for w in workspaces.json["result"]["workspaces"]] == ["remote-only"]
+
+
+def test_two_machines_two_id_spaces(
+    herdr_server: HerdrServer, herdr_cli: HerdrCli, herdr_machine_factory: MachineFactory
+) -> None:
+    """Slow-ish (about 3 s): two SSH servers and five forwarded calls."""
+    first = herdr_machine_factory("box")
+    second = herdr_machine_factory("box2")
+    label_first_workspace(herdr_server, "local")
+    label_first_workspace(first.server, "first")
+    label_first_workspace(second.server, "second")
+    renamed = herdr_cli("--machine", "box", "workspace", "rename", "w1", "renamed-on-box")
+    assert renamed.ok, renamed
+
+    def label_on(*prefix: str) -> str:
+        got = herdr_cli(*prefix, "workspace", "get", "w1")
+        assert got.ok, got
+        return str(got.json["result"]["workspace"]["label"])
+
+    assert label_on("--machine", "box") == "renamed-on-box"
+    assert label_on("--machine", "box2") == "second"
+    assert label_on() == "local"
+    # the requests reached the servers they named, and only those
+    assert second.server.requests is not None and first.server.requests is not None
+    assert not second.server.requests.requests(method="workspace.rename")
+    assert len(first.server.requests.requests(method="workspace.rename")) == 1
+
+
+def test_disabled_and_unknown_machines_are_refused(
+    herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    disabled = herdr_cli("machine", "disable", herdr_machine.profile_id)
+    assert disabled.stdout == f"Disabled SSH machine {herdr_machine.profile_id}.\n"
+    refused = herdr_cli("--machine", "box", "pane", "list")
+    assert (refused.code, refused.stderr) == (2, "error: machine 'box' is disabled\n")
+    unknown = herdr_cli("--machine", "nobox", "pane", "list")
+    assert (unknown.code, unknown.stderr) == (
+        2,
+        "error: unknown machine 'nobox'; use `herdr machine list`\n",
+    )
+    assert herdr_machine.server.requests is not None
+    assert herdr_machine.server.requests.requests(method="pane.list") == []
+
+
+def test_host_key_mismatch_is_refused(herdr_cli: HerdrCli, herdr_machine: Machine) -> None:
+    other = herdr_machine.host.directory / "other_host_key"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True, timeout=30
+    )
+    herdr_machine.host.trust_host_key(other.with_suffix(".pub").read_text())
+    run = herdr_cli("--machine", "box", "pane", "list")
+    assert run.code == 1, run
+    assert run.stderr.startswith("Error: Custom { kind: Other, error: \"machine 'box': ")
+    assert "Host key verification failed" in run.stderr
+    assert "strict host key checking" in run.stderr
+    assert herdr_machine.server.requests is not None
+    assert herdr_machine.server.requests.requests(method="pane.list") == []
+
+
+def test_a_stopped_remote_server_is_a_runtime_error(
+    herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    herdr_machine.server.stop()
+    run = herdr_cli("--machine", "box", "pane", "list")
+    assert run.code == 1
+    assert "machine 'box' (session default): failed to connect to remote Herdr API socket" in (
+        run.stderr
+    )
+
+
+def test_machine_status_reports_each_machine(
+    herdr_cli: HerdrCli, herdr_machine_factory: MachineFactory
+) -> None:
+    up = herdr_machine_factory("up")
+    down = herdr_machine_factory("down")
+    down.host.stop()
+    status = herdr_cli("machine", "status", "--json")
+    rows = {row["label"]: row for row in json.loads(status.stdout)}
+    assert rows["up"]["reachable"] is True and rows["up"]["error"] is None
+    assert rows["down"]["reachable"] is False and "refused" in rows["down"]["error"].lower()
+    one = herdr_cli("machine", "status", up.profile_id)
+    assert one.stdout == f"{up.profile_id}\tup\treachable\n"
+
+
+def test_machine_add_checks_the_remote_before_saving(
+    herdr_server: HerdrServer, herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    env = dict(herdr_server.env)
+    added = herdr_cli("machine", "add", herdr_machine.target, "--label", "again")
+    assert added.ok, added
+    assert added.stdout.startswith("Saved SSH machine ")
+    assert added.stdout.endswith(
+        ". Remote server is ready.\nOpen Herdr clients connect automatically.\n"
+    )
+    labels = [p.label for p in EndpointCatalog.load(env).ssh]
+    assert labels == ["box", "again"]
+    herdr_machine.server.stop()
+    failed = herdr_cli("machine", "add", herdr_machine.target, "--label", "third")
+    assert failed.code == 1
+    assert "; machine was not saved" in failed.stderr
+    assert [p.label for p in EndpointCatalog.load(env).ssh] == ["box", "again"]
+
+
+def test_bridge_check_and_usage(cli: Callable[..., Run], clean_env: Path) -> None:
+    assert cli("remote-api-bridge", "--check") == Run(0, "herdr-api-bridge-v1\n", "")
+    assert cli("remote-api-bridge", "--now") == Run(
+        2, "", "usage: herdr remote-api-bridge [--check]\n"
+    )
+    run = cli("--session", "gone", "remote-api-bridge")
+    assert run.code == 1
+    assert run.err.startswith("failed to connect to remote Herdr API socket ")
+    assert "sessions/gone/herdr.sock" in run.err
+
+
+def test_remote_worktree_home_path_is_not_expanded_here(
+    herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    herdr_cli("--machine", "box", "worktree", "list", "--cwd", "~/project")
+    assert herdr_machine.server.requests is not None
+    (sent,) = herdr_machine.server.requests.requests(method="worktree.list")
+    assert sent.params["cwd"] == "~/project"
