@@ -11,15 +11,23 @@ tests take a second or two each.
 from __future__ import annotations
 
 import json
+import os
+import pwd
+import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from herdr_sim.herdr_cli.endpoints import EndpointCatalog
+from herdr_sim.machine_host import find_sshd
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory
 from tests.cli.conftest import Run
+from tests.waits import SCALE
 
 
 def local_cli(server: HerdrServer) -> HerdrCli:
@@ -34,9 +42,19 @@ def label_first_workspace(server: HerdrServer, label: str) -> None:
     assert created.json["result"]["workspace"]["workspace_id"] == "w1"
 
 
+def user_ssh_dir_state() -> object:
+    """What the user's real ``~/.ssh`` holds (ssh finds it through the password database,
+    not ``$HOME``): names and modification times, or ``None`` when it does not exist."""
+    ssh_dir = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".ssh"
+    if not ssh_dir.exists():
+        return None
+    return sorted((p.name, p.stat().st_mtime_ns) for p in ssh_dir.iterdir())
+
+
 def test_pane_list_runs_on_the_machine(
     herdr_server: HerdrServer, herdr_cli: HerdrCli, herdr_machine: Machine
 ) -> None:
+    before = user_ssh_dir_state()
     label_first_workspace(herdr_machine.server, "remote-only")
     remote = herdr_cli("--machine", "box", "pane", "list")
     assert remote.ok, remote
@@ -44,6 +62,7 @@ def test_pane_list_runs_on_the_machine(
     assert herdr_cli("pane", "list").json["result"]["panes"] == []
     workspaces = herdr_cli("--machine", herdr_machine.profile_id, "workspace", "list")
     assert [w["label"] for w in workspaces.json["result"]["workspaces"]] == ["remote-only"]
+    assert user_ssh_dir_state() == before
 
 
 def test_two_machines_two_id_spaces(
@@ -165,3 +184,41 @@ def test_remote_worktree_home_path_is_not_expanded_here(
     assert herdr_machine.server.requests is not None
     (sent,) = herdr_machine.server.requests.requests(method="worktree.list")
     assert sent.params["cwd"] == "~/project"
+
+
+def test_machine_host_command_serves_and_cleans_up(
+    launcher: Path, clean_env: Path, sock_dir: Path
+) -> None:
+    """``herdr-sim machine-host`` for manual use (about 2 s: sshd, a simulator, one call)."""
+    if find_sshd() is None:
+        pytest.skip("needs OpenSSH's sshd (Debian: openssh-server)")
+    env = {**os.environ, "HERDR_SIM_CONFIG_DIR": str(clean_env)}
+    argv = ["machine-host", "--label", "lab", "--dir", str(sock_dir / "m")]
+    host = subprocess.Popen(
+        [sys.executable, "-m", "herdr_sim", *argv],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert host.stderr is not None
+        ready = host.stderr.readline()  # the first line is the ready line (or an error)
+        assert "try: herdr --machine lab pane list" in ready, ready
+        done = subprocess.run(
+            [str(launcher), "--machine", "lab", "status", "server"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60 * SCALE,
+            check=False,
+        )
+        assert done.returncode == 0, done
+        assert "status: running" in done.stdout
+    finally:
+        host.send_signal(signal.SIGTERM)
+        host.wait(timeout=30 * SCALE)
+        assert host.stderr is not None
+        host.stderr.close()
+    assert host.returncode == 0
+    assert EndpointCatalog.load(env).ssh == []
+    assert (clean_env / "ssh" / "config").read_text() == ""
