@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import getpass
-import secrets
 import os
+import secrets
 import shutil
 import socket
 import subprocess
