@@ -222,3 +222,38 @@ def test_machine_host_command_serves_and_cleans_up(
     assert host.returncode == 0
     assert EndpointCatalog.load(env).ssh == []
     assert (clean_env / "ssh" / "config").read_text() == ""
+
+
+def test_server_stop_on_a_machine_stops_the_remote_server_only(
+    herdr_server: HerdrServer, herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    stopped = herdr_cli("--machine", "box", "server", "stop")
+    assert (stopped.code, stopped.stderr) == (0, ""), stopped
+    remote = herdr_machine.server.sim
+    assert remote is not None and remote.wait_stopped(timeout=10 * SCALE)
+    assert herdr_cli("pane", "list").ok  # the local server still runs
+
+
+def test_a_remote_herdr_without_the_bridge_is_refused(
+    herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    """A remote Herdr older than 0.9.1 has no ``remote-api-bridge``."""
+    old = herdr_machine.host.remote_home / ".local" / "bin" / "herdr"
+    old.write_text('#!/bin/sh\necho "unknown command: $2" >&2\nexit 2\n')
+    run = herdr_cli("--machine", "box", "pane", "list")
+    assert run.code == 1
+    assert "machine 'box': remote Herdr at" in run.stderr
+    assert "does not support machine API forwarding" in run.stderr
+    assert "install or update Herdr 0.9.1 or newer" in run.stderr
+
+
+def test_protocol_mismatch_names_the_machine(
+    herdr_cli: HerdrCli, herdr_machine_factory: MachineFactory
+) -> None:
+    herdr_machine_factory("old", protocol=21)
+    run = herdr_cli("--machine", "old", "pane", "list")
+    assert run.code == 1
+    error = json.loads(run.stderr)["error"]
+    assert error["code"] == "protocol_mismatch"
+    assert error["message"].startswith("client protocol 22 is newer than server protocol 21")
+    assert "restart the server on machine 'old' (session default)" in error["message"]
