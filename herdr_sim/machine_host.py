@@ -33,7 +33,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SshHost", "SshHostUnavailable", "find_sshd", "serve_machine_host"]
+__all__ = [
+    "SSH_SERVER_ENV",
+    "SshHost",
+    "SshHostUnavailable",
+    "find_sshd",
+    "new_ssh_host",
+    "serve_machine_host",
+]
+
+#: Chooses the SSH server: ``sshd`` (OpenSSH) or ``inprocess`` (asyncssh); unset: sshd when
+#: installed, else the in-process one.
+SSH_SERVER_ENV = "HERDR_SIM_SSH_SERVER"
 
 #: Where Debian (and most systems) install sshd; it is not on an ordinary user's PATH.
 _SSHD_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
@@ -260,6 +271,30 @@ class SshHost:
         link.symlink_to(socket_path)
 
 
+def new_ssh_host(
+    directory: Path,
+    remote_home: Path,
+    remote_config_dir: Path,
+    alias: str = "herdr-sim-machine",
+    kind: str | None = None,
+) -> SshHost:
+    """An SSH host of ``kind`` (``sshd`` or ``inprocess``; default :data:`SSH_SERVER_ENV`,
+    else OpenSSH's ``sshd`` when installed, else asyncssh in this process)."""
+    kind = kind or os.environ.get(SSH_SERVER_ENV) or None
+    if kind not in (None, "sshd", "inprocess"):
+        raise SshHostUnavailable(f"unknown SSH server {kind!r}; use sshd or inprocess")
+    if kind == "sshd" or (kind is None and find_sshd() is not None):
+        return SshHost(directory, remote_home, remote_config_dir, alias=alias)
+    try:
+        from .inprocess_ssh import InProcessSshHost
+    except ImportError:
+        raise SshHostUnavailable(
+            "no SSH server: install OpenSSH's sshd (Debian: openssh-server) "
+            "or asyncssh (pip install 'pytest-herdr[machines]')"
+        ) from None
+    return InProcessSshHost(directory, remote_home, remote_config_dir, alias=alias)
+
+
 def serve_machine_host(
     label: str, session: str, directory: Path, env: dict[str, str], stop: threading.Event
 ) -> int:
@@ -277,7 +312,7 @@ def serve_machine_host(
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     sim = Simulator(SimulatorConfig(socket_path=directory / "sim.sock"))
     alias = f"herdr-sim-{secrets.token_hex(4)}"  # an ssh Host name, whatever the label
-    host = SshHost(directory / "ssh", directory / "home", directory / "cfg", alias=alias)
+    host = new_ssh_host(directory / "ssh", directory / "home", directory / "cfg", alias=alias)
     ssh_config = Path(config_dir_str(env)) / "ssh" / "config"
     block = ""
     profile_id: str | None = None

@@ -12,12 +12,15 @@ simulator's config directory, and the catalog entry saved. Then::
 
 ``~/.ssh`` is never read or written: the local CLI runs ``ssh -F <its config dir>/ssh/config``
 and that file names this test's keys and ``known_hosts``. Without ``sshd`` installed the
-fixtures skip and say how to install it (CI installs ``openssh-server``). They need the
-simulator backend (a real Herdr's catalog and SSH settings are the user's own).
+fixtures serve SSH from this process with asyncssh
+(:mod:`herdr_sim.inprocess_ssh`); with neither they skip (fail under ``CI=true``) and say
+what to install. They need the simulator backend (a real Herdr's catalog and SSH settings
+are the user's own).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +30,7 @@ from typing import Any, Protocol
 import pytest
 
 from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHost, SshHostUnavailable, find_sshd
+from herdr_sim.machine_host import SshHost, SshHostUnavailable, new_ssh_host
 
 from .backends import HerdrServer
 from .cli_runner import CliResult, HerdrCli
@@ -60,10 +63,17 @@ class Machine:
 
 
 class MachineFactory(Protocol):
-    """``herdr_machine_factory(label, session=…)`` → a new saved :class:`Machine`."""
+    """``herdr_machine_factory(label, session=…, ssh_server=…, **settings)`` → a new saved
+    :class:`Machine` (``ssh_server``: ``"sshd"`` or ``"inprocess"``, default: sshd when
+    installed; ``settings`` go to the remote simulator)."""
 
     def __call__(
-        self, label: str = "box", *, session: str = "default", **settings: Any
+        self,
+        label: str = "box",
+        *,
+        session: str = "default",
+        ssh_server: str | None = None,
+        **settings: Any,
     ) -> Machine: ...
 
 
@@ -93,21 +103,30 @@ def herdr_machine_factory(
     """A factory of saved machines for ``herdr_server``'s CLI; stops their SSH servers."""
     if herdr_server.backend != "sim":
         pytest.skip("herdr_machine needs the simulator backend (a real Herdr's are the user's)")
-    if find_sshd() is None:
-        pytest.skip("herdr_machine needs OpenSSH's sshd (Debian: apt-get install openssh-server)")
     hosts: list[SshHost] = []
     ssh_config = local_config_dir(herdr_server) / "ssh" / "config"
 
-    def make(label: str = "box", *, session: str = "default", **settings: Any) -> Machine:
-        remote = herdr_server_factory(**settings)
+    def make(
+        label: str = "box",
+        *,
+        session: str = "default",
+        ssh_server: str | None = None,
+        **settings: Any,
+    ) -> Machine:
         directory = short_dir("herdr-ssh-")
         alias = f"herdr-machine-{len(hosts) + 1}"
-        host = SshHost(directory / "ssh", directory / "home", directory / "cfg", alias=alias)
-        hosts.append(host)
         try:
+            host = new_ssh_host(
+                directory / "ssh", directory / "home", directory / "cfg", alias, ssh_server
+            )
+            hosts.append(host)
             host.start()
         except SshHostUnavailable as err:
-            pytest.skip(str(err))
+            shutil.rmtree(directory, ignore_errors=True)
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"herdr_machine: {err}")
+            pytest.skip(f"herdr_machine: {err}")
+        remote = herdr_server_factory(**settings)
         host.install_remote_herdr()
         host.link_session(remote.socket_path, session)
         ssh_config.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import find_sshd
+from herdr_sim.machine_host import SshHostUnavailable, new_ssh_host
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory
@@ -189,9 +189,8 @@ def test_remote_worktree_home_path_is_not_expanded_here(
 def test_machine_host_command_serves_and_cleans_up(
     launcher: Path, clean_env: Path, sock_dir: Path
 ) -> None:
-    """``herdr-sim machine-host`` for manual use (about 2 s: sshd, a simulator, one call)."""
-    if find_sshd() is None:
-        pytest.skip("needs OpenSSH's sshd (Debian: openssh-server)")
+    """``herdr-sim machine-host`` for manual use (about 2 s: an SSH server, a simulator, one
+    call; sshd when installed, else the in-process server)."""
     env = {**os.environ, "HERDR_SIM_CONFIG_DIR": str(clean_env)}
     argv = ["machine-host", "--label", "lab", "--dir", str(sock_dir / "m")]
     host = subprocess.Popen(
@@ -257,3 +256,28 @@ def test_protocol_mismatch_names_the_machine(
     assert error["code"] == "protocol_mismatch"
     assert error["message"].startswith("client protocol 22 is newer than server protocol 21")
     assert "restart the server on machine 'old' (session default)" in error["message"]
+
+
+def test_the_in_process_ssh_server_serves_the_same_path(
+    herdr_cli: HerdrCli, herdr_machine_factory: MachineFactory
+) -> None:
+    """The fallback where sshd is not installed (asyncssh in this process): same client, same
+    strict host key checking, same remote command."""
+    machine = herdr_machine_factory("inproc", ssh_server="inprocess")
+    assert type(machine.host).__name__ == "InProcessSshHost"
+    label_first_workspace(machine.server, "in-process")
+    listed = herdr_cli("--machine", "inproc", "workspace", "list")
+    assert listed.ok, listed
+    assert [w["label"] for w in listed.json["result"]["workspaces"]] == ["in-process"]
+    other = machine.host.directory / "other_host_key"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True, timeout=30
+    )
+    machine.host.trust_host_key(other.with_suffix(".pub").read_text())
+    refused = herdr_cli("--machine", "inproc", "workspace", "list")
+    assert refused.code == 1 and "Host key verification failed" in refused.stderr
+
+
+def test_an_unknown_ssh_server_kind_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SshHostUnavailable, match="unknown SSH server 'telnet'"):
+        new_ssh_host(tmp_path / "s", tmp_path / "h", tmp_path / "c", kind="telnet")
