@@ -24,7 +24,8 @@ from benchkit import Result, median, ms
 
 from herdr_sim import Simulator
 from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHost, new_ssh_host
+from herdr_sim.machine_host import SshHost
+from herdr_sim.ssh_servers import new_ssh_host
 
 
 def _two_panes(sim: Simulator, cwd: str) -> None:

@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "machine-host":
         import tempfile
 
-        from .machine_host import serve_machine_host
+        from .ssh_servers import serve_machine_host
 
         directory = args.dir or Path(tempfile.mkdtemp(prefix="herdr-machine-"))
         return serve_machine_host(

@@ -23,28 +23,14 @@ from __future__ import annotations
 import contextlib
 import getpass
 import os
-import secrets
 import shutil
 import socket
 import subprocess
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = [
-    "SSH_SERVER_ENV",
-    "SshHost",
-    "SshHostUnavailable",
-    "find_sshd",
-    "new_ssh_host",
-    "serve_machine_host",
-]
-
-#: Chooses the SSH server: ``sshd`` (OpenSSH) or ``inprocess`` (asyncssh); unset: sshd when
-#: installed, else the in-process one.
-SSH_SERVER_ENV = "HERDR_SIM_SSH_SERVER"
+__all__ = ["SshHost", "SshHostUnavailable", "find_sshd"]
 
 #: Where Debian (and most systems) install sshd; it is not on an ordinary user's PATH.
 _SSHD_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
@@ -269,84 +255,3 @@ class SshHost:
         with contextlib.suppress(FileNotFoundError):
             link.unlink()
         link.symlink_to(socket_path)
-
-
-def new_ssh_host(
-    directory: Path,
-    remote_home: Path,
-    remote_config_dir: Path,
-    alias: str = "herdr-sim-machine",
-    kind: str | None = None,
-) -> SshHost:
-    """An SSH host of ``kind`` (``sshd`` or ``inprocess``; default :data:`SSH_SERVER_ENV`,
-    else OpenSSH's ``sshd`` when installed, else asyncssh in this process)."""
-    kind = kind or os.environ.get(SSH_SERVER_ENV) or None
-    if kind not in (None, "sshd", "inprocess"):
-        raise SshHostUnavailable(f"unknown SSH server {kind!r}; use sshd or inprocess")
-    if kind == "sshd" or (kind is None and find_sshd() is not None):
-        return SshHost(directory, remote_home, remote_config_dir, alias=alias)
-    try:
-        from .inprocess_ssh import InProcessSshHost
-    except ImportError:
-        raise SshHostUnavailable(
-            "no SSH server: install OpenSSH's sshd (Debian: openssh-server) "
-            "or asyncssh (pip install 'pytest-herdr[machines]')"
-        ) from None
-    return InProcessSshHost(directory, remote_home, remote_config_dir, alias=alias)
-
-
-def serve_machine_host(
-    label: str, session: str, directory: Path, env: dict[str, str], stop: threading.Event
-) -> int:
-    """``herdr-sim machine-host``: a remote simulator behind sshd, saved as machine ``label``
-    in the catalog of the simulator CLI that ``env`` names, until ``stop`` is set.
-
-    The SSH client block goes to ``<config dir>/ssh/config`` and the profile to the catalog;
-    both are removed again on the way out (the rest lives in ``directory``).
-    """
-    from .config import SimulatorConfig
-    from .herdr_cli.endpoints import CatalogError, EndpointCatalog
-    from .herdr_cli.paths import config_dir_str
-    from .simulator import Simulator, SimulatorError
-
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    sim = Simulator(SimulatorConfig(socket_path=directory / "sim.sock"))
-    alias = f"herdr-sim-{secrets.token_hex(4)}"  # an ssh Host name, whatever the label
-    host = new_ssh_host(directory / "ssh", directory / "home", directory / "cfg", alias=alias)
-    ssh_config = Path(config_dir_str(env)) / "ssh" / "config"
-    block = ""
-    profile_id: str | None = None
-    try:
-        sim.start()
-        host.start()
-        host.install_remote_herdr()
-        host.link_session(sim.socket_path, session)
-        block = host.client_config()
-        ssh_config.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with ssh_config.open("a") as handle:
-            handle.write(block)
-        ssh_config.chmod(0o600)
-        catalog = EndpointCatalog.load(env)
-        profile_id = catalog.add(label, alias, session).id
-        catalog.store(env)
-        print(
-            f"herdr-sim: machine '{label}' ({profile_id}) is {alias} on 127.0.0.1:{host.port}; "
-            f"try: herdr --machine {label} pane list",
-            file=sys.stderr,
-            flush=True,
-        )
-        stop.wait()
-        return 0
-    except (SimulatorError, SshHostUnavailable, CatalogError, OSError) as exc:
-        print(f"herdr-sim machine-host: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        if profile_id is not None:
-            with contextlib.suppress(CatalogError):
-                catalog = EndpointCatalog.load(env)
-                if catalog.remove(profile_id):
-                    catalog.store(env)
-        if block and ssh_config.is_file():
-            ssh_config.write_text(ssh_config.read_text().replace(block, "", 1))
-        host.stop()
-        sim.stop()

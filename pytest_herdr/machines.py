@@ -30,7 +30,8 @@ from typing import Any, Protocol
 import pytest
 
 from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHost, SshHostUnavailable, new_ssh_host
+from herdr_sim.machine_host import SshHost, SshHostUnavailable
+from herdr_sim.ssh_servers import new_ssh_host
 
 from .backends import HerdrServer
 from .cli_runner import CliResult, HerdrCli

@@ -97,6 +97,7 @@ def test_prefix_parse_errors(cli: Callable[..., Run], argv: tuple[str, ...], mes
         ("server", "live-handoff"),
         ("agent", "attach", "w1:p1"),
         ("agent", "explain", "--file", "x.json"),
+        ("agent", "explain", "w1:p1", "--file=x.json"),
         ("terminal", "attach", "w1:p1"),
         ("plugin", "install", "./p"),
         ("integration", "install", "pi"),
@@ -154,6 +155,14 @@ def test_remote_worktree_paths_must_be_absolute(cli: Callable[..., Run]) -> None
     )
     run = cli("--machine", ID_A, "worktree", "list", "--cwd", "rel/dir")
     assert run.code == 1 and "remote worktree paths must be absolute" in run.err
+
+
+def test_remote_plugin_link_paths_must_be_absolute(cli: Callable[..., Run]) -> None:
+    """The path is the remote machine's: never expanded or made absolute here."""
+    run = cli("--machine", "box", "plugin", "link", "./my-plugin")
+    assert run == Run(
+        1, "", 'Error: Custom { kind: Other, error: "remote plugin link paths must be absolute" }\n'
+    )
 
 
 def test_local_pane_id_means_nothing_on_a_machine(

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHostUnavailable, new_ssh_host
+from herdr_sim.machine_host import SshHostUnavailable
+from herdr_sim.ssh_servers import new_ssh_host
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory
