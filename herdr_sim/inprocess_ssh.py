@@ -80,6 +80,9 @@ class InProcessSshHost(SshHost):
     """:class:`SshHost` with asyncssh on a thread of this process instead of ``sshd``."""
 
     connections: set[asyncssh.SSHServerConnection] = field(default_factory=set, repr=False)
+    #: the commands running for sessions, and their handler tasks (ended by :meth:`stop`)
+    _children: set[asyncio.subprocess.Process] = field(default_factory=set, repr=False)
+    _handlers: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
     _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
     _thread: threading.Thread | None = field(default=None, repr=False)
     _listener: Any = field(default=None, repr=False)
@@ -114,15 +117,24 @@ class InProcessSshHost(SshHost):
             cwd=str(self.remote_home),
         )
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        task = asyncio.current_task()
+        assert task is not None
+        self._children.add(proc)
+        self._handlers.add(task)
         feed = asyncio.ensure_future(_copy_in(process.stdin, proc.stdin))
-        await asyncio.gather(
-            _copy_out(proc.stdout, process.stdout), _copy_out(proc.stderr, process.stderr)
-        )
-        code = await proc.wait()
-        feed.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await feed
-        process.exit(code)
+        try:
+            await asyncio.gather(
+                _copy_out(proc.stdout, process.stdout), _copy_out(proc.stderr, process.stderr)
+            )
+            code = await proc.wait()
+        finally:
+            feed.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await feed
+            self._children.discard(proc)
+            self._handlers.discard(task)
+        with contextlib.suppress(OSError, asyncssh.Error):
+            process.exit(code)
 
     def start(self, timeout: float = 10.0) -> None:
         """Listen on ``127.0.0.1`` (a free port unless one was chosen) from a new thread."""
@@ -165,8 +177,13 @@ class InProcessSshHost(SshHost):
             if listener is not None:
                 listener.close()
                 await listener.wait_closed()
+            for child in list(self._children):
+                with contextlib.suppress(ProcessLookupError):
+                    child.terminate()
             for conn in list(self.connections):
                 conn.close()
+            if self._handlers:
+                await asyncio.wait(list(self._handlers), timeout=5)
             for conn in list(self.connections):
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(conn.wait_closed(), 5)

@@ -24,6 +24,7 @@ import contextlib
 import getpass
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -206,18 +207,27 @@ class SshHost:
         return False
 
     def stop(self) -> None:
-        """Stop the server (bounded); sessions it started end with it."""
+        """Stop the server and end every connection it serves (bounded), as when the
+        machine's SSH server dies: ``sshd`` gives each connection a process of its own
+        session, which outlives the listener unless it is ended too."""
+        from .procfs import descendants, start_ticks
+
         proc, self._proc = self._proc, None
         if proc is None:
             return
         if proc.poll() is None:
+            sessions = [(p.pid, start_ticks(p.pid)) for p in descendants(proc.pid)]
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, 15)
+                os.killpg(proc.pid, signal.SIGTERM)
+            for pid, ticks in sessions:
+                if ticks is not None and start_ticks(pid) == ticks:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGTERM)
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, 9)
+                    os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
 
     def client_config(self) -> str:

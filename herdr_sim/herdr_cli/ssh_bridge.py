@@ -71,6 +71,9 @@ NONINTERACTIVE_OPTIONS = (
 )
 #: How long a finished exchange waits for ``ssh`` to exit before it is killed.
 _EXIT_GRACE_SECONDS = 10.0
+#: The master outlives its command by at most this when the command is killed before its
+#: ``-O exit`` (Herdr uses ``yes``; a bound keeps a killed CLI from leaving it forever).
+_CONTROL_PERSIST = "ControlPersist=60"
 #: How long authentication (the connection master) may take: ConnectTimeout plus margin.
 _MASTER_TIMEOUT_SECONDS = 60.0
 _HOST_KEY_HINT = "saved machines use strict host key checking; verify the host key with ssh first"
@@ -220,7 +223,7 @@ class SshBridge:
         log_path = f"{self._control_dir}/master.log"
         argv = [
             *_ssh_options(self.env, False, []),
-            *("-S", f"{self._control_dir}/ctl", "-M", "-o", "ControlPersist=yes", "-f", "-N"),
+            *("-S", f"{self._control_dir}/ctl", "-M", "-o", _CONTROL_PERSIST, "-f", "-N"),
             *("--", self.profile.target),
         ]
         try:

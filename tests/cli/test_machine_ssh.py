@@ -28,7 +28,7 @@ from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory
 from tests.cli.conftest import Run
-from tests.waits import SCALE
+from tests.waits import SCALE, wait_until
 
 
 def local_cli(server: HerdrServer) -> HerdrCli:
@@ -282,3 +282,31 @@ def test_the_in_process_ssh_server_serves_the_same_path(
 def test_an_unknown_ssh_server_kind_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SshHostUnavailable, match="unknown SSH server 'telnet'"):
         new_ssh_host(tmp_path / "s", tmp_path / "h", tmp_path / "c", kind="telnet")
+
+
+def test_ssh_server_dying_mid_request_ends_the_call_with_the_machine_named(
+    herdr_server: HerdrServer, herdr_machine: Machine
+) -> None:
+    """A request in flight when the machine's SSH server dies fails (exit 1) at once, and
+    names the machine and session; what the server did with it is for the caller to check."""
+    label_first_workspace(herdr_machine.server, "remote")
+    argv = ["--machine", "box", "pane", "wait-output", "w1:p1", "--match", "NEVER-PRINTED"]
+    waiting = subprocess.Popen(
+        [str(herdr_server.cli_path), *argv, "--timeout", "60000"],
+        env=herdr_server.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        log = herdr_machine.server.requests
+        assert log is not None
+        wait_until(lambda: log.requests(method="pane.wait_for_output"), timeout=30)
+        herdr_machine.host.stop()
+        out, err = waiting.communicate(timeout=15 * SCALE)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.communicate()
+    assert waiting.returncode == 1, (out, err)
+    assert "machine 'box' (session default): " in err
