@@ -180,3 +180,8 @@ def test_an_unreachable_machine_fails_with_the_label(cli: Callable[..., Run]) ->
     assert run.code == 1
     assert run.err.startswith("Error: Custom { kind: Other, error: \"machine 'box': "), run
     assert "nowhere.invalid" in run.err
+
+
+def test_top_level_help_names_machines(cli: Callable[..., Run]) -> None:
+    out = cli("--help").out
+    assert "herdr machine <subcommand>" in out and "--machine <label-or-id>" in out
