@@ -21,8 +21,8 @@ container): :meth:`SshHost.start` creates that empty directory when it is missin
 from __future__ import annotations
 
 import contextlib
-import getpass
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -81,7 +81,7 @@ class SshHost:
     remote_config_dir: Path
     alias: str = "herdr-sim-machine"
     port: int = 0
-    user: str = field(default_factory=getpass.getuser)
+    user: str = field(default_factory=lambda: pwd.getpwuid(os.getuid()).pw_name)
     _proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
