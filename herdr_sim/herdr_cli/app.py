@@ -1,11 +1,12 @@
 """The `herdr` entry point: global arguments, dispatch, and the exit-code contract.
 
 The order of the checks follows real Herdr's ``main``: arguments that are not valid
-UTF-8, then ``--session`` (removed from anywhere before a literal ``--``) and socket
-resolution, then per-group dispatch, then the top-level flags (``--help``,
-``--version``) and the unknown-option/unknown-command errors. Commands raise the
-exceptions of :mod:`herdr_sim.herdr_cli.errors`; this module alone turns them into output
-and exit codes.
+UTF-8, then a global ``--machine`` prefix (:mod:`~herdr_sim.herdr_cli.machine_target`; the
+command then runs on a saved SSH machine, see docs/simulator/machines.md), then
+``--session`` (removed from anywhere before a literal ``--``) and socket resolution, then
+per-group dispatch, then the top-level flags (``--help``, ``--version``) and the
+unknown-option/unknown-command errors. Commands raise the exceptions of
+:mod:`herdr_sim.herdr_cli.errors`; this module alone turns them into output and exit codes.
 
 Only :mod:`sys` and :mod:`os` are imported up front; each command group is imported when
 the command line names it, which keeps ``herdr pane list`` fast enough to run from every
