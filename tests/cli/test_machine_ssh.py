@@ -310,3 +310,22 @@ def test_ssh_server_dying_mid_request_ends_the_call_with_the_machine_named(
             waiting.communicate()
     assert waiting.returncode == 1, (out, err)
     assert "machine 'box' (session default): " in err
+
+
+def test_machine_reconnect_checks_with_the_terminal_attached(
+    herdr_cli: HerdrCli, herdr_machine: Machine
+) -> None:
+    """Our key needs no prompt, so the interactive ssh succeeds on its own here."""
+    done = herdr_cli("machine", "reconnect", "box")
+    assert (done.code, done.stdout) == (
+        0,
+        f"SSH machine {herdr_machine.profile_id} is reachable.\n",
+    )
+    unknown = herdr_cli("machine", "reconnect", "nobox")
+    assert (unknown.code, unknown.stderr) == (
+        2,
+        "error: unknown machine 'nobox'; use `herdr machine list`\n",
+    )
+    herdr_machine.server.stop()
+    down = herdr_cli("machine", "reconnect", herdr_machine.profile_id)
+    assert down.code == 1 and down.stderr.startswith("error: machine 'box': ")
