@@ -21,6 +21,7 @@ from benchkit import JSON_MARKER
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = [
     "cli_startup",
+    "machine_cli",
     "ping_latency",
     "split_vs_tmux",
     "pane_read",

@@ -201,6 +201,15 @@ def _parser() -> argparse.ArgumentParser:
     agents.add_argument("kind", choices=["pi", "claude", "codex", "opencode"])
     agents.add_argument("--cache", type=Path, help="the agents cache directory")
 
+    host = sub.add_parser(
+        "machine-host",
+        help="serve a second simulator behind a loopback sshd and save it as a Herdr machine "
+        "for this simulator's `herdr --machine LABEL`",
+    )
+    host.add_argument("--label", default="box", help="the machine's label (box)")
+    host.add_argument("--session", default="default", help="its remote session (default)")
+    host.add_argument("--dir", type=Path, help="where keys and servers live (a new temp dir)")
+
     check = sub.add_parser(
         "check-integration",
         help="check an agent's Herdr integration against the guide (exit 1 if a rule fails "
@@ -257,6 +266,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "check-integration":
         return check_integration(args)
+    if args.command == "machine-host":
+        import tempfile
+
+        from .ssh_servers import serve_machine_host
+
+        directory = args.dir or Path(tempfile.mkdtemp(prefix="herdr-machine-"))
+        return serve_machine_host(
+            args.label, args.session, directory, dict(os.environ), _stop_event()
+        )
     if args.command == "fake-llm":
         return fake_llm(args)
     if args.command == "install-agent":

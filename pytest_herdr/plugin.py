@@ -37,6 +37,7 @@ from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin
     herdr_wait,
     herdr_workspace,
 )
+from .machines import herdr_machine, herdr_machine_factory  # noqa: F401
 from .real_agents import herdr_fake_llm, herdr_real_agent  # noqa: F401
 from .settings import SETTINGS_KEY, Settings, add_options
 

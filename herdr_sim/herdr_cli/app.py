@@ -1,11 +1,12 @@
 """The `herdr` entry point: global arguments, dispatch, and the exit-code contract.
 
 The order of the checks follows real Herdr's ``main``: arguments that are not valid
-UTF-8, then ``--session`` (removed from anywhere before a literal ``--``) and socket
-resolution, then per-group dispatch, then the top-level flags (``--help``,
-``--version``) and the unknown-option/unknown-command errors. Commands raise the
-exceptions of :mod:`herdr_sim.herdr_cli.errors`; this module alone turns them into output
-and exit codes.
+UTF-8, then a global ``--machine`` prefix (:mod:`~herdr_sim.herdr_cli.machine_target`; the
+command then runs on a saved SSH machine, see docs/simulator/machines.md), then
+``--session`` (removed from anywhere before a literal ``--``) and socket resolution, then
+per-group dispatch, then the top-level flags (``--help``, ``--version``) and the
+unknown-option/unknown-command errors. Commands raise the exceptions of
+:mod:`herdr_sim.herdr_cli.errors`; this module alone turns them into output and exit codes.
 
 Only :mod:`sys` and :mod:`os` are imported up front; each command group is imported when
 the command line names it, which keeps ``herdr pane list`` fast enough to run from every
@@ -50,6 +51,7 @@ _KNOWN_FLAGS = frozenset(
         "--session",
         "--remote",
         "--remote-keybindings",
+        "--machine",
         "--version",
         "-V",
         "--default-config",
@@ -63,6 +65,8 @@ _KNOWN_COMMANDS = frozenset(
         "server",
         "client",
         "remote-client-bridge",
+        "remote-api-bridge",
+        "machine",
         "update",
         "status",
         "config",
@@ -142,6 +146,11 @@ def _run(args: list[str], env: Mapping[str, str]) -> int:
         if any("\udc80" <= ch <= "\udcff" for ch in arg):
             return _fail_global(f"argument {index} is not valid UTF-8")
 
+    if any(arg == "--machine" or arg.startswith("--machine=") for arg in args):
+        remote = _run_on_machine(args, env)
+        if remote is not None:
+            return remote
+
     from .paths import SessionNameError, normalize_session_name, resolve_socket
 
     if args[:2] == ["session", "attach"] and not (
@@ -180,6 +189,51 @@ def _run(args: list[str], env: Mapping[str, str]) -> int:
     return _fallback(args)
 
 
+def _run_on_machine(args: list[str], env: Mapping[str, str]) -> int | None:
+    """A ``--machine`` command line (``None`` when ``--machine`` is not a global prefix)."""
+    from .client import Context as _Context
+    from .endpoints import CatalogError, EndpointCatalog
+    from .errors import FatalError
+    from .machine_target import (
+        MachineUsageError,
+        RemoteSocket,
+        parse_machine_prefix,
+        resolve_machine,
+        validate_machine_command,
+    )
+    from .output import rust_custom_error, rust_debug_str, write_err
+    from .ssh_bridge import SshBridge
+
+    try:
+        parsed = parse_machine_prefix(args)
+        if parsed is None:
+            return None
+        selector, command = parsed
+        validate_machine_command(command)
+        if "--help" in command or "-h" in command:
+            from .help import print_requested_help
+
+            if print_requested_help(command):
+                return 0
+        try:
+            profiles = EndpointCatalog.load_profiles(env).ssh
+        except CatalogError as err:
+            raise FatalError(rust_custom_error(rust_debug_str(str(err))), str(err)) from None
+        profile = resolve_machine(profiles, selector)
+    except MachineUsageError as err:
+        write_err(f"error: {err}")
+        return 2
+    # No implicit current pane on another server: a local HERDR_PANE_ID means nothing there.
+    remote_env = {key: value for key, value in env.items() if key != "HERDR_PANE_ID"}
+    bridge = SshBridge(profile, remote_env)
+    ctx = _Context(remote_env, RemoteSocket(profile, remote_env), bridge)
+    try:
+        handled = _dispatch(ctx, command[0], command[1:])
+        return handled if handled is not None else _fallback(command)
+    finally:
+        bridge.close()
+
+
 def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
     """Run a command group; ``None`` when the command line is not a CLI command."""
     if command in _GROUPS:
@@ -194,6 +248,14 @@ def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
         from .commands import server
 
         return server.run(ctx, rest)
+    if command == "machine":
+        from .commands import machine
+
+        return machine.run(ctx, rest)
+    if command == "remote-api-bridge":
+        from .commands import remote_api_bridge
+
+        return remote_api_bridge.run(ctx, rest)
     if command == "terminal":
         from .commands import terminal
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .paths import ResolvedSocket
+    from .ssh_bridge import SshBridge
 
 __all__ = ["PING_REQUEST_ID", "Context", "PingStatus", "client_protocol"]
 
@@ -73,6 +74,11 @@ def _error_response_debug(response: dict[str, Any]) -> str:
     )
 
 
+def _remote_failure(message: str) -> FatalError:
+    """An ``io::Error`` with a custom message escaping Herdr's ``main``."""
+    return FatalError(rust_custom_error(rust_debug_str(message)), message)
+
+
 class PingStatus:
     """What a successful ``ping`` told us about the server."""
 
@@ -87,9 +93,18 @@ class PingStatus:
 class Context:
     """Everything a command needs: the environment and the resolved socket."""
 
-    def __init__(self, env: Mapping[str, str], socket: ResolvedSocket) -> None:
+    def __init__(
+        self, env: Mapping[str, str], socket: ResolvedSocket, bridge: SshBridge | None = None
+    ) -> None:
         self.env = env
         self.socket = socket
+        #: The SSH bridge of a ``--machine`` command (``None``: the local socket).
+        self.bridge = bridge
+
+    @property
+    def is_remote(self) -> bool:
+        """Whether this command runs on a saved machine (``--machine``)."""
+        return self.bridge is not None
 
     @property
     def socket_path(self) -> str:
@@ -116,6 +131,8 @@ class Context:
         error_id: str,
     ) -> Any:
         """One exchange, with transport failures mapped as Herdr maps them."""
+        if self.bridge is not None:
+            return self._call_remote(request_id, method, params)
         try:
             return transport.request(self.socket_path, request_id, method, params)
         except transport.ServerNotRunning:
@@ -129,6 +146,31 @@ class Context:
         except transport.BadResponse as err:
             debug, display = _json_error_debug(err.decode_error)
             raise FatalError(rust_custom_error(debug), display) from None
+
+    def _call_remote(self, request_id: str, method: str, params: dict[str, Any]) -> Any:
+        """One exchange over the SSH bridge; failures wrapped as Herdr wraps them."""
+        from .ssh_bridge import BridgeError
+
+        bridge = self.bridge
+        assert bridge is not None
+        profile = bridge.profile
+        try:
+            bridge.start()
+        except BridgeError as err:
+            raise _remote_failure(f"machine '{profile.label}': {err}") from None
+        where = f"machine '{profile.label}' (session {profile.session})"
+        try:
+            line = bridge.exchange(transport.encode_request(request_id, method, params))
+            return transport.decode_reply(line)
+        except BridgeError as err:
+            raise _remote_failure(f"{where}: {err}") from None
+        except transport.EmptyResponse:
+            raise _remote_failure(f"{where}: empty api response") from None
+        except transport.BadResponse as err:
+            _debug, display = _json_error_debug(err.decode_error)
+            raise _remote_failure(f"{where}: {display}") from None
+        except transport.IoFailure as err:
+            raise _remote_failure(f"{where}: {rust_os_error_display(err.os_error)}") from None
 
     def ping(self, error_id: str = PING_REQUEST_ID) -> PingStatus:
         """Send ``ping`` and decode the ``pong``; errors carry ``error_id``."""

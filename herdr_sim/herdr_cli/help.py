@@ -300,6 +300,7 @@ def print_top_level_help() -> None:
         ("herdr session <subcommand>", "named sessions (separate servers)"),
         ("herdr plugin <subcommand>", "linked plugins, their actions, logs and panes"),
         ("herdr integration <subcommand>", "agent integrations in this HOME"),
+        ("herdr machine <subcommand>", "saved SSH machines"),
     ]
     lines = [
         f"herdr (simulator CLI, Herdr {HERDR_VERSION} compatible)",
@@ -311,6 +312,7 @@ def print_top_level_help() -> None:
         "",
         "Options:",
         "  --session <name>    Talk to a named session's server",
+        "  --machine <label-or-id>  Run an API-backed command on a saved SSH machine",
         "  --version, -V       Print the version and exit",
         "  --help, -h          Show this help",
         "",

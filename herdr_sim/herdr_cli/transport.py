@@ -40,6 +40,7 @@ __all__ = [
     "ServerNotRunning",
     "TransportError",
     "connect",
+    "decode_reply",
     "encode_request",
     "loads",
     "request",
@@ -179,6 +180,11 @@ def exchange(sock: _socket.socket, payload: bytes) -> Any:
         line = read_line(sock)
     except OSError as err:
         raise IoFailure(err) from None
+    return decode_reply(line)
+
+
+def decode_reply(line: bytes) -> Any:
+    """Decode one reply line (a socket's or the SSH bridge's) as Herdr's CLI does."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:

@@ -168,7 +168,15 @@ def _link(ctx: Context, args: list[str]) -> int:
 
     if not args:
         raise _usage("usage: herdr plugin link <path> [--disabled]")
-    path = os.path.abspath(os.path.expanduser(args[0]))  # noqa: PTH100, PTH111 - CLI start-up
+    if ctx.is_remote:
+        # The path is the remote machine's: never expanded here, and it must be absolute.
+        from ..machine_target import remote_path_is_absolute
+
+        if not remote_path_is_absolute(args[0]):
+            raise _fatal("remote plugin link paths must be absolute")
+        path = args[0]
+    else:
+        path = os.path.abspath(os.path.expanduser(args[0]))  # noqa: PTH100, PTH111
     opts = _options(
         args[1:], (), {"--disabled": ("enabled", False), "--enabled": ("enabled", True)}
     )

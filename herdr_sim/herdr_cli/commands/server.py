@@ -119,6 +119,8 @@ def run(ctx: Context, args: list[str]) -> int:
     if sub == "stop":
         if rest:
             raise UsageError("usage: herdr server stop")
+        if ctx.is_remote:
+            return _stop_remote(ctx)
         watched = [ctx.socket.socket_path, ctx.socket.client_socket()]
         try:
             stop_sockets(ctx.socket.socket_path, watched, "server")
@@ -153,6 +155,19 @@ def run(ctx: Context, args: list[str]) -> int:
             "server update-agent-manifests", "it downloads detection manifests from herdr.dev"
         )
     return unknown_subcommand(sub, _HELP)
+
+
+def _stop_remote(ctx: Context) -> int:
+    """``--machine … server stop``: ``server.stop`` through the bridge, no protocol guard.
+
+    The remote sockets cannot be watched from here, so the reply is the answer: an error
+    envelope is printed (exit 1), a success is silent (exit 0).
+    """
+    reply = ctx.send_unchecked("cli:session:stop", "server.stop", {})
+    if isinstance(reply, dict) and "error" in reply:
+        write_err(dumps(reply["error"]))
+        return 1
+    return 0
 
 
 def _manifest_status(response: Any) -> str:

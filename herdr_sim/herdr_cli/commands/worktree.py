@@ -12,9 +12,15 @@ from __future__ import annotations
 import os
 
 from ..client import Context
-from ..errors import UsageError
+from ..errors import FatalError, UsageError
 from ..options import Flag, Spec, Value, pick, switch
+from ..output import rust_debug_str
 from ._common import subcommand, unknown_subcommand
+
+# `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["run"]
 
@@ -53,34 +59,52 @@ def _absolute(value: str) -> str:
     return value if value.startswith("/") else _joined(os.getcwd(), value)  # noqa: PTH109
 
 
+def _remote(value: str) -> str:
+    """Herdr's rule for ``--machine``: the path is the remote machine's, passed unexpanded;
+    it must be absolute (POSIX, UNC or a drive) or ``~``/``~/…``."""
+    from ..machine_target import remote_path_is_absolute
+
+    if remote_path_is_absolute(value) or value == "~" or value.startswith("~/"):
+        return value
+    message = "remote worktree paths must be absolute or start with ~/"
+    raise FatalError(f"Custom {{ kind: InvalidInput, error: {rust_debug_str(message)} }}", message)
+
+
 #: ``--json`` is a hidden no-op: it sets a destination no request carries.
 _JSON = Flag("--json", json_noop=True)
 _WORKSPACE = Value("--workspace", "workspace_id")
-_CWD = Value("--cwd", convert=_absolute)
 _FOCUS = switch("--focus", "--no-focus")
 
-_LIST = Spec(_WORKSPACE, _CWD, _JSON)
-_CREATE = Spec(
-    _WORKSPACE,
-    _CWD,
-    Value("--branch"),
-    Value("--base"),
-    Value("--path", convert=_absolute),
-    Value("--label"),
-    *_FOCUS,
-    _JSON,
-    defaults={"focus": False},
-)
-_OPEN = Spec(
-    _WORKSPACE,
-    _CWD,
-    Value("--path", convert=_absolute),
-    Value("--branch"),
-    Value("--label"),
-    *_FOCUS,
-    _JSON,
-    defaults={"focus": False},
-)
+
+def _specs(convert: Callable[[str], str]) -> tuple[Spec, Spec, Spec]:
+    """The list, create and open specs with ``convert`` for their path arguments."""
+    cwd = Value("--cwd", convert=convert)
+    listing = Spec(_WORKSPACE, cwd, _JSON)
+    create = Spec(
+        _WORKSPACE,
+        cwd,
+        Value("--branch"),
+        Value("--base"),
+        Value("--path", convert=convert),
+        Value("--label"),
+        *_FOCUS,
+        _JSON,
+        defaults={"focus": False},
+    )
+    opening = Spec(
+        _WORKSPACE,
+        cwd,
+        Value("--path", convert=convert),
+        Value("--branch"),
+        Value("--label"),
+        *_FOCUS,
+        _JSON,
+        defaults={"focus": False},
+    )
+    return listing, create, opening
+
+
+_LOCAL_SPECS = _specs(_absolute)
 _REMOVE = Spec(_WORKSPACE, Flag("--force"), _JSON, defaults={"force": False})
 
 
@@ -95,14 +119,15 @@ def _params(spec: Spec, args: list[str], usage: str) -> dict[str, object]:
 def run(ctx: Context, args: list[str]) -> int:
     """Dispatch ``herdr worktree <subcommand>``."""
     sub, rest = subcommand(args, _HELP)
+    listing, create, opening = _specs(_remote) if ctx.is_remote else _LOCAL_SPECS
     if sub == "list":
-        params = _params(_LIST, rest, _LIST_USAGE)
+        params = _params(listing, rest, _LIST_USAGE)
         return ctx.print_method("cli:worktree:list", "worktree.list", params)
     if sub == "create":
-        params = _params(_CREATE, rest, _CREATE_USAGE)
+        params = _params(create, rest, _CREATE_USAGE)
         return ctx.print_method("cli:worktree:create", "worktree.create", params)
     if sub == "open":
-        params = _params(_OPEN, rest, _OPEN_USAGE)
+        params = _params(opening, rest, _OPEN_USAGE)
         if ("path" in params) == ("branch" in params):
             raise UsageError(_OPEN_USAGE)
         return ctx.print_method("cli:worktree:open", "worktree.open", params)
