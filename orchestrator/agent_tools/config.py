@@ -20,9 +20,12 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from orchestrator.booleans import BooleanError, parse_bool
+
+if TYPE_CHECKING:
+    from orchestrator.managed.settings import ManagedSettings
 
 CONFIG_ENV = "HERDR_ORCHESTRATOR_CONFIG"
 ENV_PREFIX = "HERDR_ORCHESTRATOR_"
@@ -51,6 +54,12 @@ class ConfigError(ValueError):
         super().__init__(f"{where}{key}: {message}")
 
 
+def _default_managed() -> ManagedSettings:
+    from orchestrator.managed.settings import ManagedSettings
+
+    return ManagedSettings()
+
+
 class GateError(ValueError):
     """A request refused by a configuration gate (cwd, machine, enabled)."""
 
@@ -77,6 +86,8 @@ class Config:
     state_dir: Path = Path("~/.local/state/herdr-orchestrator")
     artifact_dir: Path = Path("~/.local/state/herdr-orchestrator/artifacts")
     aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: The ``[managed]`` table (managed agents, :mod:`orchestrator.managed.settings`).
+    managed: ManagedSettings = field(default_factory=_default_managed)
     #: Where the values came from: the file read (or None) and the variables applied.
     file: Path | None = None
     env_keys: tuple[str, ...] = ()
@@ -172,6 +183,12 @@ def _aliases(key: str, value: Any, base: Path) -> dict[str, dict[str, str]]:
     return out
 
 
+def _managed(key: str, value: Any, base: Path) -> ManagedSettings:
+    from orchestrator.managed.settings import parse_managed
+
+    return parse_managed(value)
+
+
 _KEYS: dict[str, tuple[str, _Parser]] = {
     "enabled": ("enabled", _bool),
     "allowCwd": ("allow_cwd", _paths),
@@ -186,6 +203,7 @@ _KEYS: dict[str, tuple[str, _Parser]] = {
     "stateDir": ("state_dir", _path),
     "artifactDir": ("artifact_dir", _path),
     "aliases": ("aliases", _aliases),
+    "managed": ("managed", _managed),
 }
 
 
@@ -195,7 +213,8 @@ def env_name(key: str) -> str:
     return ENV_PREFIX + snake
 
 
-_ENV_KEYS = {env_name(key): key for key in _KEYS}
+#: ``[managed]`` has one variable per key of its own (``HERDR_ORCHESTRATOR_MANAGED_*``).
+_ENV_KEYS = {env_name(key): key for key in _KEYS if key != "managed"}
 
 
 def _env_value(key: str, text: str) -> Any:
@@ -302,6 +321,8 @@ def load_config(env: Mapping[str, str] | None = None, path: Path | str | None = 
     for name, text in environ.items():
         if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
             continue
+        if name.startswith(env_name("managed") + "_"):
+            continue  # applied (and checked) below by the managed settings
         if name not in _ENV_KEYS:
             raise _unknown(name, [*_ENV_KEYS, CONFIG_ENV], "environment")
         key = _ENV_KEYS[name]
@@ -309,6 +330,12 @@ def load_config(env: Mapping[str, str] | None = None, path: Path | str | None = 
     if overrides:
         config = parse_config(overrides, base=Path.cwd(), source="environment", start=config)
         config = replace(config, env_keys=tuple(sorted(env_name(k) for k in overrides)))
+    from orchestrator.managed.settings import apply_managed_env
+
+    config = replace(config, managed=apply_managed_env(config.managed, environ))
+    managed_names = {n for n in environ if n.startswith(env_name("managed") + "_")}
+    if managed_names:
+        config = replace(config, env_keys=tuple(sorted({*config.env_keys, *managed_names})))
     _check_machines(config, str(config.file or "environment"))
     return config
 
