@@ -268,6 +268,29 @@ class Mailbox:
         self.path = self.namespace / mailbox_dir_name(workspace_id, label)
         self._clock = clock
 
+    @classmethod
+    def at(cls, path: Path | str, *, clock: Callable[[], float] = time.time) -> Mailbox:
+        """The mailbox in the exact directory ``path`` (a child knows only that, from
+        ``PI_HERDSMAN_MAILBOX``): absolute, ``<…>/mailboxes-v4/<32 hex>``, else
+        ``invalid_request``."""
+        target = Path(path)
+        if (
+            not target.is_absolute()
+            or ".." in target.parts
+            or target.parent.name != NAMESPACE
+            or not re.fullmatch(r"[0-9a-f]{32}", target.name)
+        ):
+            raise MailboxError(
+                "invalid_request",
+                f"not a mailbox directory (absolute <root>/{NAMESPACE}/<32 hex>): {target}",
+                operation="mailbox open",
+            )
+        box = cls.__new__(cls)
+        box.namespace = target.parent
+        box.path = target
+        box._clock = clock
+        return box
+
     # -- structure -------------------------------------------------------------------
 
     def _fail(self, message: str, operation: str, path: Path | None = None) -> MailboxError:
@@ -301,6 +324,10 @@ class Mailbox:
                     pass
         except UnsafeFile as exc:
             raise self._fail(f"unsafe mailbox root: {exc.strerror}", operation) from None
+
+    def ensure(self) -> None:
+        """Create the mailbox's directories (0700) when missing; refuse unsafe ones."""
+        self._ensure("mailbox open")
 
     @contextlib.contextmanager
     def _locked(self, operation: str) -> Iterator[None]:
@@ -460,10 +487,16 @@ class Mailbox:
         ask_id: str | None = None,
         status: str | None = None,
         message_id: str | None = None,
+        settled_only: bool = False,
     ) -> Message:
         """Post one record after checking the protocol's invariants against the whole
         history; returns it. A task starts the (single) assignment; every other kind names
-        it in ``assignment_id``."""
+        it in ``assignment_id``.
+
+        ``settled_only`` (the child's result and ask): refuse with ``agent_busy`` while a
+        steer, interrupt or reply to the child is still unconsumed, checked under the post
+        lock, so a control the owner posts as the child settles is never stranded behind
+        a final result."""
         operation = f"mailbox post {kind.value}"
         new_id = message_id if message_id is not None else str(uuid.uuid4())
         if not _UUID.fullmatch(new_id):
@@ -495,6 +528,12 @@ class Mailbox:
         with self._locked(operation):
             history = self.history()
             self._check(message, history, operation)
+            if settled_only and any(m.kind is not Kind.TASK for m in self.pending(Box.TO_CHILD)):
+                raise MailboxError(
+                    "agent_busy",
+                    "a control request to the agent is still unconsumed",
+                    operation=operation,
+                )
             message = replace(message, seq=max((m.seq for m in history), default=0) + 1)
             self._publish(message, operation)
         return message
