@@ -11,6 +11,8 @@ Layout under the store root (``<managed root>/results``, 0700, ours only):
 * ``artifacts/<requestId>.json`` — one artifact per assignment (its task record id), 0600,
   written atomically; persisting the same request again returns the stored artifact
   (idempotent), and a *different* result for a stored request is refused, never overwritten.
+* ``texts/<requestId>.md`` — the result's text alone, written before the artifact: the file
+  a ``files`` reference element names when the text is not inlined.
 * ``refs/<sha256(owner)[:32]>/<label>/<n>`` — the semantic ref ``result:<label>#<n>``: a
   0600 file holding the request id, created exclusively; ``n`` is 1 + the highest index of
   that owner and label, so an index is never reused. A crash between reserving ``n`` and
@@ -291,6 +293,10 @@ class ResultStore:
             raise self._fail(f"result store file is over {limit} bytes: {path}", operation, path)
         return read.data
 
+    def text_path(self, request_id: str) -> Path:
+        """The result's plain text (0600), the file a reference element points an agent at."""
+        return self.root / "texts" / f"{request_id}.md"
+
     def _artifact_path(self, request_id: str) -> Path:
         return self.root / "artifacts" / f"{request_id}.json"
 
@@ -390,7 +396,11 @@ class ResultStore:
                 )
             with self._dir("artifacts", operation, create=True):
                 pass
+            with self._dir("texts", operation, create=True):
+                pass
             try:
+                # the plain text first: an artifact that exists always has its text file
+                write_atomic(self.text_path(request_id), text.encode("utf-8", "surrogatepass"))
                 write_atomic(self._artifact_path(request_id), payload)
             except OSError as exc:
                 raise self._fail(

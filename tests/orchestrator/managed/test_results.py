@@ -303,3 +303,11 @@ def test_delivery_text_of_a_failed_result_without_session_and_a_bounded_text() -
     assert "The full result is result:scout#1" in text
     empty = ResultArtifact(**{**artifact.__dict__, "text": ""})
     assert delivery_text(empty).endswith("(empty result)")
+
+
+def test_the_plain_text_is_kept_beside_the_artifact(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "results")
+    artifact = _persist(store, text="line 1\nline 2 €")
+    path = store.text_path(artifact.request_id)
+    assert path.read_text(encoding="utf-8") == "line 1\nline 2 €"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
