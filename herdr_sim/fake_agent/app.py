@@ -33,6 +33,7 @@ from typing import Any
 
 from ..timers import TIME_SCALE_ENV
 from .claude_flags import CLAUDE_VERSION, ClaudeUsageError, claude_help, parse_claude_args
+from .managed import ManagedMode
 from .opencode_store import OpencodeSession, opencode_db, opencode_id
 from .personas import ANSWER_MARKS, PERSONA_SOURCES, PROMPT_ECHOES, render
 from .reporter import Reporter, herdr_env
@@ -248,6 +249,11 @@ class FakeAgent:
         self.last_answer = ""
         self.last_error: str | None = None
         self.session_id, self.session = self._open_session(env)
+        self.env = env
+        #: the managed side (pi with ``PI_HERDSMAN_MAILBOX``: :mod:`.managed`), once started
+        self.managed: ManagedMode | None = None
+        #: the current steps ended with a successful ``ask_owner`` (the turn ends there)
+        self.asked_owner = False
         where = herdr_env(env)
         source = PERSONA_SOURCES.get(self.kind)
         self.pane_id = where[1] if where else ""
@@ -383,6 +389,29 @@ class FakeAgent:
                 state=True,
             )
 
+    def started(self) -> None:
+        """Startup is over: report it and, for a managed pi child, say hello to the mailbox
+        (its ``state.json`` is the controller's readiness proof)."""
+        self.report_startup()
+        if self.kind == "pi" and self.managed is None:
+            self.managed = ManagedMode.attach(
+                self.env,
+                session_id=self.session_id,
+                session_file=str(self.session.path),
+                cwd=self.cwd,
+                pid=os.getpid(),
+                submit=self.submit,
+                interrupt=self.interrupt,
+                deliver=self._deliver_steer,
+                say=self.say,
+            )
+
+    def _deliver_steer(self, text: str) -> None:
+        """A steer reaches the turn at a boundary: shown and persisted as a user message."""
+        echo = PROMPT_ECHOES.get(self.kind, "> ")
+        self.say(echo + text.replace("\n", " "))
+        self.session.user(text)
+
     def report_state(self, state: str, message: str | None = None) -> None:
         """A lifecycle state report (only kinds whose integration reports states).
 
@@ -517,6 +546,8 @@ class FakeAgent:
         content.append({"type": "toolCall", "id": call_id, "name": name, "arguments": arguments})
         self.session.assistant(content, "toolUse", started_ms=started)
         texts.clear()
+        if self.managed is not None:
+            self.managed.tool_start()
         begun = time.monotonic()
         if name == "write":
             target = Path(self.cwd) / str(arguments["path"])
@@ -533,6 +564,29 @@ class FakeAgent:
                 self.say(f"  {line}")
         duration = int((time.monotonic() - begun) * 1000)
         self.session.tool_result(call_id, name, output, is_error=failed, duration_ms=duration)
+        return int(time.time() * 1000)
+
+    def _ask_owner(self, question: str, texts: list[str], started: int) -> int:
+        """pi-herdsman's ``ask_owner`` tool: the question goes to the owner's mailbox and,
+        posted, ends the turn (:attr:`asked_owner`); refused, the tool fails and the turn
+        goes on."""
+        call_id = self.session.next_call_id()
+        content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in texts]
+        arguments = {"question": question}
+        content.append(
+            {"type": "toolCall", "id": call_id, "name": "ask_owner", "arguments": arguments}
+        )
+        self.session.assistant(content, "toolUse", started_ms=started)
+        texts.clear()
+        self.say(f"ask_owner: {question}")
+        if self.managed is None:
+            output, failed = "ask_owner is available only to a managed agent", True
+        else:
+            self.managed.tool_start()
+            output, failed = self.managed.ask(question)
+        self.session.tool_result(call_id, "ask_owner", output, is_error=failed, duration_ms=0)
+        self.say(f"  {output}")
+        self.asked_owner = not failed
         return int(time.time() * 1000)
 
     def _ask(self, question: str) -> None:
@@ -561,30 +615,53 @@ class FakeAgent:
             self.say((" " * len(echo) if number else echo) + line)
         self.set_state("working")
         self.report_turn_start()
+        managed = self.managed
+        if managed is not None:
+            managed.turn_start()
         self.session.user(prompt)
         started = int(time.time() * 1000)
         texts: list[str] = []
         self.last_answer, self.last_error = "", None
         try:
-            for step in turn.steps:
-                started = self._step(step, turn, texts, started)
-                if step.action == "fail":
+            while True:
+                texts = []
+                stopped = self._play(turn, texts, started)
+                answer = self.last_answer if stopped else None
+                if managed is None or not managed.settle(answer, stopped=stopped):
                     break
-            else:
-                content = [{"type": "text", "text": t} for t in texts]
-                self.session.assistant(content, "stop", started_ms=started)
-                self.last_answer = "\n".join(texts)
+                # steers came as the steps ended: pi answers them in the same operation
+                turn = self.scenario.turn(self.turn_index)
+                self.turn_index += 1
+                started = int(time.time() * 1000)
         except _Interrupted:
             content = [{"type": "text", "text": t} for t in texts]
             self.session.assistant(
                 content, "aborted", started_ms=started, error="Request was aborted"
             )
             self.say("Operation aborted")
+            if managed is not None:
+                managed.settle(None, stopped=False)
         with self.lock:
             self.question = ""
             self.interrupt.clear()
         self.set_state("idle")
         self.report_state("idle")
+
+    def _play(self, turn: Turn, texts: list[str], started: int) -> bool:
+        """Run ``turn``'s steps; ``True`` when they ran to the end (the answer recorded),
+        ``False`` when a ``fail`` or a posted ``ask_owner`` ended the turn."""
+        self.asked_owner = False
+        for step in turn.steps:
+            started = self._step(step, turn, texts, started)
+            if step.action == "fail" or self.asked_owner:
+                return False
+            if self.managed is not None:
+                tool = step.action in ("tool", "write_file", "ask_owner")
+                self.managed.boundary(after_tool=tool)
+        content = [{"type": "text", "text": t} for t in texts]
+        self.session.assistant(content, "stop", started_ms=started)
+        self.last_answer = "\n".join(texts)
+        return True
 
     def _step(self, step: Step, turn: Turn, texts: list[str], started: int) -> int:
         if step.action == "reply":
@@ -596,6 +673,8 @@ class FakeAgent:
             return self._tool("write", {"path": step.text, "content": step.content}, texts, started)
         elif step.action == "ask":
             self._ask(step.text)
+        elif step.action == "ask_owner":
+            return self._ask_owner(step.text, texts, started)
         elif step.action == "fail":
             content = [{"type": "text", "text": t} for t in texts]
             self.session.assistant(content, "error", started_ms=started, error=step.text)
@@ -775,7 +854,7 @@ class FakeAgent:
         startup = self.scenario.startup_ms / 1000 * self.time_scale
         self.starting_until = time.monotonic() + startup if startup > 0 else 0.0
         if not self.starting_until:
-            self.report_startup()
+            self.started()
         if self.options.prompt:
             self.submit(self.options.prompt)
         fd = sys.stdin.fileno()
@@ -783,7 +862,7 @@ class FakeAgent:
             while not self.exiting:
                 if self.starting_until and time.monotonic() >= self.starting_until:
                     self.starting_until = 0.0  # started up: prompts are taken from now on
-                    self.report_startup()
+                    self.started()
                 ready, _, _ = select.select([fd], [], [], _TICK)
                 if ready:
                     data = os.read(fd, 4096)
@@ -794,6 +873,8 @@ class FakeAgent:
                     self.frame += 1
                     self.draw()
         finally:
+            if self.managed is not None:
+                self.managed.stop()
             if self.kind == "pi":
                 os.write(sys.stdout.fileno(), b"\x1b[?2004l")
             self.restore_terminal()

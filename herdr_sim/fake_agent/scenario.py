@@ -8,6 +8,9 @@ a list of steps run in order:
 ``tool``        run a shell command as pi's ``bash`` tool; record the call and its result
 ``write_file``  create or overwrite a file relative to the agent's cwd (pi's ``write`` tool)
 ``ask``         show a question dialog; the turn is blocked until the user answers
+``ask_owner``   (a managed pi child, ``PI_HERDSMAN_MAILBOX`` set) call the ``ask_owner`` tool:
+                post the question to the owner's mailbox and end the turn; the owner's
+                reply starts the next turn (:mod:`.managed`). Unmanaged, the tool fails.
 ``fail``        end the turn with ``stopReason: "error"`` and this error message
 ``wait``        stay working for some milliseconds
 ``hang``        stay working until interrupted (Escape)
@@ -36,7 +39,8 @@ File (JSON, or TOML with ``[[turns]]`` tables)::
      "turns": [{"steps": [{"reply": "hi"}]},
                {"type_ms": 5, "steps": [{"tool": "bash", "command": "echo hi"},
                                         {"write_file": "a.txt", "content": "x"},
-                                        {"ask": "Proceed?"}, {"fail": "boom"}]}]}
+                                        {"ask": "Proceed?"}, {"fail": "boom"}]},
+               {"steps": [{"ask_owner": "A or B?"}]}]}
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ from typing import Any
 __all__ = ["ACTIONS", "Scenario", "ScenarioError", "Step", "Turn"]
 
 #: Every step action a scenario may use.
-ACTIONS = ("reply", "tool", "write_file", "ask", "fail", "wait", "hang", "crash", "blip")
+ACTIONS = (
+    "reply", "tool", "write_file", "ask", "ask_owner", "fail", "wait", "hang", "crash", "blip",
+)  # fmt: skip
 
 
 class ScenarioError(ValueError):
@@ -143,6 +149,10 @@ class Scenario:
     def ask(self, question: str) -> Scenario:
         """Block on ``question`` until the user answers (text then Enter) or presses Escape."""
         return self._add(Step("ask", text=question))
+
+    def ask_owner(self, question: str) -> Scenario:
+        """(A managed child) ask the owner ``question`` through the mailbox; the turn ends."""
+        return self._add(Step("ask_owner", text=question))
 
     def fail(self, message: str) -> Scenario:
         """End the turn with an error (``stopReason: "error"``)."""

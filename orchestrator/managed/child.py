@@ -252,6 +252,14 @@ class ManagedChild:
             self._queued_steers = 0
             self._set(touch=True, activity_only=True)
 
+    def steers_delivered(self) -> None:
+        """The driver delivered the queued steers at a boundary that is not a tool's end
+        (the fake pi's step boundary; not a bridge event: pi's boundaries are tool ends and
+        turn starts)."""
+        with self._lock:
+            self._require("child steers_delivered")
+            self._queued_steers = 0
+
     def session_file(self, path: str) -> None:
         """pi materialized (or moved) its session file."""
         with self._lock:
