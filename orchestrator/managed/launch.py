@@ -196,13 +196,13 @@ def launch(
             raise _herdr_error(exc, "herdr agent start") from None
 
         def alive() -> bool:
+            """False once the pane, or pi in it, is proven gone (no need to wait on)."""
             try:
-                client.pane_get(pane_id)
+                return client.agent_get(pane_id).name == generation.agent_name
             except NotFound:
                 return False
             except ClientError:
                 return True  # cannot tell: keep waiting within the bound
-            return True
 
         state = _wait_ready(mailbox.path, generation.run_id, plan.ready_timeout_s, alive)
         if state is None:

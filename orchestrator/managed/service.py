@@ -380,6 +380,7 @@ class ManagedService:
             session_file=source.pi_session_file,
             continued_from=source.run_id,
             action="continue",
+            session_id=source.pi_session_id,
         )
 
     def _definition(self, name: str, operation: str) -> AgentDefinition:
@@ -490,12 +491,17 @@ class ManagedService:
         session_file: str | None,
         continued_from: str | None,
         action: str,
+        session_id: str | None = None,
     ) -> dict[str, Any]:
         operation = action
         pi_args = self._pi_args(definition, session_file, operation)
         client = self._client()
         run_id = str(uuid.uuid4())
         with self.store.locked():
+            if session_file is not None:
+                # again under the lock: of two concurrent continues of one session, the
+                # second finds the first's generation (recorded with the session) and fails
+                self._session_source(session_file, operation)
             workspace_id, _notice = workspace_for(client, str(cwd), self.caller_pane)
             taken = self._taken_labels(workspace_id)
             if inherited:
@@ -518,6 +524,8 @@ class ManagedService:
                     updated_at=now,
                     agent_name=herdr_alias(workspace_id, label, run_id),
                     continued_from=continued_from,
+                    pi_session_id=session_id,
+                    pi_session_file=session_file,
                     model=definition.model,
                     thinking=definition.thinking,
                 )
