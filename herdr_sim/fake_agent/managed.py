@@ -21,8 +21,9 @@ polled every 50 ms.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -90,6 +91,9 @@ class ManagedMode:
         except ManagedAgentError as exc:
             say(f"pi-herdsman: not managed: {exc.message}")
             return None
+        except OSError as exc:  # the mailbox could not be made (permissions, a full disk)
+            say(f"pi-herdsman: not managed: {exc}")
+            return None
         mode = cls(child, submit=submit, interrupt=interrupt, deliver=deliver, say=say)
         mode._thread = threading.Thread(target=mode._poll_loop, name="mailbox", daemon=True)
         mode._thread.start()
@@ -98,18 +102,25 @@ class ManagedMode:
     def stop(self) -> None:
         self._stop.set()
 
+    @contextlib.contextmanager
+    def _shown(self) -> Iterator[None]:
+        """Show a mailbox failure (once) instead of letting it kill a turn or the poll: the
+        mailbox may be gone after the controller's cleanup, or be tampered with."""
+        from orchestrator.managed.errors import ManagedAgentError
+
+        try:
+            yield
+        except ManagedAgentError as exc:
+            self._error(exc.message)
+        except OSError as exc:
+            self._error(str(exc))
+
     # -- the mailbox -----------------------------------------------------------------------
 
     def _poll_loop(self) -> None:
-        from orchestrator.managed.errors import ManagedAgentError
-
         while not self._stop.wait(POLL_S):
-            try:
+            with self._shown():
                 self.poll()
-            except ManagedAgentError as exc:
-                self._error(exc.message)
-            except OSError as exc:
-                self._error(str(exc))
 
     def _error(self, message: str) -> None:
         if message not in self._errors:  # once each: the poll repeats every 50 ms
@@ -132,16 +143,16 @@ class ManagedMode:
     # -- the turn's events -----------------------------------------------------------------
 
     def turn_start(self) -> None:
-        with self.lock:
+        with self.lock, self._shown():
             self.child.turn_start()
 
     def tool_start(self) -> None:
-        with self.lock:
+        with self.lock, self._shown():
             self.child.tool_start()
 
     def boundary(self, *, after_tool: bool) -> None:
         """A step ended: deliver the queued steers (pi's steering boundary)."""
-        with self.lock:
+        with self.lock, self._shown():
             delivered = self._deliver_steers()
             if after_tool:
                 self.child.tool_end()
@@ -160,9 +171,11 @@ class ManagedMode:
         Otherwise the turn ends for the brain (which may post the result): ``False``."""
         with self.lock:
             if stopped and self._deliver_steers():
-                self.child.steers_delivered()
+                with self._shown():
+                    self.child.steers_delivered()
                 return True
-            self.child.turn_end(assistant_text)
+            with self._shown():
+                self.child.turn_end(assistant_text)
             return False
 
     def ask(self, question: str) -> tuple[str, bool]:

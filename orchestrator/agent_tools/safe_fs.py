@@ -184,13 +184,16 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
         os.close(fd)
 
 
-def write_atomic(path: Path | str, data: bytes | str, *, mode: int = 0o600) -> Path:
+def write_atomic(
+    path: Path | str, data: bytes | str, *, mode: int = 0o600, create_parent: bool = True
+) -> Path:
     """Replace ``path`` with ``data`` atomically: a complete, fsynced temp file renamed over it
-    inside the link-checked parent directory (created if missing). A reader (the agent) never
+    inside the link-checked parent directory (created if missing, unless ``create_parent``
+    is false: then a missing parent raises ``FileNotFoundError``). A reader (the agent) never
     sees half a file; a link at ``path`` is replaced, never written through."""
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    with open_dir(target.parent, create=True) as dir_fd:
+    with open_dir(target.parent, create=create_parent) as dir_fd:
         temp = f".{target.name}.{secrets.token_hex(6)}.tmp"
         fd = os.open(
             temp,

@@ -83,9 +83,10 @@ class ManagedChild:
     Call :meth:`hello` first. The driver then calls :meth:`poll` often (the fake pi every
     50 ms, the extension every 250 ms) and reports pi's events: :meth:`turn_start`,
     :meth:`tool_start`, :meth:`tool_end`, :meth:`session_file` and :meth:`turn_end`; a
-    ``turn`` is one pi operation (prompt to settled), not one model call. When it applies
-    ``abort_and_start``, the aborted turn's :meth:`turn_end` comes before the new turn's
-    :meth:`turn_start`.
+    ``turn`` is one pi operation (prompt to settled), not one model call. Each
+    ``abort_and_start`` is answered by exactly one :meth:`turn_end` of the operation it
+    aborts (the running one, or the one a ``start_turn`` just began), before the new
+    turn's :meth:`turn_start`; that end posts nothing.
     """
 
     def __init__(
@@ -104,10 +105,10 @@ class ManagedChild:
         self._state: ChildState | None = None
         #: steers handed to pi since its last steering boundary
         self._queued_steers = 0
-        #: an abort was handed over: the next turn end is the aborted turn's (no result)
-        self._aborting = False
-        #: the ask posted in the current turn, if any
-        self._ask_id: str | None = None
+        #: aborts handed over whose aborted turn has not ended yet (those ends post nothing)
+        self._aborts = 0
+        #: ``ask_owner`` was called in the current turn (it is the turn's final tool call)
+        self._asked = False
         self._last_write = float("-inf")
 
     # -- state ----------------------------------------------------------------------------
@@ -203,9 +204,8 @@ class ManagedChild:
         if active is None or message.assignment_id != active:
             return None  # not ours to act on (the mailbox refuses these at the source)
         if message.kind is Kind.REPLY:
-            if state.operation != "asking":
-                return None
-            self._ask_id = None
+            if state.operation == "working":
+                return False  # the asking turn is still ending: the reply starts the next
             self._set(operation="working", touch=True)
             return Action("start_turn", message.text, message.message_id)
         if message.kind is Kind.STEER:
@@ -219,7 +219,7 @@ class ManagedChild:
         if message.kind is Kind.INTERRUPT:
             self._queued_steers = 0  # pi's native abort drops them
             if state.operation == "working":
-                self._aborting = True
+                self._aborts += 1
                 return Action("abort_and_start", message.text, message.message_id)
             if state.operation == "idle":
                 self._set(operation="working", touch=True)
@@ -231,9 +231,8 @@ class ManagedChild:
         """pi began an operation (a turn): it is working."""
         with self._lock:
             state = self._require("child turn_start")
-            self._aborting = False
             self._queued_steers = 0
-            self._ask_id = None
+            self._asked = False
             if state.operation != "working":
                 self._set(operation="working", touch=True)
             else:
@@ -277,9 +276,9 @@ class ManagedChild:
                 raise MailboxError("invalid_request", "question is blank", operation=operation)
             if state.active_request_id is None:
                 raise _busy("no active assignment", operation)
-            if self._ask_id is not None or state.operation == "asking":
+            if self._asked or state.operation == "asking" or self.mailbox.pending_ask():
                 raise _busy("already waiting for an owner reply", operation)
-            if state.operation != "working" or self._aborting:
+            if state.operation != "working" or self._aborts:
                 raise _busy("agent state is not eligible", operation)
             if self._queued_steers:
                 raise _busy("a control request is still pending", operation)
@@ -294,7 +293,7 @@ class ManagedChild:
                 if exc.category == "agent_busy":
                     raise _busy(exc.message, operation) from None
                 raise
-            self._ask_id = ask.message_id
+            self._asked = True
             self._set(touch=True, activity_only=True)
             return ask.message_id
 
@@ -305,8 +304,9 @@ class ManagedChild:
         with self._lock:
             state = self._require("child turn_end")
             self._queued_steers = 0
-            if self._aborting:  # the aborted turn: its replacement comes next
-                self._aborting = False
+            self._asked = False
+            if self._aborts:  # an aborted turn: its replacement comes next
+                self._aborts -= 1
                 self._set(touch=True, activity_only=True)
                 return None
             active = state.active_request_id
@@ -314,8 +314,7 @@ class ManagedChild:
                 if state.operation != "idle":
                     self._set(operation="idle", touch=True)
                 return None
-            if self._ask_id is not None:
-                self._ask_id = None
+            if self.mailbox.pending_ask() is not None:  # also after a turn typed meanwhile
                 self._set(operation="asking", touch=True)
                 return None
             status, text = _result_of(assistant_text)

@@ -228,8 +228,9 @@ def read_state(mailbox_dir: Path | str) -> ChildState | None:
 
 
 def write_state(mailbox_dir: Path | str, state: ChildState) -> None:
-    """Replace the state in ``mailbox_dir`` atomically (0600); the directory itself must not
-    be a link. A state that breaks the format is refused before anything is written."""
+    """Replace the state in ``mailbox_dir`` atomically (0600); the directory must exist and
+    must not be a link. A state that breaks the format is refused before anything is
+    written."""
     path = Path(mailbox_dir) / STATE_FILE
     operation = "child state write"
     payload = state.encode()
@@ -246,7 +247,11 @@ def write_state(mailbox_dir: Path | str, state: ChildState) -> None:
             operation=operation,
         )
     try:
-        write_atomic(path, payload)
+        # never create the mailbox: once the controller removed it (cleanup after the
+        # result), a late write must not bring back a directory that occupies the label
+        write_atomic(path, payload, create_parent=False)
+    except FileNotFoundError:
+        raise _fail("the mailbox directory is gone", path, operation) from None
     except UnsafeFile as exc:
         raise _fail(f"unsafe mailbox directory: {exc.strerror}", path, operation) from None
     except OSError as exc:

@@ -13,6 +13,7 @@ session at step boundaries, an interrupt aborts a slow step and the assignment g
 from __future__ import annotations
 
 import json
+import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,17 @@ def user_texts(entries: list[dict[str, Any]]) -> list[str]:
         if entry.get("type") == "message" and entry["message"]["role"] == "user"
         for block in entry["message"]["content"]
     ]
+
+
+def shows(server: HerdrServer, pane_id: str, *texts: str) -> str:
+    """The pane's screen once one read shows every text (a redraw may be read half done)."""
+    herdr = client(server, "socket")
+
+    def screen() -> str | None:
+        text = herdr.pane_read(pane_id, source="visible").text
+        return text if all(t in text for t in texts) else None
+
+    return wait_until(screen, 10.0, 0.05, f"{texts} on screen")
 
 
 def start_child(server: HerdrServer, tmp_path: Path, scenario: Scenario) -> Child:
@@ -219,12 +231,7 @@ def test_a_broken_environment_leaves_pi_unmanaged(
     env[broken] = "Not A Label"
     pane_id = herdr.tab_create(workspace_id, str(work), env=env).root_pane.pane_id
     herdr.agent_start(LABEL, "pi", pane_id, timeout_ms=20_000)
-    wait_until(
-        lambda: "not managed" in herdr.pane_read(pane_id, source="visible").text,
-        10.0,
-        0.05,
-        "the refusal on screen",
-    )
+    shows(herdr_server, pane_id, "not managed", "PI_HERDSMAN_LABEL is not a valid label")
     assert read_state(box.path) is None  # it never claimed the mailbox
 
 
@@ -235,3 +242,60 @@ def test_the_ask_owner_step_round_trips_through_a_scenario_file() -> None:
     assert Scenario().ask_owner("A or B?").turns == scenario.turns
     with pytest.raises(ScenarioError, match="must be a string"):
         Scenario.from_dict({"turns": [[{"ask_owner": 3}]]})
+
+
+def test_unmanaged_the_ask_owner_tool_fails_and_the_turn_goes_on(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    herdr = client(herdr_server, "socket")
+    work = tmp_path / "work"
+    work.mkdir()
+    pane_id = herdr.workspace_create(str(work)).root_pane.pane_id
+    path = Scenario().ask_owner("A or B?").reply("went on").dump(tmp_path / "s.json")
+    herdr.agent_start("plain", "pi", pane_id, args=["--scenario", str(path)], timeout_ms=20_000)
+    herdr.agent_prompt(pane_id, "go")
+    shows(herdr_server, pane_id, "ask_owner is available only to a managed agent", "went on")
+
+
+def test_a_corrupt_record_is_shown_and_left_in_place(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    child = start_child(herdr_server, tmp_path, Scenario().reply("never"))
+    bad = child.box.path / "to-child" / f"{uuid.uuid4()}.json"
+    bad.write_text("{torn")
+    shows(herdr_server, child.pane_id, "malformed mailbox record")
+    assert bad.exists()
+    state = child.state()
+    assert state is not None and state.operation == "idle"  # nothing was taken
+
+
+def test_after_cleanup_a_late_turn_neither_crashes_nor_recreates_the_mailbox(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    scenario = Scenario().reply("done").then().reply("second answer")
+    child = start_child(herdr_server, tmp_path, scenario)
+    child.box.post(Kind.TASK, "t")
+    child.wait_owner(Kind.RESULT)
+    child.wait_state("settled", operation="idle", active_request_id=None)
+    shutil.rmtree(child.box.path)  # the controller's cleanup
+    herdr = client(herdr_server, "socket")
+    herdr.agent_prompt(child.pane_id, "anything else?")
+    shows(herdr_server, child.pane_id, "the mailbox directory is gone", "second answer")
+    assert not child.box.path.exists()
+
+
+def test_an_interrupt_drops_the_steers_still_queued(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    # the hanging step never reaches a boundary, so the steer stays queued in pi until the
+    # interrupt's native abort drops it: it never reaches the session
+    scenario = Scenario().hang().then().reply("fresh start")
+    child = start_child(herdr_server, tmp_path, scenario)
+    task = child.box.post(Kind.TASK, "run")
+    child.wait_state("working", operation="working", active_request_id=task.message_id)
+    child.box.post(Kind.STEER, "superseded hint", assignment_id=task.message_id)
+    wait_until(lambda: not child.box.pending(Box.TO_CHILD), 10.0, 0.02, "the steer handed over")
+    child.box.post(Kind.INTERRUPT, "start over", assignment_id=task.message_id)
+    result = child.wait_owner(Kind.RESULT)
+    assert (result.status, result.text) == ("completed", "fresh start")
+    assert user_texts(child.session_entries()) == ["run", "start over"]

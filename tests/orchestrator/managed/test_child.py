@@ -338,3 +338,68 @@ def test_a_symlinked_mailbox_dir_is_refused(tmp_path: Path) -> None:
         child.hello(pi_session_id="s", pi_session_file=None, cwd="/w", pid=1)
     assert caught.value.category == "internal_failure"
     assert list(real.iterdir()) == []
+
+
+def test_a_reply_racing_the_end_of_the_asking_turn_is_neither_lost_nor_a_result(
+    tmp_path: Path,
+) -> None:
+    child, box = make_child(tmp_path)
+    task = box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    ask_id = child.ask("A or B?")
+    # the owner answers before pi has ended the asking turn
+    reply = box.post(Kind.REPLY, "B", assignment_id=task.message_id, ask_id=ask_id)
+    assert child.poll() == []
+    assert box.pending(Box.TO_CHILD) == [reply]  # kept, not consumed and dropped
+    assert child.turn_end(None) is None  # no result: the reply is still to be answered
+    assert [m.kind for m in to_owner(box)] == [Kind.ASK]
+    (action,) = child.poll()
+    assert (action.do, action.text) == ("start_turn", "B")
+    child.turn_start()
+    assert child.turn_end("did B") == "completed"
+
+
+def test_a_turn_typed_while_asking_does_not_complete_the_assignment(tmp_path: Path) -> None:
+    child, box = make_child(tmp_path)
+    box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    child.ask("q")
+    child.turn_end(None)
+    child.turn_start()  # someone typed into the asking child's pi
+    assert child.turn_end("typed answer") is None
+    assert child.state.operation == "asking"
+    assert [m.kind for m in to_owner(box)] == [Kind.ASK]
+
+
+def test_an_interrupt_before_the_turn_started_still_aborts_that_turn(tmp_path: Path) -> None:
+    child, box = make_child(tmp_path)
+    task = box.post(Kind.TASK, "t")
+    box.post(Kind.INTERRUPT, "i", assignment_id=task.message_id)
+    # one poll hands both: the task's turn is about to start when the interrupt comes
+    assert [a.do for a in child.poll()] == ["start_turn", "abort_and_start"]
+    child.turn_start()  # the task's turn starts, then is aborted
+    assert child.turn_end("partial") is None
+    child.turn_start()  # the interrupt's turn
+    assert child.turn_end("final") == "completed"
+    (result,) = to_owner(box)
+    assert result.text == "final"
+
+
+def test_two_interrupts_each_swallow_one_aborted_end(tmp_path: Path) -> None:
+    child, box = make_child(tmp_path)
+    task = box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    for text in ("i1", "i2"):
+        box.post(Kind.INTERRUPT, text, assignment_id=task.message_id)
+    assert [a.do for a in child.poll()] == ["abort_and_start", "abort_and_start"]
+    with pytest.raises(MailboxError, match="not eligible"):
+        child.ask("q")  # an abort is in flight
+    assert child.turn_end("aborted") is None
+    child.turn_start()
+    assert child.turn_end("i1 turn, aborted too") is None
+    child.turn_start()
+    assert child.turn_end("i2 turn") == "completed"
+    assert [m.text for m in to_owner(box)] == ["i2 turn"]

@@ -150,3 +150,13 @@ def test_a_bad_state_is_never_written(tmp_path: Path) -> None:
             write_state(mb, bad)
         assert caught.value.category == "invalid_request"
     assert list(mb.iterdir()) == []
+
+
+def test_a_removed_mailbox_is_never_brought_back(tmp_path: Path) -> None:
+    # the controller removes the mailbox after delivering the result; a late child write
+    # must not recreate it (an occupied mailbox would hold the label)
+    gone = tmp_path / "mailboxes-v4" / ("a" * 32)
+    with pytest.raises(MailboxError, match="gone") as caught:
+        write_state(gone, STATE)
+    assert caught.value.category == "internal_failure"
+    assert not gone.parent.exists()

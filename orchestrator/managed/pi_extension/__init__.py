@@ -1,0 +1,4 @@
+"""Package data: the TypeScript pi extension that makes a real pi a managed child (seed 002).
+
+Not Python: ``herdr-managed-child.ts`` is loaded by pi from ``$PI_CODING_AGENT_DIR/extensions``
+once :mod:`orchestrator.managed.extension_install` has put it there."""
