@@ -41,6 +41,7 @@ from orchestrator.managed.definitions import (
 )
 from orchestrator.managed.env import child_env
 from orchestrator.managed.errors import ManagedAgentError
+from orchestrator.managed.extension_install import install_child_extension
 from orchestrator.managed.files import prepare_files
 from orchestrator.managed.inspect import bound_processes, bound_recent_output, inspect_text
 from orchestrator.managed.labels import choose_label, claim_label
@@ -68,6 +69,8 @@ from orchestrator.managed.transcript import read_transcript
 __all__ = ["ManagedService"]
 
 _SESSION_HEADER_LIMIT = 64 * 1024
+#: pi's agent directory variable: where the child's pi loads the managed-child extension
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 
 def _uuid(text: str) -> str | None:
@@ -495,6 +498,7 @@ class ManagedService:
     ) -> dict[str, Any]:
         operation = action
         pi_args = self._pi_args(definition, session_file, operation)
+        self._install_extension(operation)
         client = self._client()
         run_id = str(uuid.uuid4())
         with self.store.locked():
@@ -536,15 +540,18 @@ class ManagedService:
             plan = LaunchPlan(
                 task_text=text,
                 pi_args=pi_args,
-                child_env=lambda ws, box: child_env(
-                    mailbox_dir=box,
-                    run_id=run_id,
-                    owner_session_id=self.controller_id,
-                    label=label,
-                    workspace_id=ws,
-                    definition=definition.name,
-                    allowed_definitions=list(definition.agents),
-                ),
+                child_env=lambda ws, box: {
+                    **child_env(
+                        mailbox_dir=box,
+                        run_id=run_id,
+                        owner_session_id=self.controller_id,
+                        label=label,
+                        workspace_id=ws,
+                        definition=definition.name,
+                        allowed_definitions=list(definition.agents),
+                    ),
+                    AGENT_DIR_ENV: str(self.agent_dir()),
+                },
                 placement=self.settings.spawn_placement,
                 caller_pane=self.caller_pane,
                 **({"ready_timeout_s": self._ready_timeout_s} if self._ready_timeout_s else {}),
@@ -593,9 +600,23 @@ class ManagedService:
             args += resolved.argv
         if definition.thinking is not None:
             args += ["--thinking", definition.thinking]
+        args += tool_policy_args(definition)
         if session_file is not None:
             args += ["--session", session_file]
         return args
+
+    def agent_dir(self) -> Path:
+        """The children's ``$PI_CODING_AGENT_DIR``: the controller's, else pi's default."""
+        return default_user_dir(self.env).parent
+
+    def _install_extension(self, operation: str) -> Path:
+        """The managed-child extension where the child's pi loads it (a real pi needs it;
+        the fake pi speaks the mailbox itself)."""
+        try:
+            return install_child_extension(self.agent_dir() / "extensions")
+        except ManagedAgentError as exc:
+            exc.operation = operation
+            raise
 
     def _client(self) -> HerdrClient:
         return self._client_of()
@@ -886,3 +907,23 @@ def _session_header(path: Path, operation: str) -> dict[str, Any]:
             "invalid_request", f"session {path} has no cwd in its header", operation=operation
         )
     return header
+
+
+def tool_policy_args(definition: AgentDefinition) -> list[str]:
+    """pi's ``--tools`` allowlist for a definition that restricts tools (``tools`` minus
+    ``excludeTools``, or none with ``noTools``), always naming ``ask_owner``: pi unregisters
+    every tool an allowlist leaves out, the extension's included. A definition without
+    ``tools``/``noTools`` gets pi's default tools (its ``excludeTools`` alone is not applied:
+    pi has no exclusion flag)."""
+    front = definition.front_matter
+    tools = front.get("tools")
+    exclude = front.get("excludeTools")
+    if front.get("noTools") is True:
+        allowed: list[str] = []
+    elif isinstance(tools, list):
+        excluded = {str(t) for t in exclude} if isinstance(exclude, list) else set()
+        allowed = [str(t) for t in tools if str(t) not in excluded]
+    else:
+        return []
+    names = [*dict.fromkeys(allowed), *([] if "ask_owner" in allowed else ["ask_owner"])]
+    return ["--tools", ",".join(names)]

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from herdr_sim.fake_agent import Scenario
+from orchestrator.managed.definitions import AgentDefinition
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
+from orchestrator.managed.service import tool_policy_args
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
 from tests.orchestrator.support import FAST_AGENTS
@@ -268,3 +270,32 @@ def test_operations_on_an_unknown_agent_are_target_not_found(world: ManagedWorld
         world.refused(tool, "target_not_found", agent="ghost")
     for tool in ("agent_steer", "agent_interrupt", "agent_reply"):
         world.refused(tool, "target_not_found", agent="ghost", message="m")
+
+
+def test_the_child_gets_the_extension_and_the_definitions_tool_allowlist(
+    world: ManagedWorld,
+) -> None:
+    """A real pi loads the managed-child extension from ``$PI_CODING_AGENT_DIR/extensions``
+    and drops every tool ``--tools`` does not name, so ``ask_owner`` is always named."""
+    (world.root / "pi" / "agents" / "reader.md").write_text(
+        "---\nname: reader\ndescription: Reads only\ntools: [read, bash]\n"
+        "excludeTools: [bash]\n---\nRead.\n"
+    )
+    world.scenario(Scenario().hang())
+    started = world.ok("agent_delegate", definition="reader", task="x")
+    installed = world.root / "pi" / "extensions" / "herdr-managed-child.ts"
+    assert installed.is_file() and oct(installed.stat().st_mode & 0o777) == "0o600"
+    info = world.client.pane_process_info(started["pane_id"])
+    commands = json.dumps(info)
+    assert "--tools read,ask_owner" in commands or '"read,ask_owner"' in commands, commands
+
+
+def test_tool_policy_args() -> None:
+    def of(**front: object) -> list[str]:
+        return tool_policy_args(AgentDefinition("d", {"name": "d", **front}, "", ()))
+
+    assert of() == []
+    assert of(excludeTools=["bash"]) == []
+    assert of(noTools=True) == ["--tools", "ask_owner"]
+    assert of(tools=["read", "ask_owner"]) == ["--tools", "read,ask_owner"]
+    assert of(tools=["read", "bash"], excludeTools=["bash"]) == ["--tools", "read,ask_owner"]
