@@ -20,12 +20,9 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from orchestrator.booleans import BooleanError, parse_bool
-
-if TYPE_CHECKING:
-    from orchestrator.managed.settings import ManagedSettings
 
 CONFIG_ENV = "HERDR_ORCHESTRATOR_CONFIG"
 ENV_PREFIX = "HERDR_ORCHESTRATOR_"
@@ -54,12 +51,6 @@ class ConfigError(ValueError):
         super().__init__(f"{where}{key}: {message}")
 
 
-def _default_managed() -> ManagedSettings:
-    from orchestrator.managed.settings import ManagedSettings
-
-    return ManagedSettings()
-
-
 class GateError(ValueError):
     """A request refused by a configuration gate (cwd, machine, enabled)."""
 
@@ -86,8 +77,9 @@ class Config:
     state_dir: Path = Path("~/.local/state/herdr-orchestrator")
     artifact_dir: Path = Path("~/.local/state/herdr-orchestrator/artifacts")
     aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    #: The ``[managed]`` table (managed agents, :mod:`orchestrator.managed.settings`).
-    managed: ManagedSettings = field(default_factory=_default_managed)
+    #: The ``[managed]`` table as read; :mod:`orchestrator.managed.settings` validates it
+    #: (with its ``HERDR_ORCHESTRATOR_MANAGED_*`` variables) into ``ManagedSettings``.
+    managed: Mapping[str, Any] = field(default_factory=dict)
     #: Where the values came from: the file read (or None) and the variables applied.
     file: Path | None = None
     env_keys: tuple[str, ...] = ()
@@ -183,10 +175,10 @@ def _aliases(key: str, value: Any, base: Path) -> dict[str, dict[str, str]]:
     return out
 
 
-def _managed(key: str, value: Any, base: Path) -> ManagedSettings:
-    from orchestrator.managed.settings import parse_managed
-
-    return parse_managed(value)
+def _table(key: str, value: Any, base: Path) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(key, f"expected a table, got {value!r}")
+    return dict(value)
 
 
 _KEYS: dict[str, tuple[str, _Parser]] = {
@@ -203,7 +195,7 @@ _KEYS: dict[str, tuple[str, _Parser]] = {
     "stateDir": ("state_dir", _path),
     "artifactDir": ("artifact_dir", _path),
     "aliases": ("aliases", _aliases),
-    "managed": ("managed", _managed),
+    "managed": ("managed", _table),
 }
 
 
@@ -213,7 +205,8 @@ def env_name(key: str) -> str:
     return ENV_PREFIX + snake
 
 
-#: ``[managed]`` has one variable per key of its own (``HERDR_ORCHESTRATOR_MANAGED_*``).
+#: ``[managed]`` has one variable per key of its own, read by orchestrator.managed.settings.
+MANAGED_ENV_PREFIX = ENV_PREFIX + "MANAGED_"
 _ENV_KEYS = {env_name(key): key for key in _KEYS if key != "managed"}
 
 
@@ -321,8 +314,8 @@ def load_config(env: Mapping[str, str] | None = None, path: Path | str | None = 
     for name, text in environ.items():
         if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
             continue
-        if name.startswith(env_name("managed") + "_"):
-            continue  # applied (and checked) below by the managed settings
+        if name.startswith(MANAGED_ENV_PREFIX):
+            continue  # checked by orchestrator.managed.settings
         if name not in _ENV_KEYS:
             raise _unknown(name, [*_ENV_KEYS, CONFIG_ENV], "environment")
         key = _ENV_KEYS[name]
@@ -330,12 +323,6 @@ def load_config(env: Mapping[str, str] | None = None, path: Path | str | None = 
     if overrides:
         config = parse_config(overrides, base=Path.cwd(), source="environment", start=config)
         config = replace(config, env_keys=tuple(sorted(env_name(k) for k in overrides)))
-    from orchestrator.managed.settings import apply_managed_env
-
-    config = replace(config, managed=apply_managed_env(config.managed, environ))
-    managed_names = {n for n in environ if n.startswith(env_name("managed") + "_")}
-    if managed_names:
-        config = replace(config, env_keys=tuple(sorted({*config.env_keys, *managed_names})))
     _check_machines(config, str(config.file or "environment"))
     return config
 

@@ -188,6 +188,8 @@ def _read_path(
         canonical = Path(os.path.realpath(joined, strict=True))
     except OSError as exc:
         raise _refuse(entry, _os_reason(exc), operation) from None
+    except ValueError:  # a NUL byte in the path
+        raise _refuse(entry, "not a valid path", operation) from None
     if not allow_outside_cwd and not _inside(canonical, root):
         raise _refuse(
             entry,

@@ -14,7 +14,8 @@ Layout under the store root (``<managed root>/results``, 0700, ours only):
 * ``texts/<requestId>.md`` — the result's text alone, written before the artifact: the file
   a ``files`` reference element names when the text is not inlined.
 * ``refs/<sha256(owner)[:32]>/<label>/<n>`` — the semantic ref ``result:<label>#<n>``: a
-  0600 file holding the request id, created exclusively; ``n`` is 1 + the highest index of
+  0600 file holding the request id, linked into place complete (never half written) and
+  never overwritten; ``n`` is 1 + the highest index of
   that owner and label, so an index is never reused. A crash between reserving ``n`` and
   writing the artifact is healed by the retry, which finds its own reservation.
 * ``delivered/<requestId>`` — created exclusively and fsynced by :meth:`mark_delivered`:
@@ -42,8 +43,9 @@ import json
 import math
 import os
 import re
+import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -233,7 +235,7 @@ def is_result_ref(entry: str) -> bool:
 class ResultStore:
     """The result artifacts under ``root`` (see the module docstring for the layout)."""
 
-    def __init__(self, root: Path, *, clock: Any = time.time) -> None:
+    def __init__(self, root: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.root = Path(root)
         self._clock = clock
 
@@ -442,25 +444,32 @@ class ResultStore:
                 if self._ref_target(owner, label, index, operation) == request_id:
                     return index
             index = (indices[-1] if indices else 0) + 1
+            # complete or absent: a fsynced temp file *linked* to its name (the link fails
+            # if the name exists), so a crash never leaves a half-written reservation
+            temp = f".{index}.{secrets.token_hex(6)}.tmp"
             try:
                 out = os.open(
-                    str(index),
+                    temp,
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                     0o600,
                     dir_fd=fd,
                 )
+                try:
+                    write_all(out, f"{request_id}\n".encode())
+                    os.fsync(out)
+                finally:
+                    os.close(out)
+                os.link(temp, str(index), src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+                os.fsync(fd)
             except OSError as exc:
                 raise self._fail(
                     f"result ref could not be reserved: {exc.strerror or exc}",
                     operation,
                     self.root / relative / str(index),
                 ) from None
-            try:
-                write_all(out, f"{request_id}\n".encode())
-                os.fsync(out)
             finally:
-                os.close(out)
-            os.fsync(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(temp, dir_fd=fd)
             return index
 
     # -- reading -------------------------------------------------------------------------

@@ -9,21 +9,22 @@ key, in the table or in a ``HERDR_ORCHESTRATOR_MANAGED_*`` variable, is an error
 
 Precedence, lowest first: the defaults below, the ``[managed]`` table, then one environment
 variable per key (``spawnPlacement`` → ``HERDR_ORCHESTRATOR_MANAGED_SPAWN_PLACEMENT``).
-``load_config`` applies all three; :func:`managed_settings` reads the result.
+``load_config`` keeps the table as read (and leaves these variables alone); this module
+depends on the config module, never the reverse (no import circle), so the table and the
+variables are checked when :func:`managed_settings` builds the settings — by the managed
+tools before they act.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
-from orchestrator.agent_tools.config import ENV_PREFIX, ConfigError
+from orchestrator.agent_tools.config import MANAGED_ENV_PREFIX, Config, ConfigError
 from orchestrator.booleans import BooleanError, parse_bool
-
-if TYPE_CHECKING:
-    from orchestrator.agent_tools.config import Config
 
 __all__ = [
     "LIMIT_RANGE",
@@ -40,7 +41,6 @@ SpawnPlacement = Literal["tab", "subtree", "split"]
 SPAWN_PLACEMENTS: tuple[str, ...] = get_args(SpawnPlacement)
 #: the allowed range of both byte limits (reference A.15)
 LIMIT_RANGE = (1024, 1 << 20)
-MANAGED_ENV_PREFIX = ENV_PREFIX + "MANAGED_"
 TABLE = "managed"
 
 
@@ -160,6 +160,10 @@ def apply_managed_env(start: ManagedSettings, env: Mapping[str, str]) -> Managed
     return parse_managed(table, source="environment", start=start)
 
 
-def managed_settings(config: Config) -> ManagedSettings:
-    """The managed settings of a loaded configuration (file table and environment applied)."""
-    return config.managed
+def managed_settings(config: Config, env: Mapping[str, str] | None = None) -> ManagedSettings:
+    """The effective managed settings: the defaults, the loaded config's ``[managed]`` table,
+    then the ``HERDR_ORCHESTRATOR_MANAGED_*`` variables of ``env`` (``os.environ`` when
+    None). A bad key or value is a :class:`ConfigError` naming it and where it came from."""
+    source = str(config.file) if config.file is not None else "config"
+    settings = parse_managed(config.managed, source=source)
+    return apply_managed_env(settings, os.environ if env is None else env)

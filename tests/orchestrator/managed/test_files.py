@@ -147,6 +147,10 @@ def test_one_bad_entry_refuses_them_all(work: Path, store: ResultStore) -> None:
     assert "missing.md" in _refused(["notes.md", "missing.md"], work, store)
 
 
+def test_a_path_with_a_nul_byte_is_refused(work: Path, store: ResultStore) -> None:
+    assert "not a valid path" in _refused(["notes\x00.md"], work, store)
+
+
 @pytest.mark.parametrize("files", [["notes.md", ""], ["  "], "notes.md", [3]])
 def test_malformed_files_are_refused(work: Path, store: ResultStore, files: object) -> None:
     _refused(files, work, store)  # type: ignore[arg-type]

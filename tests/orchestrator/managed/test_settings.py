@@ -20,7 +20,8 @@ def _load(tmp_path: Path, toml: str, **env: str) -> ManagedSettings:
     config_file = tmp_path / "config.toml"
     config_file.write_text(toml, encoding="utf-8")
     base = {"HOME": str(tmp_path), "HERDR_ORCHESTRATOR_CONFIG": str(config_file)}
-    return managed_settings(load_config({**base, **env}))
+    environ = {**base, **env}
+    return managed_settings(load_config(environ), environ)
 
 
 def test_the_defaults_are_the_references() -> None:
@@ -58,17 +59,23 @@ def test_the_environment_wins_over_the_table(tmp_path: Path) -> None:
     assert settings == ManagedSettings("tab", False, 2048, 4096)
 
 
-def test_the_applied_variables_are_listed(tmp_path: Path) -> None:
+def test_the_table_is_kept_as_read_and_other_config_keys_still_refused(tmp_path: Path) -> None:
+    config_file = tmp_path / "config.toml"
+    config_file.write_text('[managed]\nspawnPlacement = "tab"\n', encoding="utf-8")
+    environ = {"HOME": str(tmp_path), "HERDR_ORCHESTRATOR_CONFIG": str(config_file)}
+    assert load_config(environ).managed == {"spawnPlacement": "tab"}
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config({**environ, "HERDR_ORCHESTRATOR_MANAGE": "x"})
+
+
+def test_the_process_environment_is_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config_file = tmp_path / "config.toml"
     config_file.write_text("", encoding="utf-8")
-    config = load_config(
-        {
-            "HOME": str(tmp_path),
-            "HERDR_ORCHESTRATOR_CONFIG": str(config_file),
-            "HERDR_ORCHESTRATOR_MANAGED_SPAWN_PLACEMENT": "tab",
-        }
-    )
-    assert "HERDR_ORCHESTRATOR_MANAGED_SPAWN_PLACEMENT" in config.env_keys
+    config = load_config({"HOME": str(tmp_path), "HERDR_ORCHESTRATOR_CONFIG": str(config_file)})
+    monkeypatch.setenv("HERDR_ORCHESTRATOR_MANAGED_SPAWN_PLACEMENT", "split")
+    assert managed_settings(config).spawn_placement == "split"
 
 
 @pytest.mark.parametrize(
