@@ -28,6 +28,7 @@ from orchestrator.logs import scoped, task_logger
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.owner import owner_channel
 from orchestrator.managed.service import ManagedService
+from orchestrator.managed.settings import managed_settings
 from orchestrator.tools.text_rules import AGENT_NAME_PATTERN, refuse_nul
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Tool, ToolContext
 
@@ -164,7 +165,7 @@ def managed_service(ctx: ToolContext) -> ManagedService:
         env=env,
         cwd=Path.cwd(),
         owner=owner,
-        settings=actx.config.managed,
+        settings=managed_settings(actx.config, env),
         aliases_overrides=actx.config.aliases,
     )
     ctx.derived[DERIVED_KEY] = service
