@@ -4,10 +4,11 @@ Why this order (reference A.17, the seed winning): every step leaves durable evi
 the next one acts, and any failure rolls back what was created, so a delegation either ends
 with a live child holding exactly one assignment or with nothing left running:
 
-1. **Placement** (``spawnPlacement``): ``subtree`` (default) and ``tab`` give each
+1. **Placement** (``spawnPlacement``): ``subtree`` (default) gives each
    lead-direct agent its own tab labelled with the agent label, in the controller's
    workspace when the controller runs inside Herdr (``HERDR_PANE_ID``), else in the
-   ``managed-agents`` workspace (found or created); ``split`` splits the controller's pane.
+   ``managed-agents`` workspace (found or created); ``tab`` puts them all in one shared tab
+   ``agents · lead-<controller id>`` (split in turn); ``split`` splits the controller's pane.
    The pane gets the child's environment (:mod:`orchestrator.managed.env`) at creation, so
    the pi process inherits it. The pane is recorded before pi starts.
 2. **pi starts** through Herdr's ``agent start --kind pi`` under the Herdr alias
@@ -51,6 +52,7 @@ __all__ = [
     "herdr_alias",
     "launch",
     "remove_mailbox",
+    "shared_tab_label",
 ]
 
 #: The workspace a controller outside Herdr places its agents in.
@@ -116,22 +118,39 @@ def remove_mailbox(path: Path) -> None:
         shutil.rmtree(path)
 
 
+def shared_tab_label(controller_id: str) -> str:
+    """The one agents tab of ``tab`` placement (reference A.15)."""
+    return f"agents · lead-{controller_id[:8]}"
+
+
 def _place(
     client: HerdrClient, generation: Generation, plan: LaunchPlan, env: Mapping[str, str]
 ) -> tuple[str, str, str | None]:
     """Create the pane: ``(pane_id, tab_id, tab_label)``."""
+    cwd = generation.cwd
     try:
         if plan.placement == "split" and plan.caller_pane is not None:
-            pane = client.pane_split(
-                plan.caller_pane, "right", cwd=generation.cwd, env=env, focus=False
-            )
+            pane = client.pane_split(plan.caller_pane, "right", cwd=cwd, env=env, focus=False)
             return pane.pane_id, pane.tab_id, None
+        if plan.placement == "tab":
+            label = shared_tab_label(generation.owner_session_id)
+            tabs = [t for t in client.tab_list(generation.workspace_id) if t.label == label]
+            if tabs:
+                panes = client.pane_list(generation.workspace_id)
+                mine = [p for p in panes if p.tab_id == tabs[0].tab_id]
+                if mine:
+                    # alternate the direction so the shared tab stays a grid
+                    direction: Literal["right", "down"] = "right" if len(mine) % 2 else "down"
+                    pane = client.pane_split(
+                        mine[-1].pane_id, direction, cwd=cwd, env=env, focus=False
+                    )
+                    return pane.pane_id, pane.tab_id, label
+            created = client.tab_create(
+                generation.workspace_id, cwd, label=label, env=env, focus=False
+            )
+            return created.root_pane.pane_id, created.tab.tab_id, label
         created = client.tab_create(
-            generation.workspace_id,
-            generation.cwd,
-            label=generation.label,
-            env=env,
-            focus=False,
+            generation.workspace_id, cwd, label=generation.label, env=env, focus=False
         )
     except ClientError as exc:
         raise _herdr_error(exc, "placement") from None
@@ -173,7 +192,8 @@ def launch(
             )
         mailbox.ensure()
         env = plan.child_env(generation.workspace_id, str(mailbox.path))
-        pane_id, tab_id, tab_label = _place(client, generation, plan, env)
+        with store.locked():  # two launches must not both create the shared tab
+            pane_id, tab_id, tab_label = _place(client, generation, plan, env)
         created_pane = pane_id
         generation = store.update(generation, pane_id=pane_id, tab_id=tab_id, tab_label=tab_label)
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -227,3 +228,26 @@ def test_five_concurrent_delegations_get_distinct_labels(world: ManagedWorld) ->
         mailbox = Mailbox(world.service.store.root, outcome["workspace_id"], outcome["agent"])
         tasks = [m for m in mailbox.history() if m.kind is Kind.TASK]
         assert [t.message_id for t in tasks] == [outcome["request_id"]]
+
+
+def test_tab_placement_shares_one_tab_and_split_splits_the_callers_pane(
+    world: ManagedWorld,
+) -> None:
+    world.scenario(Scenario().hang())
+    service = world.service
+    service.settings = replace(service.settings, spawn_placement="tab")
+    first = world.ok("agent_delegate", definition="scout", task="one")
+    second = world.ok("agent_delegate", definition="scout", task="two")
+    assert first["tab_id"] == second["tab_id"] and first["pane_id"] != second["pane_id"]
+    (tab,) = [
+        t for t in world.client.tab_list(first["workspace_id"]) if t.tab_id == first["tab_id"]
+    ]
+    assert tab.label == f"agents · lead-{service.controller_id[:8]}"
+    # split: the controller runs in a Herdr pane, the agent's pane is split off it
+    caller = world.client.workspace_create(str(world.root), label="caller", focus=False)
+    world.ctx.env = {**world.ctx.env, "HERDR_PANE_ID": caller.root_pane.pane_id}
+    world.ctx.derived.clear()
+    world.service.settings = replace(world.service.settings, spawn_placement="split")
+    third = world.ok("agent_delegate", definition="scout", task="three")
+    assert third["workspace_id"] == caller.workspace.workspace_id
+    assert third["tab_id"] == caller.tab.tab_id
