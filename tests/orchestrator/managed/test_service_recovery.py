@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 
 from herdr_sim.fake_agent import Scenario
+from orchestrator.managed import projection
 from orchestrator.managed.background import ControllerBackground, health_observations
 from orchestrator.managed.clock import ManualClock
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.store import Generation
+from orchestrator.managed.tools import BACKGROUND_KEY, enable_background
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
+from tests.orchestrator.managed.test_tools import offline_ctx
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import wait_until
 
@@ -107,18 +110,15 @@ def test_another_controllers_record_is_never_actionable(world: ManagedWorld) -> 
 
 
 def test_transcript_before_the_session_file_exists_is_busy_with_guidance(
-    world: ManagedWorld,
+    world: ManagedWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """pi names its session file before it writes it: meanwhile agent_transcript is not
+    listed, and a call is ``agent_busy`` saying this is expected and not to poll."""
     world.scenario(Scenario().hang())
-    started = world.ok("agent_delegate", definition="scout", task="x", label="early")
-    service = world.service
-    record = service.store.load(started["run_id"])
-    service.store.update(record, pi_session_file=str(world.root / "not-yet.jsonl"))
-    mailbox = Mailbox(service.store.root, started["workspace_id"], "early")
-    state = (mailbox.path / "state.json").read_text()
-    (mailbox.path / "state.json").write_text(
-        state.replace(started["session_path"], str(world.root / "not-yet.jsonl"))
-    )
+    world.ok("agent_delegate", definition="scout", task="x", label="early")
+    monkeypatch.setattr(projection, "session_materialized", lambda _path: False)
+    record = world.wait_state("early", "working")
+    assert "agent_transcript" not in record["available_tools"]
     error = world.refused("agent_transcript", "agent_busy", agent="early")
     assert "Do not poll" in error["nextAction"]
 
@@ -142,3 +142,31 @@ def test_health_attention_for_a_lost_agent_is_kept_for_the_pull_path(
     assert [a["reason"] for a in listed["attention"]] == ["lost"]
     assert "lostling" in listed["attention"][0]["text"]
     background.stop()
+
+
+def test_a_restarted_mcp_server_starts_its_background_when_agents_exist(
+    world: ManagedWorld,
+) -> None:
+    """``herdr-orchestrator mcp`` (``enable_background``) builds the controller at once when
+    managed state exists, so results are delivered without waiting for a tool call."""
+    world.scenario(Scenario().hang())
+    world.ok("agent_delegate", definition="scout", task="x", label="bg")
+    world.restart()
+    assert BACKGROUND_KEY not in world.ctx.derived
+    enable_background(world.ctx)
+    background = world.ctx.derived[BACKGROUND_KEY]
+    try:
+        assert isinstance(background, ControllerBackground)
+        assert background.service is world.service
+        assert background.monitor.running
+    finally:
+        assert isinstance(background, ControllerBackground)
+        background.stop()
+    assert not background.monitor.running
+
+
+def test_a_server_without_managed_state_starts_no_background(tmp_path: Path) -> None:
+    ctx = offline_ctx(tmp_path)
+    enable_background(ctx)
+    assert ctx.derived[BACKGROUND_KEY] is True  # started by the first managed call
+    assert not (tmp_path / "state" / "managed").exists()
