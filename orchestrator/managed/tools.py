@@ -50,17 +50,16 @@ logger = task_logger(__name__)
 _FILES: dict[str, Any] = {
     "type": "array",
     "items": {"type": "string", "minLength": 1},
-    "description": "Paths (from the controller cwd; readable regular files), result:<label>#<n> "
-    "refs or canonical result: refs, attached to this message.",
+    "description": "Files to attach: paths from your cwd, or result:<label>#<n> refs.",
 }
 _NONBLANK = {"type": "string", "pattern": "\\S"}
 _AGENT = {
     "type": "string",
     "minLength": 1,
-    "description": "The exact live agent label from agent_list.",
+    "description": "The agent's exact label (agent_list).",
 }
-_MESSAGE = {**_NONBLANK, "description": "The message for the agent (non-blank)."}
-_TASK = {**_NONBLANK, "description": "The one bounded assignment (non-blank)."}
+_MESSAGE = {**_NONBLANK, "description": "Your message to the agent."}
+_TASK = {**_NONBLANK, "description": "The one bounded assignment."}
 
 
 def _schema(properties: Mapping[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -83,8 +82,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "label": {
                 "type": "string",
                 "pattern": AGENT_NAME_PATTERN,
-                "description": "Optional logical label ^[a-z][a-z0-9_-]{0,31}$ (automatic "
-                "when omitted).",
+                "description": "Optional label (automatic when omitted).",
             },
             "files": _FILES,
         },
@@ -94,8 +92,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         {
             "session": {
                 **_NONBLANK,
-                "description": "The exact saved session path or full session UUID of an agent "
-                "this controller owned.",
+                "description": "Exact saved session path or full UUID of a former agent.",
             },
             "task": _TASK,
             "files": _FILES,
