@@ -31,6 +31,7 @@ BENCHMARKS = [
     "agent_author_example",
     "tool_calls",
     "agent_tools",
+    "managed_agents",
     "tool_list",
     "real_pi",
 ]
