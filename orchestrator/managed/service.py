@@ -132,8 +132,12 @@ class ManagedService:
 
     @property
     def pull(self) -> bool:
-        """No push path: ``agent_list`` is where deliveries are read."""
-        return self.owner is None or self.owner.kind == "pull"
+        """``agent_list`` delivers: the host has no pane, or its pane hosts no agent Herdr
+        recognises (such an owner is never idle, so nothing could be pushed to it)."""
+        if self.owner is None or self.owner.kind == "pull":
+            return True
+        status = getattr(self.owner, "status", None)
+        return callable(status) and status() is None
 
     def _launching_now(self) -> frozenset[str]:
         with self._launching_lock:
@@ -263,9 +267,8 @@ class ManagedService:
     # -- agent_list ---------------------------------------------------------------------
 
     def list_agents(self) -> dict[str, Any]:
-        report = self.supervisor.reconcile(pull=self.pull)
-        if report.skipped:  # pragma: no cover - reconcile(wait=True) never skips
-            report = self.supervisor.reconcile(pull=self.pull)
+        pull = self.pull
+        report = self.supervisor.reconcile(pull=pull)
         agents = []
         for observation in report.observations:
             projection = project(observation.generation, observation.evidence)
@@ -323,7 +326,7 @@ class ManagedService:
             "ok": True,
             "action": "list",
             "owner_session_id": self.controller_id,
-            "delivery": "pull" if self.pull else "pane",
+            "delivery": "pull" if pull else "pane",
             "agents": agents,
             "agent_definitions": definitions,
             "deliveries": deliveries,

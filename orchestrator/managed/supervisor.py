@@ -181,8 +181,10 @@ class Supervisor:
         if presence == "live":
             if child is None:
                 presence, diag = "unknown", "the child's state.json is missing"
-            elif child.run_id != generation.run_id:
-                presence, diag = "unknown", "the child's state names another run"
+            else:
+                mismatch = _identity_mismatch(generation, child)
+                if mismatch is not None:
+                    presence, diag = "unknown", f"the child's state names another {mismatch}"
         evidence = Evidence(
             presence,
             operation=child.operation if child is not None else None,
@@ -216,7 +218,10 @@ class Supervisor:
         return report
 
     def _sink(self, pull: bool) -> Callable[[str], bool] | None:
-        """How to deliver now: the owner pane (only when idle), the pull, or not now."""
+        """How to deliver now: the pull (the caller is ``agent_list`` and receives it), the
+        owner's pane (only while it is idle), or not now."""
+        if pull:
+            return lambda _text: True
         if self.owner is not None and self.owner.kind == "pane":
             owner = self.owner
 
@@ -227,8 +232,6 @@ class Supervisor:
                     return False
 
             return push
-        if pull:
-            return lambda _text: True
         return None
 
     def _reconcile_one(
@@ -376,6 +379,21 @@ class Supervisor:
         if problems:
             return self.store.update(generation, cleanup_error="; ".join(problems))
         return self.store.update(generation, status="delivered", cleanup_error=None)
+
+
+def _identity_mismatch(generation: Generation, child: ChildState) -> str | None:
+    """Which identity field of the child's ``state.json`` disagrees with the record."""
+    expected = {
+        "run": (child.run_id, generation.run_id),
+        "owner": (child.owner_session_id, generation.owner_session_id),
+        "label": (child.label, generation.label),
+        "workspace": (child.workspace_id, generation.workspace_id),
+        "pane": (child.pane_id, generation.pane_id),
+    }
+    for name, (seen, want) in expected.items():
+        if seen != want:
+            return name
+    return None
 
 
 def close_pane(client_of: Callable[[], HerdrClient], pane_id: str | None) -> list[str]:

@@ -251,3 +251,20 @@ def test_tab_placement_shares_one_tab_and_split_splits_the_callers_pane(
     third = world.ok("agent_delegate", definition="scout", task="three")
     assert third["workspace_id"] == caller.workspace.workspace_id
     assert third["tab_id"] == caller.tab.tab_id
+
+
+def test_an_owner_pane_without_an_agent_falls_back_to_the_pull_path(
+    world: ManagedWorld,
+) -> None:
+    """A host in a Herdr pane that Herdr does not recognise as an agent is never idle, so
+    nothing could be pushed to it: agent_list delivers instead, once."""
+    caller = world.client.workspace_create(str(world.root), label="shell", focus=False)
+    world.ctx.env = {**world.ctx.env, "HERDR_PANE_ID": caller.root_pane.pane_id}
+    world.ctx.derived.clear()
+    assert isinstance(world.service.owner, PaneOwner)
+    world.scenario(Scenario().reply("pulled anyway"))
+    world.ok("agent_delegate", definition="scout", task="x", label="shelled")
+    delivery = world.wait_delivery("result", "shelled")
+    assert "pulled anyway" in delivery["text"]
+    assert world.ok("agent_list")["delivery"] == "pull"
+    assert len(world.delivered("result", "shelled")) == 1

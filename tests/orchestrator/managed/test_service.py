@@ -151,19 +151,35 @@ def test_close_removes_the_agent_and_refuses_unknown_labels(world: ManagedWorld)
 
 
 def test_close_cascades_child_first(world: ManagedWorld) -> None:
-    """A record owned by the parent's pi session is its child: closing the parent closes
-    the child first; a child holding an undelivered result fails the whole preflight."""
+    """A record owned by the parent's pi session is the parent's child: closing the parent
+    closes that child first (here a child whose pane is already gone, proven ``lost``),
+    then the parent; an unprovable child would refuse the whole close."""
     world.scenario(Scenario().hang())
     parent = world.ok("agent_delegate", definition="helper", task="lead", label="parent")
     child = world.ok("agent_delegate", definition="scout", task="sub", label="child")
-    service = world.service
-    store = service.store
+    store = world.service.store
     child_record = next(g for g in store.scan()[0] if g.label == "child")
     store.update(child_record, owner_session_id=parent["session_id"])
+    assert world.agent("child") is None  # not a direct agent of this controller
+    world.client.pane_close(child["pane_id"])
     closed = world.ok("agent_close", agent="parent")
     assert closed["closed"] == ["child", "parent"]
-    panes = {p.pane_id for p in world.client.pane_list()}
-    assert parent["pane_id"] not in panes and child["pane_id"] not in panes
+    assert parent["pane_id"] not in {p.pane_id for p in world.client.pane_list()}
+    assert store.load(child["run_id"]).status == "closed"
+    assert not Mailbox(store.root, child["workspace_id"], "child").path.exists()
+
+
+def test_a_child_that_cannot_be_proved_refuses_the_cascade(world: ManagedWorld) -> None:
+    world.scenario(Scenario().hang())
+    parent = world.ok("agent_delegate", definition="helper", task="lead", label="parent")
+    world.ok("agent_delegate", definition="scout", task="sub", label="child")
+    store = world.service.store
+    child_record = next(g for g in store.scan()[0] if g.label == "child")
+    # the child's own state still names the controller: its ownership cannot be proved
+    store.update(child_record, owner_session_id=parent["session_id"])
+    error = world.refused("agent_close", "target_ambiguous", agent="parent")
+    assert error["ids"] == {"label": "child"}
+    assert world.agent("parent") is not None  # nothing was closed
 
 
 def test_continue_from_the_session_path_inherits_the_label(world: ManagedWorld) -> None:
