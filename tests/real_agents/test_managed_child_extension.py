@@ -91,6 +91,9 @@ with open(os.environ["STUB_LOG"], "a") as log:
         if request["op"] == "poll":
             answer["actions"] = actions if ready else []
             actions = actions if not ready else []
+        elif request["op"] == "ask" and os.environ.get("STUB_ASK_ERROR"):
+            answer = {"ok": False, "error": {"category": "agent_busy",
+                                             "message": os.environ["STUB_ASK_ERROR"]}}
         elif request["op"] == "ask":
             answer["askId"] = "ask-1"
         elif request["op"] == "hello":
@@ -120,12 +123,13 @@ def run(tmp_path: Path) -> Run:
         after: str = "hello",
         managed: bool = True,
         interpreter: str | None = None,
+        ask_error: str = "",
     ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         log = tmp_path / "bridge.log"
         log.write_text("")
         env = {"PATH": os.environ.get("PATH", ""), "HARNESS_CWD": str(tmp_path),
                "STUB_LOG": str(log), "STUB_ACTIONS": json.dumps(actions or []),
-               "STUB_AFTER": after}  # fmt: skip
+               "STUB_AFTER": after, "STUB_ASK_ERROR": ask_error}  # fmt: skip
         if managed:
             chosen = str(python) if interpreter is None else interpreter
             env |= {"PI_HERDSMAN_MAILBOX": str(tmp_path / "box"), "PI_HERDSMAN_PYTHON": chosen}
@@ -258,6 +262,13 @@ def test_ask_owner_posts_the_question_and_ends_the_turn(run: Run) -> None:
     assert requests[-1] == {"op": "ask", "question": "Which?"}
     result = out["toolResults"][0]
     assert result["terminate"] is True and result["details"] == {"askId": "ask-1"}
+
+
+def test_an_ask_the_bridge_refuses_is_a_tool_error_with_its_reason(run: Run) -> None:
+    refusal = "Agent cannot ask its owner: already waiting for an owner reply"
+    out, _ = run([START, assistant(tools=1), ["tool", "ask_owner", {"question": "Again?"}]],
+                 ask_error=refusal)  # fmt: skip
+    assert out["toolResults"] == [{"thrown": f"agent_busy: {refusal}"}]
 
 
 def test_ask_owner_is_refused_beside_another_tool_call_or_blank(run: Run) -> None:

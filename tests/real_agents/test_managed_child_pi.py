@@ -27,13 +27,13 @@ from herdr_sim.procfs import all_processes
 from herdr_sim.real_agents import PiHome, prepare_pi_home
 from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.env import child_env
-from orchestrator.managed.extension_install import install_child_extension
+from orchestrator.managed.extension_install import EXTENSION_SOURCE, install_child_extension
 from orchestrator.managed.mailbox import MARKER, Box, Kind, Mailbox, Message
 from pytest_herdr.agents import Agent, start_agent
 from pytest_herdr.client import HerdrClient
 from pytest_herdr.fixtures import ServerFactory
 from pytest_herdr.handles import Pane
-from pytest_herdr.real_agents import require_pi
+from pytest_herdr.real_agents import RealAgents, require_pi
 from pytest_herdr.waits import wait_until
 
 pytestmark = pytest.mark.real_agent
@@ -153,6 +153,18 @@ def managed_pi(
         return child
 
     return start
+
+
+def test_outside_a_managed_child_the_extension_adds_nothing(
+    herdr_real_agent: RealAgents,
+) -> None:
+    pi = herdr_real_agent.start("pi", Script().reply("plain pi"),
+                                extra_extensions=(EXTENSION_SOURCE,))  # fmt: skip
+    assert pi.prompt("hello")["agent_status"] == "idle"
+    (request,) = pi.requests()
+    tools = [t["function"]["name"] for t in request.body["tools"]]
+    assert "ask_owner" not in tools and "bash" in tools
+    assert MARKER not in json.dumps(request.body)
 
 
 def test_the_child_says_hello_with_its_identity(managed_pi: StartChild) -> None:

@@ -77,6 +77,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const DEFAULT_SHELL_TIMEOUT_S = 600;
 const SHELL_TOOLS = new Set(["bash", "powershell"]);
 const STDERR_KEEP = 4096;
+const ASK_REFUSED = "Agent cannot ask its owner";
 const ASK_ALONE =
   "Call ask_owner alone as the final tool call of the turn, then stop; no other tool call " +
   "may come with it.";
@@ -120,7 +121,8 @@ class Bridge {
       try {
         answer = JSON.parse(line) as Json;
       } catch {
-        answer = { ok: false, error: { category: "internal_failure", message: `bad bridge line: ${line.slice(0, 200)}` } };
+        const message = `bad bridge line: ${line.slice(0, 200)}`;
+        answer = { ok: false, error: { category: "internal_failure", message } };
       }
       this.waiting.shift()?.(answer);
     }
@@ -191,7 +193,9 @@ function fileReferences(files: unknown, cwd: string): string {
   const seen = new Set<string>();
   const lines: string[] = [];
   for (const entry of files) {
-    if (typeof entry !== "string" || entry.trim() === "") throw new Error("files entries must be paths");
+    if (typeof entry !== "string" || entry.trim() === "") {
+      throw new Error("files entries must be paths");
+    }
     let canonical: string;
     let size: number;
     try {
@@ -204,7 +208,10 @@ function fileReferences(files: unknown, cwd: string): string {
     }
     if (seen.has(canonical)) continue;
     seen.add(canonical);
-    const name = canonical.replace(/[&"<>\u0000-\u001f]/g, (c) => `&#x${c.charCodeAt(0).toString(16).padStart(2, "0")};`);
+    const name = canonical.replace(
+      /[&"<>\u0000-\u001f]/g,
+      (c) => `&#x${c.charCodeAt(0).toString(16).padStart(2, "0")};`,
+    );
     lines.push(`<file name="${name}" bytes="${size}" />`);
   }
   return lines.join("\n");
@@ -237,9 +244,13 @@ export default function herdrManagedChild(pi: PiLike): void {
   }
 
   async function send(request: Json): Promise<Json> {
-    if (shared === undefined) return { ok: false, error: { category: "internal_failure", message: "bridge not started" } };
+    if (shared === undefined) {
+      return { ok: false, error: { category: "internal_failure", message: "bridge not started" } };
+    }
     const answer = await shared.bridge.request(request);
-    if (answer.ok !== true && request.op !== "ask") notify(`${String(request.op)} refused: ${errorText(answer)}`);
+    if (answer.ok !== true && request.op !== "ask") {
+      notify(`${String(request.op)} refused: ${errorText(answer)}`);
+    }
     return answer;
   }
 
@@ -367,9 +378,10 @@ export default function herdrManagedChild(pi: PiLike): void {
   pi.on("tool_execution_end", () => void send({ op: "event", event: "tool_end" }));
 
   pi.on("tool_call", (event) => {
-    if (!SHELL_TOOLS.has(event?.toolName) || typeof event.input !== "object" || event.input === null) return;
-    if (event.input.timeout === undefined || event.input.timeout === null) {
-      event.input.timeout = DEFAULT_SHELL_TIMEOUT_S;
+    const input = event?.input;
+    if (!SHELL_TOOLS.has(event?.toolName) || typeof input !== "object" || input === null) return;
+    if (input.timeout === undefined || input.timeout === null) {
+      input.timeout = DEFAULT_SHELL_TIMEOUT_S;
     }
   });
 
@@ -398,7 +410,9 @@ export default function herdrManagedChild(pi: PiLike): void {
     running = false;
     asked = false;
     lastAssistantText = null;
-    for (; aborts > 0; aborts -= 1) void send({ op: "event", event: "turn_end", assistantText: null });
+    for (; aborts > 0; aborts -= 1) {
+      void send({ op: "event", event: "turn_end", assistantText: null });
+    }
     const action = restart!;
     restart = undefined;
     deliver(action); // from agent_settled: runs once every settled handler finished
@@ -440,14 +454,24 @@ export default function herdrManagedChild(pi: PiLike): void {
       required: ["question"],
       additionalProperties: false,
     },
-    async execute(_id: string, params: any, _signal: unknown, _onUpdate: unknown, toolCtx: ContextLike) {
+    async execute(
+      _id: string,
+      params: any,
+      _signal: unknown,
+      _onUpdate: unknown,
+      toolCtx: ContextLike,
+    ) {
       const question = typeof params?.question === "string" ? params.question.trim() : "";
       if (question === "") throw new Error("ask_owner needs a non-empty question");
       if (lastAssistantToolCalls !== 1) throw new Error(ASK_ALONE);
       const references = fileReferences(params?.files, toolCtx?.cwd ?? ctx?.cwd ?? process.cwd());
       const text = references === "" ? question : `${references}\n\n${question}`;
       const answer = await send({ op: "ask", question: text });
-      if (answer.ok !== true) throw new Error(`Agent cannot ask its owner: ${errorText(answer)}`);
+      if (answer.ok !== true) {
+        // the bridge's refusals already say "Agent cannot ask its owner: <reason>"
+        const reason = errorText(answer);
+        throw new Error(reason.includes(ASK_REFUSED) ? reason : `${ASK_REFUSED}: ${reason}`);
+      }
       asked = true;
       return {
         content: [
