@@ -83,6 +83,14 @@ yourself); inspect = read error and evidence before deciding; retry = fix the re
 start/prompt/wait/read). Use them for your own panes and commands, not to delegate. They answer
 {ok, command, exitCode, errorCode?, data?, stdout?, stderr?}; Herdr's own error is in
 data.error.code. List first and use only ids Herdr returned; never build an id.
+3. Managed-agent tools (agent_*): pi children you coordinate over time (seed 002). agent_list
+shows your agents with `state` and `available_tools` (call only what it lists) and the
+definition roster; agent_delegate starts one assignment from a definition, agent_continue a new
+one from a saved session; agent_steer, agent_interrupt, agent_reply (to an ask_owner question),
+agent_close, agent_inspect, agent_transcript act on one agent by its label. Results and
+questions are delivered once: into your pane when you run in Herdr, else in agent_list's
+`deliveries`. They answer {ok, action, text, …}; a failure is {ok:false, error:{category,
+message, operation, rollbackOccurred, retryAttempted, nextAction}}.
 
 Look-alikes: herdr_doctor checks everything the agent tools need (Herdr included): prefer it to
 _dsh_herdr_doctor, which checks only the Herdr connection. herdr_list_agents marks the agents
@@ -101,6 +109,7 @@ report.
 
 LOW_LEVEL_PREFIX = "_dsh_herdr_"
 AGENT_PREFIX = "herdr_"
+MANAGED_PREFIX = "agent_"
 
 _RISK_WORDS: Mapping[str, str] = {
     "R0": "read-only",
@@ -125,6 +134,8 @@ def _title(tool: Tool) -> str:
         return f"Herdr {tool.name.removeprefix(LOW_LEVEL_PREFIX).replace('_', ' ')} {risk}"
     if tool.name.startswith(AGENT_PREFIX):
         return f"Agents: {tool.name.removeprefix(AGENT_PREFIX).replace('_', ' ')} {risk}"
+    if tool.name.startswith(MANAGED_PREFIX):
+        return f"Managed agents: {tool.name.removeprefix(MANAGED_PREFIX)} {risk}"
     return f"{tool.name.replace('_', ' ')} {risk}"
 
 
@@ -207,6 +218,15 @@ LONG_CALLS: frozenset[str] = frozenset(
         "herdr_message_agent",
         "herdr_interrupt_agent",
         "herdr_close_agent",
+        # managed agents: a launch waits up to 30 s for the child; the others may wait on
+        # the controller's lifecycle lock while a launch holds it
+        "agent_delegate",
+        "agent_continue",
+        "agent_steer",
+        "agent_interrupt",
+        "agent_reply",
+        "agent_close",
+        "agent_list",
     }
 )
 #: ``tool → default of its wait argument`` for tools that block only when asked to.
@@ -336,5 +356,15 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 
 def run_stdio(server: Server[Any] | None = None) -> None:
-    """Block serving ``server`` (default: the registry's tools) over stdio."""
-    anyio.run(serve_stdio, server if server is not None else build_server())
+    """Block serving ``server`` (default: the registry's tools) over stdio.
+
+    The default server also runs the managed-agent controller's background work (result
+    delivery and health attention, :mod:`orchestrator.managed.background`): this process
+    lives as long as the host session, which is what pushing to an idle owner needs."""
+    if server is None:
+        from orchestrator.managed.tools import enable_background
+
+        context = ToolContext.from_env()
+        enable_background(context)
+        server = build_server(context=context)
+    anyio.run(serve_stdio, server)

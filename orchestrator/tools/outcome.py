@@ -14,6 +14,9 @@ branch per tool family, each family's own contract:
   the ``gone`` of a close, an observation) and every page (list, inbox, read, doctor) is a
   result to read, not an error.
 
+- The managed-agent tools ``agent_*`` (seed 002) answer ``{ok, action, text, …}`` and follow
+  the low-level rule: a failure is ``ok: false`` with a structured ``error``.
+
 A tool outside the registry (a test's, an embedder's) follows the low-level rule. The document
 is docs/orchestrator/result-contract.md ("Errors and isError").
 """

@@ -1,11 +1,13 @@
 """The tool registry: every tool by name, in the contracts' order, and ``run_tool``.
 
 ``TOOLS`` holds the 24 low-level tools of seed 001; ``ALL_TOOLS`` adds the nine agent tools
-of seed 000 (:mod:`orchestrator.agent_tools.tools`) after them: that is what the servers offer.
+of seed 000 (:mod:`orchestrator.agent_tools.tools`) and the nine managed-agent tools of seed
+002 (:mod:`orchestrator.managed.tools`) after them: that is what the servers offer.
 
 ``run_tool`` is the one entry point servers (MCP, the ``herdr-orchestrator`` command) use: it
 validates the arguments against the tool's schema first and turns every failure into a result
-(``ok: false`` for a low-level tool, an AgentResult refusal for an agent tool), so a bad call
+(``ok: false`` for a low-level tool, an AgentResult refusal for an agent tool, an
+``invalid_request`` structured error for a managed-agent tool), so a bad call
 from a model is a business result in its tool family's shape, never a crash.
 """
 
@@ -21,6 +23,8 @@ from jsonschema import Draft202012Validator, ValidationError
 from orchestrator.agent_tools.contract import ResultError, refusal
 from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.logs import task_logger, task_scope
+from orchestrator.managed.errors import ManagedAgentError
+from orchestrator.managed.tools import MANAGED_TOOLS, error_result, invalid_arguments
 from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
 from orchestrator.tools.outcome import is_agent_tool
 from orchestrator.tools.result import failure
@@ -46,8 +50,9 @@ TOOLS: Mapping[str, Tool] = MappingProxyType({tool.name: tool for tool in LOW_LE
 #: ``error.code`` of an agent tool's schema failure and of its handler's bug.
 INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
 INTERNAL_ERROR = "INTERNAL_ERROR"
-#: Every tool the servers offer: the low-level ones, then the agent tools (seed 000).
-ALL_TOOLS: Mapping[str, Tool] = MappingProxyType({**TOOLS, **AGENT_TOOLS})
+#: Every tool the servers offer: the low-level ones, the agent tools (seed 000), then the
+#: managed-agent tools (seed 002).
+ALL_TOOLS: Mapping[str, Tool] = MappingProxyType({**TOOLS, **AGENT_TOOLS, **MANAGED_TOOLS})
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,8 @@ def _invalid(tool: Tool, problem: ArgumentProblem) -> dict[str, Any]:
     if is_agent_tool(tool.name):
         error = ResultError(INVALID_ARGUMENTS, problem.message, field=problem.field)
         return refusal(tool.name, error, log_field=_in_schema(tool, problem.field))
+    if tool.name in MANAGED_TOOLS:
+        return invalid_arguments(tool.name, problem.message, field=problem.field)
     return failure(tool.name, "invalid_arguments", problem.message)
 
 
@@ -131,6 +138,11 @@ def _crashed(name: str, exc: Exception) -> dict[str, Any]:
     message = f"{type(exc).__name__}: {exc}"
     if is_agent_tool(name):
         return refusal(name, ResultError(INTERNAL_ERROR, message), next_action="inspect")
+    if name in MANAGED_TOOLS:
+        action = name.removeprefix("agent_")
+        return error_result(
+            action, ManagedAgentError("internal_failure", message, operation=action)
+        )
     return failure(name, "internal_error", message)
 
 

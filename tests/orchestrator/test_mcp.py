@@ -1,5 +1,5 @@
-"""The MCP server: the 24 low-level and nine agent tools as an MCP client sees them, and
-calls end to end against a simulator, through an in-process client and through a real
+"""The MCP server: the 24 low-level, nine agent and nine managed-agent tools as an MCP client
+sees them, and calls end to end against a simulator, through an in-process client and through a real
 ``herdr-orchestrator mcp`` process.
 
 In process, ``mode="legacy"`` runs the ``initialize`` handshake and JSON-RPC over the SDK's
@@ -43,6 +43,12 @@ R2_TOOLS = {
     "_dsh_herdr_agent_prompt",
     "herdr_spawn_agent",
     "herdr_message_agent",  # prompts an agent (issue 10 §3)
+    # seed 002: the managed-agent tools that start or prompt a pi child
+    "agent_delegate",
+    "agent_continue",
+    "agent_steer",
+    "agent_interrupt",
+    "agent_reply",
 }
 BIN = Path(sys.executable).parent
 TIMEOUT = 20.0
@@ -115,7 +121,7 @@ def test_lists_the_24_tools_in_contract_order_with_schemas_verbatim(mode: str) -
         async with Client(build_server(context=ToolContext.from_env({})), mode=mode) as client:
             listed = (await client.list_tools()).tools
         assert [tool.name for tool in listed] == list(ALL_TOOLS)
-        assert len(listed) == 33
+        assert len(listed) == 42  # 24 low-level, 9 agent (seed 000), 9 managed (seed 002)
         for tool in listed:
             own = ALL_TOOLS[tool.name]
             assert tool.input_schema == json.loads(json.dumps(own.input_schema, default=dict))

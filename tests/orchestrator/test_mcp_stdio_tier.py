@@ -43,6 +43,8 @@ from pytest_herdr.backends import HerdrServer
 from tests.waits import SCALE
 
 BIN = Path(sys.executable).parent
+#: the scenario file every fake pi of the tier reads unless given ``--scenario``
+MANAGED_SCENARIO = "managed-scenario.json"
 #: Bound of one call (a spawn of a fake pi settles in about a second).
 CALL_TIMEOUT = 60.0
 AGENT_RESULT = jsonschema.Draft202012Validator(AGENT_RESULT_SCHEMA)
@@ -114,7 +116,10 @@ def start_mcp(env: Mapping[str, str], errlog: Path) -> McpProcess:
         portal = stack.enter_context(anyio.from_thread.start_blocking_portal())
         log = stack.enter_context(errlog.open("w"))
         params = StdioServerParameters(
-            command=str(BIN / "herdr-orchestrator"), args=["mcp"], env=dict(env)
+            command=str(BIN / "herdr-orchestrator"),
+            args=["mcp"],
+            env=dict(env),
+            cwd=str(errlog.parent),  # the controller cwd of managed delegations
         )
         enter: Callable[[Any], Any] = stack.enter_context
         read, write = enter(portal.wrap_async_context_manager(stdio_client(params, errlog=log)))
@@ -157,14 +162,23 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tier]:
         detection_debounce=0.02,
         detection_idle_hold=0.1,
     )
+    # managed agents (seed 002): a definition, and the scenario every fake pi child plays
+    (root / "pi" / "agents").mkdir(parents=True)
+    (root / "pi" / "agents" / "scout.md").write_text(
+        "---\nname: scout\ndescription: Scouts for the tier\n---\nScout.\n"
+    )
+    Scenario().dump(root / MANAGED_SCENARIO)
     config.coerce_paths()
-    server = backends.start_sim(config)
+    server = backends.start_sim(
+        config, pane_env={"HERDR_SIM_FAKE_SCENARIO": str(root / MANAGED_SCENARIO)}
+    )
     env = {
         **{k: v for k, v in server.env.items() if k != "HERDR_PANE_ID"},
         "HERDR_BIN_PATH": str(server.cli_path),
         "HERDR_ORCHESTRATOR_STATE_DIR": str(root / "state"),
         # the fake agents' scenarios travel in agent_args, off by default over MCP (issue 18)
         "HERDR_ORCHESTRATOR_ALLOW_AGENT_ARGS": "1",
+        "PI_CODING_AGENT_DIR": str(root / "pi"),
     }
     try:
         process = start_mcp(env, root / "server.stderr")
@@ -187,6 +201,22 @@ R2_TOOLS = (
     "_dsh_herdr_agent_prompt",
     "herdr_spawn_agent",
     "herdr_message_agent",
+    "agent_delegate",
+    "agent_continue",
+    "agent_steer",
+    "agent_interrupt",
+    "agent_reply",
+)
+MANAGED = (
+    "agent_list",
+    "agent_delegate",
+    "agent_continue",
+    "agent_steer",
+    "agent_interrupt",
+    "agent_reply",
+    "agent_close",
+    "agent_inspect",
+    "agent_transcript",
 )
 #: Which test exercises which tools, and how (checked by ``test_99_every_tool_is_covered``).
 #: Static, so the check holds whichever xdist worker runs which test.
@@ -225,7 +255,7 @@ COVERAGE: dict[str, dict[str, tuple[str, ...]]] = {
         name: ("refusal",) for name in ALL_TOOLS if name.startswith("_dsh_herdr_")
     },
     "test_06_agent_tool_refusals_are_agent_results": {
-        name: ("refusal",) for name in ALL_TOOLS if not name.startswith("_dsh_herdr_")
+        name: ("refusal",) for name in ALL_TOOLS if name.startswith("herdr_")
     },
     "test_07_spawn_completed_is_not_an_error": {"herdr_spawn_agent": ("success",)},
     "test_08_spawn_blocked_and_running_are_results_failed_is_an_error": {
@@ -253,6 +283,12 @@ COVERAGE: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "test_14_the_preview_gate_over_stdio": {
         **dict.fromkeys(R2_TOOLS, ("refusal",)),
+    },
+    "test_15_managed_tool_refusals_are_structured_errors": dict.fromkeys(MANAGED, ("refusal",)),
+    "test_16_managed_agents_over_stdio": {
+        **dict.fromkeys(MANAGED, ("success",)),
+        "agent_close": ("success", "failure"),
+        "agent_steer": ("success", "failure"),
     },
 }
 
@@ -416,7 +452,7 @@ def test_05_low_level_refusals_are_low_level_errors(tier: Tier, name: str) -> No
     assert body["ok"] is False and body["errorCode"] == "invalid_arguments", body
 
 
-@pytest.mark.parametrize("name", [n for n in ALL_TOOLS if not n.startswith("_dsh_herdr_")])
+@pytest.mark.parametrize("name", [n for n in ALL_TOOLS if n.startswith("herdr_")])
 def test_06_agent_tool_refusals_are_agent_results(tier: Tier, name: str) -> None:
     is_error, body = tier.call(name, {"unexpected": 1})
     assert is_error is True
@@ -639,12 +675,20 @@ def test_14_the_preview_gate_over_stdio(tier: Tier, world: World) -> None:
             ("_dsh_herdr_agent_prompt", {"agent": "tier-asks", "prompt": "x"}),
             ("herdr_spawn_agent", {"prompt": "x", "cwd": str(tier.root), "name": "gated"}),
             ("herdr_message_agent", {"target": "tier-asks", "message": "x"}),
+            ("agent_delegate", {"definition": "scout", "task": "x", "label": "gated"}),
+            ("agent_continue", {"session": "00000000-0000-4000-8000-000000000000", "task": "x"}),
+            ("agent_steer", {"agent": "gated", "message": "x"}),
+            ("agent_interrupt", {"agent": "gated", "message": "x"}),
+            ("agent_reply", {"agent": "gated", "message": "x"}),
         ):
             result = gated.call(name, arguments)
             body = body_of(result)
             assert result.is_error is True, body
             if name.startswith("_dsh_herdr_"):
                 assert body["errorCode"] == "preview_required", body
+            elif name.startswith("agent_"):
+                assert body["error"]["category"] == "invalid_request", body
+                assert "DSH_HERDR_PREVIEW_REQUIRED" in body["error"]["message"], body
             else:
                 assert agent_result(body)["error"]["code"] == "PREVIEW_REQUIRED", body
     finally:
@@ -654,8 +698,96 @@ def test_14_the_preview_gate_over_stdio(tier: Tier, world: World) -> None:
     assert "gated" not in names
 
 
+@pytest.mark.parametrize("name", MANAGED)
+def test_15_managed_tool_refusals_are_structured_errors(tier: Tier, name: str) -> None:
+    is_error, body = tier.call(name, {"unexpected": 1})
+    assert is_error is True
+    assert body["ok"] is False, body
+    assert body["error"]["category"] == "invalid_request"
+    # the first problem: a missing required field, else the unexpected one
+    required = ALL_TOOLS[name].input_schema["required"]
+    assert body["error"]["details"]["field"] == (required[0] if required else "unexpected")
+    assert body["error"]["rollbackOccurred"] is False
+
+
+def _managed(tier: Tier, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    is_error, body = tier.call(name, arguments)
+    assert body["ok"] is True, body
+    assert is_error is False, body
+    return body
+
+
+def _pulled(tier: Tier, kind: str, agent: str) -> dict[str, Any]:
+    """Wait (bounded) until ``agent_list`` delivers ``kind`` for ``agent`` (the pull path)."""
+    deadline = time.monotonic() + 15 * SCALE
+    while time.monotonic() < deadline:
+        for delivery in _managed(tier, "agent_list", {})["deliveries"]:
+            if delivery["kind"] == kind and delivery["agent"] == agent:
+                return delivery  # type: ignore[no-any-return]
+        time.sleep(0.05)
+    raise AssertionError(f"no {kind} of {agent} delivered")
+
+
+def test_16_managed_agents_over_stdio(tier: Tier) -> None:
+    """The nine managed tools through a real ``herdr-orchestrator mcp`` process and the SDK's
+    client: delegate → ask_owner → reply → steer → interrupt → result delivered once;
+    continue from the session; inspect, transcript, close."""
+    (tier.root / MANAGED_SCENARIO).write_text(
+        json.dumps(
+            {
+                "turns": [
+                    {"steps": [{"ask_owner": "Which branch?"}]},
+                    {"steps": [*([{"wait": 150}] * 10), {"hang": True}]},
+                    {"steps": [{"reply": "tier managed done"}]},
+                ]
+            }
+        )
+    )
+    listed = _managed(tier, "agent_list", {})
+    assert "scout" in [d["name"] for d in listed["agent_definitions"]]
+    started = _managed(
+        tier, "agent_delegate", {"definition": "scout", "task": "tier job", "label": "tier-m"}
+    )
+    ask = _pulled(tier, "ask", "tier-m")
+    assert "Which branch?" in ask["text"]
+    _, refused = tier.call("agent_steer", {"agent": "tier-m", "message": "not now"})
+    assert refused["ok"] is False and refused["error"]["category"] == "agent_busy"
+    _managed(tier, "agent_reply", {"agent": "tier-m", "message": "main"})
+    deadline = time.monotonic() + 10 * SCALE
+    while time.monotonic() < deadline:
+        records = _managed(tier, "agent_list", {})["agents"]
+        record = next(r for r in records if r.get("agent") == "tier-m")
+        if "agent_steer" in record["available_tools"]:
+            break
+        time.sleep(0.05)
+    _managed(tier, "agent_steer", {"agent": "tier-m", "message": "mind the tests"})
+    _managed(tier, "agent_inspect", {"agent": "tier-m"})
+    _managed(tier, "agent_interrupt", {"agent": "tier-m", "message": "wrap up"})
+    result = _pulled(tier, "result", "tier-m")
+    assert "tier managed done" in result["text"] and "result:tier-m#1" in result["text"]
+    # continue the saved session: a new generation with the inherited label
+    (tier.root / MANAGED_SCENARIO).write_text(
+        json.dumps({"turns": [{"steps": [{"wait": 100}, {"hang": True}]}]})
+    )
+    again = _managed(tier, "agent_continue", {"session": started["session_path"], "task": "more"})
+    assert again["agent"] == "tier-m" and again["run_id"] != started["run_id"]
+    deadline = time.monotonic() + 10 * SCALE
+    while time.monotonic() < deadline:
+        records = _managed(tier, "agent_list", {})["agents"]
+        record = next(r for r in records if r.get("agent") == "tier-m")
+        if "agent_transcript" in record["available_tools"]:
+            break
+        time.sleep(0.05)
+    transcript = _managed(tier, "agent_transcript", {"agent": "tier-m"})
+    assert "tier job" in transcript["transcript"]
+    closed = _managed(tier, "agent_close", {"agent": "tier-m"})
+    assert closed["closed"] == ["tier-m"]
+    is_error, gone = tier.call("agent_close", {"agent": "tier-m"})
+    assert is_error is True and gone["error"]["category"] == "target_not_found"
+
+
 def test_99_every_tool_is_covered() -> None:
-    """A success and a refusal for all 33 tools (failures where a tool has one)."""
+    """A success and a refusal for all 42 tools (failures where a tool has one)."""
     covered = {
         (tool, kind)
         for test, tools in COVERAGE.items()
@@ -666,6 +798,6 @@ def test_99_every_tool_is_covered() -> None:
     for name in ALL_TOOLS:
         assert (name, "success") in covered, name
         assert (name, "refusal") in covered, name
-    assert len(ALL_TOOLS) == 33
+    assert len(ALL_TOOLS) == 42
     r2 = {name for name, tool in ALL_TOOLS.items() if tool.risk == "R2"}
     assert r2 == set(R2_TOOLS)  # the preview gate case drives every R2 tool

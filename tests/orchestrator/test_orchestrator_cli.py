@@ -147,4 +147,4 @@ def test_python_dash_m_orchestrator_is_the_same_command() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert len(json.loads(done.stdout)["tools"]) == 33
+    assert len(json.loads(done.stdout)["tools"]) == 42

@@ -1,0 +1,126 @@
+"""A test world for the managed-agent tools: a simulator, fake pi children, definitions.
+
+Every call goes through the registry (``run_tool``), exactly as MCP and
+``herdr-orchestrator call`` run it. The fake pi plays the scenario in
+``<root>/scenario.json`` (``HERDR_SIM_FAKE_SCENARIO`` in every pane, set by the module's
+``herdr_pane_env`` override): write it with :meth:`ManagedWorld.scenario` before a delegation.
+The controller runs outside Herdr (no ``HERDR_PANE_ID``), so ``agent_list`` is the pull path
+where results and questions are delivered; :meth:`ManagedWorld.restart` builds a fresh
+controller (a new server process's) over the same state dir.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from herdr_sim.fake_agent import Scenario
+from orchestrator.agent_tools.config import Config
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.client.sync import HerdrClient
+from orchestrator.managed.service import ManagedService
+from orchestrator.managed.tools import managed_service
+from orchestrator.tools.registry import run_tool
+from pytest_herdr.backends import HerdrServer
+from tests.waits import wait_until
+
+SCENARIO_FILE = "scenario.json"
+
+DEFINITIONS = {
+    "scout": "---\nname: scout\ndescription: Looks around and reports\n---\nYou scout.\n",
+    "helper": "---\nname: helper\ndescription: Delegates to scouts\nagents: [scout]\n---\nHelp.\n",
+}
+
+
+def pane_env(root: Path) -> dict[str, str]:
+    """The variables every pane of the world's simulator gets."""
+    return {"HERDR_SIM_FAKE_SCENARIO": str(root / SCENARIO_FILE)}
+
+
+@dataclass
+class ManagedWorld:
+    server: HerdrServer
+    root: Path
+    ctx: AgentToolsContext = field(init=False)
+    deliveries: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        agents = self.root / "pi" / "agents"
+        agents.mkdir(parents=True, exist_ok=True)
+        for name, text in DEFINITIONS.items():
+            (agents / f"{name}.md").write_text(text)
+        (self.root / "work").mkdir(exist_ok=True)
+        self.ctx = self._context()
+
+    def _context(self) -> AgentToolsContext:
+        state = self.root / "state"
+        config = Config(state_dir=state, artifact_dir=state / "artifacts")
+        client = HerdrClient.build(
+            "socket",
+            socket_path=self.server.socket_path,
+            herdr=self.server.cli_path,
+            env=self.server.env,
+        )
+        env = {k: v for k, v in self.server.env.items() if k != "HERDR_PANE_ID"}
+        env["PI_CODING_AGENT_DIR"] = str(self.root / "pi")
+        return AgentToolsContext.create(env, config=config, client=client)
+
+    @property
+    def service(self) -> ManagedService:
+        return managed_service(self.ctx)
+
+    @property
+    def client(self) -> HerdrClient:
+        return self.ctx.client
+
+    def restart(self) -> None:
+        """A new controller process over the same state dir (nothing kept in memory)."""
+        self.ctx = self._context()
+
+    def scenario(self, scenario: Scenario) -> None:
+        scenario.dump(self.root / SCENARIO_FILE)
+
+    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = run_tool(name, arguments, self.ctx)
+        if name == "agent_list" and result.get("ok"):
+            self.deliveries += result["deliveries"]
+        return result
+
+    def ok(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = self.call(name, **arguments)
+        assert result["ok"] is True, result
+        return result
+
+    def refused(self, name: str, category: str, **arguments: Any) -> dict[str, Any]:
+        result = self.call(name, **arguments)
+        assert result["ok"] is False, result
+        assert result["error"]["category"] == category, result
+        return result["error"]  # type: ignore[no-any-return]
+
+    def agent(self, label: str) -> dict[str, Any] | None:
+        for record in self.ok("agent_list")["agents"]:
+            if record.get("agent") == label:
+                return record  # type: ignore[no-any-return]
+        return None
+
+    def wait_state(self, label: str, state: str, timeout: float = 10.0) -> dict[str, Any]:
+        def seen() -> dict[str, Any] | None:
+            record = self.agent(label)
+            return record if record is not None and record["state"] == state else None
+
+        return wait_until(seen, timeout, interval=0.05, what=f"{label} {state}")
+
+    def wait_delivery(self, kind: str, agent: str, timeout: float = 10.0) -> dict[str, Any]:
+        def seen() -> dict[str, Any] | None:
+            self.call("agent_list")
+            for delivery in self.deliveries:
+                if delivery["kind"] == kind and delivery["agent"] == agent:
+                    return delivery
+            return None
+
+        return wait_until(seen, timeout, interval=0.05, what=f"{kind} of {agent}")
+
+    def delivered(self, kind: str, agent: str) -> list[Mapping[str, Any]]:
+        return [d for d in self.deliveries if d["kind"] == kind and d["agent"] == agent]
