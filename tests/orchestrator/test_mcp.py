@@ -143,7 +143,7 @@ def test_listed_schemas_reject_unknown_fields() -> None:
 
 
 #: R1 tools that end something (issue 18 §3): destructive, and idempotent
-ENDING_TOOLS = {"herdr_interrupt_agent", "herdr_close_agent"}
+ENDING_TOOLS = {"herdr_interrupt_agent", "herdr_close_agent", "agent_close"}
 
 
 def test_risk_levels_reach_clients_as_hints_and_meta() -> None:
