@@ -2,7 +2,9 @@
 
 The order is the seed's, and each step exists for a reason:
 
-1. **Gates** (``enabled``, ``machine``, ``cwd`` inside ``allowCwd`` after resolving symlinks)
+1. **Gates** (``enabled``, ``machine`` — a remote one needs ``sharedFilesystem`` and an
+   absolute ``cwd``, and every Herdr call then goes through ``herdr --machine <label>``,
+   never the caller's pane — ``cwd`` inside ``allowCwd`` after resolving symlinks)
    and argument checks (``name``, alias and kind capabilities, ``agent_args``) refuse a bad
    request before anything exists: a refusal has no task id. Then the R2 preview gate
    (:mod:`.preview`): ``preview: true`` answers what would start, and under
@@ -58,7 +60,7 @@ from orchestrator.agent_tools.config import (
     GateError,
     check_cwd,
     check_enabled,
-    check_machine,
+    check_spawn_machine,
 )
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import Evidence
@@ -178,7 +180,13 @@ SPAWN_SCHEMA: dict[str, Any] = {
                 "dsh/<taskId>, so parallel tasks do not touch each other's files."
             ),
         },
-        "machine": {"type": "string", "description": "Only the local machine for now."},
+        "machine": {
+            "type": "string",
+            "description": (
+                "A Herdr --machine label enabled in machines (default: local). A remote "
+                "spawn needs sharedFilesystem for it and an absolute cwd on that machine."
+            ),
+        },
         "preview": PREVIEW_SCHEMA,
     },
 }
@@ -243,7 +251,8 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
     try:
         config = actx.config
         check_enabled(config)
-        check_machine(config, args.get("machine"))
+        machine = check_spawn_machine(config, args.get("machine"), args.get("cwd"))
+        actx.select_machine(machine)
         given = _utf8_cwd(str(args.get("cwd") or Path.cwd()))
         cwd = check_cwd(config, given)
         _utf8_cwd(str(cwd))  # a link may resolve to a path that is not UTF-8
@@ -450,6 +459,7 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         isolated=isolated,
         timeout_ms=timeout_ms,
         agent_args=agent_args,
+        machine=actx.machine,
     )
     bind_task(record.task_id)
     logger.info("task recorded (kind %s, created %s)", kind, created)
