@@ -32,6 +32,7 @@ BENCHMARKS = [
     "agent_author_example",
     "tool_calls",
     "agent_tools",
+    "remote_spawn",
     "tool_list",
     "mcp_http",
     "real_pi",
