@@ -71,6 +71,8 @@ def test_remote_spawn_completes_and_a_new_context_harvests_it(
     """About 5 s: a spawn is a dozen ``--machine`` calls, each its own SSH session."""
     HerdrCli(herdr_server.cli_path, herdr_server.env)("workspace", "create")  # local w1:p1
     ctx = make_ctx(herdr_server, tmp_path, machines=("box",), shared_filesystem=("box",))
+    # the caller runs in the local pane w1:p1: a remote spawn must not split "w1:p1" there
+    ctx.env["HERDR_PANE_ID"] = "w1:p1"
     repo = git_repo(tmp_path / "repo")
     scenario = (
         Scenario()
@@ -115,6 +117,11 @@ def test_remote_spawn_completes_and_a_new_context_harvests_it(
     (row,) = call(again, "herdr_list_agents", machine="box")["agents"]
     assert (row["owned"], row["taskId"], row["machine"]) == (True, result["taskId"], "box")
     assert call(again, "herdr_list_agents")["agents"] == []
+
+    # close resolves the task's machine from its record
+    closed = checked(call(again, "herdr_close_agent", target=result["taskId"], force=True))
+    assert closed["task"]["status"] == "closed", closed
+    assert remote_agents(box) == []
 
 
 def test_unknown_and_disabled_machines_name_the_fix(
