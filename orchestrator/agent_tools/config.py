@@ -161,7 +161,24 @@ def _paths(key: str, value: Any, base: Path) -> tuple[Path, ...]:
 def _labels(key: str, value: Any, base: Path) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ConfigError(key, f"expected a list of machine labels, got {value!r}")
+    for i, label in enumerate(value):
+        problem = label_problem(label)
+        if problem is not None:
+            raise ConfigError(f"{key}[{i}]", f"bad machine label {label!r}: {problem}")
     return tuple(value)
+
+
+def label_problem(label: str) -> str | None:
+    """Why ``label`` cannot name a saved machine in ``herdr --machine <label>``, or None
+    (Herdr's own rules: at most 128 bytes, no control characters; not starting with ``-``,
+    which Herdr refuses, and which must never read as an option)."""
+    if label != label.strip() or not label:
+        return "a label has no leading or trailing spaces"
+    if label.startswith("-"):
+        return "a label cannot start with '-'"
+    if len(label.encode("utf-8")) > 128 or any(ord(c) < 32 or ord(c) == 127 for c in label):
+        return "a label is at most 128 bytes, without control characters"
+    return None
 
 
 def glob_problem(glob: str) -> str | None:

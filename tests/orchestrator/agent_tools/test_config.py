@@ -19,6 +19,7 @@ from orchestrator.agent_tools.config import (
     env_name,
     load_config,
     machine_hint,
+    parse_config,
 )
 
 
@@ -238,6 +239,13 @@ def test_a_remote_spawn_needs_an_absolute_cwd_and_file_access() -> None:
     with pytest.raises(GateError, match="over SSH is not implemented yet") as info:
         check_spawn_machine(ssh_only, "gpu", "/srv/repo")
     assert info.value.code == "MACHINE_SSH_NOT_SUPPORTED"
+
+
+@pytest.mark.parametrize("label", ["-F/tmp/x", " box", "a\nb", "x" * 129])
+def test_a_machine_label_herdr_cannot_take_is_refused(label: str) -> None:
+    with pytest.raises(ConfigError, match="bad machine label") as info:
+        parse_config({"machines": [label]}, base=Path("/"))
+    assert info.value.key == "machines[0]"
 
 
 def test_herdr_machine_refusals_get_their_fix() -> None:

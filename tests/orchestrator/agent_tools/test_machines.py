@@ -36,8 +36,11 @@ from tests.waits import SCALE, wait_until
 pytestmark = FAST_AGENTS
 
 
-def make_ctx(server: HerdrServer, root: Path, **config: Any) -> AgentToolsContext:
-    """A context on the local ``server`` (socket) whose remote calls run its ``herdr``."""
+def make_ctx(
+    server: HerdrServer, root: Path, caller_pane: str | None = None, **config: Any
+) -> AgentToolsContext:
+    """A context on the local ``server`` (socket) whose remote calls run its ``herdr``;
+    ``caller_pane``: the caller runs in that local pane (``HERDR_PANE_ID``)."""
     state = root / "state"
     cfg = Config(state_dir=state, artifact_dir=state / "artifacts", **config)
     client = HerdrClient.build(
@@ -45,6 +48,8 @@ def make_ctx(server: HerdrServer, root: Path, **config: Any) -> AgentToolsContex
     )
     env = {k: v for k, v in server.env.items() if k != "HERDR_PANE_ID"}
     env["HERDR_BIN_PATH"] = str(server.cli_path)
+    if caller_pane is not None:
+        env["HERDR_PANE_ID"] = caller_pane
     return AgentToolsContext.create(env, config=cfg, client=client)
 
 
@@ -70,9 +75,8 @@ def test_remote_spawn_completes_and_a_new_context_harvests_it(
 ) -> None:
     """About 5 s: a spawn is a dozen ``--machine`` calls, each its own SSH session."""
     HerdrCli(herdr_server.cli_path, herdr_server.env)("workspace", "create")  # local w1:p1
-    ctx = make_ctx(herdr_server, tmp_path, machines=("box",), shared_filesystem=("box",))
     # the caller runs in the local pane w1:p1: a remote spawn must not split "w1:p1" there
-    ctx.env["HERDR_PANE_ID"] = "w1:p1"
+    ctx = make_ctx(herdr_server, tmp_path, "w1:p1", machines=("box",), shared_filesystem=("box",))
     repo = git_repo(tmp_path / "repo")
     scenario = (
         Scenario()
@@ -177,7 +181,9 @@ def test_ssh_down_mid_spawn_leaves_one_agent_and_a_record_that_says_so(
     assert any("seen to reach the agent" in w for w in result["warnings"])
     record = ctx.store.get(result["taskId"])
     assert (record.status, record.machine, record.pane_id) == ("running", "box", "w1:p1")
-    assert record.delivery["sentAt"] is not None  # pi's session shows the prompt
+    assert (
+        record.delivery is not None and record.delivery["sentAt"] is not None
+    )  # pi's session shows the prompt
     assert len(remote_agents(box)) == 1  # never started twice
     box.host.start()
     again = checked(call(ctx, "herdr_get_agent_result", target=result["taskId"], wait=False))
