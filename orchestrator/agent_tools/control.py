@@ -575,12 +575,17 @@ def _next_seq(directory: Path) -> int:
 
 
 def _observation(
-    agent: AgentInfo, started: float, evidence: list[Evidence], warnings: list[str]
+    agent: AgentInfo,
+    started: float,
+    evidence: list[Evidence],
+    warnings: list[str],
+    machine: str,
 ) -> dict[str, Any]:
     return AgentResult.for_agent(
         MESSAGE,
         agent,
         "idle",
+        machine=machine,
         observation=True,
         evidence=evidence,
         warnings=warnings,
@@ -758,7 +763,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     if record is None:
         if settled is not None:
             evidence.append(_herdr_evidence(f"agent status {settled.agent_status}"))
-        return _observation(agent, started, evidence, warnings)
+        return _observation(agent, started, evidence, warnings, ctx.machine)
     if settled is None:
         return task_result(
             ctx, MESSAGE, record, "running", evidence=evidence, warnings=warnings, started=started

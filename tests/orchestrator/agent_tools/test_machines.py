@@ -189,3 +189,29 @@ def test_ssh_down_mid_spawn_leaves_one_agent_and_a_record_that_says_so(
     again = checked(call(ctx, "herdr_get_agent_result", target=result["taskId"], wait=False))
     assert (again["status"], again["machine"]) == ("running", "box"), again
     assert len(remote_agents(box)) == 1
+
+
+def test_an_external_agent_on_the_machine_is_messaged_and_observed_there(
+    herdr_server: HerdrServer, box: Machine, tmp_path: Path
+) -> None:
+    """About 3 s: a handful of ``--machine`` calls."""
+    remote = HerdrCli(box.server.cli_path, box.server.env)
+    assert remote("workspace", "create", "--cwd", str(tmp_path)).ok
+    started = remote("agent", "start", "outsider", "--kind", "pi", "--pane", "w1:p1")
+    assert started.ok, started
+    ctx = make_ctx(herdr_server, tmp_path, machines=("box",))
+    # not on the local server
+    here = checked(call(ctx, "herdr_message_agent", target="outsider", message="hi"))
+    assert here["error"]["code"] == "TASK_NOT_FOUND", here
+    sent = checked(call(ctx, "herdr_message_agent", target="outsider", message="hi", machine="box"))
+    assert sent["status"] != "failed" and sent["machine"] == "box", sent
+    seen = wait_until(
+        lambda: "hi" in remote("pane", "read", "w1:p1", "--source", "recent").stdout,
+        what="the message on the remote pane",
+    )
+    assert seen
+    observed = checked(
+        call(ctx, "herdr_get_agent_result", target="outsider", machine="box", wait=False)
+    )
+    assert (observed["observation"], observed["machine"]) == (True, "box"), observed
+    assert observed["paneId"] == "w1:p1"
