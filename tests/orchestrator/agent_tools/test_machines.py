@@ -215,3 +215,17 @@ def test_an_external_agent_on_the_machine_is_messaged_and_observed_there(
     )
     assert (observed["observation"], observed["machine"]) == (True, "box"), observed
     assert observed["paneId"] == "w1:p1"
+
+
+def test_a_remote_herdr_too_old_for_machine_is_refused_naming_the_update(
+    herdr_server: HerdrServer, box: Machine, tmp_path: Path
+) -> None:
+    old = box.host.remote_home / ".local" / "bin" / "herdr"
+    old.write_text('#!/bin/sh\necho "unknown command: $2" >&2\nexit 2\n')
+    ctx = make_ctx(herdr_server, tmp_path, machines=("box",), shared_filesystem=("box",))
+    listed = checked(call(ctx, "herdr_list_agents", machine="box"))
+    assert listed["error"]["code"] == "HERDR_ERROR"
+    assert "install or update Herdr 0.9.1 or newer" in listed["error"]["message"]
+    spawned = checked(call(ctx, "herdr_spawn_agent", prompt="x", cwd=str(tmp_path), machine="box"))
+    assert spawned["status"] == "failed" and "0.9.1 or newer" in spawned["error"]["message"]
+    assert spawned["task"] is not None and spawned["task"]["machine"] == "box"
