@@ -33,6 +33,7 @@ BENCHMARKS = [
     "tool_calls",
     "agent_tools",
     "managed_agents",
+    "remote_spawn",
     "tool_list",
     "mcp_http",
     "real_pi",

@@ -318,6 +318,15 @@ def _landed(
     return same and info.state_change_seq > delivery.seq_before
 
 
+def prompt_landed(
+    record: TaskRecord, info: AgentInfo | None, session: str | None, artifact_root: Path
+) -> bool:
+    """Whether the task prompt reached the agent, by the evidence alone (pi: the kickoff line
+    in its session; else Herdr's state counter moved on in the same terminal): for a prompt
+    whose sender lost its connection, which does not prove it was not applied."""
+    return _landed(record, Delivery.of(record), info, session, artifact_root)
+
+
 def judge(
     record: TaskRecord,
     info: AgentInfo,

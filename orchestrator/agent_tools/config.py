@@ -29,6 +29,8 @@ CONFIG_ENV = "HERDR_ORCHESTRATOR_CONFIG"
 ENV_PREFIX = "HERDR_ORCHESTRATOR_"
 #: ``machine`` values meaning "this machine" (Herdr's default target, no ``--machine``).
 LOCAL_MACHINES = ("", "local")
+#: the name a task record and a result give the local machine
+LOCAL_MACHINE = "local"
 
 Transport = Literal["auto", "socket", "cli"]
 TRANSPORTS: tuple[Transport, ...] = ("auto", "socket", "cli")
@@ -159,7 +161,24 @@ def _paths(key: str, value: Any, base: Path) -> tuple[Path, ...]:
 def _labels(key: str, value: Any, base: Path) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise ConfigError(key, f"expected a list of machine labels, got {value!r}")
+    for i, label in enumerate(value):
+        problem = label_problem(label)
+        if problem is not None:
+            raise ConfigError(f"{key}[{i}]", f"bad machine label {label!r}: {problem}")
     return tuple(value)
+
+
+def label_problem(label: str) -> str | None:
+    """Why ``label`` cannot name a saved machine in ``herdr --machine <label>``, or None
+    (Herdr's own rules: at most 128 bytes, no control characters; not starting with ``-``,
+    which Herdr refuses, and which must never read as an option)."""
+    if label != label.strip() or not label:
+        return "a label has no leading or trailing spaces"
+    if label.startswith("-"):
+        return "a label cannot start with '-'"
+    if len(label.encode("utf-8")) > 128 or any(ord(c) < 32 or ord(c) == 127 for c in label):
+        return "a label is at most 128 bytes, without control characters"
+    return None
 
 
 def glob_problem(glob: str) -> str | None:
@@ -461,25 +480,81 @@ def check_cwd(config: Config, cwd: str | Path) -> Path:
 
 
 def check_machine(config: Config, machine: str | None) -> str:
-    """``"local"`` for the local machine; any other machine is refused for now.
+    """``"local"`` for the local machine, else ``machine`` when ``machines`` enables it.
 
-    Remote machines (Herdr's ``--machine``) come in a later release; until then a label
-    enabled in ``machines`` is refused as not supported yet, and any other label as unknown,
-    so a caller can tell a typo from a missing feature.
+    Enough for what only needs Herdr's API (list, message, an external target's result):
+    the call goes through ``herdr --machine <label>``. Herdr itself then refuses a label its
+    catalog does not know or has disabled (:func:`machine_hint` names the fix).
     """
     if machine is None or machine in LOCAL_MACHINES:
-        return "local"
+        return LOCAL_MACHINE
     if machine in config.machines:
-        raise GateError(
-            "MACHINE_NOT_SUPPORTED",
-            f"machine {machine!r} is enabled in machines, but remote machines are not "
-            "supported yet: only the local machine can be used",
-            field="machine",
-        )
+        return machine
     enabled = ", ".join(config.machines) or "none"
     raise GateError(
         "MACHINE_NOT_ENABLED",
-        f"machine {machine!r} is not enabled in machines (enabled: {enabled}); "
-        "only the local machine can be used",
+        f"machine {machine!r} is not enabled in machines (enabled: {enabled}); add its Herdr "
+        "label to machines in the configuration (after `herdr machine add`)",
         field="machine",
     )
+
+
+def check_spawn_machine(config: Config, machine: str | None, cwd: str | None) -> str:
+    """:func:`check_machine`, plus what a spawn on a remote machine needs.
+
+    A remote spawn needs an explicit absolute ``cwd`` (a path on that machine: the caller's
+    own directory means nothing there) and file access to the machine, since the task's
+    envelope, ``result.md``, inbox, pi session and diff are files: ``sharedFilesystem`` (the
+    machine sees the same paths through a shared mount). ``machineTargets`` (reading them
+    over SSH) is accepted in the configuration but not implemented yet, and refused here.
+    """
+    label = check_machine(config, machine)
+    if label == LOCAL_MACHINE:
+        return label
+    if not cwd or not cwd.startswith("/"):
+        raise GateError(
+            "CWD_NOT_ABSOLUTE",
+            f"a spawn on machine {label!r} needs cwd as an absolute path on that machine "
+            f"(got {cwd!r})",
+            field="cwd",
+        )
+    if label in config.shared_filesystem:
+        return label
+    if label in config.machine_targets:
+        raise GateError(
+            "MACHINE_SSH_NOT_SUPPORTED",
+            f"machine {label!r} has only an SSH target in machineTargets: reading a remote "
+            "task's files over SSH is not implemented yet; list it in sharedFilesystem if it "
+            "sees the same paths through a shared mount",
+            field="machine",
+        )
+    raise GateError(
+        "MACHINE_NO_FILE_ACCESS",
+        f"a spawn on machine {label!r} needs file access to it: list it in sharedFilesystem "
+        "(it sees the same paths through a shared mount)",
+        field="machine",
+    )
+
+
+def files_reachable(config: Config, machine: str) -> bool:
+    """Whether a path Herdr reports for ``machine`` (a pi session file) can be read here:
+    the local machine, or one listed in ``sharedFilesystem``."""
+    return machine == LOCAL_MACHINE or machine in config.shared_filesystem
+
+
+#: Herdr's ``--machine`` refusals (src/cli/target.rs) → the fix to name with them
+_MACHINE_FIXES = (
+    (" is disabled", "enable it with `herdr machine enable <id>` (see `herdr machine list`)"),
+    ("unknown machine ", "save it with `herdr machine add <ssh-target> --label <label>`"),
+    (" is ambiguous", "use its profile id (see `herdr machine list`)"),
+)
+
+
+def machine_hint(machine: str, message: str) -> str | None:
+    """The fix for Herdr's refusal ``message`` of ``--machine <machine>``, or None."""
+    if machine == LOCAL_MACHINE:
+        return None
+    for needle, fix in _MACHINE_FIXES:
+        if needle in message:
+            return f"machine {machine!r}: {fix}"
+    return None

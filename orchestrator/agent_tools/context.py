@@ -29,6 +29,14 @@ A configuration or client given by the caller (:meth:`AgentToolsContext.create`,
 already built on the given ``ToolContext``) is never dropped. The liveness cache of the
 concurrency cap is kept across calls on purpose: it is time-bounded per task.
 
+Remote machines (issue 16): a call works on one machine at a time, the local one unless it
+chose another (:meth:`AgentToolsContext.select_machine`: a ``machine`` argument, or the
+machine an owned task's record names). The choice lives in a context variable, so each worker
+thread of a server has its own, and the tool wrapper (:func:`on_local_machine`) resets it
+around every call. :attr:`AgentToolsContext.client` answers the chosen machine's client: for
+a remote machine always Herdr's CLI with ``--machine <label>`` (seed 000: the CLI is the only
+transport for remote machines), built once per label.
+
 Concurrent calls (an MCP server's worker threads) share the kept context: the records and
 the slots lock their files per operation (``flock`` on a fresh descriptor), so they hold no
 state of their own to race on, and two threads refreshing at once at worst build the same
@@ -37,14 +45,22 @@ thing twice.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.agent_tools.completion import holds_slot
-from orchestrator.agent_tools.config import CONFIG_ENV, Config, default_config_path, load_config
+from orchestrator.agent_tools.config import (
+    CONFIG_ENV,
+    LOCAL_MACHINE,
+    Config,
+    default_config_path,
+    load_config,
+)
 from orchestrator.agent_tools.records import TaskStore
 from orchestrator.agent_tools.slots import Slots
 from orchestrator.logs import task_logger
@@ -59,6 +75,10 @@ logger = task_logger(__name__)
 HERDR_PANE_ENV = "HERDR_PANE_ID"
 #: the key of :attr:`ToolContext.derived` the agent tools keep their context under
 DERIVED_KEY = "agent_tools"
+#: the machine the current call works on (see the module docstring)
+_MACHINE: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "herdr_orchestrator_machine", default=LOCAL_MACHINE
+)
 #: a key before the first :meth:`AgentToolsContext.refresh` (its first look is the baseline)
 _UNSEEN: Hashable = object()
 
@@ -105,6 +125,8 @@ class AgentToolsContext(ToolContext):
     _client_given: bool = field(default=False, repr=False)
     _config_key: Hashable = field(default=_UNSEEN, repr=False)
     _server_key: Hashable = field(default=_UNSEEN, repr=False)
+    #: label → the CLI client of that remote machine (``--machine <label>``)
+    _remote_clients: dict[str, HerdrClient] = field(default_factory=dict, repr=False)
 
     @classmethod
     def create(
@@ -137,6 +159,7 @@ class AgentToolsContext(ToolContext):
                     self._slots = None
                 if not self._client_given:
                     self._client = None
+                self._remote_clients.clear()
             self._config_key = key
         if self._client_given:
             return
@@ -175,13 +198,47 @@ class AgentToolsContext(ToolContext):
         return self._slots
 
     def _holds_slot(self, task_id: str) -> bool:
+        from orchestrator.agent_tools.records import TaskNotFound
+
+        try:
+            machine = self.store.get(task_id).machine
+        except (TaskNotFound, ValueError):
+            machine = LOCAL_MACHINE
         return holds_slot(
-            self.store, lambda: self.client, self.config.artifact_dir, self.liveness, task_id
+            self.store,
+            lambda: self.client_for(machine),
+            self.config.artifact_dir,
+            self.liveness,
+            task_id,
         )
 
     @property
+    def machine(self) -> str:
+        """The machine the current call works on (``"local"`` unless it chose another)."""
+        return _MACHINE.get()
+
+    def select_machine(self, machine: str) -> None:
+        """Work on ``machine`` (``"local"`` or a label the configuration enables) for the
+        rest of this call: :attr:`client` becomes that machine's."""
+        _MACHINE.set(machine)
+
+    @property
     def client(self) -> HerdrClient:
-        """The Herdr client: the configured transport over ``env``, built on first use."""
+        """The Herdr client of the current call's machine (:attr:`machine`)."""
+        return self.client_for(self.machine)
+
+    def client_for(self, machine: str) -> HerdrClient:
+        """The client of ``machine``: the local one (the configured transport over ``env``,
+        built on first use), or a remote machine's ``herdr --machine <label>`` CLI client."""
+        if machine != LOCAL_MACHINE:
+            remote = self._remote_clients.get(machine)
+            if remote is None:
+                from orchestrator.client.sync import HerdrClient
+                from orchestrator.client.transports import CliTransport
+
+                remote = HerdrClient(CliTransport(env=self.env, machine=machine))
+                self._remote_clients[machine] = remote
+            return remote
         if self._client is None:
             if self.client_factory is not None:
                 self._client = self.client_factory(self.env)
@@ -193,7 +250,10 @@ class AgentToolsContext(ToolContext):
 
     @property
     def caller_pane(self) -> str | None:
-        """The caller's own pane when it runs inside Herdr (``HERDR_PANE_ID``), else None."""
+        """The caller's own pane when it runs inside Herdr (``HERDR_PANE_ID``) and the call
+        works on the local machine, else None (a local pane id means nothing elsewhere)."""
+        if self.machine != LOCAL_MACHINE:
+            return None
         pane = self.env.get(HERDR_PANE_ENV, "").strip()
         return pane or None
 
@@ -217,11 +277,29 @@ def agent_context(ctx: ToolContext) -> AgentToolsContext:
     return kept
 
 
+def on_local_machine(
+    handler: Callable[[Mapping[str, Any], ToolContext], dict[str, Any]],
+) -> Callable[[Mapping[str, Any], ToolContext], dict[str, Any]]:
+    """``handler`` starting on the local machine, whatever an earlier call in this thread
+    chose, and leaving no choice behind."""
+
+    @functools.wraps(handler)
+    def wrapped(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        token = _MACHINE.set(LOCAL_MACHINE)
+        try:
+            return handler(args, ctx)
+        finally:
+            _MACHINE.reset(token)
+
+    return wrapped
+
+
 __all__ = [
     "DERIVED_KEY",
     "HERDR_PANE_ENV",
     "AgentToolsContext",
     "agent_context",
     "config_key",
+    "on_local_machine",
     "server_key",
 ]

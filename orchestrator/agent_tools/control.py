@@ -140,7 +140,13 @@ MESSAGE_SCHEMA: dict[str, Any] = {
                 "answer verbatim for ANSWER."
             ),
         },
-        "machine": {"type": "string", "description": "Only the local machine for now."},
+        "machine": {
+            "type": "string",
+            "description": (
+                "Machine (a label enabled in machines) of an external target; an owned "
+                "task remembers its own."
+            ),
+        },
         "kind": {
             "enum": list(MESSAGE_KINDS),
             "description": (
@@ -283,6 +289,7 @@ def resolve_owned(ctx: AgentToolsContext, tool: str, target: str) -> TaskRecord:
     try:
         record = ctx.store.find(target)
         bind_task(record.task_id)
+        ctx.select_machine(record.machine)  # the task lives where it was spawned
         return record
     except TaskNotFound as exc:
         foreign: AgentInfo | None = None
@@ -568,12 +575,17 @@ def _next_seq(directory: Path) -> int:
 
 
 def _observation(
-    agent: AgentInfo, started: float, evidence: list[Evidence], warnings: list[str]
+    agent: AgentInfo,
+    started: float,
+    evidence: list[Evidence],
+    warnings: list[str],
+    machine: str,
 ) -> dict[str, Any]:
     return AgentResult.for_agent(
         MESSAGE,
         agent,
         "idle",
+        machine=machine,
         observation=True,
         evidence=evidence,
         warnings=warnings,
@@ -599,7 +611,8 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         return refused_config
     try:
         check_enabled(ctx.config)
-        check_machine(ctx.config, params.get("machine"))
+        given = params.get("machine")
+        machine = check_machine(ctx.config, given)
     except GateError as exc:
         return gate_refusal(MESSAGE, exc)
     target = str(params["target"])
@@ -621,10 +634,11 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     )
     record: TaskRecord | None
     try:
-        record = ctx.store.find(target)
+        record = ctx.store.find(target, machine if given else None)
         bind_task(record.task_id)
     except TaskNotFound:
         record = None
+    ctx.select_machine(record.machine if record is not None else machine)
     try:
         if record is not None:
             agent = _live_agent(ctx, record)
@@ -648,7 +662,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             ResultError("TASK_NOT_FOUND", f"no task or agent {target!r}", field="target"),
         )
     except ClientError as exc:
-        return herdr_refusal(MESSAGE, exc, field="target")
+        return herdr_refusal(MESSAGE, exc, field="target", machine=ctx.machine)
     except GatesRefused as exc:
         gate = exc.refusal
         return refusal(MESSAGE, ResultError(gate.agent_code, gate.message, field="target"))
@@ -749,7 +763,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     if record is None:
         if settled is not None:
             evidence.append(_herdr_evidence(f"agent status {settled.agent_status}"))
-        return _observation(agent, started, evidence, warnings)
+        return _observation(agent, started, evidence, warnings, ctx.machine)
     if settled is None:
         return task_result(
             ctx, MESSAGE, record, "running", evidence=evidence, warnings=warnings, started=started

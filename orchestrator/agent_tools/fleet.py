@@ -28,7 +28,13 @@ from typing import Any
 
 from herdr_sim.protocol import AGENT_STATUSES
 from orchestrator.agent_tools.completion import session_path_of
-from orchestrator.agent_tools.config import ConfigError, GateError, check_machine
+from orchestrator.agent_tools.config import (
+    LOCAL_MACHINE,
+    ConfigError,
+    GateError,
+    check_machine,
+    machine_hint,
+)
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import ResultError, refusal
 from orchestrator.agent_tools.records import TaskRecord
@@ -51,7 +57,10 @@ LIST_AGENTS_SCHEMA: dict[str, Any] = {
         },
         "machine": {
             "type": "string",
-            "description": "A configured machine label; only the local machine for now.",
+            "description": (
+                "A label enabled in machines: list that machine (through herdr --machine) "
+                "instead of the local one."
+            ),
         },
     },
 }
@@ -79,14 +88,20 @@ def config_refusal(tool: str, ctx: AgentToolsContext) -> dict[str, Any] | None:
     return None
 
 
-def herdr_refusal(tool: str, exc: ClientError, *, field: str | None = None) -> dict[str, Any]:
-    """A Herdr failure (refusal or transport) before any task was involved."""
+def herdr_refusal(
+    tool: str, exc: ClientError, *, field: str | None = None, machine: str = LOCAL_MACHINE
+) -> dict[str, Any]:
+    """A Herdr failure (refusal or transport) before any task was involved; Herdr's refusal
+    of a saved ``machine`` (unknown, disabled, ambiguous) is ``MACHINE_UNAVAILABLE`` and
+    names the fix."""
     code = getattr(exc, "code", None) if isinstance(exc, HerdrError) else None
+    text = str(exc) or type(exc).__name__
+    hint = machine_hint(machine, text)
     return refusal(
         tool,
         ResultError(
-            "HERDR_ERROR",
-            str(exc) or type(exc).__name__,
+            "HERDR_ERROR" if hint is None else "MACHINE_UNAVAILABLE",
+            text if hint is None else f"{text}; {hint}",
             field=field,
             herdr_code=str(code) if code else None,
         ),
@@ -187,11 +202,13 @@ def list_agents(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, A
         machine = check_machine(ctx.config, params.get("machine"))
     except GateError as exc:
         return gate_refusal(TOOL, exc)
+    ctx.select_machine(machine)
     try:
         agents = ctx.client.agent_list()
     except ClientError as exc:
-        return herdr_refusal(TOOL, exc)
-    records = ctx.store.list_records()
+        return herdr_refusal(TOOL, exc, machine=machine)
+    # ids are unique per server only: only this machine's tasks can own its agents
+    records = [r for r in ctx.store.list_records() if r.machine == machine]
     rows = [fleet_row(agent, owner_of(records, agent), machine) for agent in agents]
     if params.get("owned_only"):
         rows = [row for row in rows if row["owned"]]

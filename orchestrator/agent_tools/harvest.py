@@ -42,7 +42,12 @@ from orchestrator.agent_tools import (
     transcript,
     worktree,
 )
-from orchestrator.agent_tools.config import ConfigError
+from orchestrator.agent_tools.config import (
+    LOCAL_MACHINE,
+    ConfigError,
+    files_reachable,
+    machine_hint,
+)
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.fleet import same_agent
 from orchestrator.agent_tools.records import (
@@ -103,7 +108,10 @@ GET_RESULT_SCHEMA: dict[str, Any] = {
         },
         "machine": {
             "type": "string",
-            "description": "Machine of an external target; only the local machine for now.",
+            "description": (
+                "Machine (a label enabled in machines) of an external target; an owned "
+                "task remembers its own."
+            ),
         },
     },
 }
@@ -300,6 +308,7 @@ def harvest(
     caller's own wait already ran out (no further waiting).
     """
     bind_task(record.task_id)
+    actx.select_machine(record.machine)  # a task lives on the machine it was spawned on
     began = time.monotonic() if started is None else started
     notes = list(warnings or [])
     evidence: list[contract.Evidence] = []
@@ -490,6 +499,8 @@ def to_dict(
     task = value.get("task")
     if isinstance(task, dict) and task.get("error") is not None:
         value["task"] = {**task, "error": redact_args(task["error"], secrets)}
+    if value.get("machine") == LOCAL_MACHINE:
+        value["machine"] = actx.machine  # an observation: the machine the call looked at
     return value
 
 
@@ -547,6 +558,10 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
             f"{target!r} is neither a task of this orchestrator nor a Herdr agent "
             f"({exc.code}: {exc.message})"
         )
+        code = "TASK_NOT_FOUND"
+        hint = machine_hint(actx.machine, exc.message)
+        if hint is not None:
+            code, message = "MACHINE_UNAVAILABLE", f"{exc.message}; {hint}"
         return to_dict(
             actx,
             contract.AgentResult.for_agent(
@@ -554,14 +569,14 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
                 None,
                 "failed",
                 next_action="retry",
-                error=error_of("TASK_NOT_FOUND", message, field="target", herdr=exc.code),
+                error=error_of(code, message, field="target", herdr=exc.code),
                 elapsed_ms=contract.elapsed_ms(began),
             ),
         )
     evidence = [contract.Evidence("herdr", f"agent status {info.agent_status} (not ours)")]
     final: str | None = None
     session = completion.session_path_of(info)
-    if info.agent == "pi" and session:
+    if info.agent == "pi" and session and files_reachable(actx.config, actx.machine):
         last = transcript.last_assistant_message(session)
         if last is not None:
             final = last.text
@@ -600,8 +615,9 @@ def handle_get_result(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, An
     actx = agent_context(ctx)
     began = time.monotonic()
     target = str(args["target"])
+    given = args.get("machine")
     try:
-        check_machine(actx.config, args.get("machine"))
+        machine = check_machine(actx.config, given)
     except ConfigError as exc:
         return refusal(TOOL, exc.code, str(exc), exc.key)
     except GateError as exc:
@@ -610,11 +626,12 @@ def handle_get_result(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, An
     timeout_ms = int(args.get("timeout_ms", DEFAULT_TIMEOUT_MS))
     lines = int(args.get("lines", DEFAULT_LINES))
     try:
-        record = actx.store.find(target)
+        record = actx.store.find(target, machine if given else None)
     except UnreadableRecord as exc:
         return refusal(TOOL, exc.code, str(exc), "target")
     except TaskNotFound:
         logger.debug("not one of our tasks: an observation")
+        actx.select_machine(machine)
         return observe(actx, target, tool=TOOL, lines=lines)
     return harvest(
         actx, record, tool=TOOL, wait=wait, timeout_ms=timeout_ms, lines=lines, started=began

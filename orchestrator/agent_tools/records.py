@@ -518,20 +518,32 @@ class TaskStore:
             return None
         return max(matches, key=lambda r: (r.status in ACTIVE_STATUSES, r.created_at))
 
-    def by_name(self, name: str) -> TaskRecord | None:
-        """The task whose agent is called ``name`` (the active or newest one)."""
-        return self._best([r for r in self.list_records() if r.name == name])
+    def by_name(self, name: str, machine: str | None = None) -> TaskRecord | None:
+        """The task whose agent is called ``name`` (the active or newest one), on ``machine``
+        when given, else on any machine."""
+        return self._best(
+            [
+                r
+                for r in self.list_records()
+                if r.name == name and (machine is None or r.machine == machine)
+            ]
+        )
 
-    def by_pane(self, pane_id: str) -> TaskRecord | None:
-        """The task running in ``pane_id`` (the active or newest one: Herdr reuses no pane id
-        while it lives, but a closed task's pane id may come back in a later session)."""
-        return self._best([r for r in self.list_records() if r.pane_id == pane_id])
+    def by_pane(self, pane_id: str, machine: str = "local") -> TaskRecord | None:
+        """The task running in ``pane_id`` on ``machine`` (the active or newest one: Herdr
+        reuses no pane id while it lives, but a closed task's pane id may come back in a later
+        session). Pane ids are unique per server only: ``w1:p1`` exists on every machine."""
+        return self._best(
+            [r for r in self.list_records() if r.pane_id == pane_id and r.machine == machine]
+        )
 
-    def find(self, target: str) -> TaskRecord:
-        """Resolve a tool ``target``: task id, then agent name, then pane id."""
+    def find(self, target: str, machine: str | None = None) -> TaskRecord:
+        """Resolve a tool ``target``: task id, then agent name, then pane id. A name or pane
+        id is looked up on ``machine`` when given; without it a name matches on any machine
+        (an owned task remembers its machine) and a pane id only on the local one."""
         if is_task_id(target):
             return self.get(target)
-        record = self.by_name(target) or self.by_pane(target)
+        record = self.by_name(target, machine) or self.by_pane(target, machine or "local")
         if record is None:
             raise TaskNotFound(f"no task, agent name or pane {target!r} in the task registry")
         return record

@@ -2,7 +2,9 @@
 
 The order is the seed's, and each step exists for a reason:
 
-1. **Gates** (``enabled``, ``machine``, ``cwd`` inside ``allowCwd`` after resolving symlinks)
+1. **Gates** (``enabled``, ``machine`` — a remote one needs ``sharedFilesystem`` and an
+   absolute ``cwd``, and every Herdr call then goes through ``herdr --machine <label>``,
+   never the caller's pane — ``cwd`` inside ``allowCwd`` after resolving symlinks)
    and argument checks (``name``, alias and kind capabilities, ``agent_args``) refuse a bad
    request before anything exists: a refusal has no task id. Then the R2 preview gate
    (:mod:`.preview`): ``preview: true`` answers what would start, and under
@@ -58,7 +60,8 @@ from orchestrator.agent_tools.config import (
     GateError,
     check_cwd,
     check_enabled,
-    check_machine,
+    check_spawn_machine,
+    files_reachable,
 )
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import Evidence
@@ -72,7 +75,7 @@ from orchestrator.agent_tools.harvest import (
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now_iso
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
-from orchestrator.client.errors import ClientError, HerdrError, NotFound
+from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.logs import bind_task, task_logger
 from orchestrator.tools.text_rules import AGENT_NAME, is_agent_name
@@ -178,10 +181,21 @@ SPAWN_SCHEMA: dict[str, Any] = {
                 "dsh/<taskId>, so parallel tasks do not touch each other's files."
             ),
         },
-        "machine": {"type": "string", "description": "Only the local machine for now."},
+        "machine": {
+            "type": "string",
+            "description": (
+                "A Herdr --machine label enabled in machines (default: local). A remote "
+                "spawn needs sharedFilesystem for it and an absolute cwd on that machine."
+            ),
+        },
         "preview": PREVIEW_SCHEMA,
     },
 }
+
+
+#: Herdr's CLI failed talking to its server after sending (``Error: …``, over ``--machine``
+#: a dropped SSH link): like a socket I/O failure, the request may have been applied
+MAYBE_APPLIED_CODE = "transport_error"
 
 
 def clamp_timeout(value: int | None) -> int:
@@ -243,7 +257,8 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
     try:
         config = actx.config
         check_enabled(config)
-        check_machine(config, args.get("machine"))
+        machine = check_spawn_machine(config, args.get("machine"), args.get("cwd"))
+        actx.select_machine(machine)
         given = _utf8_cwd(str(args.get("cwd") or Path.cwd()))
         cwd = check_cwd(config, given)
         _utf8_cwd(str(cwd))  # a link may resolve to a path that is not UTF-8
@@ -450,6 +465,7 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         isolated=isolated,
         timeout_ms=timeout_ms,
         agent_args=agent_args,
+        machine=actx.machine,
     )
     bind_task(record.task_id)
     logger.info("task recorded (kind %s, created %s)", kind, created)
@@ -688,10 +704,16 @@ def _launch(
                 slot=slot,
                 began=began,
             )
+        elif exc.code == MAYBE_APPLIED_CODE:
+            record = _prompt_unconfirmed(actx, record, exc.message, notes)
         else:
             return _fail(
                 actx, record, "PROMPT_FAILED", exc.message, herdr=exc.code, slot=slot, began=began
             )
+    except TransportError as exc:
+        if not exc.maybe_applied:
+            return _fail(actx, record, "PROMPT_FAILED", str(exc), slot=slot, began=began)
+        record = _prompt_unconfirmed(actx, record, str(exc), notes)
     except ClientError as exc:
         return _fail(actx, record, "PROMPT_FAILED", str(exc), slot=slot, began=began)
 
@@ -745,6 +767,38 @@ def _same_subdirectory(cwd: Path, tree_path: str) -> str:
             f"to {str(target)!r}); nothing was started",
         )
     return str(target)
+
+
+def _prompt_unconfirmed(
+    actx: AgentToolsContext, record: TaskRecord, message: str, notes: list[str]
+) -> TaskRecord:
+    """The record after ``agent prompt`` lost its connection to Herdr (over SSH: the link
+    to a remote machine dropped). That does not prove the prompt was not delivered, so it is
+    never sent again: the evidence decides (:func:`completion.prompt_landed`, from a fresh
+    look at the agent when Herdr answers, and pi's session file). Either way the task reads
+    ``running`` — its agent exists — and ``completed`` still needs an answer to our prompt;
+    only a prompt seen to land is marked sent."""
+    logger.warning("agent prompt lost its connection: the prompt may have been delivered")
+    info = _fresh(actx, record.pane_id) if record.pane_id else None
+    session = record.session_path or completion.session_path_of(info)
+    readable = files_reachable(actx.config, record.machine)
+    landed = completion.prompt_landed(
+        record, info, session if readable else None, actx.config.artifact_dir
+    )
+    changes: dict[str, Any] = {"status": "running"}
+    if landed:
+        changes["delivery"] = completion.sent(record, None)
+    notes.append(
+        f"the connection to Herdr failed while the task prompt was sent ({message}); "
+        + (
+            "the prompt was seen to reach the agent"
+            if landed
+            else "whether it reached the agent is not known yet"
+        )
+        + ": it was not sent again. herdr_get_agent_result looks again; "
+        "herdr_read_agent shows the transcript"
+    )
+    return actx.store.update(record.task_id, **changes)
 
 
 def _with_tail(message: str, tail: str) -> str:

@@ -9,6 +9,9 @@ Handlers take any :class:`~orchestrator.tools.tool.ToolContext`; they turn it in
 :class:`~orchestrator.agent_tools.context.AgentToolsContext` with
 :func:`~orchestrator.agent_tools.context.agent_context`.
 
+Every handler starts on the local machine (:func:`~.context.on_local_machine`) and picks
+another only from its ``machine`` argument or an owned task's record.
+
 Every handler runs in its own task scope (:func:`orchestrator.logs.scoped`): the task id a
 handler binds for its log records ends with the call.
 
@@ -28,6 +31,7 @@ from orchestrator.agent_tools import (
     spawn,
     transcript_tool,
 )
+from orchestrator.agent_tools.context import on_local_machine
 from orchestrator.logs import scoped
 from orchestrator.tools.text_rules import refuse_nul
 from orchestrator.tools.tool import Tool
@@ -42,7 +46,7 @@ AGENT_TOOLS: dict[str, Tool] = {
             "AgentResult (final message, result.md, diff). Never answers a blocked agent."
         ),
         input_schema=refuse_nul(spawn.SPAWN_SCHEMA),
-        handler=scoped(spawn.handle_spawn),
+        handler=on_local_machine(scoped(spawn.handle_spawn)),
     ),
     harvest.TOOL: Tool(
         name=harvest.TOOL,
@@ -53,7 +57,7 @@ AGENT_TOOLS: dict[str, Tool] = {
             "Never re-submits the task."
         ),
         input_schema=refuse_nul(harvest.GET_RESULT_SCHEMA),
-        handler=scoped(harvest.handle_get_result),
+        handler=on_local_machine(scoped(harvest.handle_get_result)),
     ),
     control.MESSAGE: Tool(
         name=control.MESSAGE,
@@ -61,49 +65,49 @@ AGENT_TOOLS: dict[str, Tool] = {
         risk="R2",
         description=control.MESSAGE_DESCRIPTION,
         input_schema=refuse_nul(control.MESSAGE_SCHEMA),
-        handler=scoped(control.message_agent),
+        handler=on_local_machine(scoped(control.message_agent)),
     ),
     fleet.TOOL: Tool(
         name=fleet.TOOL,
         risk="R0",
         description=fleet.LIST_AGENTS_DESCRIPTION,
         input_schema=refuse_nul(fleet.LIST_AGENTS_SCHEMA),
-        handler=scoped(fleet.list_agents),
+        handler=on_local_machine(scoped(fleet.list_agents)),
     ),
     control.INTERRUPT: Tool(
         name=control.INTERRUPT,
         risk="R1",
         description=control.INTERRUPT_DESCRIPTION,
         input_schema=refuse_nul(control.INTERRUPT_SCHEMA),
-        handler=scoped(control.interrupt_agent),
+        handler=on_local_machine(scoped(control.interrupt_agent)),
     ),
     inbox_tool.TOOL: Tool(
         name=inbox_tool.TOOL,
         risk="R0",
         description=inbox_tool.INBOX_DESCRIPTION,
         input_schema=refuse_nul(inbox_tool.INBOX_SCHEMA),
-        handler=scoped(inbox_tool.inbox),
+        handler=on_local_machine(scoped(inbox_tool.inbox)),
     ),
     transcript_tool.TOOL: Tool(
         name=transcript_tool.TOOL,
         risk="R0",
         description=transcript_tool.READ_AGENT_DESCRIPTION,
         input_schema=refuse_nul(transcript_tool.READ_AGENT_SCHEMA),
-        handler=scoped(transcript_tool.read_agent),
+        handler=on_local_machine(scoped(transcript_tool.read_agent)),
     ),
     control.CLOSE: Tool(
         name=control.CLOSE,
         risk="R1",
         description=control.CLOSE_DESCRIPTION,
         input_schema=refuse_nul(control.CLOSE_SCHEMA),
-        handler=scoped(control.close_agent),
+        handler=on_local_machine(scoped(control.close_agent)),
     ),
     doctor_tool.TOOL: Tool(
         name=doctor_tool.TOOL,
         risk="R0",
         description=doctor_tool.DOCTOR_DESCRIPTION,
         input_schema=refuse_nul(doctor_tool.DOCTOR_SCHEMA),
-        handler=scoped(doctor_tool.doctor),
+        handler=on_local_machine(scoped(doctor_tool.doctor)),
     ),
 }
 

@@ -189,6 +189,7 @@ def read_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, An
     try:
         record = ctx.store.find(target)
         bind_task(record.task_id)
+        ctx.select_machine(record.machine)  # the task lives where it was spawned
     except TaskNotFound:
         record = None
     agent: AgentInfo | None = None

@@ -259,7 +259,13 @@ def find_herdr(env: Mapping[str, str], configured: Path | str | None = None) -> 
 
 
 class CliTransport:
-    """Runs the ``herdr`` executable, one process per operation, as a shell script would."""
+    """Runs the ``herdr`` executable, one process per operation, as a shell script would.
+
+    ``machine`` (a saved machine's label or profile id) puts Herdr's global prefix
+    ``--machine <machine>`` before every command: Herdr forwards it over SSH to that
+    machine's server (the only transport to a remote machine). ``HERDR_PANE_ID`` is not
+    passed on then: a local pane id means nothing on another server.
+    """
 
     name = "cli"
 
@@ -269,10 +275,16 @@ class CliTransport:
         *,
         env: Mapping[str, str] | None = None,
         timeout: float = 30.0,
+        machine: str | None = None,
     ) -> None:
         self.env = dict(os.environ if env is None else env)
         self.herdr = find_herdr(self.env, herdr)
         self.timeout = timeout
+        if machine is not None and (not machine or machine.startswith("-")):
+            raise ValueError(f"not a machine label or profile id: {machine!r}")
+        self.machine = machine
+        if machine is not None:
+            self.env.pop("HERDR_PANE_ID", None)
 
     def run(self, op: Operation, params: Params, timeout: float | None = None) -> Exchange:
         """Run ``herdr ARGV``; its exit code, stdout and stderr make the exchange.
@@ -282,6 +294,8 @@ class CliTransport:
         Herdr's output is UTF-8 whatever the locale; undecodable bytes become U+FFFD.
         """
         args = op.cli_argv(params)
+        if self.machine is not None:
+            args = ["--machine", self.machine, *args]
         argv = ("herdr", *args)
         refusal = cli_map.cli_refusal(op, params)
         if refusal is not None:

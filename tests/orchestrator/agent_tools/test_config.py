@@ -14,9 +14,12 @@ from orchestrator.agent_tools.config import (
     check_cwd,
     check_enabled,
     check_machine,
+    check_spawn_machine,
     default_config_path,
     env_name,
     load_config,
+    machine_hint,
+    parse_config,
 )
 
 
@@ -217,10 +220,40 @@ def test_local_machine_is_accepted() -> None:
     assert check_machine(Config(), "local") == "local"
 
 
-def test_enabled_remote_machine_is_refused_as_not_supported() -> None:
-    with pytest.raises(GateError, match="remote machines are not supported yet") as info:
-        check_machine(Config(machines=("gpu",)), "gpu")
-    assert info.value.code == "MACHINE_NOT_SUPPORTED" and info.value.field == "machine"
+def test_an_enabled_remote_machine_is_accepted_for_api_calls() -> None:
+    assert check_machine(Config(machines=("gpu",)), "gpu") == "gpu"
+
+
+def test_a_remote_spawn_needs_an_absolute_cwd_and_file_access() -> None:
+    shared = Config(machines=("gpu",), shared_filesystem=("gpu",))
+    assert check_spawn_machine(shared, "gpu", "/srv/repo") == "gpu"
+    assert check_spawn_machine(Config(), None, None) == "local"
+    for cwd in (None, "", "repo", "~/repo"):
+        with pytest.raises(GateError, match="absolute path on that machine") as info:
+            check_spawn_machine(shared, "gpu", cwd)
+        assert (info.value.code, info.value.field) == ("CWD_NOT_ABSOLUTE", "cwd")
+    with pytest.raises(GateError, match="list it in sharedFilesystem") as info:
+        check_spawn_machine(Config(machines=("gpu",)), "gpu", "/srv/repo")
+    assert (info.value.code, info.value.field) == ("MACHINE_NO_FILE_ACCESS", "machine")
+    ssh_only = Config(machines=("gpu",), machine_targets={"gpu": "dev@gpu"})
+    with pytest.raises(GateError, match="over SSH is not implemented yet") as info:
+        check_spawn_machine(ssh_only, "gpu", "/srv/repo")
+    assert info.value.code == "MACHINE_SSH_NOT_SUPPORTED"
+
+
+@pytest.mark.parametrize("label", ["-F/tmp/x", " box", "a\nb", "x" * 129])
+def test_a_machine_label_herdr_cannot_take_is_refused(label: str) -> None:
+    with pytest.raises(ConfigError, match="bad machine label") as info:
+        parse_config({"machines": [label]}, base=Path("/"))
+    assert info.value.key == "machines[0]"
+
+
+def test_herdr_machine_refusals_get_their_fix() -> None:
+    assert "herdr machine enable" in str(machine_hint("box", "error: machine 'box' is disabled"))
+    unknown = "error: unknown machine 'x'; use `herdr machine list`"
+    assert "herdr machine add" in str(machine_hint("x", unknown))
+    assert machine_hint("local", "error: machine 'box' is disabled") is None
+    assert machine_hint("box", "agent_not_found: no agent w") is None
 
 
 def test_unknown_machine_is_refused_as_not_enabled() -> None:

@@ -241,6 +241,17 @@ def test_remote_machine_is_refused(ctx: AgentToolsContext, tmp_path: Path) -> No
     assert result["error"]["field"] == "machine"
 
 
+def test_remote_spawn_refusals_name_the_fix(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    ctx = make_ctx(herdr_server, tmp_path, machines=("box",))
+    no_files = spawn(ctx, prompt="x", cwd=str(tmp_path), machine="box")
+    assert no_files["error"]["code"] == "MACHINE_NO_FILE_ACCESS"
+    assert "sharedFilesystem" in no_files["error"]["message"]
+    relative = spawn(ctx, prompt="x", cwd="repo", machine="box")
+    assert (relative["error"]["code"], relative["error"]["field"]) == ("CWD_NOT_ABSOLUTE", "cwd")
+    assert not list((tmp_path / "state").glob("tasks/*.json"))  # refused before any record
+    assert HerdrClient.build("socket", socket_path=herdr_server.socket_path).agent_list() == []
+
+
 def test_queue_timeout_at_the_cap_names_the_wait(herdr_server: HerdrServer, tmp_path: Path) -> None:
     ctx = make_ctx(herdr_server, tmp_path, max_concurrent=1, queue_timeout_ms=150)
     first = spawn(

@@ -1,0 +1,139 @@
+"""Remote spawn → completed, against a local spawn → completed in the same run (issue 16).
+
+Two simulators with the same timings (settle 0.5 s, Herdr's 300 ms submit delay), the
+second behind OpenSSH's ``sshd`` on a loopback port (:class:`herdr_sim.machine_host.SshHost`,
+what the ``herdr_machine`` fixture uses; asyncssh in this process where ``sshd`` is not
+installed) and saved in the local catalog as ``box``. One git repository is the tasks'
+``cwd``; the configuration lists ``box`` in ``machines`` and ``sharedFilesystem`` (it is this
+host, so it sees the same paths). Each round spawns one task locally and one with
+``machine: "box"`` (interleaved), both through ``run_tool`` as MCP calls them, with a fake pi
+that answers with its default reply; the wall time of each call until its ``completed``
+AgentResult is measured and the medians are compared.
+
+Every Herdr request of the remote spawn is a ``herdr --machine box …`` process that opens
+its own SSH connection (key exchange, the bridge check, ``ping``, the request), so the ratio
+is mostly SSH. No target: the issue asks for the ratio (informational).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import benchkit
+from benchkit import Result, median, ms
+
+from herdr_sim.herdr_cli.endpoints import EndpointCatalog
+from herdr_sim.machine_host import SshHost
+from herdr_sim.ssh_servers import new_ssh_host
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.client.sync import HerdrClient
+from orchestrator.tools.registry import run_tool
+
+SETTLE = 0.5
+SUBMIT_DELAY = 0.3
+TIMEOUT_MS = 60_000
+
+
+def _git_repo(path: Path) -> Path:
+    path.mkdir()
+    (path / "README.md").write_text("bench\n")
+    ident = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *ident, *argv], cwd=path, check=True, capture_output=True)
+    return path
+
+
+def _spawn(sim: Any, env: dict[str, str], repo: Path, name: str, machine: str) -> None:
+    client = HerdrClient.build("socket", socket_path=sim.socket_path, herdr=sim.cli_path, env=env)
+    ctx = AgentToolsContext.create(env, client=client)
+    arguments = {"prompt": "say ok", "cwd": str(repo), "name": name, "timeout_ms": TIMEOUT_MS}
+    if machine != "local":
+        arguments["machine"] = machine
+    result = run_tool("herdr_spawn_agent", arguments, ctx)
+    if result.get("status") != "completed" or result.get("machine") != machine:
+        raise RuntimeError(f"spawn {name} on {machine} did not complete: {result}")
+
+
+def run(args: argparse.Namespace) -> list[Result]:
+    """Measure; see the module docstring."""
+    if shutil.which("ssh") is None:
+        raise SystemExit("remote_spawn: needs OpenSSH's ssh client (bash .ci/install-ssh)")
+    rounds = 3 if args.quick else 8
+    settings: dict[str, Any] = {
+        "agent_start_settle": SETTLE,
+        "agent_prompt_submit_delay": SUBMIT_DELAY,
+        "persist": False,
+    }
+    times: dict[str, list[float]] = {"local": [], "box": []}
+    with benchkit.work_dir() as directory:
+        for side in ("local", "remote"):
+            (directory / side).mkdir()
+        with (
+            benchkit.simulator(directory / "local", **settings) as local,
+            benchkit.simulator(directory / "remote", **settings) as remote,
+        ):
+            host = new_ssh_host(directory / "ssh", directory / "rhome", directory / "rcfg", "box")
+            host.start()
+            try:
+                host.install_remote_herdr()
+                host.link_session(remote.socket_path)
+                config = directory / "local" / "cfg"
+                (config / "ssh").mkdir(mode=0o700, parents=True, exist_ok=True)
+                (config / "ssh" / "config").write_text(host.client_config())
+                env = benchkit.clean_env(
+                    HOME=str(directory / "home"),
+                    XDG_CONFIG_HOME=str(directory / "config"),
+                    HERDR_SIM_CONFIG_DIR=str(config),
+                    HERDR_SOCKET_PATH=str(local.socket_path),
+                    HERDR_BIN_PATH=str(local.cli_path),
+                    HERDR_ORCHESTRATOR_STATE_DIR=str(directory / "state"),
+                    HERDR_ORCHESTRATOR_MAX_CONCURRENT="64",
+                    HERDR_ORCHESTRATOR_TRANSPORT="socket",
+                    HERDR_ORCHESTRATOR_MACHINES="box",
+                    HERDR_ORCHESTRATOR_SHARED_FILESYSTEM="box",
+                )
+                catalog = EndpointCatalog.load(env)
+                catalog.add("box", "box", "default")
+                catalog.store(env)
+                repo = _git_repo(directory / "repo")
+                for machine in times:  # warm-up: each side's agents workspace
+                    _spawn(local, env, repo, f"warm-{machine}", machine)
+                for i in range(rounds):
+                    for machine, samples in times.items():
+                        name = f"{machine}-{i}"
+                        samples.append(
+                            benchkit.timed(partial(_spawn, local, env, repo, name, machine))
+                        )
+            finally:
+                host.stop()
+    server = "OpenSSH sshd" if type(host) is SshHost else "asyncssh, in-process"
+    remote_s, local_s = median(times["box"]), median(times["local"])
+    return [
+        Result(
+            name="machine: herdr_spawn_agent -> completed on box",
+            value=remote_s * 1e3,
+            unit="ms",
+            baseline_name="local herdr_spawn_agent -> completed",
+            baseline_value=local_s * 1e3,
+            ratio=remote_s / local_s,
+            target="none (issue 16 asks for the ratio)",
+            passed=None,
+            details={
+                "median remote": ms(remote_s),
+                "min remote": ms(min(times["box"])),
+                "median local": ms(local_s),
+                "settle + submit delay": ms(SETTLE + SUBMIT_DELAY),
+                "SSH server": server,
+                "rounds": str(rounds),
+            },
+        )
+    ]
+
+
+if __name__ == "__main__":
+    raise SystemExit(benchkit.main(run, __doc__))
