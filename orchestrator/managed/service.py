@@ -39,6 +39,7 @@ from orchestrator.managed.definitions import (
     default_user_dir,
     load_roster,
 )
+from orchestrator.managed.delegation import DelegatingController
 from orchestrator.managed.env import child_env
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.extension_install import install_child_extension
@@ -96,11 +97,18 @@ class ManagedService:
         roster_of: Callable[[], Roster] | None = None,
         ready_timeout_s: float | None = None,
         aliases_overrides: Mapping[str, Mapping[str, str]] | None = None,
+        delegating: DelegatingController | None = None,
     ) -> None:
         self.store = ManagedStore(state_dir)
         self.state_dir = Path(state_dir)
-        self.identity = self.store.controller()
-        self.controller_id = self.identity.controller_id
+        #: set when this controller is a delegating child (its pi session id is the
+        #: controller identity, its allowlist the roster): :mod:`.delegation`
+        self.delegating = delegating
+        self.controller_id = (
+            delegating.controller_id
+            if delegating is not None
+            else self.store.controller().controller_id
+        )
         self._client_of = client_of
         self.env = dict(env)
         self.cwd = Path(os.path.realpath(cwd))
@@ -134,6 +142,8 @@ class ManagedService:
     def pull(self) -> bool:
         """``agent_list`` delivers: the host has no pane, or its pane hosts no agent Herdr
         recognises (such an owner is never idle, so nothing could be pushed to it)."""
+        if self.delegating is not None:
+            return True  # a delegating child's own agent_list is its pull path too
         if self.owner is None or self.owner.kind == "pull":
             return True
         status = getattr(self.owner, "status", None)
@@ -144,16 +154,23 @@ class ManagedService:
             return frozenset(self._launching)
 
     def roster(self) -> Roster:
+        """The effective roster; a delegating child's is its allowlist's enabled
+        definitions, as leaves."""
         if self._roster_of is not None:
-            return self._roster_of()
-        return load_roster(
-            LayerSources(
-                builtin_dir=None,
-                user_dir=default_user_dir(self.env),
-                project_root=self.cwd,
-                state_dir=self.state_dir,
+            full = self._roster_of()
+        else:
+            full = load_roster(
+                LayerSources(
+                    builtin_dir=None,
+                    user_dir=default_user_dir(self.env),
+                    project_root=self.cwd,
+                    state_dir=self.state_dir,
+                )
             )
-        )
+        if self.delegating is None:
+            return full
+        allowed = full.for_delegating_agent(self.delegating.allowed_definitions)
+        return Roster({d.name: d for d in allowed}, full.refusals)
 
     def _active(self) -> list[Generation]:
         generations, _ = self.store.scan()
@@ -270,8 +287,11 @@ class ManagedService:
         pull = self.pull
         report = self.supervisor.reconcile(pull=pull)
         agents = []
-        for observation in report.observations:
-            projection = project(observation.generation, observation.evidence)
+        for observation, direct in [
+            *((o, True) for o in report.observations),
+            *((o, False) for o in report.descendants),
+        ]:
+            projection = project(observation.generation, observation.evidence, direct=direct)
             agents.append(
                 public_record(
                     observation,
@@ -392,6 +412,15 @@ class ManagedService:
     def _definition(self, name: str, operation: str) -> AgentDefinition:
         roster = self.roster()
         found = roster.definitions.get(name)
+        if found is None and self.delegating is not None:
+            raise ManagedAgentError(
+                "invalid_request",
+                f"Agent definition {name} is not in the roster of agent "
+                f"{self.delegating.label}: it may delegate only to the enabled definitions "
+                "its definition's agents list names",
+                operation=operation,
+                next_action="Use agent_list to see the definitions you may delegate to.",
+            )
         if found is None:
             raise ManagedAgentError(
                 "invalid_request",
@@ -533,6 +562,7 @@ class ManagedService:
                     continued_from=continued_from,
                     pi_session_id=session_id,
                     pi_session_file=session_file,
+                    parent_label=self.delegating.label if self.delegating else None,
                     model=definition.model,
                     thinking=definition.thinking,
                 )

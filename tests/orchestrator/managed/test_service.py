@@ -160,7 +160,8 @@ def test_close_cascades_child_first(world: ManagedWorld) -> None:
     store = world.service.store
     child_record = next(g for g in store.scan()[0] if g.label == "child")
     store.update(child_record, owner_session_id=parent["session_id"])
-    assert world.agent("child") is None  # not a direct agent of this controller
+    shown = world.agent("child")  # in the lead's cascade, but not a direct agent: no tools
+    assert shown is not None and shown["available_tools"] == []
     world.client.pane_close(child["pane_id"])
     closed = world.ok("agent_close", agent="parent")
     assert closed["closed"] == ["child", "parent"]
