@@ -577,7 +577,9 @@ class FakeAgent:
         self.say(f"{name} {json.dumps(arguments)}")
         python = self.env.get("PI_HERDSMAN_PYTHON", "")
         if self.managed is None or not python:
-            return f"{name} is available only to a managed agent", True
+            refused = f"{name} is available only to a managed agent"
+            self.say(f"  {refused}")
+            return refused, True
         output, failed = self._run_command(
             [python, "-m", "orchestrator", "call", name, json.dumps(arguments)]
         )

@@ -148,7 +148,8 @@ def test_a_delegating_childs_roster_and_view_are_its_own(world: ManagedWorld) ->
     boss = world.ok("agent_delegate", definition="helper", task="look", label="boss")
     delivery = world.wait_delivery("result", "boss", timeout=20)
     assert "boss saw its view" in delivery["text"]
-    path = boss["session_path"] or world.service.store.load(boss["run_id"]).pi_session_file
+    path = world.service.store.load(boss["run_id"]).pi_session_file
+    assert path is not None
     [refused] = tool_results(path, "agent_delegate")
     assert refused["ok"] is False
     assert refused["error"]["category"] == "invalid_request"
@@ -212,7 +213,7 @@ def test_a_delegating_child_pulls_its_leafs_result_with_its_own_agent_list(
     the leaf's result (the pull path), once, and boss's turn then ends with its result."""
     pull = (
         'for i in $(seq 200); do out=$("$PI_HERDSMAN_PYTHON" -m orchestrator call agent_list '
-        "'{}'); case \"$out\" in *'\"kind\": \"result\"'*) echo \"$out\"; exit 0;; esac; "
+        '\'{}\'); case "$out" in *\'"kind": "result"\'*) echo "$out"; exit 0;; esac; '
         "sleep 0.1; done; exit 1"
     )
     world.scenario(
