@@ -70,6 +70,18 @@ from orchestrator.managed.transcript import read_transcript
 __all__ = ["ManagedService"]
 
 _SESSION_HEADER_LIMIT = 64 * 1024
+#: the tools a delegating child's extension registers (``orchestrator.managed.tools``)
+MANAGED_TOOL_NAMES = (
+    "agent_list",
+    "agent_delegate",
+    "agent_continue",
+    "agent_steer",
+    "agent_interrupt",
+    "agent_reply",
+    "agent_close",
+    "agent_inspect",
+    "agent_transcript",
+)
 #: pi's agent directory variable: where the child's pi loads the managed-child extension
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
@@ -945,9 +957,10 @@ def _session_header(path: Path, operation: str) -> dict[str, Any]:
 def tool_policy_args(definition: AgentDefinition) -> list[str]:
     """pi's ``--tools`` allowlist for a definition that restricts tools (``tools`` minus
     ``excludeTools``, or none with ``noTools``), always naming ``ask_owner``: pi unregisters
-    every tool an allowlist leaves out, the extension's included. A definition without
-    ``tools``/``noTools`` gets pi's default tools (its ``excludeTools`` alone is not applied:
-    pi has no exclusion flag)."""
+    every tool an allowlist leaves out, the extension's included; a delegating definition's
+    (one listing ``agents``) also names the nine ``agent_*`` tools the extension gives it. A
+    definition without ``tools``/``noTools`` gets pi's default tools (its ``excludeTools``
+    alone is not applied: pi has no exclusion flag)."""
     front = definition.front_matter
     tools = front.get("tools")
     exclude = front.get("excludeTools")
@@ -958,5 +971,6 @@ def tool_policy_args(definition: AgentDefinition) -> list[str]:
         allowed = [str(t) for t in tools if str(t) not in excluded]
     else:
         return []
-    names = [*dict.fromkeys(allowed), *([] if "ask_owner" in allowed else ["ask_owner"])]
+    extension = ["ask_owner", *(MANAGED_TOOL_NAMES if definition.agents else ())]
+    names = [*dict.fromkeys([*allowed, *extension])]
     return ["--tools", ",".join(names)]
