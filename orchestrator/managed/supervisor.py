@@ -26,6 +26,12 @@ Per active generation, in order:
 * **An ask** not yet delivered → delivered once (pane owner while idle, else the pull),
   recorded in ``delivered_asks``, consumed; it stays the pending ask (``agent_reply``) until
   answered.
+
+The pass covers the controller's direct agents *and* its owned cascade
+(:meth:`Supervisor.descendants`: agents owned by a delegating agent's pi session): a
+descendant's result or ask goes to its direct owner, typed into that owner's pane while it is
+idle (never to this controller), so the lead's background keeps a delegating child's
+deliveries moving; the child's own calls (and its ``agent_list`` pull) do the same for it.
 """
 
 from __future__ import annotations
