@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.managed.child_state import read_state
-from orchestrator.managed.env import MAILBOX_ENV, SUBAGENT_ENV, ChildIdentity
+from orchestrator.managed.env import MAILBOX_ENV, ChildIdentity
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import NAMESPACE
 from orchestrator.managed.store import MANAGED_DIR, Generation
@@ -52,9 +52,11 @@ class DelegatingController:
 
 
 def is_managed_child(env: Mapping[str, str]) -> bool:
-    """Whether ``env`` is a managed child's (it must then act as a delegating controller,
-    never as a lead with an identity of its own)."""
-    return env.get(SUBAGENT_ENV) == "1" or bool(env.get(MAILBOX_ENV))
+    """Whether ``env`` is a managed child's: ``PI_HERDSMAN_MAILBOX`` set, as the fake pi and
+    the extension decide it too (it must then act as a delegating controller, never as a lead
+    with an identity of its own; :class:`ChildIdentity` then checks the rest, including
+    ``PI_SUBAGENT_CHILD=1``)."""
+    return bool(env.get(MAILBOX_ENV))
 
 
 def state_dir_of(mailbox_dir: Path) -> Path:

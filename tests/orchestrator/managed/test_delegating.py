@@ -240,3 +240,36 @@ def test_a_delegating_child_pulls_its_leafs_result_with_its_own_agent_list(
     assert got["kind"] == "result" and got["agent"] == "leaf"
     assert "leaf quick answer" in got["text"]
     assert not [t for t in user_texts(path) if "Agent result · agent=leaf" in t]  # not pushed
+
+
+def test_steering_a_waiting_delegating_agent_posts_no_early_result(world: ManagedWorld) -> None:
+    """A steer to boss while it waits for its leaf starts a turn (it is idle), whose end
+    posts nothing: boss is still waiting; the leaf's result then starts the turn that
+    reports."""
+    world.scenario(
+        Scenario()
+        .run_tool("bash", gate("go"))
+        .agent_tool("agent_delegate", definition="scout", task="leaf work", label="leaf")
+        .reply("waiting for leaf")
+        .then()
+        .reply("steered, still waiting")
+        .then()
+        .reply("boss final after the leaf")
+    )
+    world.ok("agent_delegate", definition="helper", task="coordinate", label="boss")
+    world.scenario(Scenario().run_tool("bash", gate("leafgo")).reply("leaf found it"))
+    release(world, "go")
+    path = world.wait_state("boss", "blocked", timeout=20)["pi_session_path"]
+    world.ok("agent_steer", agent="boss", message="hurry")
+
+    def steered_turn_ended() -> bool:
+        texts = [c.get("text") for m in session_messages(path, "assistant") for c in m["content"]]
+        return "steered, still waiting" in texts
+
+    wait_until(steered_turn_ended, 10, what="boss's steered turn")
+    record = world.wait_state("boss", "blocked")
+    assert "agent_steer" in record["available_tools"]
+    assert world.delivered("result", "boss") == []  # no early result
+    release(world, "leafgo")
+    delivery = world.wait_delivery("result", "boss", timeout=20)
+    assert "boss final after the leaf" in delivery["text"]

@@ -56,6 +56,7 @@ def said_hello(env: dict[str, str]) -> ManagedChild:
 def test_a_delegating_child_is_a_controller_over_the_leads_state(tmp_path: Path) -> None:
     env = child_environment(tmp_path, ["scout"])
     assert is_managed_child(env) and not is_managed_child({"HOME": "/root"})
+    assert not is_managed_child({"PI_SUBAGENT_CHILD": "1"})  # another tool's subagent
     said_hello(env)
     controller = delegating_controller(env)
     assert controller.state_dir == tmp_path
