@@ -273,3 +273,33 @@ def test_steering_a_waiting_delegating_agent_posts_no_early_result(world: Manage
     release(world, "leafgo")
     delivery = world.wait_delivery("result", "boss", timeout=20)
     assert "boss final after the leaf" in delivery["text"]
+
+
+def test_a_leafs_question_goes_to_its_delegating_owner_who_replies(world: ManagedWorld) -> None:
+    """The leaf's ``ask_owner`` is typed into boss's pane (not delivered to the lead); boss
+    answers with its own ``agent_reply``; the leaf's result then reaches boss, and boss's
+    result the lead, each once."""
+    world.scenario(
+        Scenario()
+        .run_tool("bash", gate("go"))
+        .agent_tool("agent_delegate", definition="scout", task="leaf work", label="leaf")
+        .reply("waiting for leaf")
+        .then()
+        .agent_tool("agent_reply", agent="leaf", message="take B")
+        .reply("answered the leaf")
+        .then()
+        .reply("boss final: leaf did B")
+    )
+    boss = world.ok("agent_delegate", definition="helper", task="coordinate", label="boss")
+    world.scenario(Scenario().ask_owner("A or B?").then().reply("leaf did B"))
+    release(world, "go")
+    delivery = world.wait_delivery("result", "boss", timeout=30)
+    assert "boss final: leaf did B" in delivery["text"]
+    assert world.delivered("ask", "leaf") == []  # the question was boss's, not the lead's
+    path = world.service.store.load(boss["run_id"]).pi_session_file
+    assert path is not None
+    typed = user_texts(path)
+    assert sum("Agent leaf needs your input" in t for t in typed) == 1, typed
+    assert sum("Agent result · agent=leaf" in t for t in typed) == 1, typed
+    [replied] = tool_results(path, "agent_reply")
+    assert replied["ok"] is True and replied["agent"] == "leaf"
