@@ -22,6 +22,7 @@ persona's ``/new`` replaces its session with a new one in the same process and r
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import signal
@@ -517,11 +518,12 @@ class FakeAgent:
                     self.transcript[-1] += char
             self.draw()
 
-    def _run_command(self, command: str) -> tuple[str, bool]:
+    def _run_command(self, command: str | list[str]) -> tuple[str, bool]:
+        """Run ``command`` (a shell command line, or an argv run without a shell)."""
         import subprocess
 
         proc = subprocess.Popen(
-            ["bash", "-c", command],
+            ["bash", "-c", command] if isinstance(command, str) else command,
             cwd=self.cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -557,6 +559,8 @@ class FakeAgent:
             output = f"Successfully wrote {len(data.encode())} bytes to {arguments['path']}"
             failed = False
             self.say(f"write {arguments['path']}")
+        elif name.startswith("agent_"):
+            output, failed = self._managed_tool(name, arguments)
         else:
             self.say(f"$ {arguments['command']}")
             output, failed = self._run_command(str(arguments["command"]))
@@ -565,6 +569,22 @@ class FakeAgent:
         duration = int((time.monotonic() - begun) * 1000)
         self.session.tool_result(call_id, name, output, is_error=failed, duration_ms=duration)
         return int(time.time() * 1000)
+
+    def _managed_tool(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """A delegating child's managed-agent tool, run as the extension runs it:
+        ``$PI_HERDSMAN_PYTHON -m orchestrator call`` (the child's environment says who its
+        controller is)."""
+        self.say(f"{name} {json.dumps(arguments)}")
+        python = self.env.get("PI_HERDSMAN_PYTHON", "")
+        if self.managed is None or not python:
+            refused = f"{name} is available only to a managed agent"
+            self.say(f"  {refused}")
+            return refused, True
+        output, failed = self._run_command(
+            [python, "-m", "orchestrator", "call", name, json.dumps(arguments)]
+        )
+        self.say(f"  {name}: {'failed' if failed else 'ok'}")
+        return output, failed
 
     def _ask_owner(self, question: str, texts: list[str], started: int) -> int:
         """pi-herdsman's ``ask_owner`` tool: the question goes to the owner's mailbox and,
@@ -656,7 +676,7 @@ class FakeAgent:
             if step.action == "fail" or self.asked_owner:
                 return False
             if self.managed is not None:
-                tool = step.action in ("tool", "write_file", "ask_owner")
+                tool = step.action in ("tool", "write_file", "ask_owner", "agent_tool")
                 self.managed.boundary(after_tool=tool)
         content = [{"type": "text", "text": t} for t in texts]
         self.session.assistant(content, "stop", started_ms=started)
@@ -675,6 +695,8 @@ class FakeAgent:
             self._ask(step.text)
         elif step.action == "ask_owner":
             return self._ask_owner(step.text, texts, started)
+        elif step.action == "agent_tool":
+            return self._tool(step.text, json.loads(step.content or "{}"), texts, started)
         elif step.action == "fail":
             content = [{"type": "text", "text": t} for t in texts]
             self.session.assistant(content, "error", started_ms=started, error=step.text)

@@ -11,6 +11,10 @@ a list of steps run in order:
 ``ask_owner``   (a managed pi child, ``PI_HERDSMAN_MAILBOX`` set) call the ``ask_owner`` tool:
                 post the question to the owner's mailbox and end the turn; the owner's
                 reply starts the next turn (:mod:`.managed`). Unmanaged, the tool fails.
+``agent_tool``  (a managed pi child) call one of the nine ``agent_*`` tools with its
+                ``arguments`` as the extension does for a delegating child:
+                ``$PI_HERDSMAN_PYTHON -m orchestrator call <tool> <json>`` (no shell); the
+                JSON answer is the tool's result. Unmanaged, the tool fails.
 ``fail``        end the turn with ``stopReason: "error"`` and this error message
 ``wait``        stay working for some milliseconds
 ``hang``        stay working until interrupted (Escape)
@@ -40,7 +44,9 @@ File (JSON, or TOML with ``[[turns]]`` tables)::
                {"type_ms": 5, "steps": [{"tool": "bash", "command": "echo hi"},
                                         {"write_file": "a.txt", "content": "x"},
                                         {"ask": "Proceed?"}, {"fail": "boom"}]},
-               {"steps": [{"ask_owner": "A or B?"}]}]}
+               {"steps": [{"ask_owner": "A or B?"}]},
+               {"steps": [{"agent_tool": "agent_delegate",
+                           "arguments": {"definition": "scout", "task": "look"}}]}]}
 """
 
 from __future__ import annotations
@@ -55,7 +61,8 @@ __all__ = ["ACTIONS", "Scenario", "ScenarioError", "Step", "Turn"]
 
 #: Every step action a scenario may use.
 ACTIONS = (
-    "reply", "tool", "write_file", "ask", "ask_owner", "fail", "wait", "hang", "crash", "blip",
+    "reply", "tool", "write_file", "ask", "ask_owner", "agent_tool", "fail", "wait", "hang",
+    "crash", "blip",
 )  # fmt: skip
 
 
@@ -80,6 +87,8 @@ class Step:
             return {"tool": self.tool, "command": self.text}
         if self.action == "write_file":
             return {"write_file": self.text, "content": self.content}
+        if self.action == "agent_tool":
+            return {"agent_tool": self.text, "arguments": json.loads(self.content or "{}")}
         if self.action in ("wait", "blip"):
             return {self.action: self.ms}
         if self.action == "hang":
@@ -153,6 +162,10 @@ class Scenario:
     def ask_owner(self, question: str) -> Scenario:
         """(A managed child) ask the owner ``question`` through the mailbox; the turn ends."""
         return self._add(Step("ask_owner", text=question))
+
+    def agent_tool(self, tool: str, **arguments: Any) -> Scenario:
+        """(A managed child) call the managed-agent tool ``tool`` with ``arguments``."""
+        return self._add(Step("agent_tool", text=tool, content=json.dumps(arguments)))
 
     def fail(self, message: str) -> Scenario:
         """End the turn with an error (``stopReason: "error"``)."""
@@ -297,7 +310,11 @@ def _parse_step(data: object, where: str) -> Step:
     if len(actions) != 1:
         raise ScenarioError(f"{where}: a step needs exactly one of {', '.join(ACTIONS)}")
     action = actions[0]
-    allowed = {action} | {"tool": {"command"}, "write_file": {"content"}}.get(action, set())
+    allowed = {action} | {
+        "tool": {"command"},
+        "write_file": {"content"},
+        "agent_tool": {"arguments"},
+    }.get(action, set())
     unknown = set(data) - allowed
     if unknown:
         raise ScenarioError(f"{where}: unknown key(s): {', '.join(sorted(unknown))}")
@@ -313,6 +330,13 @@ def _parse_step(data: object, where: str) -> Step:
             "write_file",
             text=_want_str(value, where, "write_file"),
             content=_want_str(data.get("content", ""), where, "content"),
+        )
+    if action == "agent_tool":
+        arguments = data.get("arguments", {})
+        if not isinstance(arguments, dict):
+            raise ScenarioError(f"{where}: 'arguments' must be an object")
+        return Step(
+            "agent_tool", text=_want_str(value, where, "agent_tool"), content=json.dumps(arguments)
         )
     if action in ("wait", "blip"):
         return Step(action, ms=_want_int(value, where, action))

@@ -20,6 +20,9 @@ The rules (docs/orchestrator/managed-agents.md, "Mailbox protocol V4"):
 * **ask_owner** (:meth:`ask`) posts one ``ask`` and the turn ends ``asking``; refused while
   another ask is open, while a control is still unconsumed or queued, or without an
   assignment.
+* **A delegating child waits for its agents.** A turn that ends while one of the agents it
+  delegated still owes it a result posts nothing (the child stays ``idle`` with its
+  assignment); the delivered result starts the next turn.
 * **The result.** A turn that ends with an assignment, no pending ask, no aborted turn and no
   control waiting posts exactly one ``result``: ``completed`` with the last assistant text,
   ``failed`` with ``empty_result: …`` when there is none (``result_too_large: …`` when it
@@ -39,7 +42,9 @@ from typing import Any, Literal
 
 from orchestrator.managed.child_state import ChildState, Operation, write_state
 from orchestrator.managed.clock import Clock, SystemClock
+from orchestrator.managed.delegation import outstanding, state_dir_of
 from orchestrator.managed.env import ChildIdentity
+from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import (
     RESULT_LIMIT_BYTES,
     Box,
@@ -48,6 +53,7 @@ from orchestrator.managed.mailbox import (
     MailboxError,
     Message,
 )
+from orchestrator.managed.store import GENERATIONS_DIR, MANAGED_DIR, ManagedStore
 
 __all__ = ["ACTIVITY_THROTTLE_S", "Action", "ManagedChild"]
 
@@ -297,6 +303,22 @@ class ManagedChild:
             self._set(touch=True, activity_only=True)
             return ask.message_id
 
+    def _waiting_on_agents(self, state: ChildState) -> bool:
+        """A delegating child has an agent whose result it has not received yet
+        (:func:`orchestrator.managed.delegation.outstanding`); a leaf never has."""
+        if not self.identity.delegating:
+            return False
+        try:
+            state_dir = state_dir_of(self.identity.mailbox_dir)
+        except ManagedAgentError:
+            return False  # a mailbox outside a controller's state dir: no agents of its own
+        if not (state_dir / MANAGED_DIR / GENERATIONS_DIR).is_dir():
+            return False
+        generations, _ = ManagedStore(state_dir).scan()
+        return any(
+            g.owner_session_id == state.pi_session_id and outstanding(g) for g in generations
+        )
+
     def turn_end(self, assistant_text: str | None) -> Literal["completed", "failed"] | None:
         """pi's operation settled. Posts the assignment's result when nothing is pending
         and answers its status; ``None`` when no result was posted (asking, an aborted
@@ -316,6 +338,11 @@ class ManagedChild:
                 return None
             if self.mailbox.pending_ask() is not None:  # also after a turn typed meanwhile
                 self._set(operation="asking", touch=True)
+                return None
+            if self._waiting_on_agents(state):
+                # a delegating child: its agents' results come first (delivered into this
+                # pane, they start the turn whose end posts this assignment's result)
+                self._set(operation="idle", touch=True)
                 return None
             status, text = _result_of(assistant_text)
             try:

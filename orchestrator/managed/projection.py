@@ -14,11 +14,13 @@ Rules, in order (reference A.5, the seed winning):
   child's ``state.json`` is unreadable or names another run, the mailbox is corrupt) →
   ``unknown`` with a diagnostic and no tools;
 * the child's operation ``working`` → ``working``; a pending ``ask_owner`` → ``blocked``;
-  Herdr reporting the agent ``blocked`` → ``blocked``; anything else → ``settling``.
+  a delegating agent waiting for its own agents' results → ``blocked``; Herdr reporting
+  the agent ``blocked`` → ``blocked``; anything else → ``settling``.
 
 Tools (direct owner only, in the reference's order): ``agent_inspect`` when live;
 ``agent_transcript`` when the session file is materialized and non-empty; ``agent_steer``
-while working (no pending ask); ``agent_interrupt`` while a pi operation works;
+while working (no pending ask) or waiting for its own agents; ``agent_interrupt`` while a
+pi operation works;
 ``agent_reply`` for a pending ask correlated to the assignment; ``agent_close`` when the close
 preflight passes (no durable undelivered result). ``lost`` gets transcript and close only;
 ``unknown`` nothing.
@@ -75,6 +77,8 @@ class Evidence:
     result_pending: bool = False
     diagnostic: str | None = None
     session_file: str | None = None
+    #: a delegating agent waits for a result one of its own agents still owes it
+    waiting_on_agents: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,8 @@ def project(generation: Generation, evidence: Evidence, *, direct: bool = True) 
         state = "working"
     elif evidence.pending_ask_id is not None or evidence.operation == "asking":
         state = "blocked"
+    elif evidence.waiting_on_agents:
+        state = "blocked"  # progress-capable: its agents work for it
     elif evidence.herdr_status == "blocked":
         state = "blocked"  # the live Herdr runtime is blocked without a pending ask
     else:
@@ -129,6 +135,8 @@ def project(generation: Generation, evidence: Evidence, *, direct: bool = True) 
         if state == "working" and not asking:
             tools.add("agent_steer")
             tools.add("agent_interrupt")
+        elif state == "blocked" and evidence.waiting_on_agents and not asking:
+            tools.add("agent_steer")  # no pi operation runs: nothing to interrupt
         if (
             asking
             and generation.request_id is not None

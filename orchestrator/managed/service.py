@@ -39,6 +39,7 @@ from orchestrator.managed.definitions import (
     default_user_dir,
     load_roster,
 )
+from orchestrator.managed.delegation import DelegatingController
 from orchestrator.managed.env import child_env
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.extension_install import install_child_extension
@@ -69,6 +70,18 @@ from orchestrator.managed.transcript import read_transcript
 __all__ = ["ManagedService"]
 
 _SESSION_HEADER_LIMIT = 64 * 1024
+#: the tools a delegating child's extension registers (``orchestrator.managed.tools``)
+MANAGED_TOOL_NAMES = (
+    "agent_list",
+    "agent_delegate",
+    "agent_continue",
+    "agent_steer",
+    "agent_interrupt",
+    "agent_reply",
+    "agent_close",
+    "agent_inspect",
+    "agent_transcript",
+)
 #: pi's agent directory variable: where the child's pi loads the managed-child extension
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
@@ -96,11 +109,18 @@ class ManagedService:
         roster_of: Callable[[], Roster] | None = None,
         ready_timeout_s: float | None = None,
         aliases_overrides: Mapping[str, Mapping[str, str]] | None = None,
+        delegating: DelegatingController | None = None,
     ) -> None:
         self.store = ManagedStore(state_dir)
         self.state_dir = Path(state_dir)
-        self.identity = self.store.controller()
-        self.controller_id = self.identity.controller_id
+        #: set when this controller is a delegating child (its pi session id is the
+        #: controller identity, its allowlist the roster): :mod:`.delegation`
+        self.delegating = delegating
+        self.controller_id = (
+            delegating.controller_id
+            if delegating is not None
+            else self.store.controller().controller_id
+        )
         self._client_of = client_of
         self.env = dict(env)
         self.cwd = Path(os.path.realpath(cwd))
@@ -134,6 +154,8 @@ class ManagedService:
     def pull(self) -> bool:
         """``agent_list`` delivers: the host has no pane, or its pane hosts no agent Herdr
         recognises (such an owner is never idle, so nothing could be pushed to it)."""
+        if self.delegating is not None:
+            return True  # a delegating child's own agent_list is its pull path too
         if self.owner is None or self.owner.kind == "pull":
             return True
         status = getattr(self.owner, "status", None)
@@ -144,16 +166,23 @@ class ManagedService:
             return frozenset(self._launching)
 
     def roster(self) -> Roster:
+        """The effective roster; a delegating child's is its allowlist's enabled
+        definitions, as leaves."""
         if self._roster_of is not None:
-            return self._roster_of()
-        return load_roster(
-            LayerSources(
-                builtin_dir=None,
-                user_dir=default_user_dir(self.env),
-                project_root=self.cwd,
-                state_dir=self.state_dir,
+            full = self._roster_of()
+        else:
+            full = load_roster(
+                LayerSources(
+                    builtin_dir=None,
+                    user_dir=default_user_dir(self.env),
+                    project_root=self.cwd,
+                    state_dir=self.state_dir,
+                )
             )
-        )
+        if self.delegating is None:
+            return full
+        allowed = full.for_delegating_agent(self.delegating.allowed_definitions)
+        return Roster({d.name: d for d in allowed}, full.refusals)
 
     def _active(self) -> list[Generation]:
         generations, _ = self.store.scan()
@@ -270,8 +299,11 @@ class ManagedService:
         pull = self.pull
         report = self.supervisor.reconcile(pull=pull)
         agents = []
-        for observation in report.observations:
-            projection = project(observation.generation, observation.evidence)
+        for observation, direct in [
+            *((o, True) for o in report.observations),
+            *((o, False) for o in report.descendants),
+        ]:
+            projection = project(observation.generation, observation.evidence, direct=direct)
             agents.append(
                 public_record(
                     observation,
@@ -392,6 +424,15 @@ class ManagedService:
     def _definition(self, name: str, operation: str) -> AgentDefinition:
         roster = self.roster()
         found = roster.definitions.get(name)
+        if found is None and self.delegating is not None:
+            raise ManagedAgentError(
+                "invalid_request",
+                f"Agent definition {name} is not in the roster of agent "
+                f"{self.delegating.label}: it may delegate only to the enabled definitions "
+                "its definition's agents list names",
+                operation=operation,
+                next_action="Use agent_list to see the definitions you may delegate to.",
+            )
         if found is None:
             raise ManagedAgentError(
                 "invalid_request",
@@ -533,6 +574,7 @@ class ManagedService:
                     continued_from=continued_from,
                     pi_session_id=session_id,
                     pi_session_file=session_file,
+                    parent_label=self.delegating.label if self.delegating else None,
                     model=definition.model,
                     thinking=definition.thinking,
                 )
@@ -915,9 +957,10 @@ def _session_header(path: Path, operation: str) -> dict[str, Any]:
 def tool_policy_args(definition: AgentDefinition) -> list[str]:
     """pi's ``--tools`` allowlist for a definition that restricts tools (``tools`` minus
     ``excludeTools``, or none with ``noTools``), always naming ``ask_owner``: pi unregisters
-    every tool an allowlist leaves out, the extension's included. A definition without
-    ``tools``/``noTools`` gets pi's default tools (its ``excludeTools`` alone is not applied:
-    pi has no exclusion flag)."""
+    every tool an allowlist leaves out, the extension's included; a delegating definition's
+    (one listing ``agents``) also names the nine ``agent_*`` tools the extension gives it. A
+    definition without ``tools``/``noTools`` gets pi's default tools (its ``excludeTools``
+    alone is not applied: pi has no exclusion flag)."""
     front = definition.front_matter
     tools = front.get("tools")
     exclude = front.get("excludeTools")
@@ -928,5 +971,6 @@ def tool_policy_args(definition: AgentDefinition) -> list[str]:
         allowed = [str(t) for t in tools if str(t) not in excluded]
     else:
         return []
-    names = [*dict.fromkeys(allowed), *([] if "ask_owner" in allowed else ["ask_owner"])]
+    extension = ["ask_owner", *(MANAGED_TOOL_NAMES if definition.agents else ())]
+    names = [*dict.fromkeys([*allowed, *extension])]
     return ["--tools", ",".join(names)]

@@ -26,6 +26,12 @@ Per active generation, in order:
 * **An ask** not yet delivered → delivered once (pane owner while idle, else the pull),
   recorded in ``delivered_asks``, consumed; it stays the pending ask (``agent_reply``) until
   answered.
+
+The pass covers the controller's direct agents *and* its owned cascade
+(:meth:`Supervisor.descendants`: agents owned by a delegating agent's pi session): a
+descendant's result or ask goes to its direct owner, typed into that owner's pane while it is
+idle (never to this controller), so the lead's background keeps a delegating child's
+deliveries moving; the child's own calls (and its ``agent_list`` pull) do the same for it.
 """
 
 from __future__ import annotations
@@ -39,10 +45,11 @@ from typing import Any, Literal
 from orchestrator.client.errors import ClientError, NotFound
 from orchestrator.client.sync import HerdrClient
 from orchestrator.managed.child_state import ChildState, read_state
+from orchestrator.managed.delegation import outstanding
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.launch import remove_mailbox
 from orchestrator.managed.mailbox import Box, Kind, Mailbox, Message
-from orchestrator.managed.owner import OwnerChannel
+from orchestrator.managed.owner import OwnerChannel, PaneOwner
 from orchestrator.managed.projection import Evidence, Presence
 from orchestrator.managed.results import ResultArtifact, ResultStore, delivery_text
 from orchestrator.managed.store import Generation, LockBusy, ManagedStore
@@ -57,6 +64,8 @@ __all__ = [
     "public_record",
 ]
 
+#: where long texts typed into an owner's pane are spooled (under the managed root)
+SPOOL_DIR = "owner-messages"
 #: An agent working this long without qualifying activity is shown ``stale`` (seed 002).
 STALE_AFTER_S = 600.0
 
@@ -85,9 +94,16 @@ class Observation:
 
 @dataclass
 class ReconcileReport:
+    """What one pass did: the deliveries to *this* controller, its direct agents'
+    observations, and its non-direct descendants' (shown without tools)."""
+
     delivered: list[Delivery] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    descendants: list[Observation] = field(default_factory=list)
     skipped: bool = False
+
+
+Sink = Callable[[str], bool]
 
 
 def ask_text(label: str, question: str) -> str:
@@ -177,6 +193,12 @@ class Supervisor:
         result_pending = any(
             m.kind is Kind.RESULT and m.assignment_id == generation.request_id for m in pending
         ) or (generation.result_ref is not None and not generation.result_delivered)
+        waiting = (
+            child is not None
+            and child.operation == "idle"
+            and child.active_request_id is not None
+            and self._owes(generation.pi_session_id)
+        )
         presence, status, diag = self._presence(generation)
         if presence == "live":
             if child is None:
@@ -195,12 +217,48 @@ class Supervisor:
             diagnostic=diag,
             session_file=(child.pi_session_file if child is not None else None)
             or generation.pi_session_file,
+            waiting_on_agents=waiting,
         )
         return Observation(generation, evidence, child, ask)
+
+    def _owes(self, owner_session_id: str | None) -> bool:
+        """Some agent of ``owner_session_id`` (a delegating agent's pi session) still owes
+        it a result (:func:`orchestrator.managed.delegation.outstanding`)."""
+        if not owner_session_id:
+            return False
+        generations, _ = self.store.scan()
+        return any(g.owner_session_id == owner_session_id and outstanding(g) for g in generations)
 
     def owned(self) -> list[Generation]:
         generations, _ = self.store.scan()
         return [g for g in generations if g.owner_session_id == self.owner_session_id and g.active]
+
+    def descendants(self) -> list[tuple[Generation, Generation]]:
+        """The active non-direct descendants ``(agent, its direct owner)`` whose ownership
+        chain resolves to this controller (an agent's owner is its parent's pi session id),
+        breadth-first; a cycle is never followed twice."""
+        generations, _ = self.store.scan()
+        by_owner: dict[str, list[Generation]] = {}
+        for generation in generations:
+            if generation.active:
+                by_owner.setdefault(generation.owner_session_id, []).append(generation)
+        seen: set[str] = set()
+        out: list[tuple[Generation, Generation]] = []
+        frontier = list(by_owner.get(self.owner_session_id, []))
+        seen.update(g.run_id for g in frontier)
+        while frontier:
+            following: list[Generation] = []
+            for parent in frontier:
+                session = parent.pi_session_id
+                if not session or session == self.owner_session_id:
+                    continue
+                for child in by_owner.get(session, []):
+                    if child.run_id not in seen:
+                        seen.add(child.run_id)
+                        out.append((child, parent))
+                        following.append(child)
+            frontier = following
+        return out
 
     # -- reconcile --------------------------------------------------------------------
 
@@ -211,13 +269,36 @@ class Supervisor:
         report = ReconcileReport()
         try:
             with self.store.locked(timeout=None if wait else 0):
+                sink = self._sink(pull)
                 for generation in self.owned():
-                    self._reconcile_one(generation, report, pull=pull)
+                    report.observations.append(
+                        self._reconcile_one(generation, report.delivered, sink)
+                    )
+                for generation, parent in self.descendants():
+                    # delivered to its direct owner's pane (never to this controller)
+                    report.descendants.append(
+                        self._reconcile_one(generation, [], self._owner_pane_sink(parent))
+                    )
         except LockBusy:
             report.skipped = True
         return report
 
-    def _sink(self, pull: bool) -> Callable[[str], bool] | None:
+    def _owner_pane_sink(self, owner: Generation) -> Sink | None:
+        """Delivery to a delegating agent ``owner``: into its own pane, only while it is
+        idle, and only while the pane provably still runs it."""
+        if owner.pane_id is None or self.observe(owner).evidence.presence != "live":
+            return None
+        channel = PaneOwner(self._client_of(), owner.pane_id, self.store.root / SPOOL_DIR)
+
+        def push(text: str) -> bool:
+            try:
+                return channel.deliver(text)
+            except ClientError:
+                return False
+
+        return push
+
+    def _sink(self, pull: bool) -> Sink | None:
         """How to deliver now: the pull (the caller is ``agent_list`` and receives it), the
         owner's pane (only while it is idle), or not now."""
         if pull:
@@ -235,8 +316,8 @@ class Supervisor:
         return None
 
     def _reconcile_one(
-        self, generation: Generation, report: ReconcileReport, *, pull: bool
-    ) -> None:
+        self, generation: Generation, delivered: list[Delivery], sink: Sink | None
+    ) -> Observation:
         mailbox = self.mailbox(generation)
         if generation.status == "live":
             try:
@@ -249,12 +330,12 @@ class Supervisor:
                 if message.kind is Kind.RESULT:
                     generation = self._persist(generation, message)
                 elif message.kind is Kind.ASK:
-                    generation = self._deliver_ask(generation, mailbox, message, report, pull)
+                    generation = self._deliver_ask(generation, mailbox, message, delivered, sink)
             if generation.result_ref is not None and not generation.result_delivered:
-                generation = self._deliver_result(generation, report, pull)
+                generation = self._deliver_result(generation, delivered, sink)
             if generation.result_delivered:
                 generation = self._finish(generation, mailbox)
-        report.observations.append(self.observe(generation))
+        return self.observe(generation)
 
     def _persist(self, generation: Generation, message: Message) -> Generation:
         if generation.result_ref is not None:
@@ -296,14 +377,13 @@ class Supervisor:
         )
 
     def _deliver_result(
-        self, generation: Generation, report: ReconcileReport, pull: bool
+        self, generation: Generation, delivered: list[Delivery], sink: Sink | None
     ) -> Generation:
         if generation.extra.get("delivering") == generation.result_request_id:
             # a previous process crashed mid-delivery: never deliver twice
             self.results.mark_delivered(str(generation.result_request_id))
             extra = {**generation.extra, "delivery_uncertain": True}
             return self.store.update(generation, result_delivered=True, extra=extra)
-        sink = self._sink(pull)
         if sink is None:
             return generation
         artifact = self._artifact(generation)
@@ -316,7 +396,7 @@ class Supervisor:
                 marked, extra={k: v for k, v in marked.extra.items() if k != "delivering"}
             )
         self.results.mark_delivered(artifact.request_id)
-        report.delivered.append(
+        delivered.append(
             Delivery(
                 "result",
                 generation.label,
@@ -332,14 +412,13 @@ class Supervisor:
         generation: Generation,
         mailbox: Mailbox,
         message: Message,
-        report: ReconcileReport,
-        pull: bool,
+        delivered: list[Delivery],
+        sink: Sink | None,
     ) -> Generation:
         if message.message_id in generation.delivered_asks:
             with contextlib.suppress(ManagedAgentError):
                 mailbox.consume(message)
             return generation
-        sink = self._sink(pull)
         if sink is None:
             return generation
         text = ask_text(generation.label, message.text)
@@ -348,7 +427,7 @@ class Supervisor:
         generation = self.store.update(
             generation, delivered_asks=(*generation.delivered_asks, message.message_id)
         )
-        report.delivered.append(
+        delivered.append(
             Delivery(
                 "ask",
                 generation.label,

@@ -6,7 +6,9 @@ is one call of :class:`orchestrator.managed.service.ManagedService`. The service
 once per :class:`~orchestrator.tools.tool.ToolContext` (kept in ``ctx.derived``) over the
 agent tools' configuration (its ``stateDir``, its Herdr client), so an MCP server's one
 context keeps one controller, and a one-shot ``herdr-orchestrator call`` finds the same
-durable controller identity under the same state dir.
+durable controller identity under the same state dir. Called from inside a managed child
+(its ``PI_HERDSMAN_*`` environment), the controller is that child, a delegating agent
+(:mod:`orchestrator.managed.delegation`), and a leaf's calls are refused.
 
 Results: ``{"ok": true, "action": …, "text": …, …}`` on success; a failure is never raised
 to the server: ``{"ok": false, "action": …, "error": <StructuredError>, "text": …}`` with the
@@ -25,6 +27,7 @@ from orchestrator.agent_tools.context import agent_context
 from orchestrator.agent_tools.safe_fs import UnsafeFile
 from orchestrator.booleans import BooleanError
 from orchestrator.logs import scoped, task_logger
+from orchestrator.managed.delegation import delegating_controller, is_managed_child
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.owner import owner_channel
 from orchestrator.managed.service import ManagedService
@@ -153,6 +156,11 @@ def managed_service(ctx: ToolContext) -> ManagedService:
     actx = agent_context(ctx)
     state_dir = actx.config.state_dir.expanduser()
     env = dict(actx.env)
+    delegating = None
+    if is_managed_child(env):
+        # a managed child serves as its own (delegating) controller over the lead's state
+        delegating = delegating_controller(env)
+        state_dir = delegating.state_dir
     owner = None
     if env.get("HERDR_PANE_ID", "").strip():
         owner = owner_channel(env, actx.client, spool_dir=state_dir / "managed" / "owner-messages")
@@ -164,6 +172,7 @@ def managed_service(ctx: ToolContext) -> ManagedService:
         owner=owner,
         settings=managed_settings(actx.config, env),
         aliases_overrides=actx.config.aliases,
+        delegating=delegating,
     )
     ctx.derived[DERIVED_KEY] = service
     if ctx.derived.get(BACKGROUND_KEY) is True:

@@ -209,3 +209,48 @@ def loops(cwd: Path) -> list[int]:
         for p in all_processes()
         if p.cwd == str(cwd) and p.argv and "! -e never" in " ".join(p.argv)
     ]
+
+
+def test_a_delegating_pi_delegates_a_leaf_and_reports_after_its_result(
+    lead: Callable[[Script], Lead],
+) -> None:
+    """Real pi as a delegating child: its extension gives it the agent_* tools (run as
+    ``python -m orchestrator call`` in its environment); it delegates a leaf, its turn ends
+    waiting (``blocked``; the lead sees the leaf without tools), the leaf's result is typed
+    into its pane once, and its next turn's answer is delivered to the lead once."""
+    script = (
+        Script()
+        .call_tool(
+            "agent_delegate",
+            {"definition": "scout", "task": "survey the files", "label": "leaf"},
+            when=Match(user_contains="coordinate", tool_result=False),
+        )
+        .reply("Waiting for leaf.", when=Match(user_contains="coordinate", tool_result=True))
+        .reply("Leaf: found two files.", when=Match(user_contains="survey the files"))
+        .reply("Boss final: the leaf found two files.", when=Match(user_contains="Agent result"))
+    )
+    controller = lead(script)
+    (controller.home.agent_dir / "agents" / "helper.md").write_text(
+        f"---\nname: helper\ndescription: Coordinates\nmodel: {controller.home.model}\n"
+        "agents: [scout]\n---\nCoordinate.\n"
+    )
+    boss = controller.ok("agent_delegate", definition="helper", task="coordinate", label="boss")
+    result = controller.wait_delivery("result", "boss")
+    assert "Boss final: the leaf found two files." in result["text"]
+    assert controller.delivered("result", "leaf") == 0  # the leaf's result went to boss
+    delegated = [
+        r
+        for r in controller.llm.requests
+        if "Agent result · agent=leaf" in json.dumps(r.body, ensure_ascii=False)
+    ]
+    assert delegated, "the leaf's result never reached boss's model"
+    assert controller.delivered("result", "boss") == 1
+    records = {g.label: g for g in _store(controller).scan()[0]}
+    assert records["leaf"].owner_session_id == boss["session_id"]
+    assert records["leaf"].parent_label == "boss"
+
+
+def _store(controller: Lead) -> Any:
+    from orchestrator.managed.store import ManagedStore
+
+    return ManagedStore(controller.ctx.config.state_dir)

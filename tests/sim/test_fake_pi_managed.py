@@ -244,6 +244,32 @@ def test_the_ask_owner_step_round_trips_through_a_scenario_file() -> None:
         Scenario.from_dict({"turns": [[{"ask_owner": 3}]]})
 
 
+def test_the_agent_tool_step_round_trips_through_a_scenario_file() -> None:
+    raw = {"agent_tool": "agent_delegate", "arguments": {"definition": "scout", "task": "t"}}
+    scenario = Scenario.from_dict({"turns": [[raw]]})
+    assert scenario.turns[0].steps[0].to_dict() == raw
+    assert Scenario.from_dict(scenario.to_dict()) == scenario
+    built = Scenario().agent_tool("agent_delegate", definition="scout", task="t")
+    assert built.to_dict() == scenario.to_dict()
+    with pytest.raises(ScenarioError, match="'arguments' must be an object"):
+        Scenario.from_dict({"turns": [[{"agent_tool": "agent_list", "arguments": [1]}]]})
+    with pytest.raises(ScenarioError, match="unknown key"):
+        Scenario.from_dict({"turns": [[{"agent_tool": "agent_list", "args": {}}]]})
+
+
+def test_unmanaged_an_agent_tool_fails_and_the_turn_goes_on(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    herdr = client(herdr_server, "socket")
+    work = tmp_path / "work"
+    work.mkdir()
+    pane_id = herdr.workspace_create(str(work)).root_pane.pane_id
+    path = Scenario().agent_tool("agent_list").reply("went on").dump(tmp_path / "s.json")
+    herdr.agent_start("plain", "pi", pane_id, args=["--scenario", str(path)], timeout_ms=20_000)
+    herdr.agent_prompt(pane_id, "go")
+    shows(herdr_server, pane_id, "agent_list is available only to a managed", "went on")
+
+
 def test_unmanaged_the_ask_owner_tool_fails_and_the_turn_goes_on(
     herdr_server: HerdrServer, tmp_path: Path
 ) -> None:

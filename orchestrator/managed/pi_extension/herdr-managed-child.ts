@@ -33,11 +33,18 @@
  *   `ask_owner` in it (`--tools ask_owner` for a child with no other tool).
  * - A `bash`/`powershell` call the model made without a timeout gets 600 s, so a hung
  *   command cannot keep a managed agent working forever.
+ * - A delegating child (its definition lists `agents`: `PI_HERDSMAN_ALLOWED_AGENT_DEFINITIONS`
+ *   is not `[]`) also gets the nine `agent_*` tools. Their names, descriptions and schemas
+ *   come from `$PI_HERDSMAN_PYTHON -m orchestrator tools` and each call runs
+ *   `$PI_HERDSMAN_PYTHON -m orchestrator call <tool> <json>` (no shell) with this process's
+ *   environment, which makes the child its own controller (orchestrator/managed/delegation.py):
+ *   one Python implementation serves the lead and every delegating child. A failed call
+ *   (`ok: false`) is a failed tool call carrying the structured error's text.
  *
  * Requests to the bridge are one JSON line each on its stdin, answered in order by one JSON
  * line on its stdout; they are sent one at a time in the order pi's events happened.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { realpathSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 
@@ -215,6 +222,76 @@ function fileReferences(files: unknown, cwd: string): string {
     lines.push(`<file name="${name}" bytes="${size}" />`);
   }
   return lines.join("\n");
+}
+
+/** The definitions this child may delegate to (`[]`: a leaf; unreadable: a leaf too). */
+function allowedDefinitions(raw: string | undefined): string[] {
+  try {
+    const value = JSON.parse(raw ?? "[]");
+    return Array.isArray(value) ? value.filter((v) => typeof v === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+const MANAGED_CALL_TIMEOUT_MS = 120_000;
+const MANAGED_OUTPUT_LIMIT = 16 * 1024 * 1024;
+
+/** The nine managed-agent tools as the orchestrator lists them (none when it cannot). */
+function managedTools(python: string): Json[] {
+  try {
+    const out = execFileSync(python, ["-m", "orchestrator", "tools"], {
+      env: process.env,
+      encoding: "utf8",
+      timeout: 30_000,
+      stdio: ["ignore", "pipe", "ignore"],
+      maxBuffer: MANAGED_OUTPUT_LIMIT,
+    });
+    const listed = JSON.parse(out)?.tools;
+    return Array.isArray(listed)
+      ? listed.filter((t: any) => typeof t?.name === "string" && t.name.startsWith("agent_"))
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+/** One managed-agent tool call through `python -m orchestrator call` (its JSON answer). */
+function callManaged(python: string, name: string, params: unknown): Promise<Json> {
+  return new Promise((resolveCall, reject) => {
+    execFile(
+      python,
+      ["-m", "orchestrator", "call", name, JSON.stringify(params ?? {})],
+      { env: process.env, timeout: MANAGED_CALL_TIMEOUT_MS, maxBuffer: MANAGED_OUTPUT_LIMIT },
+      (error, stdout, stderr) => {
+        const line = String(stdout).trim().split("\n").pop() ?? "";
+        try {
+          resolveCall(JSON.parse(line) as Json);
+        } catch {
+          const why = String(stderr).trim().slice(-STDERR_KEEP) || String(error ?? "no answer");
+          reject(new Error(`${name} could not be run: ${why}`));
+        }
+      },
+    );
+  });
+}
+
+function registerManagedTools(pi: PiLike, python: string): void {
+  for (const tool of managedTools(python)) {
+    const name = String(tool.name);
+    pi.registerTool({
+      name,
+      label: name,
+      description: String(tool.description ?? name),
+      parameters: tool.inputSchema,
+      async execute(_id: string, params: unknown) {
+        const answer = await callManaged(python, name, params);
+        const text = typeof answer.text === "string" ? answer.text : JSON.stringify(answer);
+        if (answer.ok !== true) throw new Error(text);
+        return { content: [{ type: "text", text }], details: answer };
+      },
+    });
+  }
 }
 
 export default function herdrManagedChild(pi: PiLike): void {
@@ -432,6 +509,10 @@ export default function herdrManagedChild(pi: PiLike): void {
     const text = event?.aborted === true ? null : lastAssistantText;
     void send({ op: "event", event: "turn_end", assistantText: text });
   });
+
+  if (isAbsolute(python) && allowedDefinitions(env.PI_HERDSMAN_ALLOWED_AGENT_DEFINITIONS).length > 0) {
+    registerManagedTools(pi, python);
+  }
 
   pi.registerTool({
     name: "ask_owner",

@@ -17,7 +17,8 @@ import pytest
 from herdr_sim.fake_agent import Scenario
 from orchestrator.managed.definitions import AgentDefinition
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
-from orchestrator.managed.service import tool_policy_args
+from orchestrator.managed.service import MANAGED_TOOL_NAMES, tool_policy_args
+from orchestrator.managed.tools import SCHEMAS
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
 from tests.orchestrator.support import FAST_AGENTS
@@ -160,7 +161,8 @@ def test_close_cascades_child_first(world: ManagedWorld) -> None:
     store = world.service.store
     child_record = next(g for g in store.scan()[0] if g.label == "child")
     store.update(child_record, owner_session_id=parent["session_id"])
-    assert world.agent("child") is None  # not a direct agent of this controller
+    shown = world.agent("child")  # in the lead's cascade, but not a direct agent: no tools
+    assert shown is not None and shown["available_tools"] == []
     world.client.pane_close(child["pane_id"])
     closed = world.ok("agent_close", agent="parent")
     assert closed["closed"] == ["child", "parent"]
@@ -316,3 +318,11 @@ def test_tool_policy_args() -> None:
     assert of(noTools=True) == ["--tools", "ask_owner"]
     assert of(tools=["read", "ask_owner"]) == ["--tools", "read,ask_owner"]
     assert of(tools=["read", "bash"], excludeTools=["bash"]) == ["--tools", "read,ask_owner"]
+
+
+def test_a_delegating_definitions_tool_allowlist_names_the_managed_tools() -> None:
+    helper = AgentDefinition("h", {"name": "h", "tools": ["read"], "agents": ["scout"]}, "", ())
+    [flag, names] = tool_policy_args(helper)
+    assert flag == "--tools"
+    assert names.split(",") == ["read", "ask_owner", *MANAGED_TOOL_NAMES]
+    assert set(MANAGED_TOOL_NAMES) == set(SCHEMAS)  # the nine, as served

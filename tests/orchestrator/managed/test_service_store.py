@@ -196,3 +196,12 @@ def test_lost_gets_close_and_unknown_gets_nothing() -> None:
 def test_a_non_direct_record_gets_no_tools() -> None:
     p = project(generation(), Evidence("live", operation="working"), direct=False)
     assert p.state == "working" and p.available_tools == ()
+
+
+def test_a_delegating_agent_waiting_on_its_agents_is_blocked_with_steer_not_interrupt() -> None:
+    p = project(generation(), Evidence("live", operation="idle", waiting_on_agents=True))
+    assert p.state == "blocked"
+    assert p.available_tools == ("agent_inspect", "agent_steer", "agent_close")
+    working = project(generation(), Evidence("live", operation="working", waiting_on_agents=True))
+    assert working.state == "working"  # a running turn is working, with interrupt
+    assert "agent_interrupt" in working.available_tools
