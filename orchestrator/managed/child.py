@@ -187,8 +187,15 @@ class ManagedChild:
                     break  # not now (a task while busy): it stays pending, in order
                 self.mailbox.consume(message)
                 state = self.state
-                if action is not None:
-                    actions.append(action)
+                if action is None:
+                    continue
+                if action.do == "abort_and_start":
+                    # an interrupt supersedes the steering pi has not delivered yet: the
+                    # steers of this same batch never reach pi (handed over together, a
+                    # driver would queue them after its abort; pi's abort drops only the
+                    # steers it already holds)
+                    actions = [a for a in actions if a.do != "steer"]
+                actions.append(action)
             return actions
 
     def _take(self, message: Message, state: ChildState) -> Action | Literal[False] | None:

@@ -60,6 +60,7 @@ from orchestrator.managed.settings import ManagedSettings
 from orchestrator.managed.store import Generation, ManagedStore
 from orchestrator.managed.supervisor import (
     Observation,
+    ReconcileReport,
     Supervisor,
     close_pane,
     public_record,
@@ -69,6 +70,12 @@ from orchestrator.managed.transcript import read_transcript
 __all__ = ["ManagedService"]
 
 _SESSION_HEADER_LIMIT = 64 * 1024
+#: what ``agent_list`` says under ``readOnly`` (docs/orchestrator/managed-agents.md)
+READ_ONLY_NOTE = (
+    "Read-only configuration: results and questions are not delivered and finished agents "
+    "are not cleaned up here; they stay durable in their mailboxes until a controller "
+    "without readOnly reconciles them (once)."
+)
 #: pi's agent directory variable: where the child's pi loads the managed-child extension
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
@@ -96,6 +103,7 @@ class ManagedService:
         roster_of: Callable[[], Roster] | None = None,
         ready_timeout_s: float | None = None,
         aliases_overrides: Mapping[str, Mapping[str, str]] | None = None,
+        read_only: bool = False,
     ) -> None:
         self.store = ManagedStore(state_dir)
         self.state_dir = Path(state_dir)
@@ -109,6 +117,9 @@ class ManagedService:
         self._roster_of = roster_of
         self._ready_timeout_s = ready_timeout_s
         self._aliases = aliases_overrides or {}
+        #: the configuration's ``readOnly``: the R0 calls (list, inspect, transcript) only
+        #: observe; results, asks and cleanups wait for a controller that may mutate Herdr
+        self.read_only = read_only
         self.results = ResultStore(self.store.root / "results")
         #: kept health attention for the pull path (set by the background monitor)
         self.attention_source: Callable[[], list[dict[str, Any]]] | None = None
@@ -138,6 +149,16 @@ class ManagedService:
             return True
         status = getattr(self.owner, "status", None)
         return callable(status) and status() is None
+
+    def _reconciled(self, *, pull: bool = False) -> ReconcileReport:
+        """The reconcile an R0 call runs first; under ``readOnly`` only the observations
+        (reconcile delivers results into the owner's pane and closes finished agents' panes,
+        which are mutations of Herdr a read-only configuration never makes)."""
+        if not self.read_only:
+            return self.supervisor.reconcile(pull=pull)
+        report = ReconcileReport()
+        report.observations = [self.supervisor.observe(g) for g in self.supervisor.owned()]
+        return report
 
     def _launching_now(self) -> frozenset[str]:
         with self._launching_lock:
@@ -268,7 +289,7 @@ class ManagedService:
 
     def list_agents(self) -> dict[str, Any]:
         pull = self.pull
-        report = self.supervisor.reconcile(pull=pull)
+        report = self._reconciled(pull=pull)
         agents = []
         for observation in report.observations:
             projection = project(observation.generation, observation.evidence)
@@ -319,6 +340,8 @@ class ManagedService:
         ]
         for delivery in deliveries:
             lines += ["", delivery["text"]]
+        if self.read_only:
+            lines += ["", READ_ONLY_NOTE]
         attention = self.attention_source() if self.attention_source is not None else []
         for item in attention:
             lines += ["", str(item["text"])]
@@ -326,7 +349,7 @@ class ManagedService:
             "ok": True,
             "action": "list",
             "owner_session_id": self.controller_id,
-            "delivery": "pull" if pull else "pane",
+            "delivery": "none" if self.read_only else "pull" if pull else "pane",
             "agents": agents,
             "agent_definitions": definitions,
             "deliveries": deliveries,
@@ -784,7 +807,7 @@ class ManagedService:
 
     def inspect(self, agent: str) -> dict[str, Any]:
         operation = "inspect"
-        self.supervisor.reconcile()
+        self._reconciled()
         observation, _ = self._checked(agent, "agent_inspect", operation)
         generation = observation.generation
         assert generation.pane_id is not None
@@ -841,7 +864,7 @@ class ManagedService:
 
     def transcript(self, agent: str) -> dict[str, Any]:
         operation = "transcript"
-        self.supervisor.reconcile()
+        self._reconciled()
         observation, _ = self._checked(agent, "agent_transcript", operation)
         generation = observation.generation
         path = observation.evidence.session_file or generation.pi_session_file

@@ -311,6 +311,30 @@ def test_an_interrupt_supersedes_a_steer_pi_still_holds(managed_pi: StartChild) 
                what="the superseded steer gone from pi's screen")  # fmt: skip
 
 
+def test_an_interrupt_in_the_same_poll_as_a_steer_supersedes_it(managed_pi: StartChild) -> None:
+    """A steer and an interrupt posted back to back (microseconds apart, against the
+    extension's 250 ms poll: the same poll) — the bridge hands pi only the interrupt, so the
+    steer never reaches the model, the session or the editor."""
+    script = (
+        Script()
+        .call_tool("bash", {"command": "while [ ! -e never ]; do sleep 0.05; done"},
+                   when=Match(user_contains="build", tool_result=False))
+        .reply("Summary only.", when=Match(user_contains="summarize"))
+    )  # fmt: skip
+    child = managed_pi(script)
+    task = child.mailbox.post(Kind.TASK, "build everything")
+    child.wait_requests(1)
+    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
+    child.mailbox.post(Kind.STEER, "also lint", assignment_id=task.message_id)
+    child.mailbox.post(Kind.INTERRUPT, "stop and summarize", assignment_id=task.message_id)
+    assert child.wait_to_owner(Kind.RESULT).text == "Summary only."
+    assert child.user_texts() == ["build everything", "stop and summarize"]
+    assert all("also lint" not in json.dumps(r.body) for r in child.llm.requests)
+    assert all("also lint" not in json.dumps(m) for m in child.session_messages())
+    assert "also lint" not in child.agent.read("visible")
+    assert len(child.to_owner(Kind.RESULT)) == 1
+
+
 def loop_processes(child: ManagedPi) -> list[int]:
     """The pids of the interrupt test's endless ``bash`` loop in the child's project."""
     return [p.pid for p in all_processes()

@@ -271,6 +271,23 @@ def test_interrupt_aborts_drops_steers_and_continues_the_assignment(tmp_path: Pa
     assert child.state.operation == "asking"
 
 
+def test_an_interrupt_in_the_same_poll_supersedes_the_steer_before_it(tmp_path: Path) -> None:
+    """A steer and an interrupt arriving between two polls: only the interrupt is handed
+    over (the steer never reaches pi, which would queue it after its own abort), and both
+    records are consumed so neither comes again."""
+    child, box = make_child(tmp_path)
+    task = box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    box.post(Kind.STEER, "superseded steer", assignment_id=task.message_id)
+    box.post(Kind.INTERRUPT, "do X instead", assignment_id=task.message_id)
+    box.post(Kind.STEER, "after the interrupt", assignment_id=task.message_id)
+    actions = [(a.do, a.text) for a in child.poll()]
+    assert actions == [("abort_and_start", "do X instead"), ("steer", "after the interrupt")]
+    assert box.pending(Box.TO_CHILD) == []
+    assert child.poll() == []
+
+
 def test_interrupt_while_idle_starts_a_turn(tmp_path: Path) -> None:
     child, box = make_child(tmp_path)
     task = box.post(Kind.TASK, "t")
