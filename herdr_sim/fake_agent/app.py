@@ -209,7 +209,21 @@ def parse_args(argv: list[str], kind: str) -> Options:
             options.prompt += " " + arg
     if kind == "pi" and ":" in options.model.rpartition("/")[2]:
         options.model, _, options.thinking = options.model.rpartition(":")
+    if kind == "pi" and options.append_system_prompt:
+        options.append_system_prompt = _prompt_input(options.append_system_prompt)
     return options
+
+
+def _prompt_input(value: str) -> str:
+    """pi's reading of ``--append-system-prompt``: a value naming an existing file is that
+    file's text (as real pi 1.6 does; the managed controller passes a definition body so)."""
+    path = Path(value)
+    try:
+        if path.is_file():
+            return path.read_text(encoding="utf-8", errors="replace")[: 1 << 20]
+    except OSError:
+        return value
+    return value
 
 
 class FakeAgent:

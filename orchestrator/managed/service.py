@@ -19,6 +19,7 @@ Successful results are plain dicts with ``ok: true``, the ``action`` and a model
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import threading
@@ -70,6 +71,8 @@ from orchestrator.managed.transcript import read_transcript
 __all__ = ["ManagedService"]
 
 _SESSION_HEADER_LIMIT = 64 * 1024
+#: the tool every managed child keeps (the extension's ``ask_owner``)
+MANDATORY_TOOL = "ask_owner"
 #: what ``agent_list`` says under ``readOnly`` (docs/orchestrator/managed-agents.md)
 READ_ONLY_NOTE = (
     "Read-only configuration: results and questions are not delivered and finished agents "
@@ -580,6 +583,8 @@ class ManagedService:
                 },
                 placement=self.settings.spawn_placement,
                 caller_pane=self.caller_pane,
+                instructions=definition.body,
+                replace_system_prompt=definition.front_matter.get("systemPromptMode") == "replace",
                 **({"ready_timeout_s": self._ready_timeout_s} if self._ready_timeout_s else {}),
             )
             generation = launch(self.store, client, generation, plan)
@@ -626,7 +631,7 @@ class ManagedService:
             args += resolved.argv
         if definition.thinking is not None:
             args += ["--thinking", definition.thinking]
-        args += tool_policy_args(definition)
+        args += tool_policy_args(definition, operation)
         if session_file is not None:
             args += ["--session", session_file]
         return args
@@ -935,21 +940,38 @@ def _session_header(path: Path, operation: str) -> dict[str, Any]:
     return header
 
 
-def tool_policy_args(definition: AgentDefinition) -> list[str]:
-    """pi's ``--tools`` allowlist for a definition that restricts tools (``tools`` minus
-    ``excludeTools``, or none with ``noTools``), always naming ``ask_owner``: pi unregisters
-    every tool an allowlist leaves out, the extension's included. A definition without
-    ``tools``/``noTools`` gets pi's default tools (its ``excludeTools`` alone is not applied:
-    pi has no exclusion flag)."""
+def tool_policy_args(definition: AgentDefinition, operation: str = "delegate") -> list[str]:
+    """pi's tool flags for a definition: ``--tools`` (an allowlist: ``tools`` minus the
+    exact ``excludeTools``, or none with ``noTools``), always naming ``ask_owner`` because pi
+    unregisters every tool an allowlist leaves out, the extension's included; and
+    ``--exclude-tools`` (pi's denylist of names or ``*`` patterns) for the ``excludeTools``
+    not already applied. ``ask_owner`` is mandatory: an exact exclusion of it is ignored, a
+    pattern that would match it refuses the launch (reference A.8)."""
     front = definition.front_matter
     tools = front.get("tools")
-    exclude = front.get("excludeTools")
+    excluded = front.get("excludeTools")
+    exclude = [str(t) for t in excluded] if isinstance(excluded, list) else []
+    for pattern in exclude:
+        if "*" in pattern and fnmatch.fnmatchcase(MANDATORY_TOOL, pattern):
+            raise ManagedAgentError(
+                "invalid_request",
+                f"definition {definition.name}: excludeTools pattern {pattern!r} would "
+                f"remove the mandatory {MANDATORY_TOOL} tool",
+                operation=operation,
+                next_action="Narrow the pattern so it cannot match ask_owner.",
+            )
+    exclude = [t for t in exclude if t != MANDATORY_TOOL]
+    args: list[str] = []
     if front.get("noTools") is True:
-        allowed: list[str] = []
+        args = ["--tools", MANDATORY_TOOL]
+        exclude = []
     elif isinstance(tools, list):
-        excluded = {str(t) for t in exclude} if isinstance(exclude, list) else set()
-        allowed = [str(t) for t in tools if str(t) not in excluded]
-    else:
-        return []
-    names = [*dict.fromkeys(allowed), *([] if "ask_owner" in allowed else ["ask_owner"])]
-    return ["--tools", ",".join(names)]
+        allowed = [str(t) for t in tools if str(t) not in exclude]
+        names = [*dict.fromkeys(allowed)]
+        if MANDATORY_TOOL not in names:
+            names.append(MANDATORY_TOOL)
+        args = ["--tools", ",".join(names)]
+        exclude = [t for t in exclude if "*" in t]  # exact ones are out of the allowlist
+    if exclude:
+        args += ["--exclude-tools", ",".join(dict.fromkeys(exclude))]
+    return args

@@ -9,6 +9,7 @@ and ``files`` that do not resolve on the live controls.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,44 @@ def test_bad_files_on_the_live_controls_are_refused_and_nothing_is_posted(
     mailbox = mailbox_of(world, started)
     assert [m.kind for m in mailbox.history()] == [Kind.TASK]
     assert world.agent("filed") is not None
+
+
+def test_the_definition_body_is_the_childs_instructions(world: ManagedWorld) -> None:
+    """The body reaches pi as ``--append-system-prompt`` of a private file in the mailbox
+    (pi reads a value naming a file as its text; the fake pi does as pi does), and
+    ``excludeTools`` without ``tools`` is pi's ``--exclude-tools``."""
+    (world.root / "pi" / "agents" / "careful.md").write_text(
+        "---\nname: careful\ndescription: Careful\nthinking: high\nexcludeTools: [bash]\n"
+        "---\nYou check every claim twice.\n"
+    )
+    world.scenario(Scenario().hang())
+    started = world.ok("agent_delegate", definition="careful", task="x", label="careful")
+    instructions = Path(mailbox_of(world, started).path) / "instructions.md"
+    assert instructions.read_text() == "You check every claim twice."
+    assert oct(instructions.stat().st_mode & 0o777) == "0o600"
+    commands = json.dumps(world.client.pane_process_info(str(started["pane_id"])))
+    for expected in ("--append-system-prompt", str(instructions), "--exclude-tools", "high"):
+        assert expected in commands, commands
+    session = Path(str(started["session_path"]))
+    wait_until(lambda: session.exists() and "check every claim" in session.read_text(), 10)
+    world.ok("agent_close", agent="careful")
+    assert not instructions.exists()  # gone with the mailbox
+
+
+def test_a_replace_mode_body_replaces_the_system_prompt(world: ManagedWorld) -> None:
+    (world.root / "pi" / "agents" / "solo.md").write_text(
+        "---\nname: solo\nsystemPromptMode: replace\n---\nOnly this prompt.\n"
+    )
+    world.scenario(Scenario().hang())
+    started = world.ok("agent_delegate", definition="solo", task="x")
+    commands = json.dumps(world.client.pane_process_info(str(started["pane_id"])))
+    assert "--system-prompt" in commands and "--append-system-prompt" not in commands
+
+
+def test_an_exclusion_pattern_matching_ask_owner_refuses_the_launch(world: ManagedWorld) -> None:
+    (world.root / "pi" / "agents" / "mute.md").write_text(
+        "---\nname: mute\nexcludeTools: ['ask*']\n---\nNo asking.\n"
+    )
+    error = world.refused("agent_delegate", "invalid_request", definition="mute", task="x")
+    assert "ask_owner" in error["message"]
+    assert world.agent("mute") is None
