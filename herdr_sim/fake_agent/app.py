@@ -603,6 +603,13 @@ class FakeAgent:
         self.asked_owner = not failed
         return int(time.time() * 1000)
 
+    def _compact(self, reason: str) -> None:
+        """pi's compaction: a managed child may retire its session (and cancel it)."""
+        retired, cancelled = self.managed.compact(reason) if self.managed else (False, False)
+        if retired:
+            self.say("pi-herdsman: session retired after context pressure; handing off")
+        self.say(f"Compaction ({reason}) " + ("cancelled" if cancelled else "done"))
+
     def _ask(self, question: str) -> None:
         if self.headless:  # nobody to ask (claude -p): the question goes unanswered
             self.say(f"? {question}")
@@ -689,6 +696,8 @@ class FakeAgent:
             self._ask(step.text)
         elif step.action == "ask_owner":
             return self._ask_owner(step.text, texts, started)
+        elif step.action == "compact":
+            self._compact(step.text)
         elif step.action == "fail":
             content = [{"type": "text", "text": t} for t in texts]
             self.session.assistant(content, "error", started_ms=started, error=step.text)

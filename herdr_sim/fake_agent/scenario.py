@@ -11,6 +11,9 @@ a list of steps run in order:
 ``ask_owner``   (a managed pi child, ``PI_HERDSMAN_MAILBOX`` set) call the ``ask_owner`` tool:
                 post the question to the owner's mailbox and end the turn; the owner's
                 reply starts the next turn (:mod:`.managed`). Unmanaged, the tool fails.
+``compact``     pi compacts its context for a reason (``threshold``, ``overflow`` or
+                ``manual``): a managed child under ``contextRetirement`` retires its session
+                (a ``threshold`` compaction is then cancelled); otherwise it is shown only
 ``fail``        end the turn with ``stopReason: "error"`` and this error message
 ``wait``        stay working for some milliseconds
 ``hang``        stay working until interrupted (Escape)
@@ -56,7 +59,12 @@ __all__ = ["ACTIONS", "Scenario", "ScenarioError", "Step", "Turn"]
 #: Every step action a scenario may use.
 ACTIONS = (
     "reply", "tool", "write_file", "ask", "ask_owner", "fail", "wait", "hang", "crash", "blip",
+    "compact",
 )  # fmt: skip
+
+
+#: pi's compaction reasons (its ``session_before_compact`` event)
+COMPACTION_REASONS = ("threshold", "overflow", "manual")
 
 
 class ScenarioError(ValueError):
@@ -153,6 +161,11 @@ class Scenario:
     def ask_owner(self, question: str) -> Scenario:
         """(A managed child) ask the owner ``question`` through the mailbox; the turn ends."""
         return self._add(Step("ask_owner", text=question))
+
+    def compact(self, reason: str = "threshold") -> Scenario:
+        """pi compacts its context (``threshold``: near the window's end; ``overflow``: after
+        the provider refused the context; ``manual``: ``/compact``)."""
+        return self._add(Step("compact", text=reason))
 
     def fail(self, message: str) -> Scenario:
         """End the turn with an error (``stopReason: "error"``)."""
@@ -322,4 +335,6 @@ def _parse_step(data: object, where: str) -> Step:
         return Step("hang")
     if action == "crash":
         return Step("crash", code=_want_int(value, where, "crash"))
+    if action == "compact" and value not in COMPACTION_REASONS:
+        raise ScenarioError(f"{where}: 'compact' must be one of {', '.join(COMPACTION_REASONS)}")
     return Step(action, text=_want_str(value, where, action))

@@ -60,6 +60,7 @@ from orchestrator.managed.results import ResultStore
 from orchestrator.managed.settings import ManagedSettings
 from orchestrator.managed.store import Generation, ManagedStore
 from orchestrator.managed.supervisor import (
+    SESSION_RETIRED,
     Observation,
     ReconcileReport,
     Supervisor,
@@ -486,6 +487,18 @@ class ManagedService:
                 operation=operation,
                 next_action="Continue only a session of an agent this controller owned.",
             )
+        if self.settings.context_retirement and any(g.extra.get(SESSION_RETIRED) for g in matches):
+            raise ManagedAgentError(
+                "invalid_request",
+                "The managed-agent session was retired after context pressure; "
+                "agent_continue is refused for a retired session while contextRetirement "
+                "is on.",
+                operation=operation,
+                next_action=(
+                    "Delegate a fresh agent with agent_delegate and pass the previous "
+                    "handoff/result (its result: ref) and the relevant files instead."
+                ),
+            )
         active = [g for g in matches if g.active]
         if len(active) > 1:
             raise ManagedAgentError(
@@ -578,6 +591,7 @@ class ManagedService:
                         workspace_id=ws,
                         definition=definition.name,
                         allowed_definitions=list(definition.agents),
+                        context_retirement=self.settings.context_retirement,
                     ),
                     AGENT_DIR_ENV: str(self.agent_dir()),
                 },

@@ -10,6 +10,7 @@ and ``files`` that do not resolve on the live controls.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,41 @@ def test_an_exclusion_pattern_matching_ask_owner_refuses_the_launch(world: Manag
     error = world.refused("agent_delegate", "invalid_request", definition="mute", task="x")
     assert "ask_owner" in error["message"]
     assert world.agent("mute") is None
+
+
+def test_a_session_retired_under_context_pressure_is_not_continued(world: ManagedWorld) -> None:
+    """The fake pi compacts under pressure mid-assignment (contextRetirement on, the
+    default): the result is delivered once with the seed's retirement instruction, and
+    agent_continue of that session (path or UUID) is refused with the guidance to delegate
+    fresh with the handoff and files."""
+    world.scenario(Scenario().compact("threshold").reply("handoff: did A, next B"))
+    first = world.ok("agent_delegate", definition="scout", task="big job", label="tired")
+    delivery = world.wait_delivery("result", "tired")
+    assert "handoff: did A, next B" in delivery["text"]
+    assert "retired after context pressure" in delivery["text"]
+    assert "Delegate a fresh agent" in delivery["text"]
+    for session in (first["session_path"], first["session_id"]):
+        error = world.refused("agent_continue", "invalid_request", session=session, task="more")
+        assert "retired" in error["message"]
+        assert "Delegate a fresh agent" in error["nextAction"]
+        assert "handoff/result" in error["nextAction"]
+    # a restarted controller still knows (the record is durable)
+    world.restart()
+    world.refused("agent_continue", "invalid_request", session=first["session_id"], task="x")
+    # with contextRetirement off, the retired session may be continued
+    world.service.settings = replace(world.service.settings, context_retirement=False)
+    world.scenario(Scenario().reply("continued anyway"))
+    again = world.ok("agent_continue", session=first["session_id"], task="more")
+    assert again["agent"] == "tired"
+    assert len(world.delivered("result", "tired")) == 1
+
+
+def test_without_context_retirement_a_compaction_retires_nothing(world: ManagedWorld) -> None:
+    world.service.settings = replace(world.service.settings, context_retirement=False)
+    world.scenario(Scenario().compact("threshold").reply("done"))
+    first = world.ok("agent_delegate", definition="scout", task="job", label="fresh")
+    delivery = world.wait_delivery("result", "fresh")
+    assert "retired" not in delivery["text"]
+    world.service.settings = replace(world.service.settings, context_retirement=True)
+    world.scenario(Scenario().hang())
+    assert world.ok("agent_continue", session=first["session_id"], task="more")["ok"]
