@@ -18,6 +18,7 @@ import pytest
 from herdr_sim.fake_agent import Scenario
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.owner import PaneOwner
+from orchestrator.managed.tools import BACKGROUND_KEY, enable_background
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.request_log import RequestLog
 from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
@@ -93,6 +94,19 @@ def test_read_only_r0_calls_send_no_mutating_request_and_deliver_nothing(
     world.ok("agent_list")
     assert len(world.delivered("result", "kept")) == 1
     assert started["pane_id"] not in {p.pane_id for p in world.client.pane_list()}
+
+
+def test_a_read_only_mcp_server_runs_no_background(
+    world: ManagedWorld, herdr_server: HerdrServer
+) -> None:
+    """The background reconcile and health monitor deliver into the owner's pane and close
+    finished agents' panes: a read-only server over existing managed state starts neither."""
+    world.scenario(Scenario().hang())
+    world.ok("agent_delegate", definition="scout", task="x", label="bg")
+    read_only = ManagedWorld(herdr_server, world.root, read_only=True)
+    enable_background(read_only.ctx)
+    assert read_only.service.read_only is True
+    assert read_only.ctx.derived[BACKGROUND_KEY] is True  # asked for, never started
 
 
 @pytest.mark.parametrize("fault", ["symlink", "truncated"])
