@@ -210,7 +210,21 @@ def parse_args(argv: list[str], kind: str) -> Options:
             options.prompt += " " + arg
     if kind == "pi" and ":" in options.model.rpartition("/")[2]:
         options.model, _, options.thinking = options.model.rpartition(":")
+    if kind == "pi" and options.append_system_prompt:
+        options.append_system_prompt = _prompt_input(options.append_system_prompt)
     return options
+
+
+def _prompt_input(value: str) -> str:
+    """pi's reading of ``--append-system-prompt``: a value naming an existing file is that
+    file's text (as real pi 1.6 does; the managed controller passes a definition body so)."""
+    path = Path(value)
+    try:
+        if path.is_file():
+            return path.read_text(encoding="utf-8", errors="replace")[: 1 << 20]
+    except OSError:
+        return value
+    return value
 
 
 class FakeAgent:
@@ -609,6 +623,13 @@ class FakeAgent:
         self.asked_owner = not failed
         return int(time.time() * 1000)
 
+    def _compact(self, reason: str) -> None:
+        """pi's compaction: a managed child may retire its session (and cancel it)."""
+        retired, cancelled = self.managed.compact(reason) if self.managed else (False, False)
+        if retired:
+            self.say("pi-herdsman: session retired after context pressure; handing off")
+        self.say(f"Compaction ({reason}) " + ("cancelled" if cancelled else "done"))
+
     def _ask(self, question: str) -> None:
         if self.headless:  # nobody to ask (claude -p): the question goes unanswered
             self.say(f"? {question}")
@@ -697,6 +718,8 @@ class FakeAgent:
             return self._ask_owner(step.text, texts, started)
         elif step.action == "agent_tool":
             return self._tool(step.text, json.loads(step.content or "{}"), texts, started)
+        elif step.action == "compact":
+            self._compact(step.text)
         elif step.action == "fail":
             content = [{"type": "text", "text": t} for t in texts]
             self.session.assistant(content, "error", started_ms=started, error=step.text)

@@ -178,6 +178,12 @@ class ManagedMode:
                 self.child.turn_end(assistant_text)
             return False
 
+    def compact(self, reason: str) -> tuple[bool, bool]:
+        """pi's ``session_before_compact``: ``(retired, cancel)`` from the brain."""
+        with self.lock, self._shown():  # a mailbox failure is shown; the turn goes on
+            return self.child.context_pressure(reason)
+        return False, False
+
     def ask(self, question: str) -> tuple[str, bool]:
         """``ask_owner``: the tool's result text and whether it failed."""
         from orchestrator.managed.errors import ManagedAgentError

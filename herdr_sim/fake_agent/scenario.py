@@ -15,6 +15,9 @@ a list of steps run in order:
                 ``arguments`` as the extension does for a delegating child:
                 ``$PI_HERDSMAN_PYTHON -m orchestrator call <tool> <json>`` (no shell); the
                 JSON answer is the tool's result. Unmanaged, the tool fails.
+``compact``     pi compacts its context for a reason (``threshold``, ``overflow`` or
+                ``manual``): a managed child under ``contextRetirement`` retires its session
+                (a ``threshold`` compaction is then cancelled); otherwise it is shown only
 ``fail``        end the turn with ``stopReason: "error"`` and this error message
 ``wait``        stay working for some milliseconds
 ``hang``        stay working until interrupted (Escape)
@@ -62,8 +65,12 @@ __all__ = ["ACTIONS", "Scenario", "ScenarioError", "Step", "Turn"]
 #: Every step action a scenario may use.
 ACTIONS = (
     "reply", "tool", "write_file", "ask", "ask_owner", "agent_tool", "fail", "wait", "hang",
-    "crash", "blip",
+    "crash", "blip", "compact",
 )  # fmt: skip
+
+
+#: pi's compaction reasons (its ``session_before_compact`` event)
+COMPACTION_REASONS = ("threshold", "overflow", "manual")
 
 
 class ScenarioError(ValueError):
@@ -166,6 +173,11 @@ class Scenario:
     def agent_tool(self, tool: str, **arguments: Any) -> Scenario:
         """(A managed child) call the managed-agent tool ``tool`` with ``arguments``."""
         return self._add(Step("agent_tool", text=tool, content=json.dumps(arguments)))
+
+    def compact(self, reason: str = "threshold") -> Scenario:
+        """pi compacts its context (``threshold``: near the window's end; ``overflow``: after
+        the provider refused the context; ``manual``: ``/compact``)."""
+        return self._add(Step("compact", text=reason))
 
     def fail(self, message: str) -> Scenario:
         """End the turn with an error (``stopReason: "error"``)."""
@@ -346,4 +358,6 @@ def _parse_step(data: object, where: str) -> Step:
         return Step("hang")
     if action == "crash":
         return Step("crash", code=_want_int(value, where, "crash"))
+    if action == "compact" and value not in COMPACTION_REASONS:
+        raise ScenarioError(f"{where}: 'compact' must be one of {', '.join(COMPACTION_REASONS)}")
     return Step(action, text=_want_str(value, where, action))

@@ -193,8 +193,15 @@ class ManagedChild:
                     break  # not now (a task while busy): it stays pending, in order
                 self.mailbox.consume(message)
                 state = self.state
-                if action is not None:
-                    actions.append(action)
+                if action is None:
+                    continue
+                if action.do == "abort_and_start":
+                    # an interrupt supersedes the steering pi has not delivered yet: the
+                    # steers of this same batch never reach pi (handed over together, a
+                    # driver would queue them after its abort; pi's abort drops only the
+                    # steers it already holds)
+                    actions = [a for a in actions if a.do != "steer"]
+                actions.append(action)
             return actions
 
     def _take(self, message: Message, state: ChildState) -> Action | Literal[False] | None:
@@ -264,6 +271,32 @@ class ManagedChild:
         with self._lock:
             self._require("child steers_delivered")
             self._queued_steers = 0
+
+    def context_pressure(self, reason: str) -> tuple[bool, bool]:
+        """pi is about to compact the session (``reason``: pi's ``manual``, ``threshold``
+        or ``overflow``). Under the controller's ``contextRetirement``, a compaction pi
+        started itself during an assignment retires the session (``sessionRetired`` in
+        ``state.json``, before the result, so the controller marks the result retired and
+        refuses to continue the session). Answers ``(retired, cancel)``: ``cancel`` asks
+        the driver to cancel a ``threshold`` compaction (the agent hands off instead; an
+        ``overflow`` compaction must proceed for the turn to go on)."""
+        with self._lock:
+            state = self._require("child context_pressure")
+            if (
+                not self.identity.context_retirement
+                or reason == "manual"
+                or state.active_request_id is None
+            ):
+                return state.session_retired, False
+            if not state.session_retired:
+                self._set(session_retired=True, touch=True)
+            return True, reason == "threshold"
+
+    @property
+    def retired(self) -> bool:
+        """Whether this session was retired (the driver tells pi to hand off)."""
+        with self._lock:
+            return self._state is not None and self._state.session_retired
 
     def session_file(self, path: str) -> None:
         """pi materialized (or moved) its session file."""

@@ -18,6 +18,9 @@ request                                                   answer
 "tool_end"|"session_file","path"?}``
 ``{"op":"event","event":"turn_end","assistantText"}``     ``{"ok":true,"result":"completed"|
                                                           "failed"|null}``
+``{"op":"event","event":"compact","reason"}``             ``{"ok":true,"retired","cancel"}``
+                                                          (pi's compaction; :meth:`ManagedChild.
+                                                          context_pressure`)
 ``{"op":"ask","question"}``                               ``{"ok":true,"askId"}`` or an error
 ========================================================  =======================================
 
@@ -44,7 +47,7 @@ __all__ = ["LINE_LIMIT_BYTES", "Bridge", "main"]
 #: one request line at most (a turn_end carries the final text; a result is ≤ 4 MiB)
 LINE_LIMIT_BYTES = 8 << 20
 
-_EVENTS = ("turn_start", "tool_start", "tool_end", "session_file", "turn_end")
+_EVENTS = ("turn_start", "tool_start", "tool_end", "session_file", "turn_end", "compact")
 
 
 def _error(category: str, message: str, operation: str = "bridge") -> dict[str, Any]:
@@ -146,6 +149,9 @@ class Bridge:
                         operation="bridge",
                     )  # fmt: skip
                 return {"ok": True, "result": child.turn_end(text)}
+            if event == "compact":
+                retired, cancel = child.context_pressure(_field(request, "reason", str))
+                return {"ok": True, "retired": retired, "cancel": cancel}
             if event == "turn_start":
                 child.turn_start()
             elif event == "tool_start":

@@ -50,6 +50,8 @@ _KEYS = (
     "piSessionFile", "cwd", "pid", "operation", "activeRequestId", "completedRequestId",
     "lastActivityAt", "updatedAt",
 )  # fmt: skip
+#: optional keys: absent means their default (``sessionRetired``: written only when true)
+_OPTIONAL_KEYS = ("sessionRetired",)
 
 
 class StateError(ValueError):
@@ -114,9 +116,13 @@ class ChildState:
     completed_request_id: str | None
     last_activity_at: float
     updated_at: float
+    #: pi compacted this session under context pressure during an assignment while the
+    #: controller's ``contextRetirement`` was on: the session is retired (no continuation)
+    session_retired: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object, keys in the documented order."""
+        retired = {"sessionRetired": True} if self.session_retired else {}
         return {
             "version": PROTOCOL_VERSION,
             "runId": self.run_id,
@@ -133,6 +139,7 @@ class ChildState:
             "completedRequestId": self.completed_request_id,
             "lastActivityAt": self.last_activity_at,
             "updatedAt": self.updated_at,
+            **retired,
         }
 
     def encode(self) -> bytes:
@@ -143,7 +150,7 @@ class ChildState:
         """The state in ``raw`` (a decoded JSON value); :class:`StateError` otherwise."""
         if not isinstance(raw, dict):
             raise StateError("not a JSON object")
-        unknown = sorted(set(raw) - set(_KEYS))
+        unknown = sorted(set(raw) - set(_KEYS) - set(_OPTIONAL_KEYS))
         if unknown:
             raise StateError(f"unknown state field(s): {', '.join(unknown)}")
         missing = [key for key in _KEYS if key not in raw]
@@ -160,6 +167,9 @@ class ChildState:
         pid = raw["pid"]
         if isinstance(pid, bool) or not isinstance(pid, int) or pid < 1:
             raise StateError("pid is not a positive integer")
+        retired = raw.get("sessionRetired", False)
+        if not isinstance(retired, bool):
+            raise StateError("sessionRetired is not a boolean")
         operation = raw["operation"]
         if operation not in OPERATIONS:
             raise StateError(f"operation is not one of {', '.join(OPERATIONS)}")
@@ -178,6 +188,7 @@ class ChildState:
             completed_request_id=_request(raw, "completedRequestId"),
             last_activity_at=_time(raw, "lastActivityAt"),
             updated_at=_time(raw, "updatedAt"),
+            session_retired=retired,
         )
         state.check()
         return state

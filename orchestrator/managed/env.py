@@ -30,6 +30,7 @@ from orchestrator.managed.mailbox import NAMESPACE, mailbox_dir_name
 __all__ = [
     "ALLOWED_DEFINITIONS_ENV",
     "CHILD_ENV_NAMES",
+    "CONTEXT_RETIREMENT_ENV",
     "DEFINITION_ENV",
     "LABEL_ENV",
     "MAILBOX_ENV",
@@ -56,6 +57,9 @@ ALLOWED_DEFINITIONS_ENV = "PI_HERDSMAN_ALLOWED_AGENT_DEFINITIONS"
 #: the interpreter the pi extension starts the bridge (``orchestrator.managed.child_cli``) with
 PYTHON_ENV = "PI_HERDSMAN_PYTHON"
 SUBAGENT_ENV = "PI_SUBAGENT_CHILD"
+#: the controller's ``contextRetirement`` (``1``/``0``; absent: on, the setting's default):
+#: whether a compaction under context pressure retires the child's session
+CONTEXT_RETIREMENT_ENV = "PI_HERDSMAN_CONTEXT_RETIREMENT"
 #: Herdr's pane id of the child (set by Herdr in the child's pane, not by the controller)
 PANE_ENV = "HERDR_PANE_ID"
 
@@ -70,6 +74,7 @@ CHILD_ENV_NAMES = (
     ALLOWED_DEFINITIONS_ENV,
     PYTHON_ENV,
     SUBAGENT_ENV,
+    CONTEXT_RETIREMENT_ENV,
 )
 #: the owner's Herdr identity: never passed on (Herdr sets the child's own)
 OWNER_HERDR_VARS = ("HERDR_PANE_ID", "HERDR_TAB_ID", "HERDR_WORKSPACE_ID")
@@ -162,6 +167,8 @@ class ChildIdentity:
     definition: str
     allowed_definitions: tuple[str, ...]
     pane_id: str
+    #: the controller's ``contextRetirement`` (:data:`CONTEXT_RETIREMENT_ENV`)
+    context_retirement: bool = True
 
     @property
     def delegating(self) -> bool:
@@ -190,7 +197,20 @@ class ChildIdentity:
         if not _TOKEN.fullmatch(pane):
             raise ChildEnvError(PANE_ENV, "is not a valid pane id")
         mailbox_dir = _mailbox_dir(raw_mailbox, workspace, label)
-        return cls(mailbox_dir, run_id, owner, label, workspace, definition, allowed, pane)
+        retirement = env.get(CONTEXT_RETIREMENT_ENV) or "1"
+        if retirement not in ("0", "1"):
+            raise ChildEnvError(CONTEXT_RETIREMENT_ENV, "is not 0 or 1")
+        return cls(
+            mailbox_dir,
+            run_id,
+            owner,
+            label,
+            workspace,
+            definition,
+            allowed,
+            pane,
+            context_retirement=retirement == "1",
+        )
 
 
 def child_env(
@@ -203,6 +223,7 @@ def child_env(
     definition: str,
     allowed_definitions: Sequence[str] = (),
     python: str | None = None,
+    context_retirement: bool = True,
 ) -> dict[str, str]:
     """The ``PI_HERDSMAN_*`` variables (plus ``PI_SUBAGENT_CHILD=1``) for one child
     generation, checked by the same rules the child applies; ``python`` defaults to this
@@ -217,6 +238,7 @@ def child_env(
         ALLOWED_DEFINITIONS_ENV: json.dumps(list(allowed_definitions)),
         PYTHON_ENV: python if python is not None else sys.executable,
         SUBAGENT_ENV: "1",
+        CONTEXT_RETIREMENT_ENV: "1" if context_retirement else "0",
     }
     # the child's own check, with a placeholder for the pane id Herdr sets later
     ChildIdentity.from_env({**env, PANE_ENV: "pending"})

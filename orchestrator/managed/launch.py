@@ -13,7 +13,9 @@ with a live child holding exactly one assignment or with nothing left running:
    the pi process inherits it. The pane is recorded before pi starts.
 2. **pi starts** through Herdr's ``agent start --kind pi`` under the Herdr alias
    ``label[:15]_<sha256(workspace\\0label\\0run)[:16]>`` (A.7), with the definition's model
-   and thinking resolved by :mod:`orchestrator.agent_tools.aliases` and ``--session`` for a
+   and thinking resolved by :mod:`orchestrator.agent_tools.aliases`, its body as the child's
+   instructions (``--append-system-prompt`` of a 0600 file in the mailbox, or
+   ``--system-prompt`` for ``systemPromptMode: replace``) and ``--session`` for a
    continuation; :func:`orchestrator.agent_tools.start_watch.start_agent` reports a pi that
    exited during startup with the pane's last lines.
 3. **Readiness**: the child's ``state.json`` in its mailbox with this generation's
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.agent_tools import start_watch
+from orchestrator.agent_tools import safe_fs, start_watch
 from orchestrator.client.errors import ClientError, HerdrError, NotFound
 from orchestrator.client.sync import HerdrClient
 from orchestrator.managed.child_state import ChildState, read_state
@@ -45,6 +47,7 @@ from orchestrator.managed.mailbox import Kind, Mailbox
 from orchestrator.managed.store import Generation, ManagedStore
 
 __all__ = [
+    "INSTRUCTIONS_FILE",
     "MANAGED_WORKSPACE_LABEL",
     "READY_TIMEOUT_S",
     "LaunchPlan",
@@ -55,6 +58,8 @@ __all__ = [
     "shared_tab_label",
 ]
 
+#: The definition body, as the file pi reads its instructions from (in the mailbox dir).
+INSTRUCTIONS_FILE = "instructions.md"
 #: The workspace a controller outside Herdr places its agents in.
 MANAGED_WORKSPACE_LABEL = "managed-agents"
 #: How long a started child has to write its first ``state.json`` (reference A.17 step 16).
@@ -81,6 +86,16 @@ class LaunchPlan:
     placement: Placement = "subtree"
     caller_pane: str | None = None
     ready_timeout_s: float = READY_TIMEOUT_S
+    #: the definition's body: the child's instructions (empty: none)
+    instructions: str = ""
+    #: ``systemPromptMode: replace``: the body replaces pi's system prompt (else appended)
+    replace_system_prompt: bool = False
+
+    def instruction_args(self, path: Path) -> list[str]:
+        """pi's flag for the instructions file at ``path`` (pi reads a value naming an
+        existing file as that file's text)."""
+        flag = "--system-prompt" if self.replace_system_prompt else "--append-system-prompt"
+        return [flag, str(path)] if self.instructions.strip() else []
 
 
 def _herdr_error(exc: ClientError, operation: str) -> ManagedAgentError:
@@ -191,6 +206,14 @@ def launch(
                 next_action="Close the agent using this label, or choose another label.",
             )
         mailbox.ensure()
+        pi_args = list(plan.pi_args)
+        if plan.instructions.strip():
+            # kept in the mailbox: it lives exactly as long as the generation (removed by
+            # rollback, close and cleanup), so a pi that reloads its resources finds it
+            instructions = safe_fs.write_atomic(
+                mailbox.path / INSTRUCTIONS_FILE, plan.instructions, create_parent=False
+            )
+            pi_args = [*plan.instruction_args(instructions), *pi_args]
         env = plan.child_env(generation.workspace_id, str(mailbox.path))
         with store.locked():  # two launches must not both create the shared tab
             pane_id, tab_id, tab_label = _place(client, generation, plan, env)
@@ -202,7 +225,7 @@ def launch(
                 generation.agent_name,
                 "pi",
                 pane_id,
-                args=tuple(plan.pi_args),
+                args=tuple(pi_args),
                 timeout_ms=START_TIMEOUT_MS,
             )
         except start_watch.ExitedDuringStart as exc:

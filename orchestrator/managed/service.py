@@ -19,6 +19,7 @@ Successful results are plain dicts with ``ok: true``, the ``action`` and a model
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import threading
@@ -60,7 +61,9 @@ from orchestrator.managed.results import ResultStore
 from orchestrator.managed.settings import ManagedSettings
 from orchestrator.managed.store import Generation, ManagedStore
 from orchestrator.managed.supervisor import (
+    SESSION_RETIRED,
     Observation,
+    ReconcileReport,
     Supervisor,
     close_pane,
     public_record,
@@ -81,6 +84,14 @@ MANAGED_TOOL_NAMES = (
     "agent_close",
     "agent_inspect",
     "agent_transcript",
+)
+#: the tool every managed child keeps (the extension's ``ask_owner``)
+MANDATORY_TOOL = "ask_owner"
+#: what ``agent_list`` says under ``readOnly`` (docs/orchestrator/managed-agents.md)
+READ_ONLY_NOTE = (
+    "Read-only configuration: results and questions are not delivered and finished agents "
+    "are not cleaned up here; they stay durable in their mailboxes until a controller "
+    "without readOnly reconciles them (once)."
 )
 #: pi's agent directory variable: where the child's pi loads the managed-child extension
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
@@ -110,6 +121,7 @@ class ManagedService:
         ready_timeout_s: float | None = None,
         aliases_overrides: Mapping[str, Mapping[str, str]] | None = None,
         delegating: DelegatingController | None = None,
+        read_only: bool = False,
     ) -> None:
         self.store = ManagedStore(state_dir)
         self.state_dir = Path(state_dir)
@@ -129,6 +141,9 @@ class ManagedService:
         self._roster_of = roster_of
         self._ready_timeout_s = ready_timeout_s
         self._aliases = aliases_overrides or {}
+        #: the configuration's ``readOnly``: the R0 calls (list, inspect, transcript) only
+        #: observe; results, asks and cleanups wait for a controller that may mutate Herdr
+        self.read_only = read_only
         self.results = ResultStore(self.store.root / "results")
         #: kept health attention for the pull path (set by the background monitor)
         self.attention_source: Callable[[], list[dict[str, Any]]] | None = None
@@ -160,6 +175,16 @@ class ManagedService:
             return True
         status = getattr(self.owner, "status", None)
         return callable(status) and status() is None
+
+    def _reconciled(self, *, pull: bool = False) -> ReconcileReport:
+        """The reconcile an R0 call runs first; under ``readOnly`` only the observations
+        (reconcile delivers results into the owner's pane and closes finished agents' panes,
+        which are mutations of Herdr a read-only configuration never makes)."""
+        if not self.read_only:
+            return self.supervisor.reconcile(pull=pull)
+        report = ReconcileReport()
+        report.observations = [self.supervisor.observe(g) for g in self.supervisor.owned()]
+        return report
 
     def _launching_now(self) -> frozenset[str]:
         with self._launching_lock:
@@ -297,7 +322,7 @@ class ManagedService:
 
     def list_agents(self) -> dict[str, Any]:
         pull = self.pull
-        report = self.supervisor.reconcile(pull=pull)
+        report = self._reconciled(pull=pull)
         agents = []
         for observation, direct in [
             *((o, True) for o in report.observations),
@@ -351,6 +376,8 @@ class ManagedService:
         ]
         for delivery in deliveries:
             lines += ["", delivery["text"]]
+        if self.read_only:
+            lines += ["", READ_ONLY_NOTE]
         attention = self.attention_source() if self.attention_source is not None else []
         for item in attention:
             lines += ["", str(item["text"])]
@@ -358,7 +385,7 @@ class ManagedService:
             "ok": True,
             "action": "list",
             "owner_session_id": self.controller_id,
-            "delivery": "pull" if pull else "pane",
+            "delivery": "none" if self.read_only else "pull" if pull else "pane",
             "agents": agents,
             "agent_definitions": definitions,
             "deliveries": deliveries,
@@ -501,6 +528,18 @@ class ManagedService:
                 operation=operation,
                 next_action="Continue only a session of an agent this controller owned.",
             )
+        if self.settings.context_retirement and any(g.extra.get(SESSION_RETIRED) for g in matches):
+            raise ManagedAgentError(
+                "invalid_request",
+                "The managed-agent session was retired after context pressure; "
+                "agent_continue is refused for a retired session while contextRetirement "
+                "is on.",
+                operation=operation,
+                next_action=(
+                    "Delegate a fresh agent with agent_delegate and pass the previous "
+                    "handoff/result (its result: ref) and the relevant files instead."
+                ),
+            )
         active = [g for g in matches if g.active]
         if len(active) > 1:
             raise ManagedAgentError(
@@ -594,11 +633,14 @@ class ManagedService:
                         workspace_id=ws,
                         definition=definition.name,
                         allowed_definitions=list(definition.agents),
+                        context_retirement=self.settings.context_retirement,
                     ),
                     AGENT_DIR_ENV: str(self.agent_dir()),
                 },
                 placement=self.settings.spawn_placement,
                 caller_pane=self.caller_pane,
+                instructions=definition.body,
+                replace_system_prompt=definition.front_matter.get("systemPromptMode") == "replace",
                 **({"ready_timeout_s": self._ready_timeout_s} if self._ready_timeout_s else {}),
             )
             generation = launch(self.store, client, generation, plan)
@@ -645,7 +687,7 @@ class ManagedService:
             args += resolved.argv
         if definition.thinking is not None:
             args += ["--thinking", definition.thinking]
-        args += tool_policy_args(definition)
+        args += tool_policy_args(definition, operation)
         if session_file is not None:
             args += ["--session", session_file]
         return args
@@ -826,7 +868,7 @@ class ManagedService:
 
     def inspect(self, agent: str) -> dict[str, Any]:
         operation = "inspect"
-        self.supervisor.reconcile()
+        self._reconciled()
         observation, _ = self._checked(agent, "agent_inspect", operation)
         generation = observation.generation
         assert generation.pane_id is not None
@@ -883,7 +925,7 @@ class ManagedService:
 
     def transcript(self, agent: str) -> dict[str, Any]:
         operation = "transcript"
-        self.supervisor.reconcile()
+        self._reconciled()
         observation, _ = self._checked(agent, "agent_transcript", operation)
         generation = observation.generation
         path = observation.evidence.session_file or generation.pi_session_file
@@ -954,23 +996,38 @@ def _session_header(path: Path, operation: str) -> dict[str, Any]:
     return header
 
 
-def tool_policy_args(definition: AgentDefinition) -> list[str]:
-    """pi's ``--tools`` allowlist for a definition that restricts tools (``tools`` minus
-    ``excludeTools``, or none with ``noTools``), always naming ``ask_owner``: pi unregisters
-    every tool an allowlist leaves out, the extension's included; a delegating definition's
-    (one listing ``agents``) also names the nine ``agent_*`` tools the extension gives it. A
-    definition without ``tools``/``noTools`` gets pi's default tools (its ``excludeTools``
-    alone is not applied: pi has no exclusion flag)."""
+def tool_policy_args(definition: AgentDefinition, operation: str = "delegate") -> list[str]:
+    """pi's tool flags for a definition: ``--tools`` (an allowlist: ``tools`` minus the
+    exact ``excludeTools``, or none with ``noTools``), always naming ``ask_owner`` because pi
+    unregisters every tool an allowlist leaves out, the extension's included; and
+    ``--exclude-tools`` (pi's denylist of names or ``*`` patterns) for the ``excludeTools``
+    not already applied. ``ask_owner`` is mandatory: an exact exclusion of it is ignored, a
+    pattern that would match it refuses the launch (reference A.8). A delegating
+    definition's (one listing ``agents``) allowlist also names the nine ``agent_*`` tools the
+    extension gives it."""
     front = definition.front_matter
     tools = front.get("tools")
-    exclude = front.get("excludeTools")
+    excluded = front.get("excludeTools")
+    exclude = [str(t) for t in excluded] if isinstance(excluded, list) else []
+    for pattern in exclude:
+        if "*" in pattern and fnmatch.fnmatchcase(MANDATORY_TOOL, pattern):
+            raise ManagedAgentError(
+                "invalid_request",
+                f"definition {definition.name}: excludeTools pattern {pattern!r} would "
+                f"remove the mandatory {MANDATORY_TOOL} tool",
+                operation=operation,
+                next_action="Narrow the pattern so it cannot match ask_owner.",
+            )
+    exclude = [t for t in exclude if t != MANDATORY_TOOL]
+    extension = [MANDATORY_TOOL, *(MANAGED_TOOL_NAMES if definition.agents else ())]
+    args: list[str] = []
     if front.get("noTools") is True:
-        allowed: list[str] = []
+        args = ["--tools", ",".join(extension)]
+        exclude = []
     elif isinstance(tools, list):
-        excluded = {str(t) for t in exclude} if isinstance(exclude, list) else set()
-        allowed = [str(t) for t in tools if str(t) not in excluded]
-    else:
-        return []
-    extension = ["ask_owner", *(MANAGED_TOOL_NAMES if definition.agents else ())]
-    names = [*dict.fromkeys([*allowed, *extension])]
-    return ["--tools", ",".join(names)]
+        allowed = [str(t) for t in tools if str(t) not in exclude]
+        args = ["--tools", ",".join(dict.fromkeys([*allowed, *extension]))]
+        exclude = [t for t in exclude if "*" in t]  # exact ones are out of the allowlist
+    if exclude:
+        args += ["--exclude-tools", ",".join(dict.fromkeys(exclude))]
+    return args

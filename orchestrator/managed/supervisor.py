@@ -55,6 +55,7 @@ from orchestrator.managed.results import ResultArtifact, ResultStore, delivery_t
 from orchestrator.managed.store import Generation, LockBusy, ManagedStore
 
 __all__ = [
+    "SESSION_RETIRED",
     "Delivery",
     "Observation",
     "ReconcileReport",
@@ -68,6 +69,8 @@ __all__ = [
 SPOOL_DIR = "owner-messages"
 #: An agent working this long without qualifying activity is shown ``stale`` (seed 002).
 STALE_AFTER_S = 600.0
+#: the generation's ``extra`` key: its pi session was retired under context pressure
+SESSION_RETIRED = "session_retired"
 
 
 @dataclass(frozen=True)
@@ -362,8 +365,16 @@ class Supervisor:
                 "nextAction": "Fix the persistence failure, then close the agent.",
             }
             return self.store.update(generation, result_error=error)
+        # the child marks its session retired before it posts the result: read it now,
+        # while the mailbox (removed at cleanup) still holds the child's state
+        extra = dict(generation.extra)
+        with contextlib.suppress(ManagedAgentError):
+            child = read_state(self.mailbox(generation).path)
+            if child is not None and child.session_retired:
+                extra[SESSION_RETIRED] = True
         return self.store.update(
             generation,
+            extra=extra,
             result_ref=artifact.ref,
             result_request_id=artifact.request_id,
             result_status=artifact.status,
@@ -387,7 +398,7 @@ class Supervisor:
         if sink is None:
             return generation
         artifact = self._artifact(generation)
-        text = delivery_text(artifact)
+        text = delivery_text(artifact, retired=bool(generation.extra.get(SESSION_RETIRED)))
         marked = self.store.update(
             generation, extra={**generation.extra, "delivering": artifact.request_id}
         )

@@ -173,9 +173,12 @@ def managed_service(ctx: ToolContext) -> ManagedService:
         settings=managed_settings(actx.config, env),
         aliases_overrides=actx.config.aliases,
         delegating=delegating,
+        read_only=actx.config.read_only,
     )
     ctx.derived[DERIVED_KEY] = service
-    if ctx.derived.get(BACKGROUND_KEY) is True:
+    # the background delivers into the owner's pane and closes finished agents: mutations
+    # of Herdr, never made under readOnly (docs: "Read-only configuration")
+    if ctx.derived.get(BACKGROUND_KEY) is True and not service.read_only:
         from orchestrator.managed.background import ControllerBackground
         from orchestrator.managed.health import LifecycleEvents
 

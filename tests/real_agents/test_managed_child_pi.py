@@ -114,7 +114,9 @@ class ManagedPi:
 
 
 class StartChild(Protocol):
-    def __call__(self, script: Script, args: tuple[str, ...] = ()) -> ManagedPi: ...
+    def __call__(
+        self, script: Script, args: tuple[str, ...] = (), settings: dict[str, Any] | None = None
+    ) -> ManagedPi: ...
 
 
 @pytest.fixture
@@ -127,9 +129,14 @@ def managed_pi(
     child said hello (its first ``state.json``, the controller's readiness proof)."""
     installed = require_pi()
 
-    def start(script: Script, args: tuple[str, ...] = ()) -> ManagedPi:
+    def start(
+        script: Script, args: tuple[str, ...] = (), settings: dict[str, Any] | None = None
+    ) -> ManagedPi:
         herdr_fake_llm.set_script(script)
         home = prepare_pi_home(tmp_path / "pi-home", herdr_fake_llm.openai_base_url)
+        if settings:  # pi's settings.json additions (e.g. its compaction settings)
+            path = home.agent_dir / "settings.json"
+            path.write_text(json.dumps({**json.loads(path.read_text()), **settings}))
         install_child_extension(home.agent_dir / "extensions")
         server = herdr_server_factory(fake_agents=False, agent_manifests_dir=None)
         client = HerdrClient(server.socket_path)
@@ -311,6 +318,30 @@ def test_an_interrupt_supersedes_a_steer_pi_still_holds(managed_pi: StartChild) 
                what="the superseded steer gone from pi's screen")  # fmt: skip
 
 
+def test_an_interrupt_in_the_same_poll_as_a_steer_supersedes_it(managed_pi: StartChild) -> None:
+    """A steer and an interrupt posted back to back (microseconds apart, against the
+    extension's 250 ms poll: the same poll) — the bridge hands pi only the interrupt, so the
+    steer never reaches the model, the session or the editor."""
+    script = (
+        Script()
+        .call_tool("bash", {"command": "while [ ! -e never ]; do sleep 0.05; done"},
+                   when=Match(user_contains="build", tool_result=False))
+        .reply("Summary only.", when=Match(user_contains="summarize"))
+    )  # fmt: skip
+    child = managed_pi(script)
+    task = child.mailbox.post(Kind.TASK, "build everything")
+    child.wait_requests(1)
+    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
+    child.mailbox.post(Kind.STEER, "also lint", assignment_id=task.message_id)
+    child.mailbox.post(Kind.INTERRUPT, "stop and summarize", assignment_id=task.message_id)
+    assert child.wait_to_owner(Kind.RESULT).text == "Summary only."
+    assert child.user_texts() == ["build everything", "stop and summarize"]
+    assert all("also lint" not in json.dumps(r.body) for r in child.llm.requests)
+    assert all("also lint" not in json.dumps(m) for m in child.session_messages())
+    assert "also lint" not in child.agent.read("visible")
+    assert len(child.to_owner(Kind.RESULT)) == 1
+
+
 def loop_processes(child: ManagedPi) -> list[int]:
     """The pids of the interrupt test's endless ``bash`` loop in the child's project."""
     return [p.pid for p in all_processes()
@@ -332,3 +363,28 @@ def test_a_tools_allowlist_keeps_ask_owner_only_when_it_names_it(
     assert child.wait_to_owner(Kind.RESULT).text == "Looked."
     (request,) = child.llm.requests
     assert sorted(t["function"]["name"] for t in request.body["tools"]) == declared
+
+
+def test_a_threshold_compaction_retires_the_session_and_is_cancelled(
+    managed_pi: StartChild,
+) -> None:
+    """The fake LLM reports a context near the model's window, so pi compacts at the end of
+    the run (reason ``threshold``): the extension has the bridge retire the session before
+    the result and cancels the compaction."""
+    script = (
+        Script()
+        .call_tool("bash", {"command": "echo surveyed"},
+                   when=Match(user_contains="big job", tool_result=False))
+        .reply("handoff: did A, next B", when=Match(user_contains="big job"),
+               input_tokens=125_000)
+    )  # fmt: skip
+    # a tiny keepRecentTokens gives pi something to compact in a short session
+    child = managed_pi(script, settings={"compaction": {"keepRecentTokens": 1}})
+    child.mailbox.post(Kind.TASK, "big job")
+    result = child.wait_to_owner(Kind.RESULT)
+    assert (result.status, result.text) == ("completed", "handoff: did A, next B")
+    state = child.wait_state("the assignment completed", operation="idle")
+    assert state.session_retired is True
+    entries = Path(str(state.pi_session_file)).read_text()
+    assert '"type":"compaction"' not in entries.replace(" ", "")  # cancelled
+    assert len(child.llm.requests) == 2  # the task's two calls; no summarizing call

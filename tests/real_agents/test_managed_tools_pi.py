@@ -35,6 +35,8 @@ pytestmark = pytest.mark.real_agent
 
 #: the bound of one wait on the child (pi's start-up, a turn against the fake LLM)
 WAIT_S = 30.0
+#: the scout definition's body: the child's instructions (in pi's system prompt)
+SCOUT_BODY = "You are the scout: report what you find, briefly."
 
 
 @dataclass
@@ -101,7 +103,7 @@ def lead(
         home = prepare_pi_home(tmp_path / "pi-home", herdr_fake_llm.openai_base_url)
         (home.agent_dir / "agents").mkdir(parents=True, exist_ok=True)
         (home.agent_dir / "agents" / "scout.md").write_text(
-            f"---\nname: scout\ndescription: Scouts\nmodel: {home.model}\n---\nScout.\n"
+            f"---\nname: scout\ndescription: Scouts\nmodel: {home.model}\n---\n{SCOUT_BODY}\n"
         )
         pi_env = home.env(installed)
         server = herdr_server_factory(fake_agents=False, agent_manifests_dir=None, pane_env=pi_env)
@@ -134,6 +136,10 @@ def test_delegate_then_one_result_delivered_and_the_agent_cleaned_up(
     assert controller.delivered("result", "scout") == 1
     installed = controller.home.agent_dir / "extensions" / "herdr-managed-child.ts"
     assert installed.is_file()
+    # the definition body reached real pi's system prompt (its instructions)
+    (request,) = controller.llm.requests
+    system = [m for m in request.body["messages"] if m.get("role") in ("system", "developer")]
+    assert SCOUT_BODY in json.dumps(system)
 
 
 def test_ask_owner_then_agent_reply_then_the_result(lead: Callable[[Script], Lead]) -> None:

@@ -40,6 +40,14 @@
  *   environment, which makes the child its own controller (orchestrator/managed/delegation.py):
  *   one Python implementation serves the lead and every delegating child. A failed call
  *   (`ok: false`) is a failed tool call carrying the structured error's text.
+ * - Context retirement (the controller's `contextRetirement`, `PI_HERDSMAN_CONTEXT_RETIREMENT`):
+ *   when pi is about to compact the session itself (`session_before_compact`, reason
+ *   `threshold` or `overflow`; a user's `/compact` is `manual`) during an assignment, the
+ *   bridge marks the session retired (`sessionRetired` in state.json, before the result, so
+ *   the controller marks the result retired and refuses `agent_continue` of the session). A
+ *   `threshold` compaction is cancelled (an `overflow` one must proceed for the turn to go
+ *   on), and every later model call of the run gets an instruction to stop new work and end
+ *   with a self-contained handoff.
  *
  * Requests to the bridge are one JSON line each on its stdin, answered in order by one JSON
  * line on its stdout; they are sent one at a time in the order pi's events happened.
@@ -85,6 +93,11 @@ const DEFAULT_SHELL_TIMEOUT_S = 600;
 const SHELL_TOOLS = new Set(["bash", "powershell"]);
 const STDERR_KEEP = 4096;
 const ASK_REFUSED = "Agent cannot ask its owner";
+const RETIRED_INSTRUCTION =
+  "Your session was retired after context pressure: it will not be continued. Start no new " +
+  "work. Finish the current coherent operation, resolve any running dependent work, and end " +
+  "your turn with a self-contained handoff: the work done, the current state, the files " +
+  "touched, the validation run, open issues and the next steps.";
 const ASK_ALONE =
   "Call ask_owner alone as the final tool call of the turn, then stop; no other tool call " +
   "may come with it.";
@@ -311,6 +324,7 @@ export default function herdrManagedChild(pi: PiLike): void {
   let aborts = 0; // abort_and_start actions whose aborted operation has not been ended yet
   const injected = new Map<string, string>(); // marker id → the control's text
   let reportedFile = "";
+  let retired = false; // the bridge retired this session (context pressure)
 
   function notify(message: string): void {
     try {
@@ -513,6 +527,25 @@ export default function herdrManagedChild(pi: PiLike): void {
   if (isAbsolute(python) && allowedDefinitions(env.PI_HERDSMAN_ALLOWED_AGENT_DEFINITIONS).length > 0) {
     registerManagedTools(pi, python);
   }
+  pi.on("session_before_compact", async (event) => {
+    const reason = event?.reason;
+    if (typeof reason !== "string" || reason === "manual") return undefined;
+    const answer = await send({ op: "event", event: "compact", reason });
+    if (answer.ok !== true) return undefined;
+    retired = retired || answer.retired === true;
+    return answer.cancel === true ? { cancel: true } : undefined;
+  });
+
+  // a retired session's later model calls see the handoff instruction (not persisted)
+  pi.on("context", (event) => {
+    if (!retired || !running || !Array.isArray(event?.messages)) return undefined;
+    const instruction = {
+      role: "user",
+      content: [{ type: "text", text: RETIRED_INSTRUCTION }],
+      timestamp: Date.now(),
+    };
+    return { messages: [...event.messages, instruction] };
+  });
 
   pi.registerTool({
     name: "ask_owner",

@@ -45,6 +45,8 @@ class ManagedWorld:
     root: Path
     ctx: AgentToolsContext = field(init=False)
     deliveries: list[dict[str, Any]] = field(default_factory=list)
+    #: the configuration's ``readOnly``
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         agents = self.root / "pi" / "agents"
@@ -56,7 +58,7 @@ class ManagedWorld:
 
     def _context(self) -> AgentToolsContext:
         state = self.root / "state"
-        config = Config(state_dir=state, artifact_dir=state / "artifacts")
+        config = Config(state_dir=state, artifact_dir=state / "artifacts", read_only=self.read_only)
         client = HerdrClient.build(
             "socket",
             socket_path=self.server.socket_path,

@@ -18,7 +18,7 @@ import pytest
 from orchestrator.managed.child import ACTIVITY_THROTTLE_S, RESULT_TEXT_LIMIT_BYTES, ManagedChild
 from orchestrator.managed.child_state import read_state
 from orchestrator.managed.clock import ManualClock
-from orchestrator.managed.env import PANE_ENV, ChildIdentity, child_env
+from orchestrator.managed.env import PANE_ENV, ChildEnvError, ChildIdentity, child_env
 from orchestrator.managed.mailbox import Box, Kind, Mailbox, MailboxError, Message
 
 WORKSPACE = "w1"
@@ -271,6 +271,23 @@ def test_interrupt_aborts_drops_steers_and_continues_the_assignment(tmp_path: Pa
     assert child.state.operation == "asking"
 
 
+def test_an_interrupt_in_the_same_poll_supersedes_the_steer_before_it(tmp_path: Path) -> None:
+    """A steer and an interrupt arriving between two polls: only the interrupt is handed
+    over (the steer never reaches pi, which would queue it after its own abort), and both
+    records are consumed so neither comes again."""
+    child, box = make_child(tmp_path)
+    task = box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    box.post(Kind.STEER, "superseded steer", assignment_id=task.message_id)
+    box.post(Kind.INTERRUPT, "do X instead", assignment_id=task.message_id)
+    box.post(Kind.STEER, "after the interrupt", assignment_id=task.message_id)
+    actions = [(a.do, a.text) for a in child.poll()]
+    assert actions == [("abort_and_start", "do X instead"), ("steer", "after the interrupt")]
+    assert box.pending(Box.TO_CHILD) == []
+    assert child.poll() == []
+
+
 def test_interrupt_while_idle_starts_a_turn(tmp_path: Path) -> None:
     child, box = make_child(tmp_path)
     task = box.post(Kind.TASK, "t")
@@ -403,3 +420,40 @@ def test_two_interrupts_each_swallow_one_aborted_end(tmp_path: Path) -> None:
     child.turn_start()
     assert child.turn_end("i2 turn") == "completed"
     assert [m.text for m in to_owner(box)] == ["i2 turn"]
+
+
+def test_a_compaction_under_pressure_retires_the_session_before_the_result(
+    tmp_path: Path,
+) -> None:
+    """contextRetirement (on by default): pi's own compaction during an assignment marks
+    the session retired in state.json, before the result; a ``threshold`` compaction is
+    cancelled (the agent hands off), an ``overflow`` one proceeds."""
+    child, box = make_child(tmp_path)
+    assert child.context_pressure("threshold") == (False, False)  # no assignment yet
+    box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    assert child.context_pressure("manual") == (False, False)  # the user's /compact
+    assert child.context_pressure("threshold") == (True, True)
+    assert child.retired
+    state = read_state(box.path)
+    assert state is not None and state.session_retired
+    assert json.loads((box.path / "state.json").read_text())["sessionRetired"] is True
+    assert child.context_pressure("overflow") == (True, False)
+    assert child.turn_end("handoff: done X, next Y") == "completed"
+    after = read_state(box.path)
+    assert after is not None and after.session_retired and after.completed_request_id
+
+
+def test_without_context_retirement_a_compaction_changes_nothing(tmp_path: Path) -> None:
+    env = identity_env(tmp_path, PI_HERDSMAN_CONTEXT_RETIREMENT="0")
+    child = ManagedChild(ChildIdentity.from_env(env), clock=ManualClock(), wall=Wall())
+    child.hello(pi_session_id="s", pi_session_file=None, cwd="/work", pid=os.getpid())
+    box = Mailbox(tmp_path, WORKSPACE, LABEL)
+    box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    assert child.context_pressure("threshold") == (False, False)
+    assert "sessionRetired" not in json.loads((box.path / "state.json").read_text())
+    with pytest.raises(ChildEnvError, match="PI_HERDSMAN_CONTEXT_RETIREMENT is not 0 or 1"):
+        ChildIdentity.from_env(identity_env(tmp_path, PI_HERDSMAN_CONTEXT_RETIREMENT="yes"))

@@ -73,6 +73,25 @@ def test_the_protocol_table_end_to_end(tmp_path: Path) -> None:
     assert state is not None and state.pi_session_file == "/s.jsonl" and state.pid == 42
 
 
+def test_the_compact_event_answers_retired_and_cancel(tmp_path: Path) -> None:
+    env = identity_env(tmp_path)
+    box = Mailbox(tmp_path, WORKSPACE, LABEL)
+    bridge = Bridge(env)
+
+    def ask(request: dict[str, Any]) -> dict[str, Any]:
+        return bridge.answer_line(json.dumps(request))
+
+    ask(HELLO)
+    box.post(Kind.TASK, "do it")
+    ask({"op": "poll"})
+    ask({"op": "event", "event": "turn_start"})
+    compact = {"op": "event", "event": "compact"}
+    assert ask({**compact, "reason": "threshold"}) == {"ok": True, "retired": True, "cancel": True}
+    assert ask({**compact, "reason": "overflow"}) == {"ok": True, "retired": True, "cancel": False}
+    refused = ask({**compact, "reason": 3})
+    assert refused["ok"] is False and refused["error"]["category"] == "invalid_request"
+
+
 def test_bad_lines_get_error_answers_and_the_bridge_goes_on(tmp_path: Path) -> None:
     env = identity_env(tmp_path)
     answers = run(

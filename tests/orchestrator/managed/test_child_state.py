@@ -91,6 +91,7 @@ def good() -> dict[str, Any]:
         (json.dumps({**good(), "piSessionFile": 3}), "piSessionFile"),
         (json.dumps({**good(), "activeRequestId": "nope"}), "activeRequestId"),
         (json.dumps({**good(), "updatedAt": -1}), "updatedAt"),
+        (json.dumps({**good(), "sessionRetired": "yes"}), "sessionRetired is not a boolean"),
         (json.dumps({**good(), "operation": "asking", "activeRequestId": None}), "asking"),
         (
             json.dumps({**good(), "completedRequestId": good()["activeRequestId"]}),
@@ -110,6 +111,16 @@ def test_a_corrupt_state_is_an_internal_failure_naming_the_file(
     assert needle in caught.value.message
     assert caught.value.path == str(mb / STATE_FILE)
     assert (mb / STATE_FILE).exists()  # left in place
+
+
+def test_session_retired_is_optional_and_written_only_when_true(tmp_path: Path) -> None:
+    mb = box(tmp_path)
+    write_state(mb, STATE)
+    assert "sessionRetired" not in json.loads((mb / STATE_FILE).read_text())
+    retired = replace(STATE, session_retired=True)
+    write_state(mb, retired)
+    assert json.loads((mb / STATE_FILE).read_text())["sessionRetired"] is True
+    assert read_state(mb) == retired
 
 
 def test_a_symlinked_state_is_refused_not_followed(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from herdr_sim.fake_agent import Scenario
 from orchestrator.managed.definitions import AgentDefinition
+from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.service import MANAGED_TOOL_NAMES, tool_policy_args
 from orchestrator.managed.tools import SCHEMAS
@@ -314,7 +315,17 @@ def test_tool_policy_args() -> None:
         return tool_policy_args(AgentDefinition("d", {"name": "d", **front}, "", ()))
 
     assert of() == []
-    assert of(excludeTools=["bash"]) == []
+    assert of(excludeTools=["bash"]) == ["--exclude-tools", "bash"]
+    assert of(excludeTools=["ask_owner", "bash"]) == ["--exclude-tools", "bash"]
+    assert of(tools=["read", "bash"], excludeTools=["bash", "web*"]) == [
+        "--tools",
+        "read,ask_owner",
+        "--exclude-tools",
+        "web*",
+    ]
+    with pytest.raises(ManagedAgentError, match="mandatory ask_owner") as refused:
+        of(excludeTools=["ask_*"])
+    assert refused.value.category == "invalid_request"
     assert of(noTools=True) == ["--tools", "ask_owner"]
     assert of(tools=["read", "ask_owner"]) == ["--tools", "read,ask_owner"]
     assert of(tools=["read", "bash"], excludeTools=["bash"]) == ["--tools", "read,ask_owner"]

@@ -101,6 +101,16 @@ def test_unknown_fields_are_refused_as_invalid_request(name: str, tmp_path: Path
         ("agent_close", {"agent": "a", "files": []}, "files"),
         ("agent_reply", {"agent": "a", "message": "m", "files": [""]}, "files"),
         ("agent_continue", {"session": "s"}, "task"),
+        ("agent_continue", {"session": 7, "task": "t"}, "session"),
+        ("agent_continue", {"session": "s", "task": "t", "files": [1]}, "files"),
+        ("agent_interrupt", {"agent": "a", "message": False}, "message"),
+        ("agent_interrupt", {"agent": ["a"], "message": "m"}, "agent"),
+        ("agent_steer", {"agent": "a", "message": "m", "files": {"a": 1}}, "files"),
+        ("agent_reply", {"agent": None, "message": "m"}, "agent"),
+        ("agent_close", {"agent": 3}, "agent"),
+        ("agent_inspect", {"agent": ""}, "agent"),
+        ("agent_transcript", {"agent": {"label": "a"}}, "agent"),
+        ("agent_delegate", {"definition": 1, "task": "t"}, "definition"),
     ],
 )
 def test_wrong_types_and_missing_fields_are_refused(
