@@ -51,6 +51,8 @@ def write(rt: Runtime, ref: PaneRef, data: bytes) -> None:
         proc.pty.write(data)
     except OSError:
         raise HerdrError(errors.PANE_SEND_FAILED, "channel closed") from None
+    if rt.detection is not None:  # the job this input starts is watched for a while
+        rt.detection.typed(ref.pane.key)
 
 
 @method("pane.send_text", Obj(fields={"pane_id": REQ_STR, "text": REQ_STR}), result="ok")
