@@ -19,9 +19,11 @@ __all__ = [
     "ProcInfo",
     "all_processes",
     "carries_mark",
+    "children_of",
     "cwd_of",
     "descendants",
     "foreground_processes",
+    "group_members_under",
     "is_zombie",
     "marked_pids",
     "proc_info",
@@ -336,6 +338,28 @@ def foreground_processes(pgid: int) -> list[ProcInfo]:
     is running in a pane; a zombie is not running anything, so it is left out.
     """
     return _select(lambda stat: stat.pgid == pgid and stat.state != "Z")
+
+
+def group_members_under(pgid: int, roots: Iterable[int]) -> list[ProcInfo] | None:
+    """:func:`foreground_processes` of ``pgid`` among ``roots`` and their descendants, walked
+    through the ``children`` lists (no scan of every process); None when this kernel keeps
+    no such lists. The caller vouches that every member of the group is in that forest (a
+    pane's session under a subreaper: ``pane.process_info``)."""
+    found: set[int] = set()
+    for root in {root for root in roots if root > 0}:
+        walked = _walk_children(root)
+        if walked is None:
+            return None
+        found.add(root)
+        found.update(walked)
+    members = [info for pid in sorted(found) if (info := proc_info(pid)) is not None]
+    return [info for info in members if info.pgid == pgid and info.state != "Z"]
+
+
+def children_of(pid: int) -> list[int] | None:
+    """The direct children of ``pid`` (every thread's); None when this kernel keeps no
+    ``children`` lists."""
+    return _children_of(pid)
 
 
 def is_zombie(pid: int) -> bool:
