@@ -179,6 +179,11 @@ class DetectionLoop:
                 log.exception("agent detection tick failed")
 
     @property
+    def watching(self) -> int:
+        """How many panes the periodic tick checks now (its active set)."""
+        return len(self._active)
+
+    @property
     def quiet_after(self) -> float:
         """Seconds without output or input after which a pane at its prompt leaves the
         active set."""

@@ -49,7 +49,7 @@ def test_idle_panes_at_their_prompt_cost_no_check_per_tick(
 ) -> None:
     loop = _loop(sim)
     panes = _idle_panes(api, PANES)
-    wait_until(lambda: not loop._active, 10, what="every idle pane leaving the tick's list")
+    wait_until(lambda: not loop.watching, 10, what="every idle pane leaving the tick's list")
     checks, ticks = loop.checks, loop.ticks
     wait_until(lambda: loop.ticks >= ticks + 20, 10, what="20 more ticks")
     assert loop.checks == checks  # 20 ticks over 24 idle panes: not one check
@@ -59,7 +59,7 @@ def test_idle_panes_at_their_prompt_cost_no_check_per_tick(
     wait_until(lambda: loop.checks > checks, 10, what="the typed-into pane being checked")
     # (frozenset copies the loop thread's set in one step under the GIL)
     assert frozenset(loop._active) <= {sim.runtime.pane(panes[5]).pane.key}
-    wait_until(lambda: not loop._active, 10, what="the pane going quiet again")
+    wait_until(lambda: not loop.watching, 10, what="the pane going quiet again")
 
 
 @pytest.mark.sim_settings(**FAST)
@@ -71,7 +71,7 @@ def test_a_quiet_pane_is_still_checked_for_a_while_after_its_output(
     debounced check ran is still seen."""
     loop = _loop(sim)
     (pane,) = _idle_panes(api, 1)
-    wait_until(lambda: not loop._active, 10, what="the pane going quiet")
+    wait_until(lambda: not loop.watching, 10, what="the pane going quiet")
     api("pane.send_text", pane_id=pane, text="echo hi\r")
     api(
         "pane.wait_for_output",
