@@ -98,7 +98,12 @@ def test_the_save_after_each_change_makes_no_fsync(
     write + rename without one (``src/persist/io.rs``)."""
     synced: list[int] = []
     real_fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+
+    def counting(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
     sim = start(short_dir)
     simulators.append(sim)
     api(sim, "workspace.create", cwd="/tmp", label="first")

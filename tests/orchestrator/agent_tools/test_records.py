@@ -287,10 +287,17 @@ def test_an_update_fsyncs_its_file_but_not_the_directory(
 
     synced: list[str] = []
     real_dir, real_fsync = records_module._fsync_dir, os.fsync
-    monkeypatch.setattr(
-        records_module, "_fsync_dir", lambda path: (synced.append("dir"), real_dir(path))[1]
-    )
-    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append("fd"), real_fsync(fd))[1])
+
+    def dir_sync(path: Path) -> None:
+        synced.append("dir")
+        real_dir(path)
+
+    def fd_sync(fd: int) -> None:
+        synced.append("fd")
+        real_fsync(fd)
+
+    monkeypatch.setattr(records_module, "_fsync_dir", dir_sync)
+    monkeypatch.setattr(os, "fsync", fd_sync)
     record, _ = store.create(kind="pi", cwd="/tmp", prompt="x")
     assert synced.count("dir") == 1
     synced.clear()
