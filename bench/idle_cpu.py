@@ -7,6 +7,8 @@ CPU time is sampled over a fixed window while nothing talks to the simulator: th
 the cost of keeping idle panes alive (pty readers, pidfds, timers), as % of one core.
 The baseline is the same measurement on the same simulator with one pane, taken
 before the other 199 are created, so the RATIO shows how idle cost grows with panes.
+The agent-detection loop's own counters are printed too: its periodic tick checks only
+panes that changed (issue 17), so over the idle window it should check none of the 200.
 Target (from the issue): < 5% of one core.
 """
 
@@ -21,6 +23,7 @@ import benchkit
 from benchkit import Result
 
 from herdr_sim import Simulator
+from herdr_sim.detection import DetectionLoop
 
 TARGET_PERCENT = 5.0
 WORKSPACES, TABS, PANES_PER_TAB = 4, 5, 10
@@ -62,6 +65,15 @@ def shells_cpu_seconds(pids: list[int]) -> float:
             continue
         ticks += int(fields[11]) + int(fields[12])  # utime, stime
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def wait_quiet(detection: DetectionLoop | None, bound: float = 20.0) -> float:
+    """Seconds until the detection tick watches no pane (every pane quiet at its prompt for
+    ten ticks), at most ``bound``."""
+    began = time.perf_counter()
+    while detection is not None and detection.watching and time.perf_counter() - began < bound:
+        time.sleep(0.05)
+    return time.perf_counter() - began
 
 
 def rss_mib() -> float:
@@ -109,10 +121,16 @@ def run(args: argparse.Namespace) -> list[Result]:
         ]
 
         time.sleep(settle)
+        detection = sim.runtime.detection
+        quiet_s = wait_quiet(detection)
+        checks0, ticks0 = (detection.checks, detection.ticks) if detection else (0, 0)
         shells0 = shells_cpu_seconds(shell_pids)
         loaded = cpu_percent(window)
         shells = (shells_cpu_seconds(shell_pids) - shells0) / window * 100
         rss_all = rss_mib()
+        checks, ticks = (
+            (detection.checks - checks0, detection.ticks - ticks0) if detection else (0, 0)
+        )
 
     ratio = max(loaded, FLOOR_PERCENT) / max(base, FLOOR_PERCENT)
     return [
@@ -128,6 +146,8 @@ def run(args: argparse.Namespace) -> list[Result]:
             details={
                 "window": f"{window:g} s after a {settle:g} s settle",
                 f"{total} pane shells' own CPU over the window": f"{shells:.3f}% core",
+                "agent-detection pane checks over the window": f"{checks} in {ticks} ticks",
+                "  (after the tick's list emptied": f"{quiet_s:.1f} s after the settle)",
                 f"creating {total} panes until every prompt showed": f"{create_s:.1f} s",
                 "resident memory, 1 pane -> all panes": f"{rss_one:.0f} -> {rss_all:.0f} MiB",
                 "ratio floor (noise level)": f"{FLOOR_PERCENT}% core",

@@ -21,8 +21,13 @@ detection task does:
   Herdr; a working → plain-idle change is held for a short confirmation time (Herdr's
   pending-idle rule) so a half-drawn frame does not flap the status.
 
-Idle panes cost one ``ioctl`` per tick and nothing else: the loop never reads a screen or
-``/proc`` unless something changed.
+The periodic tick scales with the panes that *changed*, not with every pane: it checks only
+the panes in its active set — those that printed or were typed into within the last
+:data:`QUIET_TICKS` ticks, whose foreground job is still being identified, or that have an
+agent (detected now or fed to the engine before). A pane sitting quietly at its shell prompt
+leaves the set and costs nothing per tick (no ``ioctl``, no ``/proc``, no screen) until its
+next output or input puts it back: a shell changes its foreground job only through input it
+echoes or a program that prints, and an agent always draws its screen.
 """
 
 from __future__ import annotations
@@ -60,8 +65,9 @@ class DetectionHost(Protocol):
 
 log = logging.getLogger(__name__)
 
-#: Every this many ticks, panes sitting at their shell prompt are checked too.
-FULL_SCAN_EVERY = 10
+#: A pane stays in the tick's active set this many ticks after its last output or input
+#: (a fork the debounced check ran too early to see is still caught on a later tick).
+QUIET_TICKS = 10
 #: Misses before an agent replaced by a non-shell foreground job is dropped (Herdr: 6).
 MISS_CONFIRMATIONS = 6
 
@@ -102,6 +108,8 @@ class _Watch:
     scheduled: bool = False
     #: an agent label was fed to the engine for this pane (so a later "none" must be too)
     fed: bool = False
+    #: when the pane last printed or was typed into (``time.monotonic``)
+    poked_at: float = 0.0
 
 
 class DetectionLoop:
@@ -120,6 +128,12 @@ class DetectionLoop:
         self.manifests = manifests
         self.timing = timing or DetectionTiming()
         self._watches: dict[int, _Watch] = {}
+        #: the panes the periodic tick checks (see the module docstring)
+        self._active: set[int] = set()
+        #: how many periodic ticks and single-pane checks ran (tests prove an idle tick
+        #: checks nothing)
+        self.ticks = 0
+        self.checks = 0
         self._task: asyncio.Task[None] | None = None
         #: called with the pane when its shell is back in the foreground after another job
         #: (the signal for the guide's "exited without releasing" safety net)
@@ -157,14 +171,23 @@ class DetectionLoop:
                 await task
 
     async def _run(self) -> None:
-        ticks = 0
         while True:
             await asyncio.sleep(self.timing.interval)
-            ticks += 1
             try:
-                self.scan(everything=ticks % FULL_SCAN_EVERY == 0)
+                self.tick()
             except Exception:  # a detection bug must not stop detection for every pane
                 log.exception("agent detection tick failed")
+
+    @property
+    def watching(self) -> int:
+        """How many panes the periodic tick checks now (its active set)."""
+        return len(self._active)
+
+    @property
+    def quiet_after(self) -> float:
+        """Seconds without output or input after which a pane at its prompt leaves the
+        active set."""
+        return QUIET_TICKS * self.timing.interval
 
     # -- triggers -------------------------------------------------------------------------------
 
@@ -181,7 +204,10 @@ class DetectionLoop:
                 return
             watch = self._watches[key] = _Watch(shell_pid=proc.pty.pid)
         proc = self.rt.processes.get(key)
-        acquiring = watch.agent is None and time.monotonic() < watch.acquiring_until
+        now = time.monotonic()
+        watch.poked_at = now
+        self._active.add(key)
+        acquiring = watch.agent is None and now < watch.acquiring_until
         if proc is not None and (acquiring or proc.pty.foreground_pgid() != watch.pgid):
             # a new foreground job printed: identify it before it can report (an agent's
             # integration reports right after its first screen)
@@ -203,19 +229,49 @@ class DetectionLoop:
         except Exception:
             log.exception("agent detection of pane %s failed", key)
 
-    def scan(self, *, everything: bool = True) -> None:
-        """Check live panes once: all of them, or only those not sitting at their shell.
+    def typed(self, key: int) -> None:
+        """Input was written to pane ``key``: keep it in the active set (the job it starts
+        may fork after the echo's debounced check)."""
+        watch = self._watches.get(key)
+        if watch is not None:
+            watch.poked_at = time.monotonic()
+            self._active.add(key)
 
-        A pane whose shell is in the foreground changes that only through input the shell
-        echoes (or a program that prints), so its output already schedules a check.
-        """
+    def tick(self) -> None:
+        """The periodic check: the active panes only (see the module docstring); a pane that
+        went quiet at its shell prompt leaves the set."""
+        self.ticks += 1
+        processes = self.rt.processes
+        if len(self._watches) > len(processes):  # panes closed since: forget them
+            for key in [key for key in self._watches if key not in processes]:
+                del self._watches[key]
+                self._active.discard(key)
+        now = time.monotonic()
+        for key in list(self._active):
+            self.check(key)
+            watch = self._watches.get(key)
+            if watch is None or key not in processes or self._settled(watch, now):
+                self._active.discard(key)
+
+    def _settled(self, watch: _Watch, now: float) -> bool:
+        """Nothing can change in this pane without output or input putting it back."""
+        return (
+            watch.agent is None
+            and not watch.fed
+            and watch.idle_since is None
+            and now >= watch.acquiring_until
+            and now - watch.poked_at >= self.quiet_after
+        )
+
+    def scan(self) -> None:
+        """Check every live pane once (after a manifest reload, or on demand)."""
         processes = self.rt.processes
         for key in [key for key in self._watches if key not in processes]:
             del self._watches[key]
+            self._active.discard(key)
         for key in list(processes):
-            watch = self._watches.get(key)
-            if everything or watch is None or watch.fed or watch.pgid != watch.shell_pid:
-                self.check(key)
+            self._active.add(key)
+            self.check(key)
 
     def reset(self) -> None:
         """Forget what was seen (after a manifest reload): every pane is re-evaluated."""
@@ -229,6 +285,7 @@ class DetectionLoop:
     def check(self, key: int) -> None:
         """Probe pane ``key`` if its foreground changed, re-read its screen if that changed."""
         rt = self.rt
+        self.checks += 1
         proc = rt.processes.get(key)
         if rt.stopping or proc is None or key not in rt.session.panes:
             return

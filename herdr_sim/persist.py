@@ -19,7 +19,9 @@ on a pane that Herdr's built-in plan resumes comes back, as an *active* managed 
 (resume off, no plan, a duplicate session), is dropped.
 
 The format is our own (``"format": "herdr-sim-session"``), versioned, and written atomically
-(temporary file, fsync, rename) with mode 0600.
+(temporary file, rename) with mode 0600. Like Herdr's save (``src/persist/io.rs``: write a
+temporary file, rename it over) there is no ``fsync``: the save runs on the server's loop after
+every change, and an ``fsync`` there cost 4–8 ms per request on a loaded machine (issue 17).
 """
 
 from __future__ import annotations
@@ -214,14 +216,13 @@ def snapshot(
 
 
 def write_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Replace ``path`` with ``data`` as JSON, never leaving a half-written file."""
+    """Replace ``path`` with ``data`` as JSON, never leaving a half-written file (a reader
+    sees the old file or the new one; no ``fsync``, as in Herdr: see the module docstring)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd, temp = tempfile.mkstemp(prefix=".session-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, separators=(",", ":"))
-            handle.flush()
-            os.fsync(handle.fileno())
         Path(temp).chmod(0o600)
         Path(temp).replace(path)
     except BaseException:

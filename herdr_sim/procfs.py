@@ -19,9 +19,11 @@ __all__ = [
     "ProcInfo",
     "all_processes",
     "carries_mark",
+    "children_of",
     "cwd_of",
     "descendants",
     "foreground_processes",
+    "group_members_under",
     "is_zombie",
     "marked_pids",
     "proc_info",
@@ -96,9 +98,16 @@ def _parse_stat(pid: int, raw: bytes) -> _Stat | None:
         return None
 
 
+def _read_bytes(path: str) -> bytes:
+    """A whole ``/proc`` file, read with plain ``open`` (a scan reads hundreds: ``pathlib``'s
+    object building per read was most of a scan's cost)."""
+    with open(path, "rb") as handle:  # noqa: PTH123 - a /proc scan: pathlib doubles its cost
+        return handle.read()
+
+
 def _read_stat(pid: int) -> _Stat | None:
     try:
-        raw = (_PROC / str(pid) / "stat").read_bytes()
+        raw = _read_bytes(f"{_PROC}/{pid}/stat")
     except OSError:  # gone (ENOENT/ESRCH) or hidden (EACCES): treated alike
         return None
     return _parse_stat(pid, raw)
@@ -106,7 +115,7 @@ def _read_stat(pid: int) -> _Stat | None:
 
 def _read_argv(pid: int) -> tuple[str, ...] | None:
     try:
-        raw = (_PROC / str(pid) / "cmdline").read_bytes()
+        raw = _read_bytes(f"{_PROC}/{pid}/cmdline")
     except OSError:
         return None
     if not raw:
@@ -125,7 +134,7 @@ def cwd_of(pid: int) -> str | None:
     returned as is, since callers only display or compare it.
     """
     try:
-        return str((_PROC / str(pid) / "cwd").readlink())
+        return os.readlink(f"{_PROC}/{pid}/cwd")  # noqa: PTH115 - a /proc scan: pathlib doubles its cost
     except OSError:
         return None
 
@@ -155,7 +164,7 @@ def proc_info(pid: int) -> ProcInfo | None:
 
 def _pids() -> Iterator[int]:
     try:
-        names = [entry.name for entry in _PROC.iterdir()]
+        names = os.listdir(_PROC)  # noqa: PTH208 - a /proc scan: pathlib doubles its cost
     except OSError:
         return
     for name in names:
@@ -193,26 +202,75 @@ def descendants(pid: int) -> list[ProcInfo]:
 
     This follows the parent links as they are *now*: a process whose parent
     already exited has been re-parented (to init or a subreaper) and is no
-    longer found from here.
+    longer found from here.  The tree is walked through the kernel's
+    ``/proc/PID/task/TID/children`` lists, so the cost grows with the tree, not
+    with every process on the machine (agent detection probes a pane's tree on
+    its first output); a kernel without those lists is scanned whole instead.
     """
-    children: dict[int, list[int]] = {}
-    for stat in _stats():
-        children.setdefault(stat.ppid, []).append(stat.pid)
+    walked = _walk_children(pid)
+    if walked is None:
+        children: dict[int, list[int]] = {}
+        stats = _stats()
+        for stat in stats:
+            children.setdefault(stat.ppid, []).append(stat.pid)
+        found: set[int] = set()
+        stack = [pid]
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                if child not in found and child != pid:
+                    found.add(child)
+                    stack.append(child)
+        chosen = sorted((s for s in stats if s.pid in found), key=lambda s: s.pid)
+        return [_complete(stat) for stat in chosen]
+    infos = [info for child in sorted(walked) if (info := proc_info(child)) is not None]
+    # a pid recycled mid-walk is not ours: keep only processes whose parent was found too
+    kept = {pid, *(info.pid for info in infos)}
+    return [info for info in infos if info.ppid in kept]
+
+
+def _children_of(pid: int) -> list[int] | None:
+    """The children of every thread of ``pid`` (``[]`` when it is gone); None when this
+    kernel keeps no ``children`` lists (``CONFIG_PROC_CHILDREN``)."""
+    tasks_dir = f"{_PROC}/{pid}/task"
+    try:
+        tasks = os.listdir(tasks_dir)  # noqa: PTH208 - a /proc scan: pathlib doubles its cost
+    except OSError:
+        gone = _PROC.is_dir() and not (_PROC / str(pid)).is_dir()
+        return [] if gone else None
+    found: list[int] = []
+    for tid in tasks:
+        try:
+            raw = _read_bytes(f"{tasks_dir}/{tid}/children")
+        except FileNotFoundError:
+            if Path(tasks_dir, tid).is_dir():
+                return None  # the thread is there, its list is not: no such lists here
+            continue  # the thread ended meanwhile
+        except OSError:
+            continue
+        found.extend(int(part) for part in raw.split())
+    return found
+
+
+def _walk_children(pid: int) -> set[int] | None:
+    """Every descendant of ``pid`` through the ``children`` lists; None without them."""
     found: set[int] = set()
     stack = [pid]
     while stack:
-        for child in children.get(stack.pop(), ()):
+        children = _children_of(stack.pop())
+        if children is None:
+            return None
+        for child in children:
             if child not in found and child != pid:
                 found.add(child)
                 stack.append(child)
-    return _select(lambda stat: stat.pid in found)
+    return found
 
 
 def start_ticks(pid: int) -> int | None:
     """When ``pid`` started (clock ticks since boot, ``stat`` field 22): with the pid it
     names one process for good, since a recycled pid starts later. None if gone."""
     try:
-        raw = (_PROC / str(pid) / "stat").read_bytes()
+        raw = _read_bytes(f"{_PROC}/{pid}/stat")
         return int(raw[raw.rfind(b")") + 2 :].split()[19])
     except (OSError, ValueError, IndexError):
         return None
@@ -220,11 +278,11 @@ def start_ticks(pid: int) -> int | None:
 
 def _environ_entries(pid: int) -> list[bytes] | None:
     """The environment ``pid`` was started with, for a process of this user only."""
-    directory = _PROC / str(pid)
+    directory = f"{_PROC}/{pid}"
     try:
-        if directory.stat().st_uid != os.geteuid():
+        if os.stat(directory).st_uid != os.geteuid():  # noqa: PTH116 - a /proc scan: pathlib doubles its cost
             return None
-        raw = (directory / "environ").read_bytes()
+        raw = _read_bytes(f"{directory}/environ")
     except OSError:
         return None
     return raw.split(b"\0")
@@ -280,6 +338,28 @@ def foreground_processes(pgid: int) -> list[ProcInfo]:
     is running in a pane; a zombie is not running anything, so it is left out.
     """
     return _select(lambda stat: stat.pgid == pgid and stat.state != "Z")
+
+
+def group_members_under(pgid: int, roots: Iterable[int]) -> list[ProcInfo] | None:
+    """:func:`foreground_processes` of ``pgid`` among ``roots`` and their descendants, walked
+    through the ``children`` lists (no scan of every process); None when this kernel keeps
+    no such lists. The caller vouches that every member of the group is in that forest (a
+    pane's session under a subreaper: ``pane.process_info``)."""
+    found: set[int] = set()
+    for root in {root for root in roots if root > 0}:
+        walked = _walk_children(root)
+        if walked is None:
+            return None
+        found.add(root)
+        found.update(walked)
+    members = [info for pid in sorted(found) if (info := proc_info(pid)) is not None]
+    return [info for info in members if info.pgid == pgid and info.state != "Z"]
+
+
+def children_of(pid: int) -> list[int] | None:
+    """The direct children of ``pid`` (every thread's); None when this kernel keeps no
+    ``children`` lists."""
+    return _children_of(pid)
 
 
 def is_zombie(pid: int) -> bool:

@@ -116,6 +116,11 @@ def enable_subreaper() -> bool:
         return True
 
 
+def subreaper_enabled() -> bool:
+    """Whether :func:`enable_subreaper` succeeded in this process (orphans come back here)."""
+    return _subreaper_enabled
+
+
 #: Every signal a process can catch or ignore; the child resets each to SIG_DFL.
 _RESETTABLE_SIGNALS = tuple(
     sig for sig in signal.valid_signals() if sig not in (signal.SIGKILL, signal.SIGSTOP)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from typing import Any
 
@@ -11,7 +12,8 @@ from ..errors import HerdrError
 from ..keys import InvalidKeyError, encode_keys
 from ..model.session import PaneRef
 from ..params import Bool, F, ListOf, Obj, Str
-from ..procfs import foreground_processes
+from ..procfs import ProcInfo, children_of, foreground_processes, group_members_under
+from ..pty import subreaper_enabled
 from ..regex import RustRegex, RustRegexError, compile_rust_regex, run_matching
 from ..registry import method
 from ..runtime import Runtime
@@ -51,6 +53,8 @@ def write(rt: Runtime, ref: PaneRef, data: bytes) -> None:
         proc.pty.write(data)
     except OSError:
         raise HerdrError(errors.PANE_SEND_FAILED, "channel closed") from None
+    if rt.detection is not None:  # the job this input starts is watched for a while
+        rt.detection.typed(ref.pane.key)
 
 
 @method("pane.send_text", Obj(fields={"pane_id": REQ_STR, "text": REQ_STR}), result="ok")
@@ -237,6 +241,27 @@ async def wait_for_output(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
         ref = rt.session.locate(ref.pane.key) if ref.pane.key in rt.session.panes else ref
 
 
+def _foreground_members(rt: Runtime, shell_pid: int, pgid: int) -> list[ProcInfo]:
+    """The live members of the pane's foreground group, as a scan of every process finds them.
+
+    A group's members are in its session: the pane shell's descendants, or — their parent
+    gone — re-parented to the nearest subreaper, which is this process when the runtime
+    adopts orphans (every pane was spawned after the flag was set). So the forest under the
+    shell, the group leader and this process's children that are no pane shells holds them
+    all, and is walked instead of reading every process on the machine (issue 17: a fleet's
+    start watch asks this a few times a second per agent, and a whole-machine scan blocked
+    the server's loop ~10 ms each time on a busy machine)."""
+    if rt.config.adopt_orphans and subreaper_enabled():
+        children = children_of(os.getpid())
+        if children is not None:
+            shells = {other.pty.pid for other in rt.processes.values()}
+            orphans = [pid for pid in children if pid not in shells]
+            found = group_members_under(pgid, [shell_pid, pgid, *orphans])
+            if found is not None:
+                return found
+    return foreground_processes(pgid)
+
+
 @method("pane.process_info", OPT_PANE_TARGET, result="pane_process_info", mutates=False)
 async def process_info(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """The pane's shell pid and foreground process group, read from /proc."""
@@ -247,7 +272,7 @@ async def process_info(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     if pgid is not None:
         info["foreground_process_group_id"] = pgid
         procs = []
-        for item in foreground_processes(pgid):
+        for item in _foreground_members(rt, proc.pty.pid, pgid):
             # Herdr on Linux never fills ``argv0`` (only its macOS probe does).
             entry: dict[str, Any] = {"pid": item.pid, "name": item.name}
             if item.argv:

@@ -13,10 +13,13 @@ its agent alive and not finished — a record alone would keep the slot of a tas
 harvests forever). When the task ends, :meth:`Slots.release_task` frees it, and a slot whose
 task is no longer active is reclaimed by the next acquirer anyway.
 
-Order: each waiter holds a locked ticket file in ``queue/``, named by arrival time; only the
-oldest live ticket may take a free slot, so waiters are served first come, first served, and a
-dead waiter's ticket (its lock gone) is removed by whoever finds it. Waiting polls every
-``poll_s`` (25 ms by default), bounded by ``queueTimeoutMs``.
+Order: each waiter holds a locked ticket file in ``queue/``, named by arrival time; a waiter
+takes a free slot only when enough are free for every live ticket ahead of it too (the oldest
+needs one, the next two, …), so waiters are served first come, first served — no later waiter
+takes a slot an earlier one is waiting for — and a dead waiter's ticket (its lock gone) is
+removed by whoever finds it. Waiting polls every ``poll_s`` (25 ms by default), bounded by
+``queueTimeoutMs``. (Before issue 17 only the oldest ticket could take a slot: twenty spawns
+arriving at once with twenty free slots went in one poll apart, the last ~0.5 s late.)
 """
 
 from __future__ import annotations
@@ -223,6 +226,16 @@ class Slots:
                 ahead += 1
         return ahead == 0, ahead
 
+    def _free_at_least(self, count: int) -> bool:
+        """Whether at least ``count`` slots are free now (none is kept)."""
+        free = 0
+        for index in range(self.cap):
+            if self._slot_state(index)[0] == "free":
+                free += 1
+                if free >= count:
+                    return True
+        return False
+
     def _take_free(self, task_id: str | None, waited_ms: int) -> Slot | None:
         for index in range(self.cap):
             fd = self._open(self._slot_path(index))
@@ -258,7 +271,7 @@ class Slots:
             while True:
                 waited_ms = int((time.monotonic() - start) * 1000)
                 head, ahead = self._is_head(ticket)
-                if head:
+                if head or self._free_at_least(ahead + 1):
                     slot = self._take_free(task_id, waited_ms)
                     if slot is not None:
                         return slot

@@ -401,17 +401,35 @@ def _place(actx: AgentToolsContext, cwd: str, label: str) -> tuple[str, str, str
                 f"could not split the caller's pane {caller} ({exc.code}); "
                 f"used the {WORKSPACE_LABEL} workspace instead"
             )
+    # The workspace exists (a fleet's steady state): add the tab without the lock, so racing
+    # spawns do not queue behind each other's requests (issue 17). A workspace closed between
+    # the listing and the tab (its last task pane closed meanwhile) answers not found:
+    # nothing was made, and the locked find-or-create below runs instead.
+    existing = _agents_workspace(actx)
+    if existing is not None:
+        try:
+            root = client.tab_create(existing, cwd, label=label, focus=False).root_pane
+            return root.pane_id, root.workspace_id, root.tab_id, notes
+        except NotFound:
+            pass
     # Find-or-create under a lock: spawns racing each other (threads or processes) must not
     # each create their own workspace.
     with _placement_lock(actx.config.state_dir):
-        for workspace in client.workspace_list():
-            if workspace.label == WORKSPACE_LABEL:
-                created = client.tab_create(workspace.workspace_id, cwd, label=label, focus=False)
-                root = created.root_pane
-                return root.pane_id, root.workspace_id, root.tab_id, notes
+        existing = _agents_workspace(actx)
+        if existing is not None:
+            root = client.tab_create(existing, cwd, label=label, focus=False).root_pane
+            return root.pane_id, root.workspace_id, root.tab_id, notes
         made = client.workspace_create(cwd, label=WORKSPACE_LABEL, focus=False)
         root = made.root_pane
         return root.pane_id, root.workspace_id, root.tab_id, notes
+
+
+def _agents_workspace(actx: AgentToolsContext) -> str | None:
+    """The id of the dedicated agents workspace, if one is open."""
+    for workspace in actx.client.workspace_list():
+        if workspace.label == WORKSPACE_LABEL:
+            return workspace.workspace_id
+    return None
 
 
 @contextlib.contextmanager

@@ -28,7 +28,9 @@ programs git runs on its own — an fsmonitor, clean/smudge/process filters, hoo
 textconv drivers, a pager. Every git call (:func:`_git_argv`) passes, on the command line
 where it outranks every config file, ``core.fsmonitor=false``, ``core.hooksPath=/dev/null``,
 ``core.pager=cat`` and, for each filter driver any config defines (listed with ``git config``,
-which runs nothing), empty ``clean``/``smudge``/``process`` commands and ``required=false``
+which runs nothing, right before every command that may touch file content; ``rev-parse``,
+which never does, skips the lookup), empty
+``clean``/``smudge``/``process`` commands and ``required=false``
 (a driver whose name holds ``=`` cannot be overridden with ``-c``: git is then not run at all,
 ``GIT_UNSAFE_CONFIG``);
 diffs add ``--no-ext-diff --no-textconv``. The user's global and system configuration are
@@ -145,12 +147,21 @@ def _filter_drivers(cwd: str | Path) -> list[str]:
     return names
 
 
+#: Subcommands that never read or write file content, so no filter driver can run in them:
+#: their per-call ``git config`` lookup of filter drivers is skipped (issue 17: it was half
+#: the git processes of a snapshot, and twenty spawns at once ran hundreds). Not
+#: ``write-tree``: it re-hashes racily clean entries, which runs the clean filter (the
+#: hostile-repository test catches it).
+_NO_CONTENT = frozenset({"rev-parse"})
+
+
 def _git_argv(cwd: str | Path, *args: str) -> list[str]:
     """``git`` with the settings that keep the repository's own programs from running."""
     argv = ["git"]
     for setting in _SAFE_CONFIG:
         argv += ["-c", setting]
-    for name in _filter_drivers(cwd):
+    drivers = [] if args and args[0] in _NO_CONTENT else _filter_drivers(cwd)
+    for name in drivers:
         if "=" in name:  # ``-c`` splits at the first "=": such a driver cannot be disabled
             raise WorktreeError(
                 "GIT_UNSAFE_CONFIG",

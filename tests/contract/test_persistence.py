@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,6 +88,28 @@ def test_every_change_is_saved_privately(short_dir: Path, simulators: list[Simul
     assert [ws["label"] for ws in saved(short_dir)["workspaces"]] == ["first"]
     api(sim, "workspace.rename", workspace_id="w1", label="renamed")
     assert [ws["label"] for ws in saved(short_dir)["workspaces"]] == ["renamed"]
+
+
+def test_the_save_after_each_change_makes_no_fsync(
+    short_dir: Path, simulators: list[Simulator], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: the save runs on the server's loop after every change; its ``fsync`` cost
+    4-8 ms per split on a loaded machine, delaying the new pane's prompt. Herdr's own save is
+    write + rename without one (``src/persist/io.rs``)."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    sim = start(short_dir)
+    simulators.append(sim)
+    api(sim, "workspace.create", cwd="/tmp", label="first")
+    api(sim, "workspace.rename", workspace_id="w1", label="renamed")
+    assert [ws["label"] for ws in saved(short_dir)["workspaces"]] == ["renamed"]
+    assert synced == []
 
 
 def test_restart_restores_ids_layout_labels_and_cwds(

@@ -196,3 +196,36 @@ def test_cli_process_info_unknown_pane_is_the_error_json(herdr_cli: HerdrCli, pa
         "error": {"code": "pane_not_found", "message": "pane not found"},
         "id": "cli:pane:process_info",
     }
+
+
+@pytest.mark.herdr_sim_only
+def test_foreground_members_are_found_without_scanning_every_process(
+    herdr_client: HerdrClient, pane: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: the foreground job used to be found by reading every process on the machine
+    (~10 ms on the server's loop per call on a busy machine; a fleet's start watch asks a few
+    times a second per agent). Now the pane's tree and the orphans the simulator adopted are
+    walked: the same members — here one whose parent exited (re-parented to the simulator,
+    the subreaper) — with no whole-machine scan."""
+    from herdr_sim import procfs
+    from herdr_sim.methods import pane_io
+
+    def no_scan(pgid: int) -> list[procfs.ProcInfo]:
+        raise AssertionError("scanned every process")
+
+    herdr_client.call(
+        "pane.send_text", pane_id=pane, text="sh -c '(sleep 100 &); exec sleep 101'\r"
+    )
+
+    def job() -> dict[str, Any]:
+        current = process_info(herdr_client, pane)
+        argv = sorted(" ".join(p.get("argv", [])) for p in current.get("foreground_processes", []))
+        return current if argv == ["sleep 100", "sleep 101"] else {}
+
+    wait_until(job, what="the job with its orphaned member")
+    monkeypatch.setattr(pane_io, "foreground_processes", no_scan)
+    walked = process_info(herdr_client, pane)
+    scanned = procfs.foreground_processes(walked["foreground_process_group_id"])
+    assert [p["pid"] for p in walked["foreground_processes"]] == [p.pid for p in scanned]
+    orphan = next(p for p in walked["foreground_processes"] if p["argv"] == ["sleep", "100"])
+    assert procfs.proc_info(orphan["pid"]).ppid == os.getpid()  # type: ignore[union-attr]

@@ -254,3 +254,31 @@ def test_missing_proc_directory_yields_nothing(
     monkeypatch.setattr(procfs, "_PROC", tmp_path / "absent")
     assert procfs.all_processes() == []
     assert procfs.session_tree(1) == []
+
+
+def test_descendants_walk_the_kernels_children_lists_not_every_process(
+    sleeper_session: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: agent detection probes a new pane's tree on its first output; a scan of
+    every ``stat`` on the machine made that cost grow with the machine's process count. The
+    tree is now walked through ``/proc/PID/task/TID/children``: the same answer as the full
+    scan, with no full scan."""
+    _wait_children(sleeper_session.pid, 2)
+    scanned = procfs.descendants(sleeper_session.pid)
+    monkeypatch.setattr(procfs, "_stats", lambda: pytest.fail("scanned every process"))
+    assert procfs.descendants(sleeper_session.pid) == scanned
+    assert [p.name for p in scanned] == ["sleep", "sleep"]
+
+
+def test_descendants_drop_a_listed_child_whose_pid_was_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child listed, then gone and its pid taken by an unrelated process before it was
+    read: its ``stat`` names another parent, so it is not counted."""
+    fake = tmp_path / "proc"
+    for pid, ppid, children in ((10, 1, b"11 12 "), (11, 10, b""), (12, 77, b"")):
+        (fake / str(pid) / "task" / str(pid)).mkdir(parents=True)
+        (fake / str(pid) / "stat").write_bytes(f"{pid} (sh) S {ppid} 10 10 0 -1 0".encode())
+        (fake / str(pid) / "task" / str(pid) / "children").write_bytes(children)
+    monkeypatch.setattr(procfs, "_PROC", fake)
+    assert [p.pid for p in procfs.descendants(10)] == [11]

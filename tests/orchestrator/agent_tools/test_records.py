@@ -274,3 +274,33 @@ def test_a_record_that_is_a_fifo_or_a_link_is_unreadable_not_followed(
         "t-0000000000bb.json",
         "t-0000000000cc.json",
     ]
+
+
+def test_an_update_fsyncs_its_file_but_not_the_directory(
+    store: TaskStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: six updates per spawn each paid a directory fsync (20-100 ms apiece under
+    twenty spawns at once). An update replaces one complete, fsynced file with another, so the
+    directory fsync bought only "the newest version survives a power cut"; a new record still
+    makes its name durable."""
+    import orchestrator.agent_tools.records as records_module
+
+    synced: list[str] = []
+    real_dir, real_fsync = records_module._fsync_dir, os.fsync
+
+    def dir_sync(path: Path) -> None:
+        synced.append("dir")
+        real_dir(path)
+
+    def fd_sync(fd: int) -> None:
+        synced.append("fd")
+        real_fsync(fd)
+
+    monkeypatch.setattr(records_module, "_fsync_dir", dir_sync)
+    monkeypatch.setattr(os, "fsync", fd_sync)
+    record, _ = store.create(kind="pi", cwd="/tmp", prompt="x")
+    assert synced.count("dir") == 1
+    synced.clear()
+    store.update(record.task_id, status="running")
+    assert synced == ["fd"]  # the temp file only
+    assert store.get(record.task_id).status == "running"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import os
 import subprocess
 import sys
 import threading
@@ -14,7 +16,7 @@ import pytest
 
 from orchestrator.agent_tools.records import TaskStore
 from orchestrator.agent_tools.slots import QueueTimeout, Slot, Slots
-from tests.waits import wait_until
+from tests.waits import SCALE, wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -190,3 +192,52 @@ def test_starting_task_of_a_dead_process_frees_its_detached_slot(tmp_path: Path)
     slots = Slots(tmp_path / "slots", 1, task_active=store.is_active)
     slots.acquire(record.task_id, timeout_ms=0).detach()
     slots.acquire("next", timeout_ms=0).release()
+
+
+def test_waiters_arriving_together_with_free_slots_for_all_do_not_wait_a_poll(
+    tmp_path: Path,
+) -> None:
+    """Issue 17: only the oldest ticket could take a slot, so twenty spawns arriving at once
+    went in one poll apart even with twenty free slots. A waiter now takes a free slot when
+    enough are free for every waiter ahead of it too: with a 30 s poll, five waiters and a
+    cap of ten all get in at once (before, every waiter but the first slept a poll)."""
+    slots = Slots(tmp_path / "slots", 10, poll_s=30)
+    start = threading.Barrier(5)
+    taken: list[Slot] = []
+    lock = threading.Lock()
+
+    def worker(i: int) -> None:
+        start.wait()
+        slot = slots.acquire(f"task-{i}", timeout_ms=60_000)
+        with lock:
+            taken.append(slot)
+
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10 * SCALE)
+    assert len(taken) == 5, "a waiter slept a poll although a slot was free for it"
+    assert sorted(slot.index for slot in taken) == [0, 1, 2, 3, 4]
+    for slot in taken:
+        slot.release()
+
+
+def test_a_later_waiter_never_takes_the_slot_an_earlier_one_waits_for(tmp_path: Path) -> None:
+    """First come, first served still: one free slot and a waiter ahead means the later
+    waiter waits (here until its bounded wait runs out)."""
+    slots = Slots(tmp_path / "slots", 2, poll_s=0.01)
+    held = slots.acquire("held", timeout_ms=1000)
+    queue = slots.queue_dir
+    queue.mkdir(exist_ok=True)
+    ahead = queue / "00000000000000000001-00000001-000000"  # older than any real ticket
+    fd = os.open(ahead, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a live waiter's ticket
+    try:
+        with pytest.raises(QueueTimeout):
+            slots.acquire("later", timeout_ms=100)
+    finally:
+        os.close(fd)
+    later = slots.acquire("later", timeout_ms=1000)  # the earlier waiter left: its turn now
+    later.release()
+    held.release()

@@ -26,6 +26,7 @@ from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.tool import Tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS
+from tests.waits import SCALE
 
 pytestmark = FAST_AGENTS
 
@@ -415,3 +416,42 @@ def test_plain_tool_context_reads_the_configuration_from_its_env(tmp_path: Path)
     (tmp_path / "config.toml").write_text(f'stateDir = "{tmp_path / "state"}"\n')
     result = checked(AGENT_TOOLS[SPAWN].handler({"prompt": "x"}, ToolContext(env=env)))
     assert result["error"]["code"] == "DISABLED"
+
+
+def test_placing_a_pane_in_the_existing_agents_workspace_takes_no_lock(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    """Issue 17: twenty spawns at once queued on the placement lock for two Herdr requests
+    each. Once the agents workspace exists, a placement adds its tab without the lock: here it
+    completes while another holder keeps the lock."""
+    from orchestrator.agent_tools.spawn import _place, _placement_lock
+
+    first = _place(ctx, str(tmp_path), "first")  # creates the workspace (under the lock)
+    placed: list[tuple[str, str, str, list[str]]] = []
+    with _placement_lock(ctx.config.state_dir):
+        worker = threading.Thread(target=lambda: placed.append(_place(ctx, str(tmp_path), "x")))
+        worker.start()
+        worker.join(timeout=10 * SCALE)
+        held = worker.is_alive()
+    worker.join(timeout=10 * SCALE)
+    assert not held, "the placement waited for the lock"
+    assert placed[0][1] == first[1]  # the same workspace, a tab of its own
+    assert placed[0][2] != first[2]
+
+
+def test_a_workspace_gone_between_listing_and_tab_falls_back_to_find_or_create(
+    ctx: AgentToolsContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unlocked path's race: the workspace listed was closed before the tab was made
+    (not found: nothing was created); the locked find-or-create then makes a new one."""
+    from orchestrator.agent_tools import spawn as spawn_module
+
+    only_pane, gone, _tab, _notes = spawn_module._place(ctx, str(tmp_path), "first")
+    ctx.client.pane_close(only_pane)  # its last pane: the workspace closes with it
+    real = spawn_module._agents_workspace
+    answers = iter([gone])  # the first look still sees the closed workspace
+    monkeypatch.setattr(spawn_module, "_agents_workspace", lambda a: next(answers, None) or real(a))
+    pane, workspace, _tab, _notes = spawn_module._place(ctx, str(tmp_path), "again")
+    assert workspace != gone
+    assert [w.label for w in ctx.client.workspace_list()] == ["herdr-agents"]
+    assert ctx.client.pane_get(pane).workspace_id == workspace

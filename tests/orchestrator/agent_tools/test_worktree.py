@@ -296,3 +296,25 @@ def test_a_filter_driver_that_cannot_be_disabled_stops_git(repo: Path, tmp_path:
         wt.snapshot(repo)
     assert caught.value.code == "GIT_UNSAFE_CONFIG"
     assert list((tmp_path / "markers").iterdir()) == []
+
+
+def test_plumbing_that_touches_no_content_skips_the_filter_lookup(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 17: every git call looked the filter drivers up first (one more ``git config``
+    process each); twenty spawns at once ran hundreds of them. ``rev-parse`` never reads file
+    content, so no filter can run in it: it skips the lookup; every other command still looks
+    (``write-tree`` too: it may re-hash a racily clean entry through the clean filter)."""
+    looked: list[str] = []
+    real = wt._filter_drivers
+
+    def counting(cwd: str | Path) -> list[str]:
+        looked.append(str(cwd))
+        return real(cwd)
+
+    monkeypatch.setattr(wt, "_filter_drivers", counting)
+    baseline = wt.snapshot(repo)
+    assert len(looked) == 2  # add -A and write-tree; not rev-parse (x3)
+    looked.clear()
+    wt.diff(repo, baseline)
+    assert len(looked) == 3  # add -A and both diffs; not rev-parse (x2)
