@@ -284,19 +284,27 @@ class ManagedStore:
             payload = json.dumps(
                 {"controllerId": identity.controller_id, "createdAt": identity.created_at}
             ).encode()
+            # complete or absent: written whole under a private temp name, then linked to
+            # its name (the link fails if a concurrent first use linked first), so a
+            # concurrent reader never sees a half-written identity
+            temp = path.with_name(f".{CONTROLLER_FILE}.{uuid.uuid4().hex}.tmp")
+            fd = os.open(
+                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+            )
             try:
-                fd = os.open(
-                    path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-                )
-            except FileExistsError:
-                raw = _read_json(path, operation)  # a concurrent first use won: use theirs
-            else:
                 try:
                     write_all(fd, payload)
                     os.fsync(fd)
                 finally:
                     os.close(fd)
-                return identity
+                try:
+                    os.link(temp, path, follow_symlinks=False)
+                except FileExistsError:
+                    raw = _read_json(path, operation)  # a concurrent first use won: use theirs
+                else:
+                    return identity
+            finally:
+                temp.unlink(missing_ok=True)
         if set(raw) != {"controllerId", "createdAt"}:
             raise _corrupt(path, "not a controller identity record", operation)
         cid, created = raw["controllerId"], raw["createdAt"]

@@ -50,6 +50,44 @@ def test_controller_identity_is_created_once_and_kept(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "managed").stat().st_mode) == 0o700
 
 
+def test_a_concurrent_first_use_never_reads_a_half_written_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Five delegations at once on a fresh state dir each create the identity first: one
+    used to create the file and then write it, and another read it empty in between
+    (internal_failure, a flake under load). The first writer is held here between create
+    and write while a second first use runs to the end: both must get one identity."""
+    import orchestrator.managed.store as store_module
+
+    real_write_all = store_module.write_all  # type: ignore[attr-defined]
+    writes: list[int] = []
+    started, second_done = threading.Event(), threading.Event()
+
+    def held_first_write(fd: int, data: bytes) -> None:
+        writes.append(fd)
+        if len(writes) == 1:
+            started.set()
+            assert second_done.wait(10)
+        real_write_all(fd, data)
+
+    monkeypatch.setattr(store_module, "write_all", held_first_write)
+    got: dict[str, object] = {}
+
+    def first_use() -> None:
+        got["first"] = ManagedStore(tmp_path).controller()
+
+    thread = threading.Thread(target=first_use)
+    thread.start()
+    assert started.wait(10)
+    try:
+        got["second"] = ManagedStore(tmp_path).controller()
+    finally:
+        second_done.set()
+        thread.join(10)
+    assert got["first"] == got["second"]
+    assert not [p for p in (tmp_path / "managed").iterdir() if p.name.endswith(".tmp")]
+
+
 def test_a_corrupt_or_linked_identity_is_refused_not_replaced(tmp_path: Path) -> None:
     store = ManagedStore(tmp_path)
     path = store.root / "controller.json"
