@@ -1,0 +1,167 @@
+"""The file-access seam (remote_files): the same answers here and over SSH.
+
+The SSH side runs against ``herdr_machine``'s real SSH server on loopback, with the ssh
+configuration the fixture wrote (never ``~/.ssh``). The "remote" files are in a directory of
+their own, reached only through ``ssh``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.agent_tools.remote_files import (
+    SSH_OPTIONS,
+    LocalFiles,
+    RemoteFiles,
+    RemoteUnavailable,
+    SshFiles,
+    check_ssh_target,
+    run_bounded,
+)
+from orchestrator.agent_tools.safe_fs import UnsafeFile
+from pytest_herdr.machines import Machine, MachineFactory, local_config_dir
+from tests.waits import SCALE
+
+
+def _ssh_files(machine: Machine, timeout: float = 30.0) -> SshFiles:
+    config = local_config_dir(machine.local) / "ssh" / "config"
+    return SshFiles(machine.label, machine.target, config, timeout=timeout * SCALE)
+
+
+def _tree(root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "result.md").write_bytes(b"0123456789" * 10)
+    (root / "it's $(odd) name.txt").write_text("quoted\n")
+    (root / "secret.txt").write_text("not the child's\n")
+    (root / "link.md").symlink_to(root / "secret.txt")
+    os.mkfifo(root / "fifo")
+
+
+@pytest.fixture(params=["local", "ssh"])
+def files(
+    request: pytest.FixtureRequest, tmp_path: Path, herdr_machine_factory: MachineFactory
+) -> tuple[RemoteFiles, Path]:
+    root = tmp_path / "remote"
+    _tree(root)
+    if request.param == "local":
+        return LocalFiles(), root
+    return _ssh_files(herdr_machine_factory("box")), root
+
+
+def test_bounded_reads_answer_the_same_on_both_sides(files: tuple[RemoteFiles, Path]) -> None:
+    fs, root = files
+    whole = fs.read_bounded(str(root / "result.md"), 1000)
+    assert (whole.data, whole.size, whole.offset, whole.truncated) == (
+        b"0123456789" * 10,
+        100,
+        0,
+        False,
+    )
+    head = fs.read_bounded(str(root / "result.md"), 15)
+    assert (head.data, head.size, head.truncated) == (b"012345678901234", 100, True)
+    middle = fs.read_bounded(str(root / "result.md"), 4, offset=33)
+    assert (middle.data, middle.offset) == (b"3456", 33)
+    tail = fs.read_bounded(str(root / "result.md"), 5, tail=True)
+    assert (tail.data, tail.offset, tail.size) == (b"56789", 95, 100)
+    past = fs.read_bounded(str(root / "result.md"), 5, offset=500)
+    assert (past.data, past.size) == (b"", 100)
+    odd = fs.read_bounded(str(root / "it's $(odd) name.txt"), 100)
+    assert odd.data == b"quoted\n"  # the name reached the file as one word, nothing ran
+
+
+def test_links_fifos_and_directories_are_refused_and_missing_files_say_so(
+    files: tuple[RemoteFiles, Path],
+) -> None:
+    fs, root = files
+    for name in ("link.md", "fifo"):
+        with pytest.raises(UnsafeFile):
+            fs.read_bounded(str(root / name), 100)  # bounded: a FIFO never blocks the read
+    with pytest.raises(UnsafeFile):
+        fs.read_bounded(str(root), 100)
+    with pytest.raises(FileNotFoundError):
+        fs.read_bounded(str(root / "missing.md"), 100)
+    assert fs.exists(str(root / "link.md")) and not fs.exists(str(root / "missing.md"))
+    assert fs.is_regular_file(str(root / "result.md"))
+    assert not fs.is_regular_file(str(root / "link.md"))
+    assert not fs.is_regular_file(str(root / "fifo"))
+    assert fs.list_dir(str(root)) == sorted(
+        ["result.md", "it's $(odd) name.txt", "secret.txt", "link.md", "fifo"]
+    )
+
+
+def test_run_passes_argv_and_env_word_for_word_and_bounds_the_output(
+    files: tuple[RemoteFiles, Path],
+) -> None:
+    fs, root = files
+    odd = "a b;$(touch PWNED)'\"*"
+    ran = fs.run(
+        ["sh", "-c", 'printf "%s|%s" "$1" "$ORCH_TEST"', "sh", odd], env={"ORCH_TEST": odd}
+    )
+    assert (ran.returncode, ran.stdout) == (0, f"{odd}|{odd}".encode())
+    assert not (root / "PWNED").exists() and not Path("PWNED").exists()
+    big = fs.run(["sh", "-c", "yes x | head -c 1000000"], limit=1000)
+    assert big.truncated and len(big.stdout) == 1000
+    failed = fs.run(["sh", "-c", "echo why >&2; exit 7"])
+    assert (failed.returncode, failed.reason) == (7, "why")
+    git = fs.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"])
+    assert git.returncode != 0  # git runs there and answers; not a repository
+
+
+def test_ssh_argv_never_uses_a_shell_nor_the_users_config(tmp_path: Path) -> None:
+    fs = SshFiles("box", "me@host", tmp_path / "ssh_config")
+    argv = fs.ssh_argv(["git", "-C", "/r p", "diff"], {"GIT_INDEX_FILE": "/t/i x"})
+    assert argv[:3] == ["ssh", "-F", str(tmp_path / "ssh_config")]
+    for option in SSH_OPTIONS:
+        assert option in argv
+    assert "BatchMode=yes" in SSH_OPTIONS and "StrictHostKeyChecking=yes" in SSH_OPTIONS
+    assert argv[-3:-1] == ["--", "me@host"]  # the target can never be read as an option
+    assert argv[-1] == "env 'GIT_INDEX_FILE=/t/i x' git -C '/r p' diff"
+    for bad in ("-oProxyCommand=x", "", "a b", "a\nb"):
+        assert check_ssh_target(bad)
+        with pytest.raises(ValueError, match="SSH target"):
+            SshFiles("box", bad, tmp_path / "ssh_config")
+    with pytest.raises(ValueError, match="absolute"):
+        fs.read_bounded("relative/result.md", 10)
+
+
+def test_a_machine_that_cannot_be_reached_is_unavailable_not_missing(
+    herdr_machine: Machine, tmp_path: Path
+) -> None:
+    """A dead SSH server is RemoteUnavailable (state unknown), never FileNotFoundError or a
+    failed command, on every operation."""
+    (tmp_path / "result.md").write_text("done\n")
+    fs = _ssh_files(herdr_machine)
+    assert fs.read_bounded(str(tmp_path / "result.md"), 100).data == b"done\n"
+    herdr_machine.host.stop()
+    calls = (
+        lambda: fs.read_bounded(str(tmp_path / "result.md"), 100),
+        lambda: fs.exists(str(tmp_path / "result.md")),
+        lambda: fs.is_regular_file(str(tmp_path / "result.md")),
+        lambda: fs.list_dir(str(tmp_path)),
+        lambda: fs.run(["true"]),
+    )
+    for call in calls:
+        with pytest.raises(RemoteUnavailable, match="machine 'box' over SSH"):
+            call()
+
+
+def test_run_bounded_kills_a_command_past_its_timeout() -> None:
+    with pytest.raises(TimeoutError):
+        run_bounded(
+            [sys.executable, "-c", "import time; time.sleep(30)"],
+            env=dict(os.environ),
+            timeout=0.5,
+            limit=100,
+        )
+
+
+def test_local_run_drops_secrets_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORCH_TEST_API_KEY", "sk-secret")
+    ran = LocalFiles().run(["sh", "-c", 'printf "%s" "${ORCH_TEST_API_KEY-unset}"'])
+    assert ran.stdout == b"unset"
+    assert subprocess.run(["true"], check=False).returncode == 0
