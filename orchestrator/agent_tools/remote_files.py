@@ -9,7 +9,8 @@ API calls and nothing else. :class:`RemoteFiles` is the one interface both sides
 * ``read_bounded(path, limit, offset=, tail=)`` → :class:`~.safe_fs.BoundedRead`, with the
   rules of :func:`.safe_fs.read_bounded`: a missing file is ``FileNotFoundError``; a symbolic
   link, a FIFO, a directory is :class:`~.safe_fs.UnsafeFile`; never more than ``limit`` bytes;
-* ``exists(path)``, ``is_regular_file(path)`` (a link is not), ``list_dir(path)`` (names);
+* ``exists(path)``, ``is_dir(path)``, ``is_regular_file(path)`` (a link is not),
+  ``list_dir(path)`` (names);
 * ``run(argv, env=…, limit=…)`` → :class:`Ran`: a program (git) run with an argv, its output
   bounded, under a timeout.
 
@@ -176,6 +177,8 @@ class RemoteFiles(Protocol):
 
     def exists(self, path: str) -> bool: ...
 
+    def is_dir(self, path: str) -> bool: ...
+
     def is_regular_file(self, path: str) -> bool: ...
 
     def list_dir(self, path: str) -> list[str]: ...
@@ -204,6 +207,9 @@ class LocalFiles:
 
     def exists(self, path: str) -> bool:
         return os.path.lexists(path)
+
+    def is_dir(self, path: str) -> bool:
+        return Path(path).is_dir()
 
     def is_regular_file(self, path: str) -> bool:
         return safe_fs.is_regular_file(path)
@@ -320,6 +326,10 @@ class SshFiles:
     def exists(self, path: str) -> bool:
         _absolute(path)
         return self._sh(_EXISTS_SCRIPT, path, limit=0).returncode == 0
+
+    def is_dir(self, path: str) -> bool:
+        _absolute(path)
+        return self._sh('[ -d "$1" ]', path, limit=0).returncode == 0
 
     def is_regular_file(self, path: str) -> bool:
         _absolute(path)

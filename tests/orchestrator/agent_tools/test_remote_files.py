@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.agent_tools import worktree as wt
 from orchestrator.agent_tools.remote_files import (
     SSH_OPTIONS,
     LocalFiles,
@@ -25,6 +26,7 @@ from orchestrator.agent_tools.remote_files import (
 )
 from orchestrator.agent_tools.safe_fs import UnsafeFile
 from pytest_herdr.machines import Machine, MachineFactory, local_config_dir
+from tests.orchestrator.agent_tools.test_worktree import _git, make_hostile
 from tests.waits import SCALE
 
 
@@ -165,3 +167,59 @@ def test_local_run_drops_secrets_from_the_environment(monkeypatch: pytest.Monkey
     ran = LocalFiles().run(["sh", "-c", 'printf "%s" "${ORCH_TEST_API_KEY-unset}"'])
     assert ran.stdout == b"unset"
     assert subprocess.run(["true"], check=False).returncode == 0
+
+
+# -- git on the machine: the task's snapshot and diff computed there -------------------------
+
+
+def test_snapshot_and_diff_run_on_the_machine_and_match_the_local_ones(
+    herdr_machine: Machine, tmp_path: Path
+) -> None:
+    """The diff comes back over SSH equal to the one computed here on the same repository;
+    the repository's own programs (filters, fsmonitor, hooks) run on neither side.
+
+    Slow (~10-15 s under load): every git step is its own SSH connection (no connection
+    reuse yet), and this test takes two snapshots and three diffs."""
+    repo = tmp_path / "remote repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("one\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "init")
+    markers = make_hostile(repo, tmp_path)
+    (repo / "a.txt").write_text("dirty before the task\n")
+    fs = _ssh_files(herdr_machine)
+    baseline = wt.snapshot(str(repo), files=fs)
+    assert baseline.cwd == str(repo) and baseline.tree
+    assert baseline == wt.snapshot(str(repo))  # same commit, same tree object, same repo
+    (repo / "a.txt").write_text("the task's edit\n")
+    (repo / "it's new $(x).txt").write_text("new\n")
+    remote = wt.diff(str(repo), baseline, files=fs)
+    local = wt.diff(str(repo), baseline)
+    assert remote == local
+    assert {path for _, path in remote.files} == {"a.txt", "it's new $(x).txt"}
+    assert "-dirty before the task" in remote.patch and "+the task's edit" in remote.patch
+    cut = wt.diff(str(repo), baseline, files=fs, max_bytes=40)
+    assert cut.truncated and cut.bytes == local.bytes
+    assert sorted(p.name for p in markers.iterdir()) == []
+    with pytest.raises(wt.WorktreeError, match="on machine 'box'") as missing:
+        wt.snapshot(str(tmp_path / "nowhere"), files=fs)
+    assert missing.value.code == "CWD_NOT_FOUND"
+
+
+def test_a_machine_lost_before_the_diff_is_an_unavailable_machine_not_an_empty_diff(
+    herdr_machine: Machine, tmp_path: Path
+) -> None:
+    """Slow (~5 s): the snapshot before the loss is a dozen SSH connections."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("one\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "init")
+    fs = _ssh_files(herdr_machine)
+    baseline = wt.snapshot(str(repo), files=fs)
+    (repo / "a.txt").write_text("two\n")
+    herdr_machine.host.stop()
+    with pytest.raises(RemoteUnavailable):
+        wt.diff(str(repo), baseline, files=fs)
