@@ -41,12 +41,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from orchestrator.client.child_env import child_env
 
 from . import safe_fs
 from .safe_fs import BoundedRead, UnsafeFile
+
+if TYPE_CHECKING:
+    from .config import Config
 
 #: seconds a command on the machine (one read, one git call) may take
 DEFAULT_TIMEOUT = 60.0
@@ -354,6 +357,27 @@ class SshFiles:
         return self._ssh(argv, env=env, limit=limit)
 
 
+def files_for(config: Config, machine: str) -> RemoteFiles:
+    """Where a task on ``machine`` keeps its files: this host for the local machine and for
+    one in ``sharedFilesystem`` (:class:`LocalFiles`), over SSH for one with only a
+    ``machineTargets`` entry (:class:`SshFiles` with ``sshConfig``). Raises ``ValueError``
+    naming the fix for a machine with neither, or an SSH target without ``sshConfig``."""
+    if machine in ("", "local") or machine in config.shared_filesystem:
+        return LocalFiles(machine or "local", pass_env=config.pass_env)
+    target = config.machine_targets.get(machine)
+    if target is None:
+        raise ValueError(
+            f"machine {machine!r} has no file access: list it in sharedFilesystem or give "
+            "it an SSH target in machineTargets"
+        )
+    if config.ssh_config is None:
+        raise ValueError(
+            f"machine {machine!r} is reached over SSH ({target}) but sshConfig is not set: "
+            "name the OpenSSH client configuration to use (the user's ~/.ssh is not read)"
+        )
+    return SshFiles(machine, target, config.ssh_config)
+
+
 def _absolute(path: str) -> None:
     """A remote path must be absolute: there is no current directory to resolve it in."""
     if not path.startswith("/"):
@@ -371,5 +395,6 @@ __all__ = [
     "RemoteUnavailable",
     "SshFiles",
     "check_ssh_target",
+    "files_for",
     "run_bounded",
 ]
