@@ -91,7 +91,9 @@ _LIST_SCRIPT = 'if [ ! -d "$1" ] || [ -L "$1" ]; then exit 2; fi; cd -- "$1" && 
 
 
 class RemoteUnavailable(OSError):
-    """The machine could not be reached, or did not answer in time; its state is unknown."""
+    """The machine could not be reached, or did not answer in time; its state is unknown.
+
+    Raised with the message alone (no errno), so ``str()`` is the sentence itself."""
 
 
 @dataclass(frozen=True)
@@ -286,17 +288,13 @@ class SshFiles:
                 limit=limit,
             )
         except TimeoutError as exc:
-            raise RemoteUnavailable(
-                errno.ETIMEDOUT, f"machine {self.machine!r} over SSH: {exc}"
-            ) from None
+            raise RemoteUnavailable(f"machine {self.machine!r} over SSH: {exc}") from None
         except FileNotFoundError:
             raise RemoteUnavailable(
-                errno.ENOENT, f"ssh is not installed (needed for machine {self.machine!r})"
+                f"ssh is not installed (needed for machine {self.machine!r})"
             ) from None
         if ran.returncode == SSH_FAILED:
-            raise RemoteUnavailable(
-                errno.EHOSTUNREACH, f"machine {self.machine!r} over SSH: {ran.reason}"
-            )
+            raise RemoteUnavailable(f"machine {self.machine!r} over SSH: {ran.reason}")
         return ran
 
     def _sh(self, script: str, *args: str, limit: int = DEFAULT_OUTPUT_LIMIT) -> Ran:

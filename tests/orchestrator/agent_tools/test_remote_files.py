@@ -7,14 +7,20 @@ their own, reached only through ``ssh``.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import ANY
 
 import pytest
 
+from herdr_sim.fake_agent.session import PiSession
 from orchestrator.agent_tools import worktree as wt
+from orchestrator.agent_tools.harvest import task_diff
+from orchestrator.agent_tools.inbox import read_inbox
+from orchestrator.agent_tools.records import TaskRecord
 from orchestrator.agent_tools.remote_files import (
     SSH_OPTIONS,
     LocalFiles,
@@ -25,6 +31,7 @@ from orchestrator.agent_tools.remote_files import (
     run_bounded,
 )
 from orchestrator.agent_tools.safe_fs import UnsafeFile
+from orchestrator.agent_tools.transcript import read_entries
 from pytest_herdr.machines import Machine, MachineFactory, local_config_dir
 from tests.orchestrator.agent_tools.test_worktree import _git, make_hostile
 from tests.waits import SCALE
@@ -223,3 +230,54 @@ def test_a_machine_lost_before_the_diff_is_an_unavailable_machine_not_an_empty_d
     herdr_machine.host.stop()
     with pytest.raises(RemoteUnavailable):
         wt.diff(str(repo), baseline, files=fs)
+
+
+# -- the task's files read where the task runs ------------------------------------------------
+
+
+def test_inbox_session_and_task_diff_read_over_ssh_equal_the_local_reads(
+    herdr_machine: Machine, tmp_path: Path
+) -> None:
+    """read_inbox, read_entries and task_diff given the machine's SshFiles answer as they do
+    here (same messages and offsets, same session entries, same diff); a lost machine is
+    an inbox error and a diff warning, never an empty inbox or "no changes"."""
+    fs = _ssh_files(herdr_machine)
+    inbox = tmp_path / "inbox.ndjson"
+    note = {"ts": "2026-10-20T09:00:00Z", "type": "NOTE", "text": "hi"}
+    inbox.write_text(json.dumps(note) + "\n" + json.dumps({**note, "text": "two"}) + "\n{part")
+    remote_read = read_inbox(inbox, 0, 1, files=fs)
+    assert remote_read == read_inbox(inbox, 0, 1)
+    assert remote_read.more and [m["text"] for m in remote_read.messages] == ["hi"]
+    rest = read_inbox(inbox, remote_read.next_offset, files=fs)
+    assert [m["text"] for m in rest.messages] == ["two"] and rest.partial
+    session = PiSession(
+        tmp_path / "s.jsonl", "0190-test", "/repo", provider="fake", model="m", thinking="off",
+        append_system_prompt=None,
+    )  # fmt: skip
+    session.user("do it")
+    assert read_entries(session.path, files=fs) == read_entries(session.path)
+    assert any(e.get("type") == "message" for e in read_entries(session.path, files=fs))
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("one\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "init")
+    baseline = wt.snapshot(str(repo), files=fs)
+    (repo / "a.txt").write_text("two\n")
+    record = TaskRecord(
+        task_id="t1", status="running", created_at="", updated_at="", kind="pi", cwd=str(repo),
+        machine="box", extra={"baseline": baseline.to_json()},
+    )  # fmt: skip
+    remote_diff, note_text = task_diff(record, fs)
+    assert note_text is None and remote_diff == task_diff(record)[0]
+    assert remote_diff is not None and [f.path for f in remote_diff.files] == ["a.txt"]
+
+    herdr_machine.host.stop()
+    lost = read_inbox(inbox, 0, files=fs)
+    assert lost.error and "machine 'box' over SSH" in lost.error and not lost.messages
+    assert task_diff(record, fs) == (None, ANY)
+    assert "no diff: machine 'box' over SSH" in str(task_diff(record, fs)[1])
+    with pytest.raises(RemoteUnavailable):
+        read_entries(session.path, files=fs)
