@@ -11,6 +11,8 @@ API calls and nothing else. :class:`RemoteFiles` is the one interface both sides
   link, a FIFO, a directory is :class:`~.safe_fs.UnsafeFile`; never more than ``limit`` bytes;
 * ``exists(path)``, ``is_dir(path)``, ``is_regular_file(path)`` (a link is not),
   ``list_dir(path)`` (names);
+* ``write_atomic(path, data)``: a complete private file renamed over ``path`` (its directory
+  made 0700 when missing); a link at ``path`` is replaced, never written through;
 * ``run(argv, env=…, limit=…)`` → :class:`Ran`: a program (git) run with an argv, its output
   bounded, under a timeout.
 
@@ -32,16 +34,18 @@ known and never take it for "not applied".
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import selectors
 import shlex
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
 from orchestrator.client.child_env import child_env
 
@@ -90,6 +94,22 @@ _REGULAR_SCRIPT = 'if [ -f "$1" ] && [ ! -L "$1" ]; then exit 0; fi; exit 1'
 _LIST_SCRIPT = 'if [ ! -d "$1" ] || [ -L "$1" ]; then exit 2; fi; cd -- "$1" && ls -A1 -q .'
 
 
+# $1 path, $2 its size, the data on stdin: a private temp file (noclobber: O_EXCL, a planted
+# link fails) renamed over $1 in its directory, created 0700 when missing, only when all $2
+# bytes arrived (a connection lost mid-stream ends cat's input early: nothing is replaced).
+# Exit 3: the directory is a link or not a directory; 4: $1 is a directory; 6: the write,
+# the size check or the rename failed.
+_WRITE_SCRIPT = (
+    'umask 077; p=$1; d=$(dirname -- "$p"); n=$(basename -- "$p"); '
+    'mkdir -p -- "$d" 2>/dev/null; if [ -L "$d" ] || [ ! -d "$d" ]; then exit 3; fi; '
+    'if [ -d "$p" ] && [ ! -L "$p" ]; then exit 4; fi; t="$d/.$n.$$.tmp"; set -C; '
+    'cat > "$t" || { rm -f -- "$t"; exit 6; }; got=$(wc -c < "$t"); '
+    'if [ "$got" -ne "$2" ]; then rm -f -- "$t"; exit 6; fi; '
+    'if [ -L "$p" ]; then rm -f -- "$p"; fi; '
+    'mv -f -- "$t" "$p" || { rm -f -- "$t"; exit 6; }'
+)
+
+
 class RemoteUnavailable(OSError):
     """The machine could not be reached, or did not answer in time; its state is unknown.
 
@@ -113,20 +133,33 @@ class Ran:
         return lines[-1] if lines else f"exit code {self.returncode}"
 
 
-def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], timeout: float, limit: int) -> Ran:
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    limit: int,
+    stdin: bytes | None = None,
+) -> Ran:
     """Run ``argv`` (no shell), keep at most ``limit`` bytes of stdout; kill it at ``timeout``.
+    ``stdin`` is fed to it (from a thread, so a program that writes first cannot block us).
 
     Raises ``FileNotFoundError`` when the program is missing and ``TimeoutError`` when it
     outlived ``timeout`` (it is killed)."""
     proc = subprocess.Popen(
         list(argv),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(env),
         start_new_session=True,
     )
     assert proc.stdout is not None and proc.stderr is not None
+    feeder = None
+    if stdin is not None:
+        assert proc.stdin is not None
+        feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
+        feeder.start()
     out: list[bytes] = []
     err: list[bytes] = []
     sizes = {"out": 0, "err": 0}
@@ -165,7 +198,17 @@ def run_bounded(argv: Sequence[str], *, env: Mapping[str, str], timeout: float, 
             proc.stdout.close()
             proc.stderr.close()
     returncode = proc.wait()
+    if feeder is not None:
+        feeder.join(timeout=1.0)
     return Ran(returncode, b"".join(out), b"".join(err), truncated)
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write ``data`` to a child's stdin and close it; a child that exited early is fine."""
+    with contextlib.suppress(OSError):
+        pipe.write(data)
+    with contextlib.suppress(OSError):
+        pipe.close()
 
 
 class RemoteFiles(Protocol):
@@ -187,6 +230,8 @@ class RemoteFiles(Protocol):
     def is_regular_file(self, path: str) -> bool: ...
 
     def list_dir(self, path: str) -> list[str]: ...
+
+    def write_atomic(self, path: str, data: bytes) -> None: ...
 
     def run(
         self,
@@ -218,6 +263,9 @@ class LocalFiles:
 
     def is_regular_file(self, path: str) -> bool:
         return safe_fs.is_regular_file(path)
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        safe_fs.write_atomic(path, data)
 
     def list_dir(self, path: str) -> list[str]:
         if Path(path).is_symlink():
@@ -279,6 +327,7 @@ class SshFiles:
         *,
         env: Mapping[str, str] | None = None,
         limit: int = DEFAULT_OUTPUT_LIMIT,
+        stdin: bytes | None = None,
     ) -> Ran:
         try:
             ran = run_bounded(
@@ -286,6 +335,7 @@ class SshFiles:
                 env=child_env(os.environ),
                 timeout=self.timeout,
                 limit=limit,
+                stdin=stdin,
             )
         except TimeoutError as exc:
             raise RemoteUnavailable(f"machine {self.machine!r} over SSH: {exc}") from None
@@ -344,6 +394,17 @@ class SshFiles:
         if ran.returncode != 0 or ran.truncated:
             raise OSError(errno.EIO, f"listing {path} on {self.machine} failed: {ran.reason}")
         return sorted(name for name in ran.stdout.decode("utf-8", "replace").split("\n") if name)
+
+    def write_atomic(self, path: str, data: bytes) -> None:
+        _absolute(path)
+        ran = self._ssh(
+            ["sh", "-c", _WRITE_SCRIPT, "sh", path, str(len(data))], limit=0, stdin=data
+        )
+        if ran.returncode in (3, 4):
+            what = "its directory is not a directory" if ran.returncode == 3 else "it is one"
+            raise UnsafeFile(errno.EINVAL, f"{path} on {self.machine}: {what}: not written", path)
+        if ran.returncode != 0:
+            raise OSError(errno.EIO, f"writing {path} on {self.machine} failed: {ran.reason}")
 
     def run(
         self,

@@ -22,6 +22,7 @@ from orchestrator.agent_tools.harvest import task_diff
 from orchestrator.agent_tools.inbox import read_inbox
 from orchestrator.agent_tools.records import TaskRecord
 from orchestrator.agent_tools.remote_files import (
+    _WRITE_SCRIPT,
     SSH_OPTIONS,
     LocalFiles,
     RemoteFiles,
@@ -281,3 +282,43 @@ def test_inbox_session_and_task_diff_read_over_ssh_equal_the_local_reads(
     assert "no diff: machine 'box' over SSH" in str(task_diff(record, fs)[1])
     with pytest.raises(RemoteUnavailable):
         read_entries(session.path, files=fs)
+
+
+def test_write_atomic_replaces_privately_and_never_writes_through_a_link(
+    files: tuple[RemoteFiles, Path],
+) -> None:
+    fs, root = files
+    fresh = root / "new dir" / "task.md"
+    fs.write_atomic(str(fresh), b"the envelope\n")
+    assert fresh.read_bytes() == b"the envelope\n"
+    assert fresh.stat().st_mode & 0o777 == 0o600
+    assert fresh.parent.stat().st_mode & 0o777 == 0o700
+    fs.write_atomic(str(fresh), b"again\n")
+    assert fresh.read_bytes() == b"again\n"
+    fs.write_atomic(str(root / "link.md"), b"mine\n")  # the link is replaced
+    assert not (root / "link.md").is_symlink() and (root / "link.md").read_bytes() == b"mine\n"
+    assert (root / "secret.txt").read_text() == "not the child's\n"
+    (root / "linked dir").symlink_to(root / "new dir")
+    with pytest.raises(UnsafeFile):
+        fs.write_atomic(str(root / "linked dir" / "task.md"), b"through a link\n")
+    assert fresh.read_bytes() == b"again\n"
+    leftovers = [p.name for p in root.rglob("*.tmp")]
+    assert leftovers == []
+
+
+def test_a_write_cut_short_replaces_nothing(tmp_path: Path) -> None:
+    """The remote write script renames only when every byte arrived: a stream that ends
+    early (the SSH connection dropped) leaves the old file in place and no temp file."""
+    target = tmp_path / "task.md"
+    target.write_text("old\n")
+    ran = run_bounded(
+        ["sh", "-c", _WRITE_SCRIPT, "sh", str(target), "100"],
+        env=dict(os.environ),
+        timeout=10 * SCALE,
+        limit=0,
+        stdin=b"only part",
+    )
+    assert ran.returncode == 6
+    assert target.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "task.md"
+    ]
