@@ -25,7 +25,8 @@ sees our fixed script and quoted arguments. Reads run a fixed POSIX ``sh`` scrip
 a link or a non-regular file and cuts the output with ``head``/``tail -c`` on the remote, so no
 read is unbounded. The ``ssh`` process gets :func:`~orchestrator.client.child_env.child_env`'s
 environment (no secrets). On the remote the type check and the read are two steps: a child
-that swaps the file for a link in between gets a file its own user can read, nothing more.
+that swaps the file for a link in between makes us read a file of the account it already
+runs as (what it could have copied into ``result.md`` itself), nothing more.
 
 A failure to reach the machine (``ssh`` exit 255, a timeout) is :class:`RemoteUnavailable`:
 it says nothing about the remote state (a command may have run), so callers report what is
