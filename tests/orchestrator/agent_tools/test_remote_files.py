@@ -241,7 +241,9 @@ def test_inbox_session_and_task_diff_read_over_ssh_equal_the_local_reads(
 ) -> None:
     """read_inbox, read_entries and task_diff given the machine's SshFiles answer as they do
     here (same messages and offsets, same session entries, same diff); a lost machine is
-    an inbox error and a diff warning, never an empty inbox or "no changes"."""
+    an inbox error and a diff warning, never an empty inbox or "no changes".
+
+    Slow (~7 s under load): a snapshot and two diffs over SSH, a connection per git step."""
     fs = _ssh_files(herdr_machine)
     inbox = tmp_path / "inbox.ndjson"
     note = {"ts": "2026-10-20T09:00:00Z", "type": "NOTE", "text": "hi"}
