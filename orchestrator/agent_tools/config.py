@@ -82,6 +82,8 @@ class Config:
     machines: tuple[str, ...] = ()
     machine_targets: Mapping[str, str] = field(default_factory=dict)
     shared_filesystem: tuple[str, ...] = ()
+    #: the OpenSSH client configuration ``machineTargets`` are reached with (``ssh -F``)
+    ssh_config: Path | None = None
     state_dir: Path = Path("~/.local/state/herdr-orchestrator")
     artifact_dir: Path = Path("~/.local/state/herdr-orchestrator/artifacts")
     aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -230,6 +232,16 @@ def _transport(key: str, value: Any, base: Path) -> str:
 def _targets(key: str, value: Any, base: Path) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in value.values()):
         raise ConfigError(key, f'expected a table of label = "ssh target", got {value!r}')
+    from orchestrator.agent_tools.remote_files import check_ssh_target
+
+    for label, target in value.items():
+        problem = check_ssh_target(str(target))
+        if problem:
+            raise ConfigError(
+                f"{key}.{label}",
+                f"bad SSH target {target!r}: {problem}; write it as [user@]host or a Host "
+                "alias of sshConfig",
+            )
     return {str(k): str(v) for k, v in value.items()}
 
 
@@ -269,6 +281,7 @@ _KEYS: dict[str, tuple[str, _Parser]] = {
     "machines": ("machines", _labels),
     "machineTargets": ("machine_targets", _targets),
     "sharedFilesystem": ("shared_filesystem", _labels),
+    "sshConfig": ("ssh_config", _path),
     "stateDir": ("state_dir", _path),
     "artifactDir": ("artifact_dir", _path),
     "aliases": ("aliases", _aliases),

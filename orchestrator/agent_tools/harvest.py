@@ -37,13 +37,13 @@ from orchestrator.agent_tools import (
     completion,
     contract,
     questions,
-    safe_fs,
     screen_text,
     transcript,
     worktree,
 )
 from orchestrator.agent_tools.config import (
     LOCAL_MACHINE,
+    Config,
     ConfigError,
     files_reachable,
     machine_hint,
@@ -56,6 +56,7 @@ from orchestrator.agent_tools.records import (
     TaskRecord,
     UnreadableRecord,
 )
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, files_for
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.logs import bind_task, task_logger
@@ -152,12 +153,26 @@ def _numstat(patch: str) -> dict[str, tuple[int | None, int | None]]:
     return out
 
 
-def task_diff(record: TaskRecord) -> tuple[contract.Diff | None, str | None]:
-    """The task's diff (or None when there is nothing to diff against) and a warning."""
+def task_files(config: Config, machine: str) -> RemoteFiles:
+    """Where a task's files and repository are read: :func:`.remote_files.files_for`; a
+    machine the configuration no longer gives file access keeps this host's view (the paths
+    its record holds are this host's)."""
+    try:
+        return files_for(config, machine)
+    except ValueError:
+        return LocalFiles(machine)
+
+
+def task_diff(
+    record: TaskRecord, files: RemoteFiles | None = None
+) -> tuple[contract.Diff | None, str | None]:
+    """The task's diff (or None when there is nothing to diff against) and a warning; git
+    runs where the task runs (``files``: this host by default), the patch comes back here.
+    A machine that cannot be reached gives no diff and a warning that says so."""
     try:
         if record.isolated and record.worktree_path and record.base_commit:
             found = worktree.diff(
-                record.worktree_path, record.base_commit, max_bytes=_DIFF_READ_BYTES
+                record.worktree_path, record.base_commit, max_bytes=_DIFF_READ_BYTES, files=files
             )
             base = record.base_commit
         else:
@@ -170,17 +185,17 @@ def task_diff(record: TaskRecord) -> tuple[contract.Diff | None, str | None]:
                 commit=str(data["commit"]),
                 tree=data.get("tree") if isinstance(data.get("tree"), str) else None,
             )
-            found = worktree.diff(baseline.cwd, baseline, max_bytes=_DIFF_READ_BYTES)
+            found = worktree.diff(baseline.cwd, baseline, max_bytes=_DIFF_READ_BYTES, files=files)
             base = baseline.commit
     except (worktree.WorktreeError, OSError, KeyError) as exc:
         return None, f"no diff: {exc}"
     stats = _numstat(found.patch)
-    files = []
+    changes = []
     for letter, path in found.files:
         adds, dels = stats.get(path, (0, 0))
         status = "binary" if adds is None else _FILE_STATUS.get(letter[:1], "modified")
-        files.append(contract.FileChange(path, status, adds, dels))
-    return contract.Diff(patch=found.patch, base=base, files=files, head=None), None
+        changes.append(contract.FileChange(path, status, adds, dels))
+    return contract.Diff(patch=found.patch, base=base, files=changes, head=None), None
 
 
 # -- evidence helpers ------------------------------------------------------------------------
@@ -395,9 +410,10 @@ def harvest(
                 evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
 
     artifacts = artifacts_of(record, actx.config.artifact_dir)
+    files = task_files(actx.config, record.machine)
     result_text: str | None = None
     try:  # the child's file: no link followed, no FIFO opened, at most RESULT_MD_MAX_BYTES
-        report = safe_fs.read_bounded(artifacts.result_md, RESULT_MD_MAX_BYTES)
+        report = files.read_bounded(str(artifacts.result_md), RESULT_MD_MAX_BYTES)
     except FileNotFoundError:
         pass
     except OSError as exc:
@@ -415,7 +431,7 @@ def harvest(
     delivered = completion.phase(record) == "delivered"
     diff, diff_note = (None, None)
     if record.pane_id is not None and delivered:
-        diff, diff_note = task_diff(record)
+        diff, diff_note = task_diff(record, files)
     if diff_note:
         notes.append(diff_note)
     if diff is not None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
-from orchestrator.agent_tools import safe_fs
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -188,8 +188,15 @@ def _has_more(rest: bytes) -> bool:
     return bool(tail.strip()) and _parse(tail)[0] is not None
 
 
-def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) -> InboxRead:
-    """Messages from byte ``offset`` on, at most ``limit`` (clamped to ``1..MAX_LIMIT``).
+def read_inbox(
+    path: str | Path,
+    offset: int = 0,
+    limit: int = DEFAULT_LIMIT,
+    *,
+    files: RemoteFiles | None = None,
+) -> InboxRead:
+    """Messages from byte ``offset`` on, at most ``limit`` (clamped to ``1..MAX_LIMIT``), read
+    where the task runs (``files``: this host by default, or a machine over SSH).
 
     A missing file is an empty inbox (the child has not written yet). An offset past the end
     of the file (the file was truncated or replaced) restarts at 0 rather than waiting
@@ -197,11 +204,12 @@ def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) ->
     """
     limit = max(1, min(int(limit), MAX_LIMIT))
     offset = max(0, int(offset))
+    fs = files or LocalFiles()
     try:
-        chunk = safe_fs.read_bounded(path, MAX_READ_BYTES, offset=offset)
+        chunk = fs.read_bounded(str(path), MAX_READ_BYTES, offset=offset)
         if offset > chunk.size:
             offset = 0
-            chunk = safe_fs.read_bounded(path, MAX_READ_BYTES, offset=0)
+            chunk = fs.read_bounded(str(path), MAX_READ_BYTES, offset=0)
     except FileNotFoundError:
         return InboxRead(offset=offset, next_offset=offset)
     except OSError as exc:
@@ -226,7 +234,7 @@ def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) ->
         if not complete and chunk.truncated:
             # cut by our bound, not by the writer: read on next time (or skip a huge line)
             if position == 0:
-                _skip_huge_line(path, result, line)
+                _skip_huge_line(path, result, line, fs)
             else:
                 result.more = True
             break
@@ -246,7 +254,7 @@ def read_inbox(path: str | Path, offset: int = 0, limit: int = DEFAULT_LIMIT) ->
     return result
 
 
-def _skip_huge_line(path: str | Path, result: InboxRead, head: bytes) -> None:
+def _skip_huge_line(path: str | Path, result: InboxRead, head: bytes, fs: RemoteFiles) -> None:
     """Report a line longer than :data:`MAX_READ_BYTES` as malformed and move past it: scan
     on, one bounded read at a time, to its newline (or to the end of the file)."""
     start = result.offset
@@ -260,7 +268,7 @@ def _skip_huge_line(path: str | Path, result: InboxRead, head: bytes) -> None:
     position = start + len(head)
     while True:
         try:
-            chunk = safe_fs.read_bounded(path, MAX_READ_BYTES, offset=position)
+            chunk = fs.read_bounded(str(path), MAX_READ_BYTES, offset=position)
         except OSError:
             break
         end = chunk.data.find(b"\n")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
-from orchestrator.agent_tools import safe_fs
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -162,15 +162,16 @@ class LastAssistant:
 # -- reading the file ---------------------------------------------------------------------
 
 
-def read_entries(path: str | Path) -> list[dict[str, Any]]:
+def read_entries(path: str | Path, *, files: RemoteFiles | None = None) -> list[dict[str, Any]]:
     """Every JSON object line of the file after the header, in file order.
 
     One ``read`` of the whole file gives a consistent prefix even while pi appends; a last
     line without its newline is used only if it parses (pi writes each line in one call, so
     a torn line simply fails to parse). Lines that are not JSON objects are skipped. Raises
     ``FileNotFoundError``, or :class:`.safe_fs.UnsafeFile` for anything but a regular file.
+    ``files``: where the session file is (this host by default, or a machine over SSH).
     """
-    read = safe_fs.read_bounded(path, MAX_SESSION_BYTES, tail=True)
+    read = (files or LocalFiles()).read_bounded(str(path), MAX_SESSION_BYTES, tail=True)
     data = read.data
     if read.offset > 0:
         data = data[data.find(b"\n") + 1 :] if b"\n" in data else b""  # from a whole line

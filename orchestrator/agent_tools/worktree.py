@@ -41,6 +41,7 @@ dropped so none of them re-enables anything.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -52,6 +53,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.client.child_env import child_env
+
+from .remote_files import LocalFiles, RemoteFiles, RemoteUnavailable
 
 __all__ = [
     "BRANCH_PREFIX",
@@ -74,6 +77,8 @@ __all__ = [
 BRANCH_PREFIX = "dsh/"
 DEFAULT_MAX_DIFF_BYTES = 512 * 1024
 GIT_TIMEOUT = 60.0
+#: bytes of a patch read back from another machine (a local diff is read whole)
+REMOTE_PATCH_LIMIT = 64 * 1024 * 1024
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
@@ -91,17 +96,24 @@ class WorktreeError(Exception):
         return {"code": self.code, "message": self.message}
 
 
+#: the environment every git call gets on top of ours (over SSH: all it gets, via ``env``)
+_GIT_FIXED_ENV: Mapping[str, str] = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "LC_ALL": "C",
+    "GIT_OPTIONAL_LOCKS": "0",
+}
+
+
+def _remote(files: RemoteFiles | None) -> RemoteFiles | None:
+    """``files`` when git must run on another machine; None for this host."""
+    return None if files is None or isinstance(files, LocalFiles) else files
+
+
 def _git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in child_env(os.environ).items() if not k.startswith("GIT_")}
-    env.update(
-        {
-            "GIT_TERMINAL_PROMPT": "0",
-            "GIT_PAGER": "cat",
-            "PAGER": "cat",
-            "LC_ALL": "C",
-            "GIT_OPTIONAL_LOCKS": "0",
-        }
-    )
+    env.update(_GIT_FIXED_ENV)
     if extra:
         env.update(extra)
     return env
@@ -118,29 +130,23 @@ _SAFE_CONFIG = (
 )
 
 
-def _filter_drivers(cwd: str | Path) -> list[str]:
+def _filter_drivers(cwd: str | Path, files: RemoteFiles | None = None) -> list[str]:
     """The filter driver names any config (repository, user, system) defines for ``cwd``."""
-    try:
-        done = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(cwd),
-                "config",
-                "--null",
-                "--name-only",
-                "--get-regexp",
-                r"^filter\.",
-            ],
-            capture_output=True,
-            env=_git_env(),
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
+    argv = ["git", "-C", str(cwd), "config", "--null", "--name-only", "--get-regexp", r"^filter\."]
+    remote = _remote(files)
+    if remote is not None:
+        # unlike a local failure (no git, no config: nothing to disable), a machine we cannot
+        # ask is not a machine without drivers: RemoteUnavailable goes up
+        stdout = remote.run(argv, env=_GIT_FIXED_ENV).stdout
+    else:
+        try:
+            stdout = subprocess.run(
+                argv, capture_output=True, env=_git_env(), timeout=GIT_TIMEOUT, check=False
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return []
     names: list[str] = []
-    for key in done.stdout.decode("utf-8", "replace").split("\0"):
+    for key in stdout.decode("utf-8", "replace").split("\0"):
         name = key[len("filter.") : key.rfind(".")] if key.startswith("filter.") else ""
         if name and name not in names:
             names.append(name)
@@ -155,12 +161,12 @@ def _filter_drivers(cwd: str | Path) -> list[str]:
 _NO_CONTENT = frozenset({"rev-parse"})
 
 
-def _git_argv(cwd: str | Path, *args: str) -> list[str]:
+def _git_argv(cwd: str | Path, *args: str, files: RemoteFiles | None = None) -> list[str]:
     """``git`` with the settings that keep the repository's own programs from running."""
     argv = ["git"]
     for setting in _SAFE_CONFIG:
         argv += ["-c", setting]
-    drivers = [] if args and args[0] in _NO_CONTENT else _filter_drivers(cwd)
+    drivers = [] if args and args[0] in _NO_CONTENT else _filter_drivers(cwd, files)
     for name in drivers:
         if "=" in name:  # ``-c`` splits at the first "=": such a driver cannot be disabled
             raise WorktreeError(
@@ -179,6 +185,35 @@ def _git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     code: str = "GIT_FAILED",
+    files: RemoteFiles | None = None,
+) -> subprocess.CompletedProcess[str]:
+    remote = _remote(files)
+    done = _git_local(cwd, args, env) if remote is None else _git_remote(remote, cwd, args, env)
+    if check and done.returncode != 0:
+        detail = done.stderr.strip().splitlines()
+        reason = detail[-1] if detail else f"exit code {done.returncode}"
+        raise WorktreeError(code, f"git {args[0]} failed: {reason}", stderr=done.stderr)
+    return done
+
+
+def _git_remote(
+    files: RemoteFiles, cwd: str | Path, args: Sequence[str], env: Mapping[str, str] | None
+) -> subprocess.CompletedProcess[str]:
+    """git on the machine ``files`` reaches; its output decoded as the local one's is."""
+    argv = _git_argv(cwd, *args, files=files)
+    ran = files.run(argv, env={**_GIT_FIXED_ENV, **(env or {})})
+    if ran.returncode == 127:
+        raise WorktreeError("GIT_MISSING", f"git is not installed on machine {files.machine!r}")
+    return subprocess.CompletedProcess(
+        argv,
+        ran.returncode,
+        ran.stdout.decode("utf-8", "replace"),
+        ran.stderr.decode("utf-8", "replace"),
+    )
+
+
+def _git_local(
+    cwd: str | Path, args: Sequence[str], env: Mapping[str, str] | None
 ) -> subprocess.CompletedProcess[str]:
     try:
         argv = _git_argv(cwd, *args)
@@ -196,19 +231,20 @@ def _git(
         raise WorktreeError(
             "GIT_FAILED", f"git {args[0]} timed out after {GIT_TIMEOUT:g}s"
         ) from exc
-    if check and done.returncode != 0:
-        detail = done.stderr.strip().splitlines()
-        reason = detail[-1] if detail else f"exit code {done.returncode}"
-        raise WorktreeError(code, f"git {args[0]} failed: {reason}", stderr=done.stderr)
     return done
 
 
-def repo_root(cwd: str | Path) -> Path:
-    """The top of the working tree that contains ``cwd``; a clear error when there is none."""
+def repo_root(cwd: str | Path, *, files: RemoteFiles | None = None) -> Path:
+    """The top of the working tree that contains ``cwd`` (on the machine ``files`` reaches,
+    this host by default); a clear error when there is none."""
     path = Path(cwd)
-    if not path.is_dir():
-        raise WorktreeError("CWD_NOT_FOUND", f"cwd {path} does not exist or is not a directory")
-    done = _git(path, "rev-parse", "--show-toplevel", check=False)
+    remote = _remote(files)
+    if not (path.is_dir() if remote is None else remote.is_dir(str(path))):
+        where = "" if remote is None else f" on machine {remote.machine!r}"
+        raise WorktreeError(
+            "CWD_NOT_FOUND", f"cwd {path} does not exist or is not a directory{where}"
+        )
+    done = _git(path, "rev-parse", "--show-toplevel", check=False, files=files)
     if done.returncode != 0 or not done.stdout.strip():
         raise WorktreeError(
             "NOT_A_GIT_REPO",
@@ -219,8 +255,10 @@ def repo_root(cwd: str | Path) -> Path:
     return Path(done.stdout.strip())
 
 
-def _commit(cwd: str | Path, rev: str) -> str:
-    done = _git(cwd, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+def _commit(cwd: str | Path, rev: str, files: RemoteFiles | None = None) -> str:
+    done = _git(
+        cwd, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False, files=files
+    )
     if done.returncode != 0:
         if rev == "HEAD":
             raise WorktreeError(
@@ -274,9 +312,27 @@ class Worktree:
         }
 
 
-def _temporary_index(top: Path) -> tuple[str, Path]:
-    """A copy of the working tree's index in a private temporary directory."""
-    real = _git(top, "rev-parse", "--path-format=absolute", "--git-path", "index").stdout.strip()
+def _temporary_index(top: Path, files: RemoteFiles | None = None) -> tuple[str, Path]:
+    """A copy of the working tree's index in a private temporary directory (on the machine
+    ``files`` reaches: there ``mktemp -d`` makes it and ``cp -p`` copies, mtime kept)."""
+    real = _git(
+        top, "rev-parse", "--path-format=absolute", "--git-path", "index", files=files
+    ).stdout.strip()
+    remote = _remote(files)
+    if remote is not None:
+        made = remote.run(["mktemp", "-d"], limit=4096)
+        path = made.stdout.decode("utf-8", "replace").strip()
+        if made.returncode != 0 or not path.startswith("/"):
+            raise WorktreeError(
+                "GIT_FAILED", f"mktemp -d failed on {remote.machine}: {made.reason}"
+            )
+        remote_index = f"{path}/index"
+        if remote.exists(real):
+            copied = remote.run(["cp", "-p", "--", real, remote_index], limit=4096)
+            if copied.returncode != 0:
+                _remove_scratch(Path(path), files)
+                raise WorktreeError("GIT_FAILED", f"copying the index failed: {copied.reason}")
+        return remote_index, Path(path)
     scratch = Path(tempfile.mkdtemp(prefix="dsh-index-"))
     index = scratch / "index"
     if Path(real).exists():
@@ -287,29 +343,40 @@ def _temporary_index(top: Path) -> tuple[str, Path]:
     return str(index), scratch
 
 
-def _stage_all(top: Path, index: str) -> None:
-    _git(top, "add", "-A", "--", ".", env={"GIT_INDEX_FILE": index})
-
-
-def _working_tree(top: Path) -> str:
-    """The tree object of the working directory right now (tracked + untracked)."""
-    index, scratch = _temporary_index(top)
-    try:
-        _stage_all(top, index)
-        return _git(top, "write-tree", env={"GIT_INDEX_FILE": index}).stdout.strip()
-    finally:
+def _remove_scratch(scratch: Path, files: RemoteFiles | None = None) -> None:
+    remote = _remote(files)
+    if remote is None:
         shutil.rmtree(scratch, ignore_errors=True)
+        return
+    # a temporary directory left on a machine we lost: nothing more to do
+    with contextlib.suppress(RemoteUnavailable):
+        remote.run(["rm", "-rf", "--", str(scratch)], limit=4096)
 
 
-def snapshot(cwd: str | Path, *, tree: bool = True) -> Baseline:
-    """Record the baseline of a non-isolated task in ``cwd`` at spawn time."""
-    top = repo_root(cwd)
-    commit = _commit(top, "HEAD")
+def _stage_all(top: Path, index: str, files: RemoteFiles | None = None) -> None:
+    _git(top, "add", "-A", "--", ".", env={"GIT_INDEX_FILE": index}, files=files)
+
+
+def _working_tree(top: Path, files: RemoteFiles | None = None) -> str:
+    """The tree object of the working directory right now (tracked + untracked)."""
+    index, scratch = _temporary_index(top, files)
+    try:
+        _stage_all(top, index, files)
+        return _git(top, "write-tree", env={"GIT_INDEX_FILE": index}, files=files).stdout.strip()
+    finally:
+        _remove_scratch(scratch, files)
+
+
+def snapshot(cwd: str | Path, *, tree: bool = True, files: RemoteFiles | None = None) -> Baseline:
+    """Record the baseline of a non-isolated task in ``cwd`` at spawn time (on the machine
+    ``files`` reaches; there ``cwd`` must be absolute and is kept as given)."""
+    top = repo_root(cwd, files=files)
+    commit = _commit(top, "HEAD", files)
     return Baseline(
         repo=str(top),
-        cwd=str(Path(cwd).resolve()),
+        cwd=str(Path(cwd).resolve()) if _remote(files) is None else str(cwd),
         commit=commit,
-        tree=_working_tree(top) if tree else None,
+        tree=_working_tree(top, files) if tree else None,
     )
 
 
@@ -383,12 +450,15 @@ def diff(
     *,
     max_bytes: int = DEFAULT_MAX_DIFF_BYTES,
     paths: Sequence[str] = (),
+    files: RemoteFiles | None = None,
 ) -> Diff:
     """Everything that differs between ``base`` and the working directory of ``cwd`` now.
 
     ``base`` is a commit-ish, a :class:`Baseline` (its snapshot tree when it has one) or a
     :class:`Worktree` (its base commit). Committed, staged, unstaged and untracked changes
-    all count; the user's own index is never touched.
+    all count; the user's own index is never touched. With ``files`` for another machine
+    git runs there (over SSH) and the patch comes back here; at most
+    :data:`REMOTE_PATCH_LIMIT` bytes of it are read (``bytes`` is then what was read).
     """
     if isinstance(base, Baseline):
         against = base.tree or base.commit
@@ -396,31 +466,48 @@ def diff(
         against = base.base_commit
     else:
         against = base
-    top = repo_root(cwd)
-    index, scratch = _temporary_index(top)
+    top = repo_root(cwd, files=files)
+    remote = _remote(files)
+    index, scratch = _temporary_index(top, files)
     env = {"GIT_INDEX_FILE": index}
     try:
-        _stage_all(top, index)
+        _stage_all(top, index, files)
         limit = ["--", *paths] if paths else []
         names = _git(
-            top, "diff", "--cached", "--name-status", "-z", "--no-renames", against, *limit, env=env
+            top,
+            "diff",
+            "--cached",
+            "--name-status",
+            "-z",
+            "--no-renames",
+            against,
+            *limit,
+            env=env,
+            files=files,
         ).stdout
-        patch = subprocess.run(
-            _git_argv(top, "diff", "--cached", *_DIFF_FLAGS, against, *limit),
-            capture_output=True,
-            env=_git_env(env),
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
+        argv = _git_argv(top, "diff", "--cached", *_DIFF_FLAGS, against, *limit, files=files)
+        if remote is not None:
+            ran = remote.run(
+                argv, env={**_GIT_FIXED_ENV, **env}, limit=max(REMOTE_PATCH_LIMIT, max_bytes + 1)
+            )
+            # cut at the limit: the program was stopped, what was read is the patch's head
+            code = 0 if ran.truncated else ran.returncode
+            patch = subprocess.CompletedProcess(argv, code, ran.stdout, ran.stderr)
+        else:
+            patch = subprocess.run(
+                argv, capture_output=True, env=_git_env(env), timeout=GIT_TIMEOUT, check=False
+            )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        _remove_scratch(scratch, files)
     if patch.returncode != 0:
         reason = patch.stderr.decode("utf-8", "replace").strip() or f"exit {patch.returncode}"
         raise WorktreeError("GIT_FAILED", f"git diff failed: {reason}")
     fields = names.split("\0")
-    files = tuple((fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i])
+    changed = tuple((fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i])
     text, truncated = _cut(patch.stdout, max(0, int(max_bytes)))
-    return Diff(patch=text, truncated=truncated, bytes=len(patch.stdout), files=files, base=against)
+    return Diff(
+        patch=text, truncated=truncated, bytes=len(patch.stdout), files=changed, base=against
+    )
 
 
 # -- removal ----------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from orchestrator.agent_tools.config import (
     machine_hint,
     parse_config,
 )
+from orchestrator.agent_tools.remote_files import LocalFiles, SshFiles, files_for
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -165,6 +168,37 @@ def test_machine_targets_must_name_enabled_machines(tmp_path: Path) -> None:
     _write(tmp_path, '[machineTargets]\ngpu = "me@gpu"\n')
     with pytest.raises(ConfigError, match="machineTargets: machine 'gpu' is not listed"):
         load_config(_env(tmp_path))
+
+
+@pytest.mark.parametrize("target", ["-oProxyCommand=touch x", "me@gpu box", "me@gpu\x07"])
+def test_an_ssh_target_ssh_would_misread_is_refused_naming_the_fix(
+    tmp_path: Path, target: str
+) -> None:
+    _write(tmp_path, f'machines = ["gpu"]\n[machineTargets]\ngpu = {json.dumps(target)}\n')
+    with pytest.raises(ConfigError, match=r"machineTargets\.gpu: bad SSH target .*\[user@\]host"):
+        load_config(_env(tmp_path))
+
+
+def test_files_for_picks_this_host_or_ssh_with_the_configured_ssh_config(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        'machines = ["gpu", "nas", "bare"]\nsharedFilesystem = ["nas"]\n'
+        'sshConfig = "ssh/config"\n[machineTargets]\ngpu = "me@gpu"\nnas = "me@nas"\n',
+    )
+    config = load_config(_env(tmp_path))
+    assert config.ssh_config == tmp_path / "cfg" / "herdr-orchestrator" / "ssh" / "config"
+    assert isinstance(files_for(config, "local"), LocalFiles)
+    assert isinstance(files_for(config, "nas"), LocalFiles)  # shared wins: no SSH needed
+    gpu = files_for(config, "gpu")
+    assert isinstance(gpu, SshFiles) and gpu.ssh_argv(["true"])[:3] == [
+        "ssh",
+        "-F",
+        str(config.ssh_config),
+    ]
+    with pytest.raises(ValueError, match="no file access"):
+        files_for(config, "bare")
+    with pytest.raises(ValueError, match="sshConfig is not set"):
+        files_for(replace(config, ssh_config=None), "gpu")
 
 
 def test_alias_for_a_kind_without_model_is_refused(tmp_path: Path) -> None:
