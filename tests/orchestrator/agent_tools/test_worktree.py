@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.agent_tools import worktree as wt
+from orchestrator.agent_tools.remote_files import RemoteFiles
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -308,9 +309,9 @@ def test_plumbing_that_touches_no_content_skips_the_filter_lookup(
     looked: list[str] = []
     real = wt._filter_drivers
 
-    def counting(cwd: str | Path) -> list[str]:
+    def counting(cwd: str | Path, files: RemoteFiles | None = None) -> list[str]:
         looked.append(str(cwd))
-        return real(cwd)
+        return real(cwd, files)
 
     monkeypatch.setattr(wt, "_filter_drivers", counting)
     baseline = wt.snapshot(repo)
