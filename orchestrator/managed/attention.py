@@ -186,7 +186,11 @@ class AttentionScheduler:
         return self._last_scan + SCAN_INTERVAL_S
 
     def scan_due(self) -> bool:
-        return self.clock.now() >= self.next_scan_at()
+        # Decided without comparing two reads of the clock: on the real monotonic clock the
+        # second read is later, so "due now" would never be due.
+        if self._requested or self._last_scan is None:
+            return True
+        return self.clock.now() >= self._last_scan + SCAN_INTERVAL_S
 
     def scan(
         self, observations: Sequence[AgentObservation], *, owner_idle: bool

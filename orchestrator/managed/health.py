@@ -336,7 +336,7 @@ def attention_text(
 
 
 class HealthMonitor:
-    """Scans one controller's agents and sends at most one attention message per scan."""
+    """Scans one owner's direct agents and sends at most one attention message per scan."""
 
     capture_timeout_s: float = STALE_CAPTURE_TIMEOUT_S
     """Real seconds the first-stale capture may take before the scan goes on without it."""

@@ -60,6 +60,25 @@ def test_fallback_scan_every_30s_and_events_make_it_due_now() -> None:
     assert sched.scan_due()
 
 
+class TickingClock(ManualClock):
+    """A clock that moves on every read, as the real monotonic clock does."""
+
+    def now(self) -> float:
+        return self.advance(0.001)
+
+
+def test_a_scan_due_now_is_due_on_a_clock_that_moves_between_reads() -> None:
+    """Regression: ``scan_due`` compared two reads of the clock, so on the real clock the
+    first scan and every event-requested scan were never due (the scanner thread spun)."""
+    clock = TickingClock(start=0.0)
+    sched = AttentionScheduler(clock)
+    assert sched.scan_due()  # the first scan
+    sched.scan([], owner_idle=True)
+    assert not sched.scan_due()
+    sched.request_scan()
+    assert sched.scan_due()
+
+
 def test_busy_owner_gets_nothing_and_the_scan_stays_due() -> None:
     _clock, sched = _sched()
     assert sched.scan([_blocked()], owner_idle=False) is None
