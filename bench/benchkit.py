@@ -137,6 +137,19 @@ def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
     )
 
 
+def proc_status(field: str) -> int:
+    """One integer field of ``/proc/self/status`` (``VmRSS`` in KiB, ``Threads``…)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise LookupError(field)
+
+
+def rss_mib() -> float:
+    """This process's resident memory, MiB."""
+    return proc_status("VmRSS") / 1024
+
+
 def timed(fn: Callable[[], object]) -> float:
     """Seconds ``fn()`` took (``perf_counter``)."""
     start = time.perf_counter()
