@@ -241,13 +241,10 @@ def spawn_direct(sim: Simulator, workspace: str, repo: Path, name: str) -> None:
         if time.perf_counter() > deadline:
             raise RuntimeError(f"{name} never became interactive_ready")
         time.sleep(START_POLL_INTERVAL)
-    done = api(
-        sim,
-        "agent.prompt",
-        target=name,
-        text="say ok",
-        wait={"until": ["idle", "done", "blocked"], "timeout_ms": AGENT_TIMEOUT_MS},
-    )
+    wait = {"until": ["idle", "done", "blocked"], "timeout_ms": AGENT_TIMEOUT_MS}
+    params = {"target": name, "text": "say ok", "wait": wait}
+    # the server bounds the wait; the socket must outlast it (``api`` gives up after 30 s)
+    done = call(sim.socket_path, "agent.prompt", params, timeout=AGENT_TIMEOUT_MS / 1000 + 10)
     status = done["agent"]["agent_status"]
     if status not in ("idle", "done"):
         raise RuntimeError(f"{name} settled as {status}")
