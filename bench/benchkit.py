@@ -14,17 +14,26 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from herdr_sim import Simulator
 from herdr_sim.client import call
+from herdr_sim.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
+from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
+from orchestrator.client.errors import NotFound
+from orchestrator.client.sync import HerdrClient
+from orchestrator.tools.registry import run_tool
 
 #: prefix of the machine-readable line ``--json`` prints (``run_all.py`` looks for it)
 JSON_MARKER = "BENCH-JSON "
@@ -137,11 +146,165 @@ def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
     )
 
 
+def proc_status(field: str) -> int:
+    """One integer field of ``/proc/self/status`` (``VmRSS`` in KiB, ``Threads``…)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1])
+    raise LookupError(field)
+
+
+def rss_mib() -> float:
+    """This process's resident memory, MiB."""
+    return proc_status("VmRSS") / 1024
+
+
 def timed(fn: Callable[[], object]) -> float:
     """Seconds ``fn()`` took (``perf_counter``)."""
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
+
+
+# -- fleets of fake agents: herdr_spawn_agent against the same Herdr calls made directly --
+
+#: the simulator's agent settle delay and Herdr's submit delay in the agent benchmarks
+AGENT_SETTLE = 0.5
+AGENT_SUBMIT_DELAY = 0.3
+#: every wait of a fleet benchmark (agent start, prompt, tool call)
+AGENT_TIMEOUT_MS = 60_000
+
+
+def agent_manifests() -> Path | None:
+    """Herdr's detection manifests (``../shared/contracts/agent-detection``), if present."""
+    env = os.environ.get("HERDR_CONTRACTS_DIR")
+    base = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "contracts"
+    found = base / "agent-detection"
+    return found if found.is_dir() else None
+
+
+def agent_sim_settings() -> dict[str, Any]:
+    """:func:`simulator` settings of the agent benchmarks (settle, submit delay, manifests)."""
+    return {
+        "agent_start_settle": AGENT_SETTLE,
+        "agent_prompt_submit_delay": AGENT_SUBMIT_DELAY,
+        "agent_manifests_dir": agent_manifests(),
+        "persist": False,
+    }
+
+
+def git_repo(path: Path) -> Path:
+    """A fresh git repository with one commit at ``path`` (the tasks' ``cwd``)."""
+    path.mkdir()
+    (path / "README.md").write_text("bench\n")
+    ident = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *ident, *argv], cwd=path, check=True, capture_output=True)
+    return path
+
+
+def agent_tools_env(directory: Path, sim: Simulator, max_concurrent: int) -> dict[str, str]:
+    """The ``HERDR_ORCHESTRATOR_*`` environment of the agent tools under ``directory``."""
+    return clean_env(
+        HOME=str(directory / "home"),
+        XDG_CONFIG_HOME=str(directory / "config"),
+        HERDR_SOCKET_PATH=str(sim.socket_path),
+        HERDR_BIN_PATH=str(sim.cli_path),
+        HERDR_ORCHESTRATOR_STATE_DIR=str(directory / "state"),
+        HERDR_ORCHESTRATOR_MAX_CONCURRENT=str(max_concurrent),
+        HERDR_ORCHESTRATOR_TRANSPORT="socket",
+    )
+
+
+def spawn_via_tool(sim: Simulator, env: dict[str, str], repo: Path, name: str) -> dict[str, Any]:
+    """One ``herdr_spawn_agent`` (through ``run_tool``, a fresh context as one MCP call has)."""
+    client = HerdrClient.build("socket", socket_path=sim.socket_path, herdr=sim.cli_path, env=env)
+    context = AgentToolsContext.create(env, client=client)
+    arguments = {"prompt": "say ok", "cwd": str(repo), "name": name, "timeout_ms": AGENT_TIMEOUT_MS}
+    result = run_tool("herdr_spawn_agent", arguments, context)
+    if result.get("status") != "completed":
+        raise RuntimeError(f"spawn {name} did not complete: {result}")
+    return result
+
+
+def spawn_direct(sim: Simulator, workspace: str, repo: Path, name: str) -> None:
+    """The Herdr calls under one spawn, straight over the socket.
+
+    ``tab.create`` -> ``agent.start``, ``agent.get`` every 100 ms until ``interactive_ready``
+    (the loop Herdr's CLI runs around the method) -> ``agent.prompt`` with ``wait``.
+    """
+    tab = api(sim, "tab.create", workspace_id=workspace, cwd=str(repo), label=name, focus=False)
+    pane = tab["root_pane"]["pane_id"]
+    api(sim, "agent.start", name=name, kind="pi", pane_id=pane, timeout_ms=AGENT_TIMEOUT_MS)
+    deadline = time.perf_counter() + AGENT_TIMEOUT_MS / 1000
+    while not api(sim, "agent.get", target=name)["agent"].get("interactive_ready"):
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"{name} never became interactive_ready")
+        time.sleep(START_POLL_INTERVAL)
+    wait = {"until": ["idle", "done", "blocked"], "timeout_ms": AGENT_TIMEOUT_MS}
+    params = {"target": name, "text": "say ok", "wait": wait}
+    # the server bounds the wait; the socket must outlast it (``api`` gives up after 30 s)
+    done = call(sim.socket_path, "agent.prompt", params, timeout=AGENT_TIMEOUT_MS / 1000 + 10)
+    status = done["agent"]["agent_status"]
+    if status not in ("idle", "done"):
+        raise RuntimeError(f"{name} settled as {status}")
+
+
+class BatchFailed(RuntimeError):
+    """Some jobs of a batch raised or did not end in time."""
+
+    def __init__(self, wall: float, errors: list[BaseException], hung: int) -> None:
+        super().__init__(f"batch failed ({len(errors)} errors, {hung} hung): {errors[:3]}")
+        self.wall, self.errors, self.hung = wall, errors, hung
+
+    def summary(self) -> str:
+        """How many jobs failed how (the error type and its first words), most common first."""
+        kinds = Counter(f"{type(e).__name__}: {str(e)[:60]}" for e in self.errors)
+        parts = [f"{count}x {kind}" for kind, count in kinds.most_common(3)]
+        if self.hung:
+            parts.append(f"{self.hung} still running")
+        return "; ".join(parts)
+
+
+def run_batch(jobs: Sequence[Callable[[], object]], join_timeout: float = 120.0) -> float:
+    """Wall seconds from a common start until the last of ``jobs`` (one thread each) ends."""
+    barrier = threading.Barrier(len(jobs) + 1)
+    errors: list[BaseException] = []
+
+    def run(job: Callable[[], object]) -> None:
+        barrier.wait()
+        try:
+            job()
+        except BaseException as exc:  # reported after the batch
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    began = time.perf_counter()
+    deadline = began + join_timeout
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.perf_counter()))
+    wall = time.perf_counter() - began
+    hung = sum(1 for thread in threads if thread.is_alive())
+    if errors or hung:
+        raise BatchFailed(wall, errors, hung)
+    return wall
+
+
+def agents_workspace(sim: Simulator) -> str:
+    """The id of the workspace ``herdr_spawn_agent`` puts its tabs in."""
+    workspaces = api(sim, "workspace.list")["workspaces"]
+    return str(next(w["workspace_id"] for w in workspaces if w.get("label") == WORKSPACE_LABEL))
+
+
+def close_agent_tabs(sim: Simulator, workspace: str) -> None:
+    """Close every tab of ``workspace`` but its first (and with them the agents)."""
+    tabs = api(sim, "tab.list", workspace_id=workspace)["tabs"]
+    for tab in tabs[1:]:
+        with suppress(NotFound):  # its last pane exited meanwhile, which closed it
+            api(sim, "tab.close", tab_id=tab["tab_id"])
 
 
 def format_result(result: Result) -> str:

@@ -1,9 +1,12 @@
 """Run every benchmark, each in a fresh interpreter, and print one summary table.
 
-``.venv/bin/python bench/run_all.py [--quick] [--profile] [--only NAME...]``: each benchmark
-runs as ``sys.executable bench/<name>.py --json`` (its own process, so one benchmark's
-panes or threads cannot disturb the next), its full output is shown, and the rows are
-collected from its JSON line. Exit status 1 when a benchmark failed its target or broke.
+``.venv/bin/python bench/run_all.py [--quick] [--profile] [--only NAME...] [--soak] [--suite]``:
+each benchmark runs as ``sys.executable bench/<name>.py --json`` (its own process, so one
+benchmark's panes or threads cannot disturb the next), its full output is shown, and the
+rows are collected from its JSON line. Exit status 1 when a benchmark failed its target or
+broke. Two run only when asked, for their length: ``--soak`` adds ``soak.py`` (ten minutes,
+one with ``--quick``) and ``--suite`` adds ``suite_time.py`` (the project's whole suite
+under ``pytest -n 2``). CI runs no benchmark.
 """
 
 from __future__ import annotations
@@ -37,24 +40,32 @@ BENCHMARKS = [
     "tool_list",
     "mcp_http",
     "real_pi",
+    "scale_panes",
+    "spawn_fanout",
+    "event_fanout",
 ]
-#: a benchmark is meant to finish well within a minute; this only bounds a hung one
+#: run only with ``--soak`` / ``--suite``
+SOAK, SUITE = "soak", "suite_time"
+#: most benchmarks finish well within a minute; this only bounds a hung one
 TIMEOUT = 180.0
+#: the long ones (seconds): 500 panes, 2 x 100 agents, ten minutes, the whole suite
+TIMEOUTS = {"scale_panes": 600.0, "spawn_fanout": 900.0, SOAK: 900.0, SUITE: 3600.0}
 
 
 def run_one(name: str, extra: list[str]) -> tuple[list[dict[str, Any]], str | None, float]:
     """(rows, error or None, seconds) of one benchmark script."""
     start = time.perf_counter()
+    timeout = TIMEOUTS.get(name, TIMEOUT)
     try:
         done = subprocess.run(
             [sys.executable, str(HERE / f"{name}.py"), "--json", *extra],
             capture_output=True,
             text=True,
-            timeout=TIMEOUT,
+            timeout=timeout,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return [], f"timed out after {TIMEOUT:g} s", time.perf_counter() - start
+        return [], f"timed out after {timeout:g} s", time.perf_counter() - start
     seconds = time.perf_counter() - start
     rows: list[dict[str, Any]] | None = None
     for line in done.stdout.splitlines():
@@ -102,12 +113,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--profile", action="store_true", help="pass --profile on")
-    parser.add_argument("--only", nargs="+", choices=BENCHMARKS, help="run just these")
+    parser.add_argument(
+        "--only", nargs="+", choices=[*BENCHMARKS, SOAK, SUITE], help="run just these"
+    )
+    parser.add_argument("--soak", action="store_true", help="also run soak.py (10 min)")
+    parser.add_argument("--suite", action="store_true", help="also time the whole test suite")
     args = parser.parse_args()
     extra = [flag for flag, on in (("--quick", args.quick), ("--profile", args.profile)) if on]
     rows: list[dict[str, Any]] = []
     broken: list[str] = []
-    for name in args.only or BENCHMARKS:
+    names = list(args.only or BENCHMARKS)
+    names += [name for name, on in ((SOAK, args.soak), (SUITE, args.suite)) if on]
+    for name in dict.fromkeys(names):
         print(f"== {name}", flush=True)
         got, error, seconds = run_one(name, extra)
         print(f"   ({seconds:.1f} s)", flush=True)

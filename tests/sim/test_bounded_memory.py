@@ -1,5 +1,5 @@
 """Bounded memory (issue 13): nothing a server keeps per request or per event grows with its
-traffic. Each bound is proved by going past it; ``bench/soak_memory.py`` shows the flat
+traffic. Each bound is proved by going past it; ``bench/soak.py`` shows the flat
 resident memory of a long create/close soak."""
 
 from __future__ import annotations
