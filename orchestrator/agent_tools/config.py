@@ -229,11 +229,20 @@ def _transport(key: str, value: Any, base: Path) -> str:
     return str(value)
 
 
+def check_ssh_target(target: str) -> str | None:
+    """Why ``target`` cannot be handed to ``ssh`` as a destination, or None."""
+    if not target or target != target.strip():
+        return "it is empty or has surrounding spaces"
+    if target.startswith("-"):
+        return "it starts with '-' (ssh would take it for an option)"
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in target):
+        return "it contains whitespace or control characters"
+    return None
+
+
 def _targets(key: str, value: Any, base: Path) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in value.values()):
         raise ConfigError(key, f'expected a table of label = "ssh target", got {value!r}')
-    from orchestrator.agent_tools.remote_files import check_ssh_target
-
     for label, target in value.items():
         problem = check_ssh_target(str(target))
         if problem:

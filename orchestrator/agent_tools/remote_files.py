@@ -46,15 +46,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Protocol
+from typing import IO, Protocol
 
 from orchestrator.client.child_env import child_env
 
 from . import safe_fs
+from .config import Config, check_ssh_target
 from .safe_fs import BoundedRead, UnsafeFile
-
-if TYPE_CHECKING:
-    from .config import Config
 
 #: seconds a command on the machine (one read, one git call) may take
 DEFAULT_TIMEOUT = 60.0
@@ -283,17 +281,6 @@ class LocalFiles:
         full = child_env(os.environ, self.pass_env)
         full.update(env or {})
         return run_bounded(argv, env=full, timeout=self.timeout, limit=limit)
-
-
-def check_ssh_target(target: str) -> str | None:
-    """Why ``target`` cannot be handed to ``ssh`` as a destination, or None."""
-    if not target or target != target.strip():
-        return "it is empty or has surrounding spaces"
-    if target.startswith("-"):
-        return "it starts with '-' (ssh would take it for an option)"
-    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in target):
-        return "it contains whitespace or control characters"
-    return None
 
 
 @dataclass(frozen=True)

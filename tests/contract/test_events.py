@@ -312,6 +312,11 @@ def test_output_matched_is_edge_triggered(
         return "EDGE" not in text
 
     wait_until(cleared, what="a cleared screen")
+    # Re-arming needs one poll of the stream to see the screen without a match, and nothing
+    # observable says it happened: Herdr polls an idle stream every 100 ms
+    # (CONNECTION_POLL_INTERVAL), so the cleared screen is left for several intervals. Typed
+    # at once, EDGE3 could reach a poll that never saw the clear (a flake under load).
+    time.sleep(0.5 * SCALE)
     herdr_client.call("pane.send_text", pane_id=pane, text="echo EDGE$((0+3))\r")
     # A second event for EDGE2 would carry EDGE1 (the first matching line), not EDGE3.
     assert stream.event()["data"]["matched_line"] == "EDGE3"

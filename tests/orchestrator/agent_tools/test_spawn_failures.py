@@ -54,13 +54,14 @@ def test_a_name_already_taken_is_name_taken_and_leaves_no_tab(
     ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, tmp_path: Path
 ) -> None:
     herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("x"), name="busy")
-    panes_before = ctx.client.pane_list()
+    panes_before = [p.pane_id for p in ctx.client.pane_list()]
     result = spawn(ctx, prompt="x", cwd=str(tmp_path), name="busy")
     assert (result["status"], result["error"]["code"]) == ("failed", "NAME_TAKEN"), result
     assert result["error"]["field"] == "name"
     assert "already used" in result["error"]["message"]
     assert result["nextAction"] == "retry"
-    assert ctx.client.pane_list() == panes_before  # no tab, no workspace made
+    # no tab, no workspace made (ids: the busy agent's pane revision may move on meanwhile)
+    assert [p.pane_id for p in ctx.client.pane_list()] == panes_before
     assert [a.name for a in ctx.client.agent_list()] == ["busy"]
     assert ctx.store.list_records() == []  # nothing ran: no task either
 
