@@ -43,7 +43,6 @@ from orchestrator.agent_tools import (
 )
 from orchestrator.agent_tools.config import (
     LOCAL_MACHINE,
-    Config,
     ConfigError,
     files_reachable,
     machine_hint,
@@ -56,7 +55,7 @@ from orchestrator.agent_tools.records import (
     TaskRecord,
     UnreadableRecord,
 )
-from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, files_for
+from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.logs import bind_task, task_logger
@@ -151,16 +150,6 @@ def _numstat(patch: str) -> dict[str, tuple[int | None, int | None]]:
     for path, (adds, dels) in counts.items():
         out[path] = (None, None) if path in binary else (adds, dels)
     return out
-
-
-def task_files(config: Config, machine: str) -> RemoteFiles:
-    """Where a task's files and repository are read: :func:`.remote_files.files_for`; a
-    machine the configuration no longer gives file access keeps this host's view (the paths
-    its record holds are this host's)."""
-    try:
-        return files_for(config, machine)
-    except ValueError:
-        return LocalFiles(machine)
 
 
 def task_diff(
@@ -334,6 +323,7 @@ def harvest(
     record = _reread(actx, record)
     session = record.session_path
     root = actx.config.artifact_dir
+    files = task_files(actx.config, record.machine)  # where its files are (maybe over SSH)
     deadline = time.monotonic() + (timeout_ms / 1000 if wait and not timed_out else 0)
     verdict: completion.Verdict | None = None
 
@@ -344,9 +334,9 @@ def harvest(
             session = completion.session_path_of(info) or session
             verdict = None
             if completion.phase(record) in ("pending", "failed"):
-                verdict = completion.before_delivery(record, info, session, root)
+                verdict = completion.before_delivery(record, info, session, root, files=files)
             if verdict is None and info is not None and info.agent_status != "blocked":
-                verdict = completion.judge(record, info, session, root)
+                verdict = completion.judge(record, info, session, root, files=files)
             if verdict is not None and (verdict.conclusive or time.monotonic() >= deadline):
                 break
             if verdict is None or time.monotonic() >= deadline:
@@ -380,6 +370,7 @@ def harvest(
                 final,
                 actx.config.artifact_dir,
                 final_source="pane" if verdict.pane_tail else "session",
+                files=files,
             )
             if asked is not None:
                 status, question, error = "blocked", asked.text, None
@@ -410,7 +401,6 @@ def harvest(
                 evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
 
     artifacts = artifacts_of(record, actx.config.artifact_dir)
-    files = task_files(actx.config, record.machine)
     result_text: str | None = None
     try:  # the child's file: no link followed, no FIFO opened, at most RESULT_MD_MAX_BYTES
         report = files.read_bounded(str(artifacts.result_md), RESULT_MD_MAX_BYTES)

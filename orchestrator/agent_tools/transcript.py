@@ -531,15 +531,18 @@ class PromptAnswer:
     latest: LastAssistant | None = None
 
 
-def answer_to(path: str | Path, marker: str) -> PromptAnswer | None:
+def answer_to(
+    path: str | Path, marker: str, *, files: RemoteFiles | None = None
+) -> PromptAnswer | None:
     """Whether the session at ``path`` holds our prompt (the first user message containing
     ``marker``) and the answer to it; ``None`` when the file does not exist (yet).
 
     This is the evidence behind a pi task's ``completed``: Herdr's idle status alone says
-    only that pi is not working, not that it answered *our* prompt.
+    only that pi is not working, not that it answered *our* prompt. ``files``: where the
+    session is (this host by default, or the task's machine over SSH).
     """
     try:
-        entries = read_entries(path)
+        entries = read_entries(path, files=files)
     except FileNotFoundError:
         return None
     branch = _active_branch(entries)
