@@ -37,12 +37,14 @@ from orchestrator.agent_tools import (
     completion,
     contract,
     questions,
+    safe_fs,
     screen_text,
     transcript,
     worktree,
 )
 from orchestrator.agent_tools.config import (
     LOCAL_MACHINE,
+    Config,
     ConfigError,
     files_reachable,
     machine_hint,
@@ -54,8 +56,9 @@ from orchestrator.agent_tools.records import (
     TaskNotFound,
     TaskRecord,
     UnreadableRecord,
+    ensure_private_dir,
 )
-from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
+from orchestrator.agent_tools.remote_files import RemoteFiles, SshFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.logs import bind_task, task_logger
@@ -150,6 +153,27 @@ def _numstat(patch: str) -> dict[str, tuple[int | None, int | None]]:
     for path, (adds, dels) in counts.items():
         out[path] = (None, None) if path in binary else (adds, dels)
     return out
+
+
+#: the local copy of a remote task's patch, in ``<artifactDir>/<taskId>/`` on this host
+PATCH_FILE = "diff.patch"
+
+
+def _keep_patch(
+    config: Config, record: TaskRecord, diff: contract.Diff, notes: list[str]
+) -> contract.Evidence:
+    """Write the patch of a task on a machine over SSH to this host (its artifact directory
+    is on the machine): the whole patch, as computed there, whatever the result shows."""
+    path = config.artifact_dir / record.task_id / PATCH_FILE
+    try:
+        ensure_private_dir(path.parent)
+        safe_fs.write_atomic(path, diff.patch.encode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        notes.append(f"the patch could not be written to {path}: {exc.strerror or exc}")
+        return contract.Evidence("git", f"patch computed on {record.machine}")
+    return contract.Evidence(
+        "git", f"patch computed on {record.machine}, written here", path=str(path)
+    )
 
 
 def task_diff(
@@ -428,6 +452,8 @@ def harvest(
         evidence.append(
             contract.Evidence("git", f"{len(diff.files)} file(s) changed against {diff.base}")
         )
+        if isinstance(files, SshFiles):
+            evidence.append(_keep_patch(actx.config, record, diff, notes))
 
     logger.info(
         "verdict %s%s (%d evidence items)",

@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from herdr_sim.fake_agent.session import PiSession
 from orchestrator.agent_tools import completion, questions
+from orchestrator.agent_tools.inbox import wait_for_messages
 from orchestrator.agent_tools.records import TaskRecord, TaskStore, now_iso
 from orchestrator.agent_tools.remote_files import (
     DEFAULT_OUTPUT_LIMIT,
@@ -26,6 +29,7 @@ from orchestrator.agent_tools.remote_files import (
     RemoteUnavailable,
 )
 from orchestrator.agent_tools.safe_fs import BoundedRead
+from orchestrator.agent_tools.transcript import NoTranscript, read_transcript
 from orchestrator.client.types import AgentInfo
 
 ART = "/box/art/t-000000000001"
@@ -159,3 +163,22 @@ def test_the_inbox_question_and_turn_mark_are_read_where_the_task_runs(tmp_path:
     assert marked.extra[questions.TURN_INBOX_OFFSET] == len(line.encode())
     # the question asked before the mark is answered by the new prompt
     assert questions.protocol_question(marked, None, tmp_path, files=box) is None
+
+
+def test_the_inbox_long_poll_and_the_transcript_read_where_the_task_runs(tmp_path: Path) -> None:
+    art = _remote_dir(tmp_path)
+    box = Elsewhere(tmp_path / "remote")
+    (art / "inbox.ndjson").write_text(json.dumps({"ts": now_iso(), "type": "NOTE", "text": "hi"}))
+    (read,) = wait_for_messages([(f"{ART}/inbox.ndjson", 0)], 0.0, files=[box])
+    assert [m["text"] for m in read.messages] == ["hi"]
+    (here,) = wait_for_messages([(f"{ART}/inbox.ndjson", 0)], 0.0)
+    assert here.messages == []  # not on this host
+    session = PiSession(
+        tmp_path / "remote" / "s.jsonl", "0190-test", "/box/repo", provider="fake", model="m",
+        thinking="off", append_system_prompt=None,
+    )  # fmt: skip
+    session.user("do it")
+    page = read_transcript("/box/s.jsonl", files=box)
+    assert "do it" in [m["text"] for m in page["messages"]]
+    with pytest.raises(NoTranscript, match="Connection refused"):
+        read_transcript("/box/s.jsonl", files=Unreachable(tmp_path / "remote"))
