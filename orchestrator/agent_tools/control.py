@@ -47,6 +47,7 @@ from orchestrator.agent_tools.config import Config, GateError, check_enabled, ch
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
     AgentResult,
+    Artifacts,
     Evidence,
     NextAction,
     ResultError,
@@ -221,11 +222,12 @@ def task_result(
 ) -> dict[str, Any]:
     """An AgentResult about one of our tasks (artifacts and the record summary included)."""
     elapsed = elapsed_ms(started) if started is not None else None
+    files = task_files(ctx.config, record.machine)  # result.md where the task runs
     result = AgentResult.for_record(
         tool,
         record,
         status,
-        artifact_root=ctx.config.artifact_dir,
+        artifacts=Artifacts.of(record, ctx.config.artifact_dir, files),
         next_action=next_action,
         final_message=final_message,
         question=question,

@@ -58,7 +58,7 @@ from orchestrator.agent_tools.records import (
     UnreadableRecord,
     ensure_private_dir,
 )
-from orchestrator.agent_tools.remote_files import RemoteFiles, SshFiles, task_files
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, SshFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.logs import bind_task, task_logger
@@ -467,6 +467,15 @@ def harvest(
         record,
         status,
         artifact_root=actx.config.artifact_dir,
+        # over SSH: result.md exists when it was just read there (no second SSH look)
+        artifacts=None
+        if isinstance(files, LocalFiles)
+        else contract.Artifacts(
+            artifact_dir=str(record.artifact_path(actx.config.artifact_dir)),
+            session_file=record.session_path,
+            worktree=record.worktree_path,
+            result_md_exists=result_text is not None,
+        ),
         final_message=final,
         result_text=result_text,
         question=question,

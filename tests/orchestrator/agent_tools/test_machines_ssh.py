@@ -88,6 +88,8 @@ def test_ssh_only_spawn_completes_with_the_diff_from_the_machine_and_the_patch_h
     assert [f["path"] for f in result["diff"]["files"]] == ["b.txt"]
     assert "+new file" in result["diff"]["patch"]
     assert "added b.txt" in (result["resultText"] or "")
+    assert result["artifacts"]["resultMdExists"] is True
+    assert result["artifacts"]["artifactDir"] == str(tmp_path / "remote-art" / task_id)
     # the envelope was written on the machine, in its artifact directory, not here
     remote_dir = tmp_path / "remote-art" / task_id
     assert (remote_dir / "task.md").is_file()

@@ -20,6 +20,7 @@ import pytest
 
 from herdr_sim.fake_agent.session import PiSession
 from orchestrator.agent_tools import completion, questions
+from orchestrator.agent_tools.contract import Artifacts
 from orchestrator.agent_tools.inbox import wait_for_messages
 from orchestrator.agent_tools.records import TaskRecord, TaskStore, now_iso
 from orchestrator.agent_tools.remote_files import (
@@ -182,3 +183,15 @@ def test_the_inbox_long_poll_and_the_transcript_read_where_the_task_runs(tmp_pat
     assert "do it" in [m["text"] for m in page["messages"]]
     with pytest.raises(NoTranscript, match="Connection refused"):
         read_transcript("/box/s.jsonl", files=Unreachable(tmp_path / "remote"))
+
+
+def test_a_results_artifacts_say_whether_result_md_exists_where_the_task_runs(
+    tmp_path: Path,
+) -> None:
+    art = _remote_dir(tmp_path)
+    (art / "result.md").write_text("report\n")
+    record = _record("pi")
+    assert Artifacts.of(record, tmp_path, Elsewhere(tmp_path / "remote")).result_md_exists
+    assert not Artifacts.of(record, tmp_path).result_md_exists  # not on this host
+    down = Unreachable(tmp_path / "remote")
+    assert not Artifacts.of(record, tmp_path, down).result_md_exists
