@@ -24,6 +24,7 @@ from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.records import now_iso
 from pytest_herdr.backends import HerdrServer
+from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory, local_config_dir
 from tests.orchestrator.agent_tools.test_machines import call, make_ctx, remote_agents
 from tests.orchestrator.agent_tools.test_spawn import checked, git_repo, scenario_args
@@ -187,3 +188,37 @@ def test_ssh_only_spawn_refusals_name_the_fix(
     assert refused["error"]["code"] == "MACHINE_NO_ARTIFACT_DIR"
     assert "machineArtifactDirs" in refused["error"]["message"]
     assert remote_agents(box) == []
+
+
+def test_the_machine_down_mid_harvest_leaves_the_record_as_it_was_and_one_agent(
+    herdr_server: HerdrServer, box: Machine, tmp_path: Path
+) -> None:
+    """About 15 s under load: a spawn over SSH, then calls with the SSH server stopped and back.
+    Nothing can be learnt while it is down: no verdict is written, nothing is sent again."""
+    ctx = ssh_ctx(herdr_server, tmp_path, box)
+    repo = git_repo(tmp_path / "repo")
+    marker = tmp_path / "started"
+    scenario = Scenario().run_tool("bash", f"touch {marker}").hang()
+    started = checked(
+        call(ctx, "herdr_spawn_agent", prompt="x", cwd=str(repo), machine="box", wait=False,
+             agent_args=scenario_args(tmp_path, scenario))
+    )  # fmt: skip
+    task_id = started["taskId"]
+    wait_until(marker.exists, what="the remote agent at work")
+    before = ctx.store.get(task_id)
+    box.host.stop()
+    down = checked(call(ctx, "herdr_get_agent_result", target=task_id, wait=False))
+    assert (down["status"], down["error"]["code"]) == ("failed", "HERDR_ERROR"), down
+    after = ctx.store.get(task_id)
+    assert (after.status, after.delivery, after.pane_id) == (
+        "running", before.delivery, before.pane_id,
+    )  # fmt: skip
+    sent = call(ctx, "herdr_message_agent", target=task_id, message="zebra-note")
+    assert sent["status"] == "failed", sent
+    box.host.start()
+    back = checked(call(ctx, "herdr_get_agent_result", target=task_id, wait=False))
+    assert (back["status"], back["machine"]) == ("running", "box"), back
+    assert len(remote_agents(box)) == 1
+    screen = HerdrCli(box.server.cli_path, box.server.env)("pane", "read", back["paneId"],
+                                                           "--source", "recent")  # fmt: skip
+    assert screen.ok and "zebra-note" not in screen.stdout  # never sent later either
