@@ -567,9 +567,12 @@ def check_spawn_machine(config: Config, machine: str | None, cwd: str | None) ->
 
 
 def files_reachable(config: Config, machine: str) -> bool:
-    """Whether a path Herdr reports for ``machine`` (a pi session file) can be read here:
-    the local machine, or one listed in ``sharedFilesystem``."""
-    return machine == LOCAL_MACHINE or machine in config.shared_filesystem
+    """Whether a path Herdr reports for ``machine`` (a pi session file) can be read: here
+    (the local machine, one listed in ``sharedFilesystem``) or over SSH (``machineTargets``
+    with ``sshConfig``: :func:`.remote_files.files_for`)."""
+    if machine == LOCAL_MACHINE or machine in config.shared_filesystem:
+        return True
+    return machine in config.machine_targets and config.ssh_config is not None
 
 
 #: Herdr's ``--machine`` refusals (src/cli/target.rs) → the fix to name with them

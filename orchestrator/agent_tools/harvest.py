@@ -617,8 +617,12 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
     evidence = [contract.Evidence("herdr", f"agent status {info.agent_status} (not ours)")]
     final: str | None = None
     session = completion.session_path_of(info)
+    # pi's session where the agent runs: this host, a shared mount, or over SSH (a machine
+    # without file access: the pane's tail only)
     if info.agent == "pi" and session and files_reachable(actx.config, actx.machine):
-        last = transcript.last_assistant_message(session)
+        files = task_files(actx.config, actx.machine)
+        # a machine that cannot be reached reads as no message (the pane's tail is used)
+        last = transcript.last_assistant_message(session, files=files)
         if last is not None:
             final = last.text
             evidence.append(contract.Evidence("session", "last assistant message", path=session))

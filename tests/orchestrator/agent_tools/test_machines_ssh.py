@@ -222,3 +222,19 @@ def test_the_machine_down_mid_harvest_leaves_the_record_as_it_was_and_one_agent(
     screen = HerdrCli(box.server.cli_path, box.server.env)("pane", "read", back["paneId"],
                                                            "--source", "recent")  # fmt: skip
     assert screen.ok and "zebra-note" not in screen.stdout  # never sent later either
+
+
+def test_an_external_pis_last_message_is_read_from_its_session_over_ssh(
+    herdr_server: HerdrServer, box: Machine, tmp_path: Path
+) -> None:
+    """About 5 s: a handful of ``--machine`` calls and one session read over SSH."""
+    remote = HerdrCli(box.server.cli_path, box.server.env)
+    assert remote("workspace", "create", "--cwd", str(tmp_path)).ok
+    started = remote("agent", "start", "outsider", "--kind", "pi", "--pane", "w1:p1")
+    assert started.ok, started
+    ctx = ssh_ctx(herdr_server, tmp_path, box)
+    sent = call(ctx, "herdr_message_agent", target="outsider", message="hi", machine="box")
+    assert sent["status"] != "failed", sent
+    observed = checked(call(ctx, "herdr_get_agent_result", target="outsider", machine="box"))
+    assert observed["observation"] is True, observed
+    assert [e["source"] for e in observed["evidence"]] == ["herdr", "session"], observed
