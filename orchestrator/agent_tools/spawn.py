@@ -23,7 +23,8 @@ The order is the seed's, and each step exists for a reason:
 4. **Workspace for the task**: an isolated task gets a git worktree on ``dsh/<taskId>`` and
    runs in the same subdirectory of it that ``cwd`` is of the repository; a plain one in a git
    repository gets a snapshot of its working tree, so the diff later shows only what the agent
-   changed. The envelope is written to ``<artifactDir>/task.md``.
+   changed. The envelope is written to ``<artifactDir>/task.md`` (on the machine, over
+   SSH, for one reached that way).
 5. **Topology**: a sibling split of the caller's pane when the caller runs inside Herdr
    (``HERDR_PANE_ID``), else one tab per task in a dedicated workspace.
 6. ``agent start`` (Herdr waits until the agent is interactive; :mod:`.start_watch` reports
