@@ -39,9 +39,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.agent_tools import contract, safe_fs, transcript
+from orchestrator.agent_tools import contract, transcript
 from orchestrator.agent_tools.envelope import TASK_FILE
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, RemoteUnavailable
 
 if TYPE_CHECKING:
     from orchestrator.agent_tools.records import TaskStore
@@ -176,7 +177,11 @@ def task_file(record: TaskRecord, artifact_root: Path) -> str:
 
 
 def turn_answer(
-    record: TaskRecord, session: str | None, artifact_root: Path
+    record: TaskRecord,
+    session: str | None,
+    artifact_root: Path,
+    *,
+    files: RemoteFiles | None = None,
 ) -> transcript.LastAssistant | None:
     """The final assistant message ending the task's latest turn — the one after the newest
     user message since our task prompt (:func:`.transcript.answer_to`) — or ``None``: no
@@ -185,7 +190,7 @@ def turn_answer(
     if not session:
         return None
     try:
-        found = transcript.answer_to(session, task_file(record, artifact_root))
+        found = transcript.answer_to(session, task_file(record, artifact_root), files=files)
     except OSError:  # not a regular file (never followed, never blocked on)
         return None
     return found.answer if found is not None else None
@@ -241,6 +246,7 @@ def before_delivery(
     artifact_root: Path,
     *,
     now: float | None = None,
+    files: RemoteFiles | None = None,
 ) -> Verdict | None:
     """The verdict on a task whose prompt was not delivered (:func:`phase` ``pending`` or
     ``failed``); ``None`` when the prompt turns out to have landed (judge it as delivered).
@@ -269,7 +275,7 @@ def before_delivery(
         )
     delivery = Delivery.of(record)
     if delivery.sending_at and record.pane_id is not None:
-        if _landed(record, delivery, info, session, artifact_root):
+        if _landed(record, delivery, info, session, artifact_root, files):
             return None
         if _age_ms(delivery.sending_at, now) < SUBMIT_GRACE_MS:
             return Verdict(
@@ -307,10 +313,11 @@ def _landed(
     info: AgentInfo | None,
     session: str | None,
     artifact_root: Path,
+    files: RemoteFiles | None = None,
 ) -> bool:
     """Whether a prompt whose sender died reached the agent after all."""
     if record.kind == "pi" and session:
-        found = transcript.answer_to(session, task_file(record, artifact_root))
+        found = transcript.answer_to(session, task_file(record, artifact_root), files=files)
         return found is not None and found.prompted
     if info is None or delivery.seq_before is None or not info.state_change_seq:
         return False
@@ -319,12 +326,17 @@ def _landed(
 
 
 def prompt_landed(
-    record: TaskRecord, info: AgentInfo | None, session: str | None, artifact_root: Path
+    record: TaskRecord,
+    info: AgentInfo | None,
+    session: str | None,
+    artifact_root: Path,
+    *,
+    files: RemoteFiles | None = None,
 ) -> bool:
     """Whether the task prompt reached the agent, by the evidence alone (pi: the kickoff line
     in its session; else Herdr's state counter moved on in the same terminal): for a prompt
     whose sender lost its connection, which does not prove it was not applied."""
-    return _landed(record, Delivery.of(record), info, session, artifact_root)
+    return _landed(record, Delivery.of(record), info, session, artifact_root, files)
 
 
 def judge(
@@ -334,9 +346,12 @@ def judge(
     artifact_root: Path,
     *,
     now: float | None = None,
+    files: RemoteFiles | None = None,
 ) -> Verdict:
     """The verdict on a delivered (or held) task whose agent Herdr reports as ``info``
-    (not ``blocked``: a blocked agent is reported as such by the caller)."""
+    (not ``blocked``: a blocked agent is reported as such by the caller). ``files``: where
+    the task's files are (this host by default, or its machine over SSH)."""
+    fs = files or LocalFiles()
     now = time.time() if now is None else now
     delivery = Delivery.of(record)
     status = info.agent_status
@@ -357,9 +372,13 @@ def judge(
                 f"the task is in {task} (send it with herdr_message_agent, or close the agent)",
             ),
         )
-    if record.kind == "pi" and session:
-        return _judge_pi(record, info, session, artifact_root, delivery, restarted, now)
-    return _judge_screen(record, info, artifact_root, delivery, restarted)
+    try:
+        if record.kind == "pi" and session:
+            return _judge_pi(record, info, session, artifact_root, delivery, restarted, now, fs)
+        return _judge_screen(record, info, artifact_root, delivery, restarted, fs)
+    except RemoteUnavailable as exc:
+        # the evidence is on a machine we cannot reach now: nothing is concluded from that
+        return Verdict("running", False, notes=[f"the task's files could not be read: {exc}"])
 
 
 def _judge_pi(
@@ -370,8 +389,9 @@ def _judge_pi(
     delivery: Delivery,
     restarted: bool,
     now: float,
+    files: RemoteFiles,
 ) -> Verdict:
-    found = transcript.answer_to(session, task_file(record, artifact_root))
+    found = transcript.answer_to(session, task_file(record, artifact_root), files=files)
     answer = found.answer if found is not None else None
     settled = info.agent_status in SETTLED
     if answer is not None:
@@ -405,7 +425,9 @@ def _judge_pi(
         )
     if not settled:
         return Verdict("running", False, evidence=evidence)
-    quiet = min(_age_ms(delivery.sent_at or delivery.sending_at, now), _file_age_ms(session, now))
+    quiet = min(
+        _age_ms(delivery.sent_at or delivery.sending_at, now), _file_age_ms(session, now, files)
+    )
     if quiet < ANSWER_GRACE_MS:
         return Verdict(
             "running",
@@ -430,7 +452,11 @@ def _judge_pi(
     )
 
 
-def _file_age_ms(path: str, now: float) -> float:
+def _file_age_ms(path: str, now: float, files: RemoteFiles) -> float:
+    """How long ago ``path`` was written; over SSH unknown (``inf``: the send time alone
+    then decides how long a settled agent without an answer is given)."""
+    if not isinstance(files, LocalFiles):
+        return float("inf")
     try:
         return max(0.0, (now - Path(path).stat().st_mtime) * 1000)
     except OSError:
@@ -443,10 +469,11 @@ def _judge_screen(
     artifact_root: Path,
     delivery: Delivery,
     restarted: bool,
+    files: RemoteFiles,
 ) -> Verdict:
     """Kinds without a session we read: Herdr's transition after the prompt, or result.md."""
     result_md = record.artifact_path(artifact_root) / "result.md"
-    wrote = safe_fs.is_regular_file(result_md)  # a link is not the child's report
+    wrote = files.is_regular_file(str(result_md))  # a link is not the child's report
     settled = info.agent_status in SETTLED
     if restarted and not wrote:
         return Verdict(
@@ -537,6 +564,7 @@ def holds_slot(
     artifact_root: Path,
     liveness: dict[str, tuple[float, bool]],
     task_id: str,
+    files: Callable[[str], RemoteFiles] | None = None,
 ) -> bool:
     """Whether ``task_id`` still holds a concurrency slot: its record is active and its
     agent may still work (Herdr, built by ``client`` when needed, is asked at most every
@@ -544,7 +572,8 @@ def holds_slot(
 
     A task whose pane or agent is gone, or whose turn ended by the evidence rule, frees its
     slot at once (and its record says so), harvested or not; when Herdr cannot be asked, the
-    task keeps its slot.
+    task keeps its slot. ``files``: the file access for a task's machine (this host by
+    default); a machine that cannot be reached keeps the slot too.
     """
     from orchestrator.client.errors import ClientError, HerdrError
 
@@ -586,11 +615,12 @@ def holds_slot(
                 error = _error("PANE_GONE", f"pane {record.pane_id} no longer exists")
         elif info.agent_status in SETTLED:
             session = session_path_of(info) or session
-            verdict = judge(record, info, session, artifact_root)
+            fs = files(record.machine) if files is not None else None
+            verdict = judge(record, info, session, artifact_root, files=fs)
             if verdict.conclusive:
                 status, error = verdict.status, verdict.error
-    except ClientError:
-        status = None  # Herdr cannot be asked: keep the slot
+    except (ClientError, RemoteUnavailable):
+        status = None  # Herdr or the task's machine cannot be asked: keep the slot
     holds: bool = status is None
     cache[task_id] = (clock, holds)
     if not holds:

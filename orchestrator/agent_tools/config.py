@@ -84,6 +84,8 @@ class Config:
     shared_filesystem: tuple[str, ...] = ()
     #: the OpenSSH client configuration ``machineTargets`` are reached with (``ssh -F``)
     ssh_config: Path | None = None
+    #: per SSH machine, the absolute directory there that holds its tasks' artifact dirs
+    machine_artifact_dirs: Mapping[str, str] = field(default_factory=dict)
     state_dir: Path = Path("~/.local/state/herdr-orchestrator")
     artifact_dir: Path = Path("~/.local/state/herdr-orchestrator/artifacts")
     aliases: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
@@ -254,6 +256,26 @@ def _targets(key: str, value: Any, base: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()}
 
 
+def _remote_dirs(key: str, value: Any, base: Path) -> dict[str, str]:
+    """Directories on remote machines: absolute POSIX paths (there is no directory of ours
+    on the machine to resolve a relative one against), no ``..``, no control characters."""
+    if not isinstance(value, dict) or not all(isinstance(v, str) and v for v in value.values()):
+        raise ConfigError(key, f'expected a table of label = "/absolute/path", got {value!r}')
+    for label, path in value.items():
+        text = str(path)
+        if (
+            not text.startswith("/")
+            or ".." in text.split("/")
+            or any(ord(ch) < 32 or ord(ch) == 127 for ch in text)
+        ):
+            raise ConfigError(
+                f"{key}.{label}",
+                f"bad directory {text!r}: write an absolute path on that machine, without "
+                "'..' or control characters (e.g. /home/me/.local/state/herdr-agents)",
+            )
+    return {str(k): str(v).rstrip("/") or "/" for k, v in value.items()}
+
+
 def _aliases(key: str, value: Any, base: Path) -> dict[str, dict[str, str]]:
     if not isinstance(value, dict):
         raise ConfigError(key, f"expected a table of kinds, got {value!r}")
@@ -291,6 +313,7 @@ _KEYS: dict[str, tuple[str, _Parser]] = {
     "machineTargets": ("machine_targets", _targets),
     "sharedFilesystem": ("shared_filesystem", _labels),
     "sshConfig": ("ssh_config", _path),
+    "machineArtifactDirs": ("machine_artifact_dirs", _remote_dirs),
     "stateDir": ("state_dir", _path),
     "artifactDir": ("artifact_dir", _path),
     "aliases": ("aliases", _aliases),
@@ -351,7 +374,7 @@ def _env_value(key: str, text: str) -> Any:
         return [p for p in text.split(os.pathsep) if p]
     if key in _ENV_LISTS:
         return [p.strip() for p in text.split(",") if p.strip()]
-    if key == "machineTargets":
+    if key in ("machineTargets", "machineArtifactDirs"):
         pairs = [p.strip() for p in text.split(",") if p.strip()]
         if not all("=" in p for p in pairs):
             return text
@@ -416,6 +439,7 @@ def parse_config(
 def _check_machines(config: Config, source: str) -> None:
     for key, labels in (
         ("machineTargets", tuple(config.machine_targets)),
+        ("machineArtifactDirs", tuple(config.machine_artifact_dirs)),
         ("sharedFilesystem", config.shared_filesystem),
     ):
         for label in labels:
@@ -527,8 +551,8 @@ def check_spawn_machine(config: Config, machine: str | None, cwd: str | None) ->
     A remote spawn needs an explicit absolute ``cwd`` (a path on that machine: the caller's
     own directory means nothing there) and file access to the machine, since the task's
     envelope, ``result.md``, inbox, pi session and diff are files: ``sharedFilesystem`` (the
-    machine sees the same paths through a shared mount). ``machineTargets`` (reading them
-    over SSH) is accepted in the configuration but not implemented yet, and refused here.
+    machine sees the same paths through a shared mount) or ``machineTargets`` (they are
+    read and written over SSH, :mod:`.remote_task` checks what that needs).
     """
     label = check_machine(config, machine)
     if label == LOCAL_MACHINE:
@@ -540,28 +564,24 @@ def check_spawn_machine(config: Config, machine: str | None, cwd: str | None) ->
             f"(got {cwd!r})",
             field="cwd",
         )
-    if label in config.shared_filesystem:
+    if label in config.shared_filesystem or label in config.machine_targets:
         return label
-    if label in config.machine_targets:
-        raise GateError(
-            "MACHINE_SSH_NOT_SUPPORTED",
-            f"machine {label!r} has only an SSH target in machineTargets: reading a remote "
-            "task's files over SSH is not implemented yet; list it in sharedFilesystem if it "
-            "sees the same paths through a shared mount",
-            field="machine",
-        )
     raise GateError(
         "MACHINE_NO_FILE_ACCESS",
         f"a spawn on machine {label!r} needs file access to it: list it in sharedFilesystem "
-        "(it sees the same paths through a shared mount)",
+        "(it sees the same paths through a shared mount) or give it an SSH target in "
+        "machineTargets",
         field="machine",
     )
 
 
 def files_reachable(config: Config, machine: str) -> bool:
-    """Whether a path Herdr reports for ``machine`` (a pi session file) can be read here:
-    the local machine, or one listed in ``sharedFilesystem``."""
-    return machine == LOCAL_MACHINE or machine in config.shared_filesystem
+    """Whether a path Herdr reports for ``machine`` (a pi session file) can be read: here
+    (the local machine, one listed in ``sharedFilesystem``) or over SSH (``machineTargets``
+    with ``sshConfig``: :func:`.remote_files.files_for`)."""
+    if machine == LOCAL_MACHINE or machine in config.shared_filesystem:
+        return True
+    return machine in config.machine_targets and config.ssh_config is not None
 
 
 #: Herdr's ``--machine`` refusals (src/cli/target.rs) → the fix to name with them

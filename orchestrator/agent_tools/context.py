@@ -62,6 +62,7 @@ from orchestrator.agent_tools.config import (
     load_config,
 )
 from orchestrator.agent_tools.records import TaskStore
+from orchestrator.agent_tools.remote_files import task_files
 from orchestrator.agent_tools.slots import Slots
 from orchestrator.logs import task_logger
 from orchestrator.tools.tool import ToolContext
@@ -210,6 +211,7 @@ class AgentToolsContext(ToolContext):
             self.config.artifact_dir,
             self.liveness,
             task_id,
+            functools.partial(task_files, self.config),
         )
 
     @property

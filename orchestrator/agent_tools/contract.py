@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from herdr_sim.protocol import AGENT_STATUSES
-from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.config import DEFAULT_MAX_DIFF_BYTES, DEFAULT_MAX_RESULT_CHARS
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles
 from orchestrator.logs import task_logger
 
 if TYPE_CHECKING:
@@ -212,15 +212,23 @@ class Artifacts:
     result_md_exists: bool = False
 
     @classmethod
-    def of(cls, record: TaskRecord, artifact_root: Path) -> Artifacts:
-        """The artifact paths of a task (its directory by :meth:`TaskRecord.artifact_path`)."""
+    def of(
+        cls, record: TaskRecord, artifact_root: Path, files: RemoteFiles | None = None
+    ) -> Artifacts:
+        """The artifact paths of a task (its directory by :meth:`TaskRecord.artifact_path`);
+        ``files``: where they are (this host by default; a machine that cannot be asked
+        reads as no ``result.md``)."""
         directory = record.artifact_path(artifact_root)
+        try:
+            # a link is not the child's report
+            exists = (files or LocalFiles()).is_regular_file(str(directory / "result.md"))
+        except OSError:
+            exists = False
         return cls(
             artifact_dir=str(directory),
             session_file=record.session_path,
             worktree=record.worktree_path,
-            # a link is not the child's report
-            result_md_exists=safe_fs.is_regular_file(directory / "result.md"),
+            result_md_exists=exists,
         )
 
     @property

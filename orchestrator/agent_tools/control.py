@@ -43,10 +43,11 @@ from typing import Any
 
 from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import completion, safe_fs
-from orchestrator.agent_tools.config import GateError, check_enabled, check_machine
+from orchestrator.agent_tools.config import Config, GateError, check_enabled, check_machine
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
     AgentResult,
+    Artifacts,
     Evidence,
     NextAction,
     ResultError,
@@ -67,6 +68,8 @@ from orchestrator.agent_tools.harvest import to_dict
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteUnavailable, task_files
+from orchestrator.agent_tools.remote_task import reserve_message_seq
 from orchestrator.agent_tools.transcript import last_assistant_message
 from orchestrator.agent_tools.worktree import (
     Worktree,
@@ -219,11 +222,12 @@ def task_result(
 ) -> dict[str, Any]:
     """An AgentResult about one of our tasks (artifacts and the record summary included)."""
     elapsed = elapsed_ms(started) if started is not None else None
+    files = task_files(ctx.config, record.machine)  # result.md where the task runs
     result = AgentResult.for_record(
         tool,
         record,
         status,
-        artifact_root=ctx.config.artifact_dir,
+        artifacts=Artifacts.of(record, ctx.config.artifact_dir, files),
         next_action=next_action,
         final_message=final_message,
         question=question,
@@ -335,7 +339,7 @@ def _gone(
 
 
 def _settled_status(
-    record: TaskRecord, agent: AgentInfo | None, artifact_root: Path
+    record: TaskRecord, agent: AgentInfo | None, artifact_root: Path, config: Config
 ) -> tuple[ResultStatus, ResultError | None, str | None, Evidence | None]:
     """What the agent is doing after Escape, read from Herdr and, for the turn's end, the
     completion rule (:func:`.completion.turn_answer`): only an answer after our prompt counts,
@@ -346,7 +350,11 @@ def _settled_status(
         return "blocked", None, None, None
     if agent.agent_status == "working":
         return "running", None, None, None
-    answer = completion.turn_answer(record, record.session_path, artifact_root)
+    files = task_files(config, record.machine)
+    try:
+        answer = completion.turn_answer(record, record.session_path, artifact_root, files=files)
+    except RemoteUnavailable:
+        return "running", None, None, None  # its session cannot be read now: not known
     if answer is None:
         return "failed", ResultError("INTERRUPTED", "the turn was interrupted (Escape)"), None, None
     evidence = Evidence(
@@ -426,7 +434,7 @@ def interrupt_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[st
     except ClientError:
         settled = None
     status, error, final, session_evidence = _settled_status(
-        record, settled, ctx.config.artifact_dir
+        record, settled, ctx.config.artifact_dir, ctx.config
     )
     if settled is not None:
         evidence.append(_herdr_evidence(f"agent status {settled.agent_status} after Escape"))
@@ -678,7 +686,8 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             ctx.store, record, "running", None, _session_path(record, agent)
         )
         # A BLOCKED the child reported before this message is answered by it.
-        record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir)
+        files = task_files(ctx.config, record.machine)
+        record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir, files=files)
     settled: AgentInfo | None = None
     deadline = time.monotonic() + timeout_ms / 1000
     try:
@@ -691,16 +700,23 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             )
         else:
             directory = artifact_dir_of(ctx, record) if record else _external_dir(ctx, agent)
+            # a task's message file goes where the task runs (over SSH: on its machine)
+            remote = task_files(ctx.config, record.machine) if record else LocalFiles()
+            over_ssh = not isinstance(remote, LocalFiles)
             try:
                 prepared = prepare_message(
                     text,
                     to=to,
                     artifact_dir=directory,
-                    seq=_next_seq(directory),
+                    seq=(
+                        reserve_message_seq(remote, str(directory))
+                        if over_ssh
+                        else _next_seq(directory)
+                    ),
                     kind=kind,
                     round_=round_,
                 )
-                written = prepared.write()
+                written = prepared.write(remote if over_ssh else None)
             except OSError as exc:
                 # messages/ replaced by a link (or a full disk): nothing is typed
                 error = ResultError(
@@ -776,7 +792,12 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
             ctx, MESSAGE, record, "blocked", evidence=evidence, warnings=warnings,
             question=screen_question(ctx.client, settled.pane_id), started=started,
         )  # fmt: skip
-    last = last_assistant_message(record.session_path) if record.session_path else None
+    files = task_files(ctx.config, record.machine)
+    try:
+        last = last_assistant_message(record.session_path, files=files)
+    except RemoteUnavailable:
+        last = None  # the session cannot be read now
+        warnings.append(f"the agent's session on {record.machine} could not be read")
     if last is not None:
         evidence.append(
             Evidence(
@@ -804,7 +825,9 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                 warnings=warnings,
                 started=started,
             )
-    asked = protocol_question(record, last.text if last else None, ctx.config.artifact_dir)
+    asked = protocol_question(
+        record, last.text if last else None, ctx.config.artifact_dir, files=files
+    )
     if asked is not None:
         evidence.append(Evidence(asked.source, asked.detail, path=asked.path))
         record = completion.write_status(ctx.store, record, "blocked", None)

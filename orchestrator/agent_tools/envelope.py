@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.agent_tools import safe_fs
+from orchestrator.agent_tools.remote_files import RemoteFiles
 
 __all__ = [
     "FROM",
@@ -268,9 +269,13 @@ class TaskEnvelope:
         ]
         return "\n\n".join(sections) + "\n"
 
-    def write(self) -> Path:
-        """Write ``task.md`` (atomically) and return its path."""
-        return write_atomic(self.task_path, self.render())
+    def write(self, files: RemoteFiles | None = None) -> Path:
+        """Write ``task.md`` (atomically) and return its path; ``files``: on the machine the
+        task runs on (this host by default)."""
+        if files is None:
+            return write_atomic(self.task_path, self.render())
+        files.write_atomic(str(self.task_path), self.render().encode("utf-8"))
+        return self.task_path
 
     def kickoff_prompt(self) -> str:
         """The single line typed into the agent: where the task is, and to follow it."""
@@ -341,11 +346,15 @@ class PreparedMessage:
     file: Path | None
     file_text: str | None
 
-    def write(self) -> Path | None:
-        """Write the message file (if any) atomically; do this BEFORE typing ``prompt``."""
+    def write(self, files: RemoteFiles | None = None) -> Path | None:
+        """Write the message file (if any) atomically; do this BEFORE typing ``prompt``.
+        ``files``: on the machine the task runs on (this host by default)."""
         if self.file is None or self.file_text is None:
             return None
-        return write_atomic(self.file, self.file_text)
+        if files is None:
+            return write_atomic(self.file, self.file_text)
+        files.write_atomic(str(self.file), self.file_text.encode("utf-8"))
+        return self.file
 
 
 def prepare_message(

@@ -37,6 +37,7 @@ from orchestrator.agent_tools import (
     completion,
     contract,
     questions,
+    safe_fs,
     screen_text,
     transcript,
     worktree,
@@ -55,8 +56,9 @@ from orchestrator.agent_tools.records import (
     TaskNotFound,
     TaskRecord,
     UnreadableRecord,
+    ensure_private_dir,
 )
-from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, files_for
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, SshFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
 from orchestrator.logs import bind_task, task_logger
@@ -153,14 +155,25 @@ def _numstat(patch: str) -> dict[str, tuple[int | None, int | None]]:
     return out
 
 
-def task_files(config: Config, machine: str) -> RemoteFiles:
-    """Where a task's files and repository are read: :func:`.remote_files.files_for`; a
-    machine the configuration no longer gives file access keeps this host's view (the paths
-    its record holds are this host's)."""
+#: the local copy of a remote task's patch, in ``<artifactDir>/<taskId>/`` on this host
+PATCH_FILE = "diff.patch"
+
+
+def _keep_patch(
+    config: Config, record: TaskRecord, diff: contract.Diff, notes: list[str]
+) -> contract.Evidence:
+    """Write the patch of a task on a machine over SSH to this host (its artifact directory
+    is on the machine): the whole patch, as computed there, whatever the result shows."""
+    path = config.artifact_dir / record.task_id / PATCH_FILE
     try:
-        return files_for(config, machine)
-    except ValueError:
-        return LocalFiles(machine)
+        ensure_private_dir(path.parent)
+        safe_fs.write_atomic(path, diff.patch.encode("utf-8", "surrogateescape"))
+    except OSError as exc:
+        notes.append(f"the patch could not be written to {path}: {exc.strerror or exc}")
+        return contract.Evidence("git", f"patch computed on {record.machine}")
+    return contract.Evidence(
+        "git", f"patch computed on {record.machine}, written here", path=str(path)
+    )
 
 
 def task_diff(
@@ -334,6 +347,7 @@ def harvest(
     record = _reread(actx, record)
     session = record.session_path
     root = actx.config.artifact_dir
+    files = task_files(actx.config, record.machine)  # where its files are (maybe over SSH)
     deadline = time.monotonic() + (timeout_ms / 1000 if wait and not timed_out else 0)
     verdict: completion.Verdict | None = None
 
@@ -344,9 +358,9 @@ def harvest(
             session = completion.session_path_of(info) or session
             verdict = None
             if completion.phase(record) in ("pending", "failed"):
-                verdict = completion.before_delivery(record, info, session, root)
+                verdict = completion.before_delivery(record, info, session, root, files=files)
             if verdict is None and info is not None and info.agent_status != "blocked":
-                verdict = completion.judge(record, info, session, root)
+                verdict = completion.judge(record, info, session, root, files=files)
             if verdict is not None and (verdict.conclusive or time.monotonic() >= deadline):
                 break
             if verdict is None or time.monotonic() >= deadline:
@@ -380,6 +394,7 @@ def harvest(
                 final,
                 actx.config.artifact_dir,
                 final_source="pane" if verdict.pane_tail else "session",
+                files=files,
             )
             if asked is not None:
                 status, question, error = "blocked", asked.text, None
@@ -410,7 +425,6 @@ def harvest(
                 evidence.append(contract.Evidence("pane", f"last {lines} lines of the pane"))
 
     artifacts = artifacts_of(record, actx.config.artifact_dir)
-    files = task_files(actx.config, record.machine)
     result_text: str | None = None
     try:  # the child's file: no link followed, no FIFO opened, at most RESULT_MD_MAX_BYTES
         report = files.read_bounded(str(artifacts.result_md), RESULT_MD_MAX_BYTES)
@@ -438,6 +452,8 @@ def harvest(
         evidence.append(
             contract.Evidence("git", f"{len(diff.files)} file(s) changed against {diff.base}")
         )
+        if isinstance(files, SshFiles):
+            evidence.append(_keep_patch(actx.config, record, diff, notes))
 
     logger.info(
         "verdict %s%s (%d evidence items)",
@@ -451,6 +467,15 @@ def harvest(
         record,
         status,
         artifact_root=actx.config.artifact_dir,
+        # over SSH: result.md exists when it was just read there (no second SSH look)
+        artifacts=None
+        if isinstance(files, LocalFiles)
+        else contract.Artifacts(
+            artifact_dir=str(record.artifact_path(actx.config.artifact_dir)),
+            session_file=record.session_path,
+            worktree=record.worktree_path,
+            result_md_exists=result_text is not None,
+        ),
         final_message=final,
         result_text=result_text,
         question=question,
@@ -592,8 +617,12 @@ def observe(actx: AgentToolsContext, target: str, *, tool: str, lines: int) -> d
     evidence = [contract.Evidence("herdr", f"agent status {info.agent_status} (not ours)")]
     final: str | None = None
     session = completion.session_path_of(info)
+    # pi's session where the agent runs: this host, a shared mount, or over SSH (a machine
+    # without file access: the pane's tail only)
     if info.agent == "pi" and session and files_reachable(actx.config, actx.machine):
-        last = transcript.last_assistant_message(session)
+        files = task_files(actx.config, actx.machine)
+        # a machine that cannot be reached reads as no message (the pane's tail is used)
+        last = transcript.last_assistant_message(session, files=files)
         if last is not None:
             final = last.text
             evidence.append(contract.Evidence("session", "last assistant message", path=session))

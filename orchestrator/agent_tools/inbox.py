@@ -282,6 +282,21 @@ def _skip_huge_line(path: str | Path, result: InboxRead, head: bytes, fs: Remote
     result.more = position < result.size
 
 
+def _size(path: str | Path, files: RemoteFiles | None) -> int:
+    """The inbox's size (-1: missing, -2: not readable now); a link is never followed."""
+    if files is None or isinstance(files, LocalFiles):
+        try:
+            return Path(path).lstat().st_size  # the link itself: never followed
+        except FileNotFoundError:
+            return -1
+    try:
+        return files.read_bounded(str(path), 0).size
+    except FileNotFoundError:
+        return -1
+    except OSError:  # a link, or the machine cannot be reached: read_inbox says which
+        return -2
+
+
 def wait_for_messages(
     sources: Sequence[tuple[str | Path, int]],
     timeout: float,
@@ -290,8 +305,11 @@ def wait_for_messages(
     wake: threading.Event | None = None,
     stop: Callable[[], bool] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    files: Sequence[RemoteFiles] | None = None,
 ) -> list[InboxRead]:
     """Long-poll several inboxes (``(path, offset)`` pairs) until one has something to report.
+    ``files``: where each inbox is (one per source; this host by default; over SSH each look
+    at a file's size is one SSH call, at the growing poll interval).
 
     Returns one :class:`InboxRead` per source, in order, as soon as any source has a message
     or a malformed line, or when ``timeout`` seconds pass, ``wake`` is set or ``stop()`` is
@@ -305,13 +323,11 @@ def wait_for_messages(
     event = wake if wake is not None else threading.Event()
     while True:
         for i, (path, offset) in enumerate(sources):
-            try:
-                size = Path(path).lstat().st_size  # the link itself: never followed
-            except FileNotFoundError:
-                size = -1
+            fs = files[i] if files is not None else None
+            size = _size(path, fs)
             if size != sizes[i]:
                 sizes[i] = size
-                reads[i] = read_inbox(path, offset, limit)
+                reads[i] = read_inbox(path, offset, limit, files=fs)
                 interval = _FIRST_POLL  # activity: look again soon
         if any(r.messages or r.malformed for r in reads):
             return reads

@@ -37,6 +37,7 @@ from orchestrator.agent_tools.inbox import (
     wait_for_messages,
 )
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord
+from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
 from orchestrator.logs import bind_task
 from orchestrator.tools.tool import ToolContext
 
@@ -159,18 +160,24 @@ def _path(ctx: AgentToolsContext, record: TaskRecord) -> Path:
     return inbox_path(artifact_dir_of(ctx, record))
 
 
+def _files(ctx: AgentToolsContext, record: TaskRecord) -> RemoteFiles:
+    """Where the task's inbox is: this host, or its machine over SSH."""
+    return task_files(ctx.config, record.machine)
+
+
 def _read(
     ctx: AgentToolsContext, record: TaskRecord, limit: int, consume: bool
 ) -> tuple[TaskRecord, InboxRead]:
     """Read ``record``'s inbox from its stored offset; a consuming read stores the new one
     in the same locked step."""
     path = _path(ctx, record)
+    files = _files(ctx, record)
     if not consume:
-        return record, read_inbox(path, record.inbox_offset, limit)
+        return record, read_inbox(path, record.inbox_offset, limit, files=files)
     found: list[InboxRead] = []
 
     def advance(current: TaskRecord) -> dict[str, Any]:
-        read = read_inbox(path, current.inbox_offset, limit)
+        read = read_inbox(path, current.inbox_offset, limit, files=files)
         found.append(read)
         return {"inbox_offset": read.next_offset}
 
@@ -201,7 +208,9 @@ def inbox(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     timed_out = False
     if wait and records:
         sources = [(_path(ctx, r), r.inbox_offset) for r in records]
-        peeked = wait_for_messages(sources, timeout_ms / 1000, limit=limit)
+        peeked = wait_for_messages(
+            sources, timeout_ms / 1000, limit=limit, files=[_files(ctx, r) for r in records]
+        )
         timed_out = not any(r.messages or r.malformed for r in peeked)
     elif wait:
         timed_out = True
@@ -212,7 +221,7 @@ def inbox(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
         room = limit - len(messages)
         if room <= 0:
             # The limit is used up: report whether this task still has something unread.
-            peek = read_inbox(_path(ctx, record), record.inbox_offset, 1)
+            peek = read_inbox(_path(ctx, record), record.inbox_offset, 1, files=_files(ctx, record))
             more = more or bool(peek.messages)
             continue
         current, read = _read(ctx, record, room, consume)

@@ -26,6 +26,7 @@ from pathlib import Path
 from orchestrator.agent_tools import screen_text
 from orchestrator.agent_tools.inbox import MAX_LIMIT, inbox_path, read_inbox
 from orchestrator.agent_tools.records import TaskRecord, TaskStore
+from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
 
@@ -68,12 +69,14 @@ def _turn_offset(record: TaskRecord) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _inbox_question(record: TaskRecord, artifact_root: Path) -> AskedQuestion | None:
+def _inbox_question(
+    record: TaskRecord, artifact_root: Path, files: RemoteFiles | None
+) -> AskedQuestion | None:
     path = inbox_path(record.artifact_path(artifact_root))
     offset = _turn_offset(record)
     last = None
     for _ in range(1000):  # bounded: MAX_LIMIT messages a read
-        read = read_inbox(path, offset, MAX_LIMIT)
+        read = read_inbox(path, offset, MAX_LIMIT, files=files)
         for message in read.messages:
             if message["type"] in _PROTOCOL_TYPES:
                 last = message
@@ -95,14 +98,16 @@ def protocol_question(
     artifact_root: Path,
     *,
     final_source: str = "session",
+    files: RemoteFiles | None = None,
 ) -> AskedQuestion | None:
     """The question of a turn that ended reporting ``BLOCKED`` (inbox message or final
     message header, the message read from ``final_source``: ``session`` or ``pane``), or
     None. The inbox's text is preferred: the envelope asks for the
-    question there; the final message's body is used when the inbox has none."""
+    question there; the final message's body is used when the inbox has none. ``files``:
+    where the inbox is (this host by default, or the task's machine over SSH)."""
     from_inbox = None
     with contextlib.suppress(OSError):
-        from_inbox = _inbox_question(record, artifact_root)
+        from_inbox = _inbox_question(record, artifact_root, files)
     header = screen_text.blocked_header_question(final_message)
     if from_inbox is not None and (from_inbox.text != NO_TEXT or not header):
         return from_inbox
@@ -115,11 +120,18 @@ def protocol_question(
     return None
 
 
-def mark_turn_start(store: TaskStore, record: TaskRecord, artifact_root: Path) -> TaskRecord:
-    """Remember where the inbox ends as a new prompt is sent (see the module docstring)."""
+def mark_turn_start(
+    store: TaskStore,
+    record: TaskRecord,
+    artifact_root: Path,
+    *,
+    files: RemoteFiles | None = None,
+) -> TaskRecord:
+    """Remember where the inbox ends as a new prompt is sent (see the module docstring);
+    ``files``: where the inbox is (this host by default)."""
     path = inbox_path(record.artifact_path(artifact_root))
     try:
-        size = path.stat().st_size
+        size = (files or LocalFiles()).read_bounded(str(path), 0).size
     except OSError:
         size = 0
     return store.modify(

@@ -425,6 +425,16 @@ def files_for(config: Config, machine: str) -> RemoteFiles:
     return SshFiles(machine, target, config.ssh_config)
 
 
+def task_files(config: Config, machine: str) -> RemoteFiles:
+    """Where a task's files and repository are read: :func:`files_for`; a machine the
+    configuration no longer gives file access keeps this host's view (the paths its record
+    holds are this host's)."""
+    try:
+        return files_for(config, machine)
+    except ValueError:
+        return LocalFiles(machine)
+
+
 def _absolute(path: str) -> None:
     """A remote path must be absolute: there is no current directory to resolve it in."""
     if not path.startswith("/"):
@@ -444,4 +454,5 @@ __all__ = [
     "check_ssh_target",
     "files_for",
     "run_bounded",
+    "task_files",
 ]

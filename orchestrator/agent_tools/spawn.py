@@ -2,9 +2,10 @@
 
 The order is the seed's, and each step exists for a reason:
 
-1. **Gates** (``enabled``, ``machine`` — a remote one needs ``sharedFilesystem`` and an
-   absolute ``cwd``, and every Herdr call then goes through ``herdr --machine <label>``,
-   never the caller's pane — ``cwd`` inside ``allowCwd`` after resolving symlinks)
+1. **Gates** (``enabled``, ``machine`` — a remote one needs ``sharedFilesystem`` or an SSH
+   target (:mod:`.remote_task`: the task's files then stay on the machine) and an absolute
+   ``cwd``, and every Herdr call then goes through ``herdr --machine <label>``, never the
+   caller's pane — ``cwd`` inside ``allowCwd`` after resolving symlinks, where it is)
    and argument checks (``name``, alias and kind capabilities, ``agent_args``) refuse a bad
    request before anything exists: a refusal has no task id. Then the R2 preview gate
    (:mod:`.preview`): ``preview: true`` answers what would start, and under
@@ -22,7 +23,8 @@ The order is the seed's, and each step exists for a reason:
 4. **Workspace for the task**: an isolated task gets a git worktree on ``dsh/<taskId>`` and
    runs in the same subdirectory of it that ``cwd`` is of the repository; a plain one in a git
    repository gets a snapshot of its working tree, so the diff later shows only what the agent
-   changed. The envelope is written to ``<artifactDir>/task.md``.
+   changed. The envelope is written to ``<artifactDir>/task.md`` (on the machine, over
+   SSH, for one reached that way).
 5. **Topology**: a sibling split of the caller's pane when the caller runs inside Herdr
    (``HERDR_PANE_ID``), else one tab per task in a dedicated workspace.
 6. ``agent start`` (Herdr waits until the agent is interactive; :mod:`.start_watch` reports
@@ -53,7 +55,14 @@ from pathlib import Path
 from typing import Any
 
 from herdr_sim.protocol import SETTLED_STATUSES
-from orchestrator.agent_tools import aliases, completion, envelope, start_watch, worktree
+from orchestrator.agent_tools import (
+    aliases,
+    completion,
+    envelope,
+    remote_task,
+    start_watch,
+    worktree,
+)
 from orchestrator.agent_tools.config import (
     Config,
     ConfigError,
@@ -61,7 +70,6 @@ from orchestrator.agent_tools.config import (
     check_cwd,
     check_enabled,
     check_spawn_machine,
-    files_reachable,
 )
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import Evidence
@@ -74,6 +82,7 @@ from orchestrator.agent_tools.harvest import (
 )
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now_iso
+from orchestrator.agent_tools.remote_files import task_files
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
 from orchestrator.client.types import AgentInfo
@@ -185,7 +194,8 @@ SPAWN_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": (
                 "A Herdr --machine label enabled in machines (default: local). A remote "
-                "spawn needs sharedFilesystem for it and an absolute cwd on that machine."
+                "spawn needs sharedFilesystem or machineTargets for it and an absolute cwd "
+                "on that machine."
             ),
         },
         "preview": PREVIEW_SCHEMA,
@@ -260,7 +270,12 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
         machine = check_spawn_machine(config, args.get("machine"), args.get("cwd"))
         actx.select_machine(machine)
         given = _utf8_cwd(str(args.get("cwd") or Path.cwd()))
-        cwd = check_cwd(config, given)
+        if remote_task.over_ssh(config, machine):
+            # its cwd is a path there, resolved there (remote_task)
+            files = remote_task.ssh_files(config, machine)
+            cwd = Path(remote_task.resolve_cwd(config, files, given))
+        else:
+            cwd = check_cwd(config, given)
         _utf8_cwd(str(cwd))  # a link may resolve to a path that is not UTF-8
     except ConfigError as exc:
         raise _Refused(exc.code, str(exc), exc.key) from None
@@ -289,6 +304,14 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
         )
     except aliases.AliasError as exc:
         raise _Refused(exc.code, str(exc).split(": ", 1)[-1], exc.field) from None
+    if args.get("isolated") and remote_task.over_ssh(config, machine):
+        raise _Refused(
+            "MACHINE_ISOLATED_NOT_SUPPORTED",
+            f"isolated is not supported on machine {machine!r}, reached over SSH (its git "
+            "worktree would be made there and never removed by this host): spawn without "
+            "isolated, or list the machine in sharedFilesystem if it sees this host's paths",
+            "isolated",
+        )
     if args.get("isolated"):
         try:
             worktree.repo_root(cwd)
@@ -316,11 +339,16 @@ def _target(args: Mapping[str, Any], cwd: Path, resolved: aliases.ResolvedModel)
     }
 
 
-def _recheck_cwd(config: Config, cwd: Path) -> None:
+def _recheck_cwd(config: Config, cwd: Path, machine: str = "local") -> None:
     """After the queue wait: ``cwd`` (already resolved) must resolve to itself and still be
-    allowed; raises :class:`_Refused` otherwise (see step 3 of the module docstring)."""
+    allowed (on the machine, for one over SSH); raises :class:`_Refused` otherwise (see step
+    3 of the module docstring)."""
     try:
-        again = check_cwd(config, cwd)
+        if remote_task.over_ssh(config, machine):
+            files = remote_task.ssh_files(config, machine)
+            again = Path(remote_task.resolve_cwd(config, files, str(cwd)))
+        else:
+            again = check_cwd(config, cwd)
     except GateError as exc:
         raise _Refused(exc.code, f"after waiting for a slot: {exc}", exc.field or None) from None
     if again != cwd:
@@ -508,7 +536,11 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
             actx.store.remove(record.task_id)
             return refusal(TOOL, exc.code, exc.message, exc.field)
     name = record.name or default_name(kind, record.task_id)
-    artifact_dir = ensure_private_dir(config.artifact_dir / record.task_id)
+    if remote_task.over_ssh(config, record.machine):
+        # on the machine: made (0700) by the envelope's write there
+        artifact_dir = Path(remote_task.task_artifact_dir(config, record.machine, record.task_id))
+    else:
+        artifact_dir = ensure_private_dir(config.artifact_dir / record.task_id)
     record = actx.store.update(record.task_id, name=name, artifact_dir=str(artifact_dir))
 
     try:
@@ -519,7 +551,7 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         return refusal(TOOL, exc.code, str(exc), None)
     logger.debug("slot acquired")
     try:
-        _recheck_cwd(config, cwd)
+        _recheck_cwd(config, cwd, record.machine)
     except _Refused as exc:
         slot.release()
         actx.store.remove(record.task_id)
@@ -563,6 +595,7 @@ def _launch(
     artifact_dir = Path(record.artifact_dir)
     # The working tree: a fresh worktree, or a snapshot of the cwd to diff against later.
     work_cwd = str(cwd)
+    files = task_files(config, record.machine)  # this host, or the machine over SSH
     try:
         if isolated:
             tree = worktree.create_worktree(
@@ -577,7 +610,7 @@ def _launch(
             work_cwd = _same_subdirectory(cwd, tree.path)
         else:
             try:
-                baseline = worktree.snapshot(cwd)
+                baseline = worktree.snapshot(cwd, files=files)
             except worktree.WorktreeError:
                 baseline = None  # not a git repository: no diff
             if baseline is not None:
@@ -596,7 +629,14 @@ def _launch(
         branch=record.branch,
         base_commit=record.base_commit if isolated else None,
     )
-    task.write()
+    try:
+        task.write(files)
+    except OSError as exc:  # RemoteUnavailable too: no agent exists yet, nothing to resend
+        return _fail(
+            actx, record, "ARTIFACT_WRITE_FAILED",
+            f"the task envelope {task.task_path} could not be written: {exc}",
+            slot=slot, began=began,
+        )  # fmt: skip
 
     client = actx.client
     try:
@@ -799,10 +839,13 @@ def _prompt_unconfirmed(
     logger.warning("agent prompt lost its connection: the prompt may have been delivered")
     info = _fresh(actx, record.pane_id) if record.pane_id else None
     session = record.session_path or completion.session_path_of(info)
-    readable = files_reachable(actx.config, record.machine)
-    landed = completion.prompt_landed(
-        record, info, session if readable else None, actx.config.artifact_dir
-    )
+    try:
+        landed = completion.prompt_landed(
+            record, info, session, actx.config.artifact_dir,
+            files=task_files(actx.config, record.machine),
+        )  # fmt: skip
+    except OSError:  # the machine's files cannot be read now: not known yet
+        landed = False
     changes: dict[str, Any] = {"status": "running"}
     if landed:
         changes["delivery"] = completion.sent(record, None)

@@ -364,11 +364,11 @@ def _message_of(entry: Mapping[str, Any]) -> tuple[Role, dict[str, Any]] | None:
     return None
 
 
-def load_messages(path: str | Path) -> list[TranscriptMessage]:
+def load_messages(path: str | Path, *, files: RemoteFiles | None = None) -> list[TranscriptMessage]:
     """All messages of the active branch, indexed from 0 (untruncated text)."""
     messages: list[TranscriptMessage] = []
     prompt = -1
-    for entry in _active_branch(read_entries(path)):
+    for entry in _active_branch(read_entries(path, files=files)):
         found = _message_of(entry)
         if found is None:
             continue
@@ -392,7 +392,24 @@ def load_messages(path: str | Path) -> list[TranscriptMessage]:
 # -- the two public reads ------------------------------------------------------------------
 
 
-def _require_file(path: str | Path | None, task_error: str | None) -> Path:
+def _remote_size(file: Path, files: RemoteFiles, task_error: str | None) -> int:
+    """The session's size on a machine over SSH (-1: missing)."""
+    try:
+        return files.read_bounded(str(file), 0).size
+    except FileNotFoundError:
+        return -1
+    except OSError as exc:  # a link or FIFO there, or the machine cannot be reached
+        raise NoTranscript(
+            f"the pi session file {file} on {files.machine} could not be read: "
+            f"{exc.strerror or exc}",
+            path=str(file),
+            task_error=task_error,
+        ) from None
+
+
+def _require_file(
+    path: str | Path | None, task_error: str | None, files: RemoteFiles | None = None
+) -> Path:
     if path is None:
         raise NoTranscript(
             "this task has no pi session file"
@@ -401,18 +418,10 @@ def _require_file(path: str | Path | None, task_error: str | None) -> Path:
             task_error=task_error,
         )
     file = Path(path)
-    try:
-        info = file.lstat()
-    except FileNotFoundError:
-        size = -1
+    if files is not None and not isinstance(files, LocalFiles):
+        size = _remote_size(file, files, task_error)
     else:
-        if not stat.S_ISREG(info.st_mode):
-            raise NoTranscript(
-                f"the pi session file {file} is not a regular file (a link, a FIFO, ...): not read",
-                path=str(file),
-                task_error=task_error,
-            )
-        size = info.st_size
+        size = _local_size(file, task_error)
     if size <= 0:
         state = "does not exist" if size < 0 else "is empty"
         raise NoTranscript(
@@ -424,12 +433,28 @@ def _require_file(path: str | Path | None, task_error: str | None) -> Path:
     return file
 
 
+def _local_size(file: Path, task_error: str | None) -> int:
+    """The session's size here (-1: missing); a link or FIFO is refused, never followed."""
+    try:
+        info = file.lstat()
+    except FileNotFoundError:
+        return -1
+    if not stat.S_ISREG(info.st_mode):
+        raise NoTranscript(
+            f"the pi session file {file} is not a regular file (a link, a FIFO, ...): not read",
+            path=str(file),
+            task_error=task_error,
+        )
+    return info.st_size
+
+
 def read_transcript(
     path: str | Path | None,
     *,
     from_: int = 0,
     limit: int = DEFAULT_LIMIT,
     task_error: str | None = None,
+    files: RemoteFiles | None = None,
 ) -> TranscriptPage:
     """One page of the transcript at ``path``.
 
@@ -439,9 +464,9 @@ def read_transcript(
     ends. Raises :class:`NoTranscript` (with ``task_error``, the task's recorded failure)
     when there is no session file or it is still empty.
     """
-    file = _require_file(path, task_error)
+    file = _require_file(path, task_error, files)
     try:
-        messages = load_messages(file)
+        messages = load_messages(file, files=files)
     except OSError as exc:  # swapped or removed since the check
         raise NoTranscript(
             f"the pi session file {file} could not be read: {exc.strerror or exc}",
@@ -495,17 +520,20 @@ def _user_text(entry: Mapping[str, Any]) -> str | None:
     return _content_text(message.get("content"))
 
 
-def last_assistant_message(path: str | Path | None) -> LastAssistant | None:
+def last_assistant_message(
+    path: str | Path | None, *, files: RemoteFiles | None = None
+) -> LastAssistant | None:
     """The newest assistant message on the active branch, or ``None`` if there is none yet.
 
     The text is the message's text blocks joined with newlines (pi's final answer), full
     length: truncation for the model is the caller's job (``maxResultChars``). Safe to call
     while pi appends (a torn last line is ignored); a missing file is ``None``, not an error.
+    ``files``: where the session is (this host by default, or a machine over SSH).
     """
     if path is None:
         return None
     try:
-        entries = read_entries(path)
+        entries = read_entries(path, files=files)
     except OSError:  # missing, or not a regular file (never followed, never blocked on)
         return None
     for entry in reversed(_active_branch(entries)):
@@ -531,15 +559,18 @@ class PromptAnswer:
     latest: LastAssistant | None = None
 
 
-def answer_to(path: str | Path, marker: str) -> PromptAnswer | None:
+def answer_to(
+    path: str | Path, marker: str, *, files: RemoteFiles | None = None
+) -> PromptAnswer | None:
     """Whether the session at ``path`` holds our prompt (the first user message containing
     ``marker``) and the answer to it; ``None`` when the file does not exist (yet).
 
     This is the evidence behind a pi task's ``completed``: Herdr's idle status alone says
-    only that pi is not working, not that it answered *our* prompt.
+    only that pi is not working, not that it answered *our* prompt. ``files``: where the
+    session is (this host by default, or the task's machine over SSH).
     """
     try:
-        entries = read_entries(path)
+        entries = read_entries(path, files=files)
     except FileNotFoundError:
         return None
     branch = _active_branch(entries)

@@ -29,6 +29,7 @@ from orchestrator.agent_tools.fleet import (
     same_agent,
 )
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord
+from orchestrator.agent_tools.remote_files import task_files
 from orchestrator.agent_tools.transcript import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
@@ -225,7 +226,12 @@ def read_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, An
         return _foreign_failure(agent, NO_TRANSCRIPT, message)
     try:
         page = read_transcript(
-            path, from_=from_, limit=limit, task_error=error_text(record) if record else None
+            path,
+            from_=from_,
+            limit=limit,
+            task_error=error_text(record) if record else None,
+            # an owned task's session is read where it runs (over SSH on its machine)
+            files=task_files(ctx.config, record.machine) if record else None,
         )
     except NoTranscript as exc:
         if record is not None:

@@ -269,10 +269,31 @@ def test_a_remote_spawn_needs_an_absolute_cwd_and_file_access() -> None:
     with pytest.raises(GateError, match="list it in sharedFilesystem") as info:
         check_spawn_machine(Config(machines=("gpu",)), "gpu", "/srv/repo")
     assert (info.value.code, info.value.field) == ("MACHINE_NO_FILE_ACCESS", "machine")
+    # an SSH-only machine is accepted here; remote_task checks what it needs (sshConfig,
+    # machineArtifactDirs) before anything runs (test_machines_ssh.py)
     ssh_only = Config(machines=("gpu",), machine_targets={"gpu": "dev@gpu"})
-    with pytest.raises(GateError, match="over SSH is not implemented yet") as info:
-        check_spawn_machine(ssh_only, "gpu", "/srv/repo")
-    assert info.value.code == "MACHINE_SSH_NOT_SUPPORTED"
+    assert check_spawn_machine(ssh_only, "gpu", "/srv/repo") == "gpu"
+
+
+@pytest.mark.parametrize("path", ["relative/dir", "/srv/../etc", "/srv/a\nb", ""])
+def test_a_machine_artifact_dir_must_be_an_absolute_plain_path(tmp_path: Path, path: str) -> None:
+    _write(
+        tmp_path,
+        f'machines = ["gpu"]\n[machineArtifactDirs]\ngpu = {json.dumps(path)}\n',
+    )
+    with pytest.raises(ConfigError, match=r"machineArtifactDirs(\.gpu: bad directory|: expected)"):
+        load_config(_env(tmp_path))
+
+
+def test_machine_artifact_dirs_name_enabled_machines_and_come_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    _write(tmp_path, '[machineArtifactDirs]\ngpu = "/srv/agents"\n')
+    with pytest.raises(ConfigError, match="machineArtifactDirs: machine 'gpu' is not listed"):
+        load_config(_env(tmp_path))
+    _write(tmp_path, 'machines = ["gpu"]\n')
+    env = _env(tmp_path, HERDR_ORCHESTRATOR_MACHINE_ARTIFACT_DIRS="gpu=/srv/agents/")
+    assert load_config(env).machine_artifact_dirs == {"gpu": "/srv/agents"}
 
 
 @pytest.mark.parametrize("label", ["-F/tmp/x", " box", "a\nb", "x" * 129])
