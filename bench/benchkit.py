@@ -34,6 +34,7 @@ from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
 from orchestrator.client.errors import NotFound
 from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.registry import run_tool
+from orchestrator.tools.tool import ToolContext
 
 #: prefix of the machine-readable line ``--json`` prints (``run_all.py`` looks for it)
 JSON_MARKER = "BENCH-JSON "
@@ -216,15 +217,24 @@ def agent_tools_env(directory: Path, sim: Simulator, max_concurrent: int) -> dic
     )
 
 
-def spawn_via_tool(sim: Simulator, env: dict[str, str], repo: Path, name: str) -> dict[str, Any]:
-    """One ``herdr_spawn_agent`` (through ``run_tool``, a fresh context as one MCP call has)."""
+def agent_tools_context(sim: Simulator, env: dict[str, str]) -> AgentToolsContext:
+    """A fresh agent-tools context with its own socket client (what one MCP call builds)."""
     client = HerdrClient.build("socket", socket_path=sim.socket_path, herdr=sim.cli_path, env=env)
-    context = AgentToolsContext.create(env, client=client)
+    return AgentToolsContext.create(env, client=client)
+
+
+def spawn_on(context: ToolContext, repo: Path, name: str) -> dict[str, Any]:
+    """One ``herdr_spawn_agent`` on ``context`` (through ``run_tool``); it must complete."""
     arguments = {"prompt": "say ok", "cwd": str(repo), "name": name, "timeout_ms": AGENT_TIMEOUT_MS}
     result = run_tool("herdr_spawn_agent", arguments, context)
     if result.get("status") != "completed":
         raise RuntimeError(f"spawn {name} did not complete: {result}")
     return result
+
+
+def spawn_via_tool(sim: Simulator, env: dict[str, str], repo: Path, name: str) -> dict[str, Any]:
+    """One ``herdr_spawn_agent`` (through ``run_tool``, a fresh context as one MCP call has)."""
+    return spawn_on(agent_tools_context(sim, env), repo, name)
 
 
 def spawn_direct(sim: Simulator, workspace: str, repo: Path, name: str) -> None:
