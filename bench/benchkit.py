@@ -28,7 +28,10 @@ from typing import Any
 
 from herdr_sim import Simulator
 from herdr_sim.client import call
+from herdr_sim.herdr_cli.endpoints import EndpointCatalog
+from herdr_sim.machine_host import SshHost
 from herdr_sim.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
+from herdr_sim.ssh_servers import new_ssh_host
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
 from orchestrator.client.errors import NotFound
@@ -315,6 +318,39 @@ def close_agent_tabs(sim: Simulator, workspace: str) -> None:
     for tab in tabs[1:]:
         with suppress(NotFound):  # its last pane exited meanwhile, which closed it
             api(sim, "tab.close", tab_id=tab["tab_id"])
+
+
+# -- a saved machine: a second simulator behind an SSH server, in the local catalog --
+
+
+@contextmanager
+def saved_machine(
+    directory: Path, remote: Simulator, env: dict[str, str], name: str = "box"
+) -> Iterator[SshHost]:
+    """``remote`` behind an SSH server, saved as machine ``name`` in ``env``'s catalog.
+
+    The server keeps its files under ``directory`` (``ssh``, ``rhome``, ``rcfg``); the
+    client's SSH config goes to ``env``'s ``HERDR_SIM_CONFIG_DIR``. Stopped on exit.
+    """
+    host = new_ssh_host(directory / "ssh", directory / "rhome", directory / "rcfg", name)
+    host.start()
+    try:
+        host.install_remote_herdr()
+        host.link_session(remote.socket_path)
+        config = Path(env["HERDR_SIM_CONFIG_DIR"])
+        (config / "ssh").mkdir(mode=0o700, parents=True, exist_ok=True)
+        (config / "ssh" / "config").write_text(host.client_config())
+        catalog = EndpointCatalog.load(env)
+        catalog.add(name, name, "default")
+        catalog.store(env)
+        yield host
+    finally:
+        host.stop()
+
+
+def ssh_server_name(host: SshHost) -> str:
+    """Which SSH server played the machine (a detail row of the machine benchmarks)."""
+    return "OpenSSH sshd" if type(host) is SshHost else "asyncssh, in-process"
 
 
 def format_result(result: Result) -> str:
