@@ -2,8 +2,10 @@
 
 Every call goes through the registry (``run_tool``), exactly as MCP and
 ``herdr-orchestrator call`` run it. The fake pi plays the scenario in
-``<root>/scenario.json`` (``HERDR_SIM_FAKE_SCENARIO`` in every pane, set by the module's
+``<root>/scenario.json`` (``HERDR_SIM_FAKE_SCENARIO`` in every pane, set by this module's
 ``herdr_pane_env`` override): write it with :meth:`ManagedWorld.scenario` before a delegation.
+A test module binds the two fixtures by name (``herdr_pane_env = managed_world.herdr_pane_env``,
+``world = managed_world.world``): they override the plugin's pane env for that module only.
 The controller runs outside Herdr (no ``HERDR_PANE_ID``), so ``agent_list`` is the pull path
 where results and questions are delivered; :meth:`ManagedWorld.restart` builds a fresh
 controller (a new server process's) over the same state dir.
@@ -15,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.config import Config
@@ -37,6 +41,22 @@ DEFINITIONS = {
 def pane_env(root: Path) -> dict[str, str]:
     """The variables every pane of the world's simulator gets."""
     return {"HERDR_SIM_FAKE_SCENARIO": str(root / SCENARIO_FILE)}
+
+
+@pytest.fixture
+def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
+    """The simulator's pane variables for a module that uses :func:`world` (import both)."""
+    return pane_env(tmp_path)
+
+
+@pytest.fixture
+def world(
+    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ManagedWorld:
+    """A :class:`ManagedWorld` under ``tmp_path``, run from its ``work`` directory."""
+    made = ManagedWorld(herdr_server, tmp_path)
+    monkeypatch.chdir(tmp_path / "work")
+    return made
 
 
 @dataclass

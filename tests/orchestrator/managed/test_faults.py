@@ -21,31 +21,22 @@ from orchestrator.managed.owner import PaneOwner
 from orchestrator.managed.tools import BACKGROUND_KEY, enable_background
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.request_log import RequestLog
-from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
+from tests.orchestrator.managed import managed_world
+from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import wait_until
 
 pytestmark = FAST_AGENTS
+
+#: the fixtures of a managed world (a simulator whose fake pis play the world's scenario)
+herdr_pane_env = managed_world.herdr_pane_env
+world = managed_world.world
 
 #: the Herdr methods that only read (what a read-only controller may send)
 READS = frozenset(
     {"pane.get", "pane.list", "agent.get", "agent.list", "agent.read", "tab.list",
      "workspace.list", "pane.process_info", "pane.read", "ping"}
 )  # fmt: skip
-
-
-@pytest.fixture
-def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
-    return pane_env(tmp_path)
-
-
-@pytest.fixture
-def world(
-    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> ManagedWorld:
-    made = ManagedWorld(herdr_server, tmp_path)
-    monkeypatch.chdir(tmp_path / "work")
-    return made
 
 
 def mailbox_of(world: ManagedWorld, started: dict[str, object]) -> Mailbox:
