@@ -24,6 +24,7 @@ from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.sync import HerdrClient
+from orchestrator.client.types import WorkspaceCreated
 from orchestrator.managed.service import ManagedService
 from orchestrator.managed.tools import managed_service
 from orchestrator.tools.registry import run_tool
@@ -103,6 +104,26 @@ class ManagedWorld:
 
     def scenario(self, scenario: Scenario) -> None:
         scenario.dump(self.root / SCENARIO_FILE)
+
+    def run_in_pane(self, pane_id: str) -> None:
+        """The controller from now on as one running in ``pane_id`` (its ``HERDR_PANE_ID``;
+        what the context derived from the environment, such as the owner channel, rebuilt)."""
+        self.ctx.env = {**self.ctx.env, "HERDR_PANE_ID": pane_id}
+        self.ctx.derived.clear()
+
+    def run_in_an_idle_pi(self) -> WorkspaceCreated:
+        """The controller in the pane of an idle fake pi (the default scenario) in a new
+        workspace ``owner``; that workspace."""
+        self.scenario(Scenario())
+        client = self.client
+        created = client.workspace_create(str(self.root / "work"), label="owner", focus=False)
+        owner_pane = created.root_pane.pane_id
+        client.agent_start("owner", "pi", owner_pane, timeout_ms=20_000)
+        wait_until(
+            lambda: client.agent_get(owner_pane).agent_status == "idle", 10, what="idle owner"
+        )
+        self.run_in_pane(owner_pane)
+        return created
 
     def call(self, name: str, **arguments: Any) -> dict[str, Any]:
         result = run_tool(name, arguments, self.ctx)

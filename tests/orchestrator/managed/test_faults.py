@@ -132,14 +132,8 @@ def test_a_linked_or_truncated_mailbox_record_is_unknown_and_nothing_is_lost(
 def test_an_owner_whose_pane_died_gets_its_result_once_by_the_pull(world: ManagedWorld) -> None:
     """The lead's host pane is closed while its agent works: the result is not lost (the
     push has nowhere to go) and agent_list delivers it, once."""
-    world.scenario(Scenario())
-    client = world.client
-    created = client.workspace_create(str(world.root / "work"), label="owner", focus=False)
-    owner_pane = created.root_pane.pane_id
-    client.agent_start("owner", "pi", owner_pane, timeout_ms=20_000)
-    wait_until(lambda: client.agent_get(owner_pane).agent_status == "idle", 10, what="idle owner")
-    world.ctx.env = {**world.ctx.env, "HERDR_PANE_ID": owner_pane}
-    world.ctx.derived.clear()
+    created = world.run_in_an_idle_pi()
+    client, owner_pane = world.client, created.root_pane.pane_id
     assert isinstance(world.service.owner, PaneOwner)
     world.scenario(Scenario().wait(300).reply("orphaned result"))
     started = world.ok("agent_delegate", definition="scout", task="x", label="orphan")
