@@ -60,8 +60,27 @@ def world(
     return made
 
 
+class ToolCaller:
+    """A controller's calls: ``run_tool`` on ``ctx`` as MCP makes them, and every delivery
+    an ``agent_list`` answered kept in ``deliveries`` (the real-pi tests' lead is one too)."""
+
+    ctx: AgentToolsContext
+    deliveries: list[dict[str, Any]]
+
+    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = run_tool(name, arguments, self.ctx)
+        if name == "agent_list" and result.get("ok"):
+            self.deliveries += result["deliveries"]
+        return result
+
+    def ok(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = self.call(name, **arguments)
+        assert result["ok"] is True, result
+        return result
+
+
 @dataclass
-class ManagedWorld:
+class ManagedWorld(ToolCaller):
     server: HerdrServer
     root: Path
     ctx: AgentToolsContext = field(init=False)
@@ -124,17 +143,6 @@ class ManagedWorld:
         )
         self.run_in_pane(owner_pane)
         return created
-
-    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
-        result = run_tool(name, arguments, self.ctx)
-        if name == "agent_list" and result.get("ok"):
-            self.deliveries += result["deliveries"]
-        return result
-
-    def ok(self, name: str, **arguments: Any) -> dict[str, Any]:
-        result = self.call(name, **arguments)
-        assert result["ok"] is True, result
-        return result
 
     def refused(self, name: str, category: str, **arguments: Any) -> dict[str, Any]:
         result = self.call(name, **arguments)
