@@ -120,6 +120,8 @@ def test_bad_lines_get_error_answers_and_the_bridge_goes_on(tmp_path: Path) -> N
     messages = [a["error"]["message"] for a in answers if not a["ok"]]
     assert "request is not JSON" in messages[0] and "hello first" in messages[3]
     assert "unknown op 'launch'" in messages[4]
+    assert messages[7] == "field 'piSessionFile' is not a string or null"
+    assert messages[11] == "field 'assistantText' is not a string or null"
 
 
 def test_a_wrong_environment_is_answered_at_hello(tmp_path: Path) -> None:
