@@ -138,16 +138,23 @@ def api(sim: Simulator, method: str, **params: Any) -> dict[str, Any]:
     return call(sim.socket_path, method, params)
 
 
-def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
-    """Block (server side) until the pane's screen shows the shell prompt."""
+def wait_output(
+    sim: Simulator, pane_id: str, regex: str, source: str = "visible", timeout: float = 10.0
+) -> None:
+    """Block (server side) until a line of the pane's ``source`` matches ``regex``."""
     api(
         sim,
         "pane.wait_for_output",
         pane_id=pane_id,
-        source="visible",
-        match={"type": "regex", "value": PROMPT_REGEX},
+        source=source,
+        match={"type": "regex", "value": regex},
         timeout_ms=int(timeout * 1000),
     )
+
+
+def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
+    """Block (server side) until the pane's screen shows the shell prompt."""
+    wait_output(sim, pane_id, PROMPT_REGEX, timeout=timeout)
 
 
 def proc_status(field: str) -> int:
