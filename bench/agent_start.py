@@ -19,26 +19,17 @@ later by default; the turn itself is nearly free).
 from __future__ import annotations
 
 import argparse
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import benchkit
 from benchkit import Result, median, ms, percentile
 
-SETTLE = 0.5
-SUBMIT_DELAY = 0.3
+SETTLE = benchkit.AGENT_SETTLE
+SUBMIT_DELAY = benchkit.AGENT_SUBMIT_DELAY
 SLACK = 0.3
 POLL = 0.005
 PROMPTS_PER_AGENT = 3
-
-
-def _manifests() -> Path | None:
-    env = os.environ.get("HERDR_CONTRACTS_DIR")
-    base = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "contracts"
-    found = base / "agent-detection"
-    return found if found.is_dir() else None
 
 
 def _until_ready(sim: Any, name: str, timeout: float = 15.0) -> dict[str, Any]:
@@ -57,12 +48,7 @@ def run(args: argparse.Namespace) -> list[Result]:
     rounds = 3 if args.quick else 10
     starts: list[float] = []
     prompts: list[float] = []
-    settings: dict[str, Any] = {
-        "agent_start_settle": SETTLE,
-        "agent_prompt_submit_delay": SUBMIT_DELAY,
-        "agent_manifests_dir": _manifests(),
-        "persist": False,
-    }
+    settings = benchkit.agent_sim_settings()
     with benchkit.work_dir() as directory, benchkit.simulator(directory, **settings) as sim:
         for index in range(rounds):
             created = benchkit.api(sim, "workspace.create", cwd=str(directory))

@@ -31,158 +31,47 @@ and a spawn takes no lock once the agents workspace exists).
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import threading
-import time
-from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import benchkit
 from benchkit import Result, median, ms
 
-from herdr_sim.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
-from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
-from orchestrator.tools.registry import run_tool
 from orchestrator.tools.tool import ToolContext
 
-SETTLE = 0.5
-SUBMIT_DELAY = 0.3
+SETTLE = benchkit.AGENT_SETTLE
+SUBMIT_DELAY = benchkit.AGENT_SUBMIT_DELAY
 SLACK = 0.5
 FLEET = 20
 PARALLEL_TARGET = 1.2
-TIMEOUT_MS = 60_000
-#: Herdr's CLI polls ``agent.get`` this often after ``agent.start`` (so does the client)
-START_POLL = START_POLL_INTERVAL
-
-
-def _manifests() -> Path | None:
-    env = os.environ.get("HERDR_CONTRACTS_DIR")
-    base = Path(env) if env else Path(__file__).resolve().parents[2] / "shared" / "contracts"
-    found = base / "agent-detection"
-    return found if found.is_dir() else None
-
-
-def _git_repo(path: Path) -> Path:
-    path.mkdir()
-    (path / "README.md").write_text("bench\n")
-    ident = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-    for argv in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "init"]):
-        subprocess.run(["git", *ident, *argv], cwd=path, check=True, capture_output=True)
-    return path
-
-
-def _spawn(ctx: ToolContext, repo: Path, name: str) -> dict[str, Any]:
-    """One ``herdr_spawn_agent`` call on the shared context, as the MCP server makes it."""
-    arguments = {"prompt": "say ok", "cwd": str(repo), "name": name, "timeout_ms": TIMEOUT_MS}
-    result = run_tool("herdr_spawn_agent", arguments, ctx)
-    if result.get("status") != "completed":
-        raise RuntimeError(f"spawn {name} did not complete: {result}")
-    return result
-
-
-def _direct(sim: Any, workspace: str, repo: Path, name: str) -> None:
-    """The Herdr calls under one spawn, straight over the socket."""
-    tab = benchkit.api(
-        sim, "tab.create", workspace_id=workspace, cwd=str(repo), label=name, focus=False
-    )
-    pane = tab["root_pane"]["pane_id"]
-    benchkit.api(sim, "agent.start", name=name, kind="pi", pane_id=pane, timeout_ms=TIMEOUT_MS)
-    deadline = time.perf_counter() + TIMEOUT_MS / 1000
-    while not benchkit.api(sim, "agent.get", target=name)["agent"].get("interactive_ready"):
-        if time.perf_counter() > deadline:
-            raise RuntimeError(f"{name} never became interactive_ready")
-        time.sleep(START_POLL)
-    done = benchkit.api(
-        sim,
-        "agent.prompt",
-        target=name,
-        text="say ok",
-        wait={"until": ["idle", "done", "blocked"], "timeout_ms": TIMEOUT_MS},
-    )
-    status = done["agent"]["agent_status"]
-    if status not in ("idle", "done"):
-        raise RuntimeError(f"{name} settled as {status}")
-
-
-def _batch(jobs: list[Callable[[], object]]) -> float:
-    """Wall seconds from a common start until the last of ``jobs`` (one thread each) ends."""
-    barrier = threading.Barrier(len(jobs) + 1)
-    errors: list[BaseException] = []
-
-    def run(job: Callable[[], object]) -> None:
-        barrier.wait()
-        try:
-            job()
-        except BaseException as exc:  # reported after the batch
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    began = time.perf_counter()
-    for thread in threads:
-        thread.join(timeout=120)
-    wall = time.perf_counter() - began
-    if errors or any(thread.is_alive() for thread in threads):
-        raise RuntimeError(f"batch failed: {errors[:3]}")
-    return wall
-
-
-def _close_agent_tabs(sim: Any, workspace: str) -> None:
-    """Close every tab of ``workspace`` but its first (and with them the agents)."""
-    tabs = benchkit.api(sim, "tab.list", workspace_id=workspace)["tabs"]
-    for tab in tabs[1:]:
-        benchkit.api(sim, "tab.close", tab_id=tab["tab_id"])
 
 
 def run(args: argparse.Namespace) -> list[Result]:
     """Measure; see the module docstring."""
     rounds = 3 if args.quick else 10
     batches = 1 if args.quick else 3
-    settings: dict[str, Any] = {
-        "agent_start_settle": SETTLE,
-        "agent_prompt_submit_delay": SUBMIT_DELAY,
-        "agent_manifests_dir": _manifests(),
-        "persist": False,
-    }
+    settings: dict[str, Any] = benchkit.agent_sim_settings()
     singles: list[float] = []
     tools: list[float] = []
     directs: list[float] = []
+    spawn, direct = benchkit.spawn_on, benchkit.spawn_direct
     with benchkit.work_dir() as directory, benchkit.simulator(directory, **settings) as sim:
-        repo = _git_repo(directory / "repo")
-        env = benchkit.clean_env(
-            HOME=str(directory / "home"),
-            XDG_CONFIG_HOME=str(directory / "config"),
-            HERDR_SOCKET_PATH=str(sim.socket_path),
-            HERDR_BIN_PATH=str(sim.cli_path),
-            HERDR_ORCHESTRATOR_STATE_DIR=str(directory / "state"),
-            HERDR_ORCHESTRATOR_MAX_CONCURRENT=str(FLEET),
-            HERDR_ORCHESTRATOR_TRANSPORT="socket",
-        )
+        repo = benchkit.git_repo(directory / "repo")
+        env = benchkit.agent_tools_env(directory, sim, FLEET)
         ctx = ToolContext.from_env(env)  # one per server process, as `serve` keeps it
-        _spawn(ctx, repo, "warm-up")  # creates the herdr-agents workspace
-        workspace = next(
-            w["workspace_id"]
-            for w in benchkit.api(sim, "workspace.list")["workspaces"]
-            if w.get("label") == WORKSPACE_LABEL
-        )
-        _close_agent_tabs(sim, workspace)
-        singles.extend(
-            benchkit.timed(partial(_spawn, ctx, repo, f"one-{i}")) for i in range(rounds)
-        )
-        _close_agent_tabs(sim, workspace)
+        spawn(ctx, repo, "warm-up")  # creates the herdr-agents workspace
+        workspace = benchkit.agents_workspace(sim)
+        benchkit.close_agent_tabs(sim, workspace)
+        singles.extend(benchkit.timed(partial(spawn, ctx, repo, f"one-{i}")) for i in range(rounds))
+        benchkit.close_agent_tabs(sim, workspace)
         for batch in range(batches):
             names = [f"b{batch}-{i}" for i in range(FLEET)]
             directs.append(
-                _batch([partial(_direct, sim, workspace, repo, f"d-{n}") for n in names])
+                benchkit.run_batch([partial(direct, sim, workspace, repo, f"d-{n}") for n in names])
             )
-            _close_agent_tabs(sim, workspace)
-            tools.append(_batch([partial(_spawn, ctx, repo, f"t-{n}") for n in names]))
-            _close_agent_tabs(sim, workspace)
+            benchkit.close_agent_tabs(sim, workspace)
+            tools.append(benchkit.run_batch([partial(spawn, ctx, repo, f"t-{n}") for n in names]))
+            benchkit.close_agent_tabs(sim, workspace)
     single_p50, tool_p50, direct_p50 = median(singles), median(tools), median(directs)
     single_target = SETTLE + SUBMIT_DELAY + SLACK
     ratio = tool_p50 / direct_p50

@@ -28,12 +28,16 @@ from typing import Any
 
 from herdr_sim import Simulator
 from herdr_sim.client import call
+from herdr_sim.herdr_cli.endpoints import EndpointCatalog
+from herdr_sim.machine_host import SshHost
 from herdr_sim.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
+from herdr_sim.ssh_servers import new_ssh_host
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
 from orchestrator.client.errors import NotFound
 from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.registry import run_tool
+from orchestrator.tools.tool import ToolContext
 
 #: prefix of the machine-readable line ``--json`` prints (``run_all.py`` looks for it)
 JSON_MARKER = "BENCH-JSON "
@@ -134,16 +138,23 @@ def api(sim: Simulator, method: str, **params: Any) -> dict[str, Any]:
     return call(sim.socket_path, method, params)
 
 
-def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
-    """Block (server side) until the pane's screen shows the shell prompt."""
+def wait_output(
+    sim: Simulator, pane_id: str, regex: str, source: str = "visible", timeout: float = 10.0
+) -> None:
+    """Block (server side) until a line of the pane's ``source`` matches ``regex``."""
     api(
         sim,
         "pane.wait_for_output",
         pane_id=pane_id,
-        source="visible",
-        match={"type": "regex", "value": PROMPT_REGEX},
+        source=source,
+        match={"type": "regex", "value": regex},
         timeout_ms=int(timeout * 1000),
     )
+
+
+def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
+    """Block (server side) until the pane's screen shows the shell prompt."""
+    wait_output(sim, pane_id, PROMPT_REGEX, timeout=timeout)
 
 
 def proc_status(field: str) -> int:
@@ -216,15 +227,24 @@ def agent_tools_env(directory: Path, sim: Simulator, max_concurrent: int) -> dic
     )
 
 
-def spawn_via_tool(sim: Simulator, env: dict[str, str], repo: Path, name: str) -> dict[str, Any]:
-    """One ``herdr_spawn_agent`` (through ``run_tool``, a fresh context as one MCP call has)."""
+def agent_tools_context(sim: Simulator, env: dict[str, str]) -> AgentToolsContext:
+    """A fresh agent-tools context with its own socket client (what one MCP call builds)."""
     client = HerdrClient.build("socket", socket_path=sim.socket_path, herdr=sim.cli_path, env=env)
-    context = AgentToolsContext.create(env, client=client)
+    return AgentToolsContext.create(env, client=client)
+
+
+def spawn_on(context: ToolContext, repo: Path, name: str) -> dict[str, Any]:
+    """One ``herdr_spawn_agent`` on ``context`` (through ``run_tool``); it must complete."""
     arguments = {"prompt": "say ok", "cwd": str(repo), "name": name, "timeout_ms": AGENT_TIMEOUT_MS}
     result = run_tool("herdr_spawn_agent", arguments, context)
     if result.get("status") != "completed":
         raise RuntimeError(f"spawn {name} did not complete: {result}")
     return result
+
+
+def spawn_via_tool(sim: Simulator, env: dict[str, str], repo: Path, name: str) -> dict[str, Any]:
+    """One ``herdr_spawn_agent`` (through ``run_tool``, a fresh context as one MCP call has)."""
+    return spawn_on(agent_tools_context(sim, env), repo, name)
 
 
 def spawn_direct(sim: Simulator, workspace: str, repo: Path, name: str) -> None:
@@ -305,6 +325,39 @@ def close_agent_tabs(sim: Simulator, workspace: str) -> None:
     for tab in tabs[1:]:
         with suppress(NotFound):  # its last pane exited meanwhile, which closed it
             api(sim, "tab.close", tab_id=tab["tab_id"])
+
+
+# -- a saved machine: a second simulator behind an SSH server, in the local catalog --
+
+
+@contextmanager
+def saved_machine(
+    directory: Path, remote: Simulator, env: dict[str, str], name: str = "box"
+) -> Iterator[SshHost]:
+    """``remote`` behind an SSH server, saved as machine ``name`` in ``env``'s catalog.
+
+    The server keeps its files under ``directory`` (``ssh``, ``rhome``, ``rcfg``); the
+    client's SSH config goes to ``env``'s ``HERDR_SIM_CONFIG_DIR``. Stopped on exit.
+    """
+    host = new_ssh_host(directory / "ssh", directory / "rhome", directory / "rcfg", name)
+    host.start()
+    try:
+        host.install_remote_herdr()
+        host.link_session(remote.socket_path)
+        config = Path(env["HERDR_SIM_CONFIG_DIR"])
+        (config / "ssh").mkdir(mode=0o700, parents=True, exist_ok=True)
+        (config / "ssh" / "config").write_text(host.client_config())
+        catalog = EndpointCatalog.load(env)
+        catalog.add(name, name, "default")
+        catalog.store(env)
+        yield host
+    finally:
+        host.stop()
+
+
+def ssh_server_name(host: SshHost) -> str:
+    """Which SSH server played the machine (a detail row of the machine benchmarks)."""
+    return "OpenSSH sshd" if type(host) is SshHost else "asyncssh, in-process"
 
 
 def format_result(result: Result) -> str:

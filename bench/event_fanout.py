@@ -212,14 +212,7 @@ def run(args: argparse.Namespace) -> list[Result]:
             benchkit.api(sim, "pane.send_text", pane_id=pane, text=PRINTER + "\n")
         for pane in panes:  # the printer runs: its first line clears the screen
             benchkit.api(sim, "pane.send_text", pane_id=pane, text="-\n")
-            benchkit.api(
-                sim,
-                "pane.wait_for_output",
-                pane_id=pane,
-                source="visible",
-                match={"type": "regex", "value": r"^-$"},
-                timeout_ms=10_000,
-            )
+            benchkit.wait_output(sim, pane, r"^-$")
         one = run_phase(sim, panes, 1, rounds)
         many = run_phase(sim, panes, SUBSCRIBERS, rounds)
     one_values, one_missing, _ = latencies(one, 1)

@@ -23,9 +23,6 @@ import benchkit
 from benchkit import Result, median, ms
 
 from herdr_sim import Simulator
-from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHost
-from herdr_sim.ssh_servers import new_ssh_host
 
 
 def _two_panes(sim: Simulator, cwd: str) -> None:
@@ -61,20 +58,11 @@ def _measure(directory: Path, rounds: int) -> tuple[dict[str, list[float]], str]
     ):
         _two_panes(local, str(directory))
         _two_panes(remote, str(directory))
-        host = new_ssh_host(directory / "ssh", directory / "rhome", directory / "rcfg", "box")
-        host.start()
-        try:
-            host.install_remote_herdr()
-            host.link_session(remote.socket_path)
-            config = directory / "local" / "cfg"
-            (config / "ssh").mkdir(mode=0o700, parents=True, exist_ok=True)
-            (config / "ssh" / "config").write_text(host.client_config())
-            env = benchkit.clean_env(
-                HERDR_SIM_CONFIG_DIR=str(config), HERDR_SOCKET_PATH=str(local.socket_path)
-            )
-            catalog = EndpointCatalog.load(env)
-            catalog.add("box", "box", "default")
-            catalog.store(env)
+        env = benchkit.clean_env(
+            HERDR_SIM_CONFIG_DIR=str(directory / "local" / "cfg"),
+            HERDR_SOCKET_PATH=str(local.socket_path),
+        )
+        with benchkit.saved_machine(directory, remote, env) as host:
             subjects = {
                 "remote": [str(local.cli_path), "--machine", "box", "pane", "list"],
                 "local": [str(local.cli_path), "pane", "list"],
@@ -87,9 +75,7 @@ def _measure(directory: Path, rounds: int) -> tuple[dict[str, list[float]], str]
             for _ in range(rounds):
                 for name, argv in subjects.items():
                     times[name].append(_run(argv, env))
-        finally:
-            host.stop()
-    return times, "OpenSSH sshd" if type(host) is SshHost else "asyncssh, in-process"
+    return times, benchkit.ssh_server_name(host)
 
 
 def _rows(times: dict[str, list[float]], server: str, rounds: int) -> list[Result]:

@@ -29,7 +29,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,6 @@ import benchkit
 from benchkit import Result, median
 
 from herdr_sim import Simulator
-from orchestrator.agent_tools.context import AgentToolsContext
-from orchestrator.client.sync import HerdrClient
 from orchestrator.managed.mailbox import Kind, Mailbox
 from orchestrator.tools.registry import run_tool
 
@@ -78,11 +76,6 @@ def _simulator(directory: Path, scenario: Path) -> Iterator[Simulator]:
         sim.stop()
 
 
-def _context(sim: Simulator, env: dict[str, str]) -> AgentToolsContext:
-    client = HerdrClient.build("socket", socket_path=sim.socket_path, herdr=sim.cli_path, env=env)
-    return AgentToolsContext.create(env, client=client)
-
-
 def _ok(result: dict[str, Any]) -> dict[str, Any]:
     if result.get("ok") is not True:
         raise RuntimeError(f"call failed: {result}")
@@ -93,7 +86,7 @@ class Controller:
     """One lead controller (one context, as one MCP server has) and what it was delivered."""
 
     def __init__(self, sim: Simulator, env: dict[str, str]) -> None:
-        self.ctx = _context(sim, env)
+        self.ctx = benchkit.agent_tools_context(sim, env)
         self.lock = threading.Lock()
         self.delivered: dict[tuple[str, str], float] = {}
 
@@ -119,44 +112,13 @@ class Controller:
             time.sleep(POLL_S)
 
 
-def _spawn(sim: Simulator, env: dict[str, str], cwd: Path, name: str) -> None:
-    arguments = {"prompt": "say ok", "cwd": str(cwd), "name": name, "timeout_ms": 60_000}
-    result = run_tool("herdr_spawn_agent", arguments, _context(sim, env))
-    if result.get("status") != "completed":
-        raise RuntimeError(f"spawn {name} did not complete: {result}")
-
-
-def _batch(jobs: list[Callable[[], object]]) -> float:
-    """Wall seconds from a common start until the last of ``jobs`` (one thread each) ends."""
-    barrier = threading.Barrier(len(jobs) + 1)
-    errors: list[BaseException] = []
-
-    def run(job: Callable[[], object]) -> None:
-        barrier.wait()
-        try:
-            job()
-        except BaseException as exc:  # reported after the batch
-            errors.append(exc)
-
-    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    began = time.perf_counter()
-    for thread in threads:
-        thread.join(timeout=TIMEOUT_S)
-    wall = time.perf_counter() - began
-    if errors or any(thread.is_alive() for thread in threads):
-        raise RuntimeError(f"batch failed: {errors[:3]}")
-    return wall
-
-
 def run(args: argparse.Namespace) -> list[Result]:
     """Measure; see the module docstring."""
     rounds = 3 if args.quick else 8
     managed: list[float] = []
     spawned: list[float] = []
     attention: list[float] = []
+    spawn = benchkit.spawn_via_tool  # a fresh context per call, each must complete
     with benchkit.work_dir() as directory:
         scenario = directory / "scenario.json"
         scenario.write_text("{}")
@@ -178,11 +140,11 @@ def run(args: argparse.Namespace) -> list[Result]:
             )
             with contextlib.chdir(work):
                 lead = Controller(sim, env)
-                _spawn(sim, env, work, "warm-up")
+                spawn(sim, env, work, "warm-up")
                 lead.call("agent_delegate", definition="worker", task="warm up", label="warm")
                 lead.wait({("result", "warm")})
                 for i in range(rounds):
-                    spawned.append(benchkit.timed(partial(_spawn, sim, env, work, f"s{i}")))
+                    spawned.append(benchkit.timed(partial(spawn, sim, env, work, f"s{i}")))
 
                     def delegate(i: int = i) -> None:
                         lead.call(
@@ -205,7 +167,7 @@ def run(args: argparse.Namespace) -> list[Result]:
                     attention.append(lead.delivered[("ask", f"a{i}")] - ask.created_at)
                     lead.call("agent_close", agent=f"a{i}")
                 scenario.write_text("{}")
-                fleet = _batch(
+                fleet = benchkit.run_batch(
                     [
                         partial(
                             lead.call,
@@ -215,12 +177,16 @@ def run(args: argparse.Namespace) -> list[Result]:
                             label=f"f{n}",
                         )
                         for n in range(FLEET)
-                    ]
+                    ],
+                    join_timeout=TIMEOUT_S,
                 )
                 began = time.perf_counter()
                 lead.wait({("result", f"f{n}") for n in range(FLEET)})
                 fleet += time.perf_counter() - began
-                spawns = _batch([partial(_spawn, sim, env, work, f"p{n}") for n in range(FLEET)])
+                spawns = benchkit.run_batch(
+                    [partial(spawn, sim, env, work, f"p{n}") for n in range(FLEET)],
+                    join_timeout=TIMEOUT_S,
+                )
     managed_p50, spawned_p50, attention_p50 = median(managed), median(spawned), median(attention)
     return [
         Result(

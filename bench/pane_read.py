@@ -40,14 +40,7 @@ def run(args: argparse.Namespace) -> list[Result]:
         command = f"seq -f 'scrollback line %05g of the pane.read benchmark' 1 {HISTORY_LINES}"
         text = f"{command}; echo FILL-$((6*7))"
         benchkit.api(sim, "pane.send_input", pane_id=pane, text=text, keys=["Enter"])
-        benchkit.api(
-            sim,
-            "pane.wait_for_output",
-            pane_id=pane,
-            source="recent",
-            match={"type": "regex", "value": "^FILL-42$"},
-            timeout_ms=30_000,
-        )
+        benchkit.wait_output(sim, pane, "^FILL-42$", source="recent", timeout=30.0)
         sizes: dict[str, int] = {}
         for name, params in kinds.items():
             read = benchkit.api(sim, "pane.read", pane_id=pane, **params)["read"]

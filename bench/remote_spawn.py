@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -27,11 +26,6 @@ from typing import Any
 import benchkit
 from benchkit import Result, median, ms
 
-from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHost
-from herdr_sim.ssh_servers import new_ssh_host
-from orchestrator.agent_tools.context import AgentToolsContext
-from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.registry import run_tool
 
 SETTLE = 0.5
@@ -39,18 +33,8 @@ SUBMIT_DELAY = 0.3
 TIMEOUT_MS = 60_000
 
 
-def _git_repo(path: Path) -> Path:
-    path.mkdir()
-    (path / "README.md").write_text("bench\n")
-    ident = ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
-    for argv in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "init"]):
-        subprocess.run(["git", *ident, *argv], cwd=path, check=True, capture_output=True)
-    return path
-
-
 def _spawn(sim: Any, env: dict[str, str], repo: Path, name: str, machine: str) -> None:
-    client = HerdrClient.build("socket", socket_path=sim.socket_path, herdr=sim.cli_path, env=env)
-    ctx = AgentToolsContext.create(env, client=client)
+    ctx = benchkit.agent_tools_context(sim, env)
     arguments = {"prompt": "say ok", "cwd": str(repo), "name": name, "timeout_ms": TIMEOUT_MS}
     if machine != "local":
         arguments["machine"] = machine
@@ -77,30 +61,20 @@ def run(args: argparse.Namespace) -> list[Result]:
             benchkit.simulator(directory / "local", **settings) as local,
             benchkit.simulator(directory / "remote", **settings) as remote,
         ):
-            host = new_ssh_host(directory / "ssh", directory / "rhome", directory / "rcfg", "box")
-            host.start()
-            try:
-                host.install_remote_herdr()
-                host.link_session(remote.socket_path)
-                config = directory / "local" / "cfg"
-                (config / "ssh").mkdir(mode=0o700, parents=True, exist_ok=True)
-                (config / "ssh" / "config").write_text(host.client_config())
-                env = benchkit.clean_env(
-                    HOME=str(directory / "home"),
-                    XDG_CONFIG_HOME=str(directory / "config"),
-                    HERDR_SIM_CONFIG_DIR=str(config),
-                    HERDR_SOCKET_PATH=str(local.socket_path),
-                    HERDR_BIN_PATH=str(local.cli_path),
-                    HERDR_ORCHESTRATOR_STATE_DIR=str(directory / "state"),
-                    HERDR_ORCHESTRATOR_MAX_CONCURRENT="64",
-                    HERDR_ORCHESTRATOR_TRANSPORT="socket",
-                    HERDR_ORCHESTRATOR_MACHINES="box",
-                    HERDR_ORCHESTRATOR_SHARED_FILESYSTEM="box",
-                )
-                catalog = EndpointCatalog.load(env)
-                catalog.add("box", "box", "default")
-                catalog.store(env)
-                repo = _git_repo(directory / "repo")
+            env = benchkit.clean_env(
+                HOME=str(directory / "home"),
+                XDG_CONFIG_HOME=str(directory / "config"),
+                HERDR_SIM_CONFIG_DIR=str(directory / "local" / "cfg"),
+                HERDR_SOCKET_PATH=str(local.socket_path),
+                HERDR_BIN_PATH=str(local.cli_path),
+                HERDR_ORCHESTRATOR_STATE_DIR=str(directory / "state"),
+                HERDR_ORCHESTRATOR_MAX_CONCURRENT="64",
+                HERDR_ORCHESTRATOR_TRANSPORT="socket",
+                HERDR_ORCHESTRATOR_MACHINES="box",
+                HERDR_ORCHESTRATOR_SHARED_FILESYSTEM="box",
+            )
+            with benchkit.saved_machine(directory, remote, env) as host:
+                repo = benchkit.git_repo(directory / "repo")
                 for machine in times:  # warm-up: each side's agents workspace
                     _spawn(local, env, repo, f"warm-{machine}", machine)
                 for i in range(rounds):
@@ -109,9 +83,7 @@ def run(args: argparse.Namespace) -> list[Result]:
                         samples.append(
                             benchkit.timed(partial(_spawn, local, env, repo, name, machine))
                         )
-            finally:
-                host.stop()
-    server = "OpenSSH sshd" if type(host) is SshHost else "asyncssh, in-process"
+    server = benchkit.ssh_server_name(host)
     remote_s, local_s = median(times["box"]), median(times["local"])
     return [
         Result(

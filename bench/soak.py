@@ -123,14 +123,7 @@ def cycle(sim: Simulator, cwd: str, number: int, agents_ws: str) -> None:
     other = split["pane"]["pane_id"]
     benchkit.wait_prompt(sim, other)
     benchkit.api(sim, "pane.send_text", pane_id=other, text=f"echo soak-$(({number}+1))\n")
-    benchkit.api(
-        sim,
-        "pane.wait_for_output",
-        pane_id=other,
-        source="recent",
-        match={"type": "regex", "value": f"^soak-{number + 1}$"},
-        timeout_ms=10_000,
-    )
+    benchkit.wait_output(sim, other, f"^soak-{number + 1}$", source="recent")
     benchkit.api(sim, "pane.read", pane_id=other, source="recent", lines=50)
     benchkit.api(sim, "pane.read", pane_id=pane, source="visible")
     benchkit.api(sim, "pane.close", pane_id=other)

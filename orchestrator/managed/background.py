@@ -37,7 +37,7 @@ from orchestrator.logs import task_logger
 from orchestrator.managed.attention import AgentObservation, ResultError, UnacknowledgedRequest
 from orchestrator.managed.clock import Clock, SystemClock
 from orchestrator.managed.errors import ManagedAgentError
-from orchestrator.managed.health import Capture, HealthMonitor
+from orchestrator.managed.health import Capture, HealthMonitor, relay_events
 from orchestrator.managed.inspect import bound_recent_output, foreground_commands
 from orchestrator.managed.mailbox import Box
 from orchestrator.managed.owner import OwnerKind, PaneOwner, PullOwner
@@ -304,13 +304,7 @@ class ControllerBackground:
             self.clock.wait_until(self.clock.now() + self.interval_s, self._stop)
 
     def _event_loop(self, events: Iterable[Mapping[str, Any]]) -> None:
-        try:
-            for _event in events:
-                if self._stop.is_set():
-                    break
-                self.notify()
-        except Exception:
-            logger.exception("the health event stream failed")
+        relay_events(events, self._stop, self.notify, logger)
 
     def start(self, events: Iterable[Mapping[str, Any]] | None = None) -> None:
         """Run the reconcile loop and every monitor's scan thread; each item of ``events``

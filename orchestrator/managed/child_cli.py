@@ -66,6 +66,15 @@ def _field(request: Mapping[str, Any], key: str, kind: type | tuple[type, ...]) 
     return value
 
 
+def _optional_str(request: Mapping[str, Any], key: str) -> str | None:
+    value = request.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ManagedAgentError(
+            "invalid_request", f"field {key!r} is not a string or null", operation="bridge"
+        )
+    return value
+
+
 class Bridge:
     """Answers bridge requests over one :class:`ManagedChild` (made at ``hello``)."""
 
@@ -110,12 +119,7 @@ class Bridge:
                 raise ManagedAgentError(
                     "invalid_request", "hello was already said", operation="bridge"
                 )
-            session_file = request.get("piSessionFile")
-            if session_file is not None and not isinstance(session_file, str):
-                raise ManagedAgentError(
-                    "invalid_request", "field 'piSessionFile' is not a string or null",
-                    operation="bridge",
-                )  # fmt: skip
+            session_file = _optional_str(request, "piSessionFile")
             session_id = _field(request, "piSessionId", str)
             cwd = _field(request, "cwd", str)
             pid = _field(request, "pid", int)
@@ -142,12 +146,7 @@ class Bridge:
                     operation="bridge",
                 )
             if event == "turn_end":
-                text = request.get("assistantText")
-                if text is not None and not isinstance(text, str):
-                    raise ManagedAgentError(
-                        "invalid_request", "field 'assistantText' is not a string or null",
-                        operation="bridge",
-                    )  # fmt: skip
+                text = _optional_str(request, "assistantText")
                 return {"ok": True, "result": child.turn_end(text)}
             if event == "compact":
                 retired, cancel = child.context_pressure(_field(request, "reason", str))

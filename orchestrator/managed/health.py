@@ -42,7 +42,7 @@ from typing import Any
 from orchestrator.client.errors import ClientError
 from orchestrator.client.transports import default_socket_path
 from orchestrator.client.wire import Subscription
-from orchestrator.logs import task_logger
+from orchestrator.logs import TaskLogger, task_logger
 from orchestrator.managed.attention import (
     STALE_AFTER_S,
     STALE_CAPTURE_LINES,
@@ -65,6 +65,7 @@ __all__ = [
     "LifecycleEvents",
     "attention_text",
     "format_duration",
+    "relay_events",
 ]
 
 logger = task_logger(__name__)
@@ -515,16 +516,27 @@ class HealthMonitor:
                 continue  # a test clock's real-time bound: wait again
 
     def _event_loop(self, events: Iterable[Mapping[str, Any]]) -> None:
-        try:
-            for _event in events:
-                if self._stop.is_set():
-                    break
-                self.notify()
-        except Exception:
-            logger.exception("the health event stream failed")
+        relay_events(events, self._stop, self.notify, logger)
 
 
 # -- Herdr's lifecycle events ------------------------------------------------------------------
+
+
+def relay_events(
+    events: Iterable[Mapping[str, Any]],
+    stop: threading.Event,
+    notify: Callable[[], None],
+    log: TaskLogger,
+) -> None:
+    """Call ``notify`` once per item of ``events`` until ``stop`` is set (an event thread's
+    body); a failing stream is logged to ``log``, never raised, since nothing joins on it."""
+    try:
+        for _event in events:
+            if stop.is_set():
+                break
+            notify()
+    except Exception:
+        log.exception("the health event stream failed")
 
 
 class LifecycleEvents:

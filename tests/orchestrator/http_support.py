@@ -12,8 +12,8 @@ import socket
 import ssl
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,10 +83,16 @@ def write_token(path: Path, token: str, mode: int = 0o600) -> Path:
     return path
 
 
-def start_simulator() -> HerdrServer:
+@contextmanager
+def simulator() -> Iterator[HerdrServer]:
+    """A simulator with the default settings (a module's, for its HTTP server); stopped on exit."""
     config = SimulatorConfig()
     config.coerce_paths()
-    return backends.start_sim(config)
+    server = backends.start_sim(config)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def tool_env(sim: HerdrServer, state: Path) -> dict[str, str]:

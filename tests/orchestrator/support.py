@@ -10,8 +10,10 @@ from typing import Any, Literal
 
 import pytest
 
+from orchestrator.agent_tools.transcript import load_messages
 from orchestrator.client.sync import HerdrClient
 from orchestrator.tools.tool import ToolContext
+from pytest_herdr.agents import Agent
 from pytest_herdr.backends import HerdrServer
 
 Kind = Literal["socket", "cli", "auto"]
@@ -76,3 +78,16 @@ def client(server: HerdrServer, kind: Kind, **kw: Any) -> HerdrClient:
 def context(server: HerdrServer, kind: Kind, env: Mapping[str, str] | None = None) -> ToolContext:
     """A tool context whose client is of ``kind`` on ``server``."""
     return ToolContext.with_client(client(server, kind), {**server.env, **(env or {})})
+
+
+def user_texts(agent: Agent) -> list[str]:
+    """What the fake pi received as prompts (from its session file; none before it exists)."""
+    session = agent.info.get("agent_session")
+    if session is None:  # pi reports its session shortly after start
+        return []
+    path = session["value"]
+    try:
+        messages = load_messages(path)
+    except FileNotFoundError:
+        return []
+    return [m["text"] for m in messages if m["role"] == "user"]

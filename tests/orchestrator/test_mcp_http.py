@@ -30,8 +30,8 @@ from tests.orchestrator.http_support import (
     read_head,
     request_head,
     sdk_session,
+    simulator,
     start_http_server,
-    start_simulator,
     tool_env,
 )
 from tests.orchestrator.support import received
@@ -46,11 +46,8 @@ ALLOWED_ORIGIN = "https://app.example:8443"
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[HerdrServer]:
-    server = start_simulator()
-    try:
+    with simulator() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

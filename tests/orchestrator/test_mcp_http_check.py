@@ -19,8 +19,8 @@ from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.http_support import (
     HttpServer,
     make_certs,
+    simulator,
     start_http_server,
-    start_simulator,
     tool_env,
     write_token,
 )
@@ -30,11 +30,8 @@ TOKEN = "check-token-6d1e0b9a"
 
 @pytest.fixture(scope="module")
 def sim() -> Iterator[HerdrServer]:
-    server = start_simulator()
-    try:
+    with simulator() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -270,17 +270,8 @@ def test_a_steer_reaches_pi_at_the_next_boundary(managed_pi: StartChild) -> None
 def test_an_interrupt_aborts_a_slow_tool_and_the_assignment_goes_on(
     managed_pi: StartChild,
 ) -> None:
-    script = (
-        Script()
-        .call_tool("bash", {"command": "while [ ! -e never ]; do sleep 0.05; done"},
-                   when=Match(user_contains="build", tool_result=False))
-        .reply("Stopped the build; here is the summary.", when=Match(user_contains="summarize"))
-    )  # fmt: skip
-    child = managed_pi(script)
-    task = child.mailbox.post(Kind.TASK, "build everything")
-    child.wait_requests(1)
+    child, task = building_forever(managed_pi, "Stopped the build; here is the summary.")
     child.wait_state("the child working", operation="working", active_request_id=task.message_id)
-    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
     child.mailbox.post(Kind.INTERRUPT, "stop and summarize", assignment_id=task.message_id)
     result = child.wait_to_owner(Kind.RESULT)
     assert (result.status, result.text) == ("completed", "Stopped the build; here is the summary.")
@@ -296,16 +287,7 @@ def test_an_interrupt_aborts_a_slow_tool_and_the_assignment_goes_on(
 
 
 def test_an_interrupt_supersedes_a_steer_pi_still_holds(managed_pi: StartChild) -> None:
-    script = (
-        Script()
-        .call_tool("bash", {"command": "while [ ! -e never ]; do sleep 0.05; done"},
-                   when=Match(user_contains="build", tool_result=False))
-        .reply("Summary only.", when=Match(user_contains="summarize"))
-    )  # fmt: skip
-    child = managed_pi(script)
-    task = child.mailbox.post(Kind.TASK, "build everything")
-    child.wait_requests(1)
-    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
+    child, task = building_forever(managed_pi, "Summary only.")
     steer = child.mailbox.post(Kind.STEER, "also lint", assignment_id=task.message_id)
     child.wait_consumed(steer)  # queued in pi: the tool never reaches a boundary
     child.pane.wait_for("also lint")  # pi shows it pending
@@ -322,16 +304,7 @@ def test_an_interrupt_in_the_same_poll_as_a_steer_supersedes_it(managed_pi: Star
     """A steer and an interrupt posted back to back (microseconds apart, against the
     extension's 250 ms poll: the same poll) — the bridge hands pi only the interrupt, so the
     steer never reaches the model, the session or the editor."""
-    script = (
-        Script()
-        .call_tool("bash", {"command": "while [ ! -e never ]; do sleep 0.05; done"},
-                   when=Match(user_contains="build", tool_result=False))
-        .reply("Summary only.", when=Match(user_contains="summarize"))
-    )  # fmt: skip
-    child = managed_pi(script)
-    task = child.mailbox.post(Kind.TASK, "build everything")
-    child.wait_requests(1)
-    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
+    child, task = building_forever(managed_pi, "Summary only.")
     child.mailbox.post(Kind.STEER, "also lint", assignment_id=task.message_id)
     child.mailbox.post(Kind.INTERRUPT, "stop and summarize", assignment_id=task.message_id)
     assert child.wait_to_owner(Kind.RESULT).text == "Summary only."
@@ -340,6 +313,22 @@ def test_an_interrupt_in_the_same_poll_as_a_steer_supersedes_it(managed_pi: Star
     assert all("also lint" not in json.dumps(m) for m in child.session_messages())
     assert "also lint" not in child.agent.read("visible")
     assert len(child.to_owner(Kind.RESULT)) == 1
+
+
+def building_forever(managed_pi: StartChild, summary: str) -> tuple[ManagedPi, Message]:
+    """A child on the task "build everything", whose ``bash`` loop runs (and never ends on
+    its own); a follow-up that says "summarize" gets ``summary`` as the model's reply."""
+    script = (
+        Script()
+        .call_tool("bash", {"command": "while [ ! -e never ]; do sleep 0.05; done"},
+                   when=Match(user_contains="build", tool_result=False))
+        .reply(summary, when=Match(user_contains="summarize"))
+    )  # fmt: skip
+    child = managed_pi(script)
+    task = child.mailbox.post(Kind.TASK, "build everything")
+    child.wait_requests(1)
+    wait_until(lambda: loop_processes(child), WAIT_S, what="the tool's loop to run")
+    return child, task
 
 
 def loop_processes(child: ManagedPi) -> list[int]:

@@ -26,10 +26,10 @@ from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.sync import HerdrClient
 from orchestrator.managed.mailbox import Box, Mailbox
-from orchestrator.tools.registry import run_tool
 from pytest_herdr.fixtures import ServerFactory
 from pytest_herdr.real_agents import require_pi
 from pytest_herdr.waits import wait_until
+from tests.orchestrator.managed.managed_world import ToolCaller
 
 pytestmark = pytest.mark.real_agent
 
@@ -40,7 +40,7 @@ SCOUT_BODY = "You are the scout: report what you find, briefly."
 
 
 @dataclass
-class Lead:
+class Lead(ToolCaller):
     """A lead controller (outside Herdr) over a simulator whose panes run the real pi."""
 
     ctx: AgentToolsContext
@@ -48,17 +48,6 @@ class Lead:
     home: PiHome
     cwd: Path
     deliveries: list[dict[str, Any]] = field(default_factory=list)
-
-    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
-        result = run_tool(name, arguments, self.ctx)
-        if name == "agent_list" and result.get("ok"):
-            self.deliveries += result["deliveries"]
-        return result
-
-    def ok(self, name: str, **arguments: Any) -> dict[str, Any]:
-        result = self.call(name, **arguments)
-        assert result["ok"] is True, result
-        return result
 
     def record(self, label: str) -> dict[str, Any] | None:
         for agent in self.ok("agent_list")["agents"]:

@@ -257,29 +257,32 @@ def test_the_agent_tool_step_round_trips_through_a_scenario_file() -> None:
         Scenario.from_dict({"turns": [[{"agent_tool": "agent_list", "args": {}}]]})
 
 
-def test_unmanaged_an_agent_tool_fails_and_the_turn_goes_on(
-    herdr_server: HerdrServer, tmp_path: Path
-) -> None:
-    herdr = client(herdr_server, "socket")
+def prompt_unmanaged(server: HerdrServer, tmp_path: Path, scenario: Scenario) -> str:
+    """The fake pi started without the managed child's environment and prompted "go";
+    its pane id."""
+    herdr = client(server, "socket")
     work = tmp_path / "work"
     work.mkdir()
     pane_id = herdr.workspace_create(str(work)).root_pane.pane_id
-    path = Scenario().agent_tool("agent_list").reply("went on").dump(tmp_path / "s.json")
+    path = scenario.dump(tmp_path / "s.json")
     herdr.agent_start("plain", "pi", pane_id, args=["--scenario", str(path)], timeout_ms=20_000)
     herdr.agent_prompt(pane_id, "go")
+    return pane_id
+
+
+def test_unmanaged_an_agent_tool_fails_and_the_turn_goes_on(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    scenario = Scenario().agent_tool("agent_list").reply("went on")
+    pane_id = prompt_unmanaged(herdr_server, tmp_path, scenario)
     shows(herdr_server, pane_id, "agent_list is available only to a managed", "went on")
 
 
 def test_unmanaged_the_ask_owner_tool_fails_and_the_turn_goes_on(
     herdr_server: HerdrServer, tmp_path: Path
 ) -> None:
-    herdr = client(herdr_server, "socket")
-    work = tmp_path / "work"
-    work.mkdir()
-    pane_id = herdr.workspace_create(str(work)).root_pane.pane_id
-    path = Scenario().ask_owner("A or B?").reply("went on").dump(tmp_path / "s.json")
-    herdr.agent_start("plain", "pi", pane_id, args=["--scenario", str(path)], timeout_ms=20_000)
-    herdr.agent_prompt(pane_id, "go")
+    scenario = Scenario().ask_owner("A or B?").reply("went on")
+    pane_id = prompt_unmanaged(herdr_server, tmp_path, scenario)
     shows(herdr_server, pane_id, "ask_owner is available only to a managed agent", "went on")
 
 

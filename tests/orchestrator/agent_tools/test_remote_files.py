@@ -177,6 +177,16 @@ def test_local_run_drops_secrets_from_the_environment(monkeypatch: pytest.Monkey
     assert subprocess.run(["true"], check=False).returncode == 0
 
 
+def committed_repo(path: Path) -> Path:
+    """A new repository at ``path`` with one commit: ``a.txt`` ("one")."""
+    path.mkdir()
+    _git(path, "init", "-q", "-b", "main")
+    (path / "a.txt").write_text("one\n")
+    _git(path, "add", "-A")
+    _git(path, "commit", "-q", "-m", "init")
+    return path
+
+
 # -- git on the machine: the task's snapshot and diff computed there -------------------------
 
 
@@ -188,12 +198,7 @@ def test_snapshot_and_diff_run_on_the_machine_and_match_the_local_ones(
 
     Slow (~10-15 s under load): every git step is its own SSH connection (no connection
     reuse yet), and this test takes two snapshots and three diffs."""
-    repo = tmp_path / "remote repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("one\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "init")
+    repo = committed_repo(tmp_path / "remote repo")
     markers = make_hostile(repo, tmp_path)
     (repo / "a.txt").write_text("dirty before the task\n")
     fs = _ssh_files(herdr_machine)
@@ -219,12 +224,7 @@ def test_a_machine_lost_before_the_diff_is_an_unavailable_machine_not_an_empty_d
     herdr_machine: Machine, tmp_path: Path
 ) -> None:
     """Slow (~5 s): the snapshot before the loss is a dozen SSH connections."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("one\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "init")
+    repo = committed_repo(tmp_path / "repo")
     fs = _ssh_files(herdr_machine)
     baseline = wt.snapshot(str(repo), files=fs)
     (repo / "a.txt").write_text("two\n")
@@ -261,12 +261,7 @@ def test_inbox_session_and_task_diff_read_over_ssh_equal_the_local_reads(
     assert read_entries(session.path, files=fs) == read_entries(session.path)
     assert any(e.get("type") == "message" for e in read_entries(session.path, files=fs))
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("one\n")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "init")
+    repo = committed_repo(tmp_path / "repo")
     baseline = wt.snapshot(str(repo), files=fs)
     (repo / "a.txt").write_text("two\n")
     record = TaskRecord(

@@ -2,8 +2,10 @@
 
 Every call goes through the registry (``run_tool``), exactly as MCP and
 ``herdr-orchestrator call`` run it. The fake pi plays the scenario in
-``<root>/scenario.json`` (``HERDR_SIM_FAKE_SCENARIO`` in every pane, set by the module's
+``<root>/scenario.json`` (``HERDR_SIM_FAKE_SCENARIO`` in every pane, set by this module's
 ``herdr_pane_env`` override): write it with :meth:`ManagedWorld.scenario` before a delegation.
+A test module binds the two fixtures by name (``herdr_pane_env = managed_world.herdr_pane_env``,
+``world = managed_world.world``): they override the plugin's pane env for that module only.
 The controller runs outside Herdr (no ``HERDR_PANE_ID``), so ``agent_list`` is the pull path
 where results and questions are delivered; :meth:`ManagedWorld.restart` builds a fresh
 controller (a new server process's) over the same state dir.
@@ -16,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.sync import HerdrClient
+from orchestrator.client.types import WorkspaceCreated
 from orchestrator.managed.service import ManagedService
 from orchestrator.managed.tools import managed_service
 from orchestrator.tools.registry import run_tool
@@ -39,8 +44,43 @@ def pane_env(root: Path) -> dict[str, str]:
     return {"HERDR_SIM_FAKE_SCENARIO": str(root / SCENARIO_FILE)}
 
 
+@pytest.fixture
+def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
+    """The simulator's pane variables for a module that uses :func:`world` (import both)."""
+    return pane_env(tmp_path)
+
+
+@pytest.fixture
+def world(
+    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ManagedWorld:
+    """A :class:`ManagedWorld` under ``tmp_path``, run from its ``work`` directory."""
+    made = ManagedWorld(herdr_server, tmp_path)
+    monkeypatch.chdir(tmp_path / "work")
+    return made
+
+
+class ToolCaller:
+    """A controller's calls: ``run_tool`` on ``ctx`` as MCP makes them, and every delivery
+    an ``agent_list`` answered kept in ``deliveries`` (the real-pi tests' lead is one too)."""
+
+    ctx: AgentToolsContext
+    deliveries: list[dict[str, Any]]
+
+    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = run_tool(name, arguments, self.ctx)
+        if name == "agent_list" and result.get("ok"):
+            self.deliveries += result["deliveries"]
+        return result
+
+    def ok(self, name: str, **arguments: Any) -> dict[str, Any]:
+        result = self.call(name, **arguments)
+        assert result["ok"] is True, result
+        return result
+
+
 @dataclass
-class ManagedWorld:
+class ManagedWorld(ToolCaller):
     server: HerdrServer
     root: Path
     ctx: AgentToolsContext = field(init=False)
@@ -84,16 +124,25 @@ class ManagedWorld:
     def scenario(self, scenario: Scenario) -> None:
         scenario.dump(self.root / SCENARIO_FILE)
 
-    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
-        result = run_tool(name, arguments, self.ctx)
-        if name == "agent_list" and result.get("ok"):
-            self.deliveries += result["deliveries"]
-        return result
+    def run_in_pane(self, pane_id: str) -> None:
+        """The controller from now on as one running in ``pane_id`` (its ``HERDR_PANE_ID``;
+        what the context derived from the environment, such as the owner channel, rebuilt)."""
+        self.ctx.env = {**self.ctx.env, "HERDR_PANE_ID": pane_id}
+        self.ctx.derived.clear()
 
-    def ok(self, name: str, **arguments: Any) -> dict[str, Any]:
-        result = self.call(name, **arguments)
-        assert result["ok"] is True, result
-        return result
+    def run_in_an_idle_pi(self) -> WorkspaceCreated:
+        """The controller in the pane of an idle fake pi (the default scenario) in a new
+        workspace ``owner``; that workspace."""
+        self.scenario(Scenario())
+        client = self.client
+        created = client.workspace_create(str(self.root / "work"), label="owner", focus=False)
+        owner_pane = created.root_pane.pane_id
+        client.agent_start("owner", "pi", owner_pane, timeout_ms=20_000)
+        wait_until(
+            lambda: client.agent_get(owner_pane).agent_status == "idle", 10, what="idle owner"
+        )
+        self.run_in_pane(owner_pane)
+        return created
 
     def refused(self, name: str, category: str, **arguments: Any) -> dict[str, Any]:
         result = self.call(name, **arguments)

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from orchestrator.managed.background import ControllerBackground, health_observations
 from orchestrator.managed.clock import ManualClock
-from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
+from tests.orchestrator.managed import managed_world
+from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.managed.test_delegating import (
     release,
     start_boss_with_a_gated_leaf,
@@ -51,18 +48,9 @@ class Events:
             yield event
 
 
-@pytest.fixture
-def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
-    return pane_env(tmp_path)
-
-
-@pytest.fixture
-def world(
-    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> ManagedWorld:
-    made = ManagedWorld(herdr_server, tmp_path)
-    monkeypatch.chdir(tmp_path / "work")
-    return made
+#: the fixtures of a managed world (a simulator whose fake pis play the world's scenario)
+herdr_pane_env = managed_world.herdr_pane_env
+world = managed_world.world
 
 
 def test_a_lost_leaf_under_a_delegating_child_is_reported_to_the_child_once(

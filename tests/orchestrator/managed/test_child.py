@@ -60,6 +60,15 @@ def make_child(root: Path, clock: ManualClock | None = None) -> tuple[ManagedChi
     return child, Mailbox(root, WORKSPACE, LABEL)
 
 
+def in_a_turn(root: Path) -> tuple[ManagedChild, Mailbox, Message]:
+    """A child in the first turn of the task "t" (posted, polled, its turn started)."""
+    child, box = make_child(root)
+    task = box.post(Kind.TASK, "t")
+    child.poll()
+    child.turn_start()
+    return child, box, task
+
+
 def to_owner(box: Mailbox) -> list[Message]:
     return box.pending(Box.TO_OWNER)
 
@@ -165,10 +174,7 @@ def test_a_task_waits_while_a_typed_turn_runs(tmp_path: Path) -> None:
 
 
 def test_ask_reply_result(tmp_path: Path) -> None:
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     ask_id = child.ask("A or B?")
     (ask,) = to_owner(box)
     assert (ask.kind, ask.message_id, ask.text, ask.assignment_id) == (
@@ -223,10 +229,7 @@ def test_ask_is_refused_without_assignment_blank_or_with_a_control_waiting(
 
 
 def test_steer_is_queued_while_working_and_starts_a_turn_while_idle(tmp_path: Path) -> None:
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     box.post(Kind.STEER, "s1", assignment_id=task.message_id)
     box.post(Kind.STEER, "s2", assignment_id=task.message_id)
     assert [(a.do, a.text) for a in child.poll()] == [("steer", "s1"), ("steer", "s2")]
@@ -236,10 +239,7 @@ def test_steer_is_queued_while_working_and_starts_a_turn_while_idle(tmp_path: Pa
 def test_a_control_posted_as_the_turn_ends_starts_the_next_turn_not_a_result(
     tmp_path: Path,
 ) -> None:
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     box.post(Kind.STEER, "late", assignment_id=task.message_id)  # not polled yet
     assert child.turn_end("first answer") is None
     assert to_owner(box) == [] and child.state.operation == "idle"
@@ -252,10 +252,7 @@ def test_a_control_posted_as_the_turn_ends_starts_the_next_turn_not_a_result(
 
 
 def test_interrupt_aborts_drops_steers_and_continues_the_assignment(tmp_path: Path) -> None:
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     box.post(Kind.STEER, "queued", assignment_id=task.message_id)
     assert [a.do for a in child.poll()] == ["steer"]
     box.post(Kind.INTERRUPT, "stop; do X", assignment_id=task.message_id)
@@ -275,10 +272,7 @@ def test_an_interrupt_in_the_same_poll_supersedes_the_steer_before_it(tmp_path: 
     """A steer and an interrupt arriving between two polls: only the interrupt is handed
     over (the steer never reaches pi, which would queue it after its own abort), and both
     records are consumed so neither comes again."""
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     box.post(Kind.STEER, "superseded steer", assignment_id=task.message_id)
     box.post(Kind.INTERRUPT, "do X instead", assignment_id=task.message_id)
     box.post(Kind.STEER, "after the interrupt", assignment_id=task.message_id)
@@ -289,10 +283,7 @@ def test_an_interrupt_in_the_same_poll_supersedes_the_steer_before_it(tmp_path: 
 
 
 def test_interrupt_while_idle_starts_a_turn(tmp_path: Path) -> None:
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     box.post(Kind.STEER, "s", assignment_id=task.message_id)
     child.turn_end("x")  # the steer is unconsumed: no result, idle
     box.post(Kind.INTERRUPT, "i", assignment_id=task.message_id)
@@ -360,10 +351,7 @@ def test_a_symlinked_mailbox_dir_is_refused(tmp_path: Path) -> None:
 def test_a_reply_racing_the_end_of_the_asking_turn_is_neither_lost_nor_a_result(
     tmp_path: Path,
 ) -> None:
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     ask_id = child.ask("A or B?")
     # the owner answers before pi has ended the asking turn
     reply = box.post(Kind.REPLY, "B", assignment_id=task.message_id, ask_id=ask_id)
@@ -405,10 +393,7 @@ def test_an_interrupt_before_the_turn_started_still_aborts_that_turn(tmp_path: P
 
 
 def test_two_interrupts_each_swallow_one_aborted_end(tmp_path: Path) -> None:
-    child, box = make_child(tmp_path)
-    task = box.post(Kind.TASK, "t")
-    child.poll()
-    child.turn_start()
+    child, box, task = in_a_turn(tmp_path)
     for text in ("i1", "i2"):
         box.post(Kind.INTERRUPT, text, assignment_id=task.message_id)
     assert [a.do for a in child.poll()] == ["abort_and_start", "abort_and_start"]

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,21 @@ def run(env: dict[str, str], *requests: Any) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
-def test_the_protocol_table_end_to_end(tmp_path: Path) -> None:
-    env = identity_env(tmp_path)
-    box = Mailbox(tmp_path, WORKSPACE, LABEL)
-    bridge = Bridge(env)
+def bridge_and_mailbox(
+    tmp_path: Path,
+) -> tuple[Mailbox, Callable[[dict[str, Any]], dict[str, Any]]]:
+    """The owner's view of a child's mailbox, and ``ask``: one request to a fresh bridge in
+    the child's environment (as a JSON line), its answer."""
+    bridge = Bridge(identity_env(tmp_path))
 
     def ask(request: dict[str, Any]) -> dict[str, Any]:
         return bridge.answer_line(json.dumps(request))
 
+    return Mailbox(tmp_path, WORKSPACE, LABEL), ask
+
+
+def test_the_protocol_table_end_to_end(tmp_path: Path) -> None:
+    box, ask = bridge_and_mailbox(tmp_path)
     hello = ask(HELLO)
     assert hello == {"ok": True, "label": LABEL, "definition": "scout", "allowedDefinitions": []}
     task = box.post(Kind.TASK, "do it")
@@ -74,13 +82,7 @@ def test_the_protocol_table_end_to_end(tmp_path: Path) -> None:
 
 
 def test_the_compact_event_answers_retired_and_cancel(tmp_path: Path) -> None:
-    env = identity_env(tmp_path)
-    box = Mailbox(tmp_path, WORKSPACE, LABEL)
-    bridge = Bridge(env)
-
-    def ask(request: dict[str, Any]) -> dict[str, Any]:
-        return bridge.answer_line(json.dumps(request))
-
+    box, ask = bridge_and_mailbox(tmp_path)
     ask(HELLO)
     box.post(Kind.TASK, "do it")
     ask({"op": "poll"})
@@ -120,6 +122,8 @@ def test_bad_lines_get_error_answers_and_the_bridge_goes_on(tmp_path: Path) -> N
     messages = [a["error"]["message"] for a in answers if not a["ok"]]
     assert "request is not JSON" in messages[0] and "hello first" in messages[3]
     assert "unknown op 'launch'" in messages[4]
+    assert messages[7] == "field 'piSessionFile' is not a string or null"
+    assert messages[11] == "field 'assistantText' is not a string or null"
 
 
 def test_a_wrong_environment_is_answered_at_hello(tmp_path: Path) -> None:

@@ -21,31 +21,22 @@ from orchestrator.managed.owner import PaneOwner
 from orchestrator.managed.tools import BACKGROUND_KEY, enable_background
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.request_log import RequestLog
-from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
+from tests.orchestrator.managed import managed_world
+from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import wait_until
 
 pytestmark = FAST_AGENTS
+
+#: the fixtures of a managed world (a simulator whose fake pis play the world's scenario)
+herdr_pane_env = managed_world.herdr_pane_env
+world = managed_world.world
 
 #: the Herdr methods that only read (what a read-only controller may send)
 READS = frozenset(
     {"pane.get", "pane.list", "agent.get", "agent.list", "agent.read", "tab.list",
      "workspace.list", "pane.process_info", "pane.read", "ping"}
 )  # fmt: skip
-
-
-@pytest.fixture
-def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
-    return pane_env(tmp_path)
-
-
-@pytest.fixture
-def world(
-    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> ManagedWorld:
-    made = ManagedWorld(herdr_server, tmp_path)
-    monkeypatch.chdir(tmp_path / "work")
-    return made
 
 
 def mailbox_of(world: ManagedWorld, started: dict[str, object]) -> Mailbox:
@@ -141,14 +132,8 @@ def test_a_linked_or_truncated_mailbox_record_is_unknown_and_nothing_is_lost(
 def test_an_owner_whose_pane_died_gets_its_result_once_by_the_pull(world: ManagedWorld) -> None:
     """The lead's host pane is closed while its agent works: the result is not lost (the
     push has nowhere to go) and agent_list delivers it, once."""
-    world.scenario(Scenario())
-    client = world.client
-    created = client.workspace_create(str(world.root / "work"), label="owner", focus=False)
-    owner_pane = created.root_pane.pane_id
-    client.agent_start("owner", "pi", owner_pane, timeout_ms=20_000)
-    wait_until(lambda: client.agent_get(owner_pane).agent_status == "idle", 10, what="idle owner")
-    world.ctx.env = {**world.ctx.env, "HERDR_PANE_ID": owner_pane}
-    world.ctx.derived.clear()
+    created = world.run_in_an_idle_pi()
+    client, owner_pane = world.client, created.root_pane.pane_id
     assert isinstance(world.service.owner, PaneOwner)
     world.scenario(Scenario().wait(300).reply("orphaned result"))
     started = world.ok("agent_delegate", definition="scout", task="x", label="orphan")

@@ -11,9 +11,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from orchestrator.logs import task_logger
 from orchestrator.managed.attention import (
     SCAN_INTERVAL_S,
     AgentObservation,
@@ -27,6 +29,7 @@ from orchestrator.managed.health import (
     LifecycleEvents,
     attention_text,
     format_duration,
+    relay_events,
 )
 from orchestrator.managed.owner import OwnerKind, PullOwner
 from tests.waits import SCALE, wait_until
@@ -525,3 +528,33 @@ def test_lifecycle_reconnect_backoff_doubles_to_its_bound(tmp_path: Path) -> Non
     events._closed = Closed()  # type: ignore[assignment]
     assert list(events) == []  # no server: nothing but bounded waits
     assert waits == [1, 2, 4, 8, 16, 30, 30, 30]
+
+
+def test_relay_events_notifies_per_event_stops_when_told_and_logs_a_failing_stream(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The body of both event threads (the monitor's and the controller background's)."""
+    stop = threading.Event()
+    log = task_logger("tests.relay")
+    seen: list[int] = []
+    relay_events([{}, {}, {}], stop, lambda: seen.append(1), log)
+    assert len(seen) == 3
+
+    def stop_after_one() -> None:
+        seen.append(1)
+        stop.set()
+
+    seen.clear()
+    relay_events([{}, {}, {}], stop, stop_after_one, log)
+    assert len(seen) == 1
+
+    def broken() -> Iterator[dict[str, Any]]:
+        yield {}
+        raise ConnectionResetError("gone")
+
+    stop.clear()
+    seen.clear()
+    with caplog.at_level("ERROR", logger="tests.relay"):
+        relay_events(broken(), stop, lambda: seen.append(1), log)  # logged, not raised
+    assert len(seen) == 1
+    assert [r.getMessage() for r in caplog.records] == ["the health event stream failed"]

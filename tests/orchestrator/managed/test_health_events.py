@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from herdr_sim import Simulator
-from orchestrator.agent_tools.transcript import load_messages
 from orchestrator.managed.attention import AgentObservation
 from orchestrator.managed.clock import ManualClock
 from orchestrator.managed.health import (
@@ -23,42 +22,19 @@ from orchestrator.managed.health import (
     LifecycleEvents,
 )
 from orchestrator.managed.owner import PaneOwner, PullOwner
-from pytest_herdr.agents import Agent, FakeAgents
+from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as PytestHerdrClient
 from pytest_herdr.handles import Pane
-from tests.orchestrator.support import FAST_AGENTS, client, received
+from tests.orchestrator.managed.test_health import Agents
+from tests.orchestrator.support import FAST_AGENTS, client, received, user_texts
 from tests.waits import SCALE, wait_until
 
 pytestmark = FAST_AGENTS
 
 
-class Agents:
-    """The controller's ``observe`` callable, counted."""
-
-    def __init__(self, *observations: AgentObservation) -> None:
-        self.observations = list(observations)
-        self.calls = 0
-
-    def __call__(self) -> Sequence[AgentObservation]:
-        self.calls += 1
-        return list(self.observations)
-
-
 def no_capture(run_id: str) -> Capture | None:
     return None
-
-
-def user_texts(agent: Agent) -> list[str]:
-    session = agent.info.get("agent_session")
-    if session is None:  # pi reports its session shortly after start
-        return []
-    path = session["value"]
-    try:
-        messages = load_messages(path)
-    except FileNotFoundError:
-        return []
-    return [m["text"] for m in messages if m["role"] == "user"]
 
 
 def test_closing_a_pane_triggers_a_scan_before_the_fallback_interval(

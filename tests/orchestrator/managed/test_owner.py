@@ -12,30 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agent_tools.transcript import load_messages
 from orchestrator.client.sync import HerdrClient
 from orchestrator.managed.owner import PaneOwner, PullOwner, owner_channel
-from pytest_herdr.agents import Agent, FakeAgents
+from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as PytestHerdrClient
 from pytest_herdr.handles import Pane
-from tests.orchestrator.support import FAST_AGENTS, client, received
+from tests.orchestrator.support import FAST_AGENTS, client, received, user_texts
 from tests.waits import wait_until
 
 pytestmark = FAST_AGENTS
-
-
-def user_texts(agent: Agent) -> list[str]:
-    """What the fake pi received as prompts (from its session file; none before it exists)."""
-    session = agent.info.get("agent_session")
-    if session is None:  # pi reports its session shortly after start
-        return []
-    path = session["value"]
-    try:
-        messages = load_messages(path)
-    except FileNotFoundError:
-        return []
-    return [m["text"] for m in messages if m["role"] == "user"]
 
 
 @pytest.fixture

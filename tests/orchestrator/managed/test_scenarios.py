@@ -24,26 +24,16 @@ from orchestrator.managed.background import ControllerBackground
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.owner import PaneOwner
 from orchestrator.tools.registry import run_tool
-from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
+from tests.orchestrator.managed import managed_world
+from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import wait_until
 
 pytestmark = FAST_AGENTS
 
-
-@pytest.fixture
-def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
-    return pane_env(tmp_path)
-
-
-@pytest.fixture
-def world(
-    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> ManagedWorld:
-    made = ManagedWorld(herdr_server, tmp_path)
-    monkeypatch.chdir(tmp_path / "work")
-    return made
+#: the fixtures of a managed world (a simulator whose fake pis play the world's scenario)
+herdr_pane_env = managed_world.herdr_pane_env
+world = managed_world.world
 
 
 def panes(world: ManagedWorld) -> set[str]:
@@ -54,14 +44,8 @@ def panes(world: ManagedWorld) -> set[str]:
 def test_a_result_is_pushed_once_into_the_idle_owners_pane(world: ManagedWorld) -> None:
     """The controller runs inside Herdr: its pane hosts an (idle) pi; the background
     reconcile types the result into it exactly once, and agent_list delivers nothing."""
-    world.scenario(Scenario())
-    client = world.client
-    created = client.workspace_create(str(world.root / "work"), label="owner", focus=False)
-    owner_pane = created.root_pane.pane_id
-    client.agent_start("owner", "pi", owner_pane, timeout_ms=20_000)
-    wait_until(lambda: client.agent_get(owner_pane).agent_status == "idle", 10, what="idle owner")
-    world.ctx.env = {**world.ctx.env, "HERDR_PANE_ID": owner_pane}
-    world.ctx.derived.clear()
+    created = world.run_in_an_idle_pi()
+    client, owner_pane = world.client, created.root_pane.pane_id
     service = world.service
     assert isinstance(service.owner, PaneOwner)
     background = ControllerBackground(service, interval_s=0.05)
@@ -245,8 +229,7 @@ def test_tab_placement_shares_one_tab_and_split_splits_the_callers_pane(
     assert tab.label == f"agents · lead-{service.controller_id[:8]}"
     # split: the controller runs in a Herdr pane, the agent's pane is split off it
     caller = world.client.workspace_create(str(world.root), label="caller", focus=False)
-    world.ctx.env = {**world.ctx.env, "HERDR_PANE_ID": caller.root_pane.pane_id}
-    world.ctx.derived.clear()
+    world.run_in_pane(caller.root_pane.pane_id)
     world.service.settings = replace(world.service.settings, spawn_placement="split")
     third = world.ok("agent_delegate", definition="scout", task="three")
     assert third["workspace_id"] == caller.workspace.workspace_id
@@ -259,8 +242,7 @@ def test_an_owner_pane_without_an_agent_falls_back_to_the_pull_path(
     """A host in a Herdr pane that Herdr does not recognise as an agent is never idle, so
     nothing could be pushed to it: agent_list delivers instead, once."""
     caller = world.client.workspace_create(str(world.root), label="shell", focus=False)
-    world.ctx.env = {**world.ctx.env, "HERDR_PANE_ID": caller.root_pane.pane_id}
-    world.ctx.derived.clear()
+    world.run_in_pane(caller.root_pane.pane_id)
     assert isinstance(world.service.owner, PaneOwner)
     world.scenario(Scenario().reply("pulled anyway"))
     world.ok("agent_delegate", definition="scout", task="x", label="shelled")

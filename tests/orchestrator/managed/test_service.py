@@ -20,26 +20,17 @@ from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.service import MANAGED_TOOL_NAMES, tool_policy_args
 from orchestrator.managed.tools import SCHEMAS
-from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
+from tests.orchestrator.managed import managed_world
+from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import wait_until
 
 pytestmark = FAST_AGENTS
 
 
-@pytest.fixture
-def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
-    return pane_env(tmp_path)
-
-
-@pytest.fixture
-def world(
-    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> ManagedWorld:
-    made = ManagedWorld(herdr_server, tmp_path)
-    monkeypatch.chdir(tmp_path / "work")
-    return made
+#: the fixtures of a managed world (a simulator whose fake pis play the world's scenario)
+herdr_pane_env = managed_world.herdr_pane_env
+world = managed_world.world
 
 
 def write_scenario(world: ManagedWorld, turns: list[list[dict[str, Any]]]) -> None:

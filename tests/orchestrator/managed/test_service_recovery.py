@@ -21,8 +21,8 @@ from orchestrator.managed.clock import ManualClock
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.store import Generation
 from orchestrator.managed.tools import BACKGROUND_KEY, enable_background
-from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.managed.managed_world import ManagedWorld, pane_env
+from tests.orchestrator.managed import managed_world
+from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.managed.test_tools import offline_ctx
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import wait_until
@@ -30,18 +30,9 @@ from tests.waits import wait_until
 pytestmark = FAST_AGENTS
 
 
-@pytest.fixture
-def herdr_pane_env(tmp_path: Path) -> dict[str, str]:
-    return pane_env(tmp_path)
-
-
-@pytest.fixture
-def world(
-    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> ManagedWorld:
-    made = ManagedWorld(herdr_server, tmp_path)
-    monkeypatch.chdir(tmp_path / "work")
-    return made
+#: the fixtures of a managed world (a simulator whose fake pis play the world's scenario)
+herdr_pane_env = managed_world.herdr_pane_env
+world = managed_world.world
 
 
 def test_a_crash_mid_delivery_never_delivers_again(world: ManagedWorld) -> None:

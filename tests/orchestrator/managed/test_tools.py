@@ -185,26 +185,17 @@ def test_the_cli_calls_agent_list(tmp_path: Path) -> None:
         "PI_CODING_AGENT_DIR": str(tmp_path / "pi"),
         "HERDR_ORCHESTRATOR_STATE_DIR": str(tmp_path / "state"),
     }
-    done = subprocess.run(
-        [str(BIN / "herdr-orchestrator"), "call", "agent_list", "{}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+
+    def agent_list(arguments: str) -> subprocess.CompletedProcess[str]:
+        argv = [str(BIN / "herdr-orchestrator"), "call", "agent_list", arguments]
+        return subprocess.run(
+            argv, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path, check=False
+        )
+
+    done = agent_list("{}")
     assert done.returncode == 0, done.stdout + done.stderr
     answer = json.loads(done.stdout)
     assert answer["ok"] is True and answer["action"] == "list"
-    refused = subprocess.run(
-        [str(BIN / "herdr-orchestrator"), "call", "agent_list", '{"x": 1}'],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-    )
+    refused = agent_list('{"x": 1}')
     assert refused.returncode == 1
     assert json.loads(refused.stdout)["error"]["category"] == "invalid_request"
