@@ -38,8 +38,9 @@ def copy_example(pytester: pytest.Pytester) -> Path:
 def test_an_agent_that_never_releases_fails_first_for_the_missing_release(
     pytester: pytest.Pytester,
 ) -> None:
-    """Slow because it runs the example's whole suite (13 tests, each starting simulators and the
-    example agent) in a pytest subprocess.
+    """Slow because it runs the example's whole suite in a pytest subprocess: the integration
+    check drives the example agent through every rule, three more tests start it on their own
+    simulators.
     """
     project = copy_example(pytester)
     inject(project, RELEASE, "            pass  # the bug: the pane is never released\n")
