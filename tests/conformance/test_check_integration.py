@@ -46,6 +46,9 @@ def broken(agent_env: dict[str, str], fault: str | None, rules: list[str]) -> In
 
 
 def test_fake_agent_persona_passes_every_rule_through_the_cli(tmp_path: Path) -> None:
+    """Slow because it runs the whole checklist (every rule: turns, a question, a slow and a
+    refused socket, restarts, a restore) through the herdr-sim CLI in a subprocess.
+    """
     env = {**os.environ, "HOME": str(tmp_path)}
     env["PATH"] = os.pathsep.join([str(VENV_BIN), env.get("PATH", "/usr/bin:/bin")])
     env = {k: v for k, v in env.items() if not k.startswith("HERDR_")}
@@ -73,6 +76,9 @@ def test_fake_agent_persona_passes_every_rule_through_the_cli(tmp_path: Path) ->
 
 
 def test_a_correct_integration_passes_every_rule(agent_env: dict[str, str]) -> None:
+    """Slow because it runs every rule of the checklist: turns, a question, a slow and a refused
+    socket, restarts and a restore, each agent a new Python process.
+    """
     report = broken(agent_env, None, list(RULE_IDS))
     assert [rule.status for rule in report.rules] == ["passed"] * len(RULE_IDS), report.render(
         verbose=True
@@ -97,6 +103,9 @@ def test_a_correct_integration_passes_every_rule(agent_env: dict[str, str]) -> N
 def test_a_broken_integration_fails_the_rule_it_breaks(
     agent_env: dict[str, str], fault: str, rule: str, summary: str
 ) -> None:
+    """Slow because, in its blocking case, a blocking agent's turn under the slow socket takes
+    the fault's 4 s delay (driver.SLOW_DELAY): what the rule catches.
+    """
     report = broken(agent_env, fault, [rule])
     assert report.failed_rules == [rule], report.render(verbose=True)
     assert summary in report.rule(rule).summary
@@ -208,6 +217,9 @@ def test_an_agent_that_never_reports_is_the_root_cause(agent_env: dict[str, str]
 def test_a_refused_resume_command_is_named_once_and_its_cascade_not_judged(
     agent_env: dict[str, str],
 ) -> None:
+    """Slow because the check must wait out its whole timeout (TIMEOUT, 4 s) for an accepted idle
+    report that never comes.
+    """
     report = broken(agent_env, "bad-resume", ["turn", "resume", "restore"])
     cause = report.root_cause
     assert cause is not None and (cause.kind, cause.rule) == ("refused", "resume")
@@ -247,6 +259,9 @@ def test_the_report_repr_is_one_line_per_failed_rule(agent_env: dict[str, str]) 
 def test_idle_reports_refused_for_their_resume_command_are_not_read_as_missing(
     agent_env: dict[str, str],
 ) -> None:
+    """Slow because the check must wait out its whole timeout (TIMEOUT, 4 s) for an accepted idle
+    report that never comes.
+    """
     # every idle report carries the refused resume command: the turn and the question look
     # unfinished, restore has nothing to restore; one cause, one failed rule
     report = broken(agent_env, "resume-always", ["turn", "blocked", "resume", "restore"])

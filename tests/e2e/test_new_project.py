@@ -18,6 +18,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 
 def test_a_fresh_install_gets_the_fixtures_and_the_doc_examples_pass(tmp_path: Path) -> None:
+    """Slow because it creates a fresh venv, pip-installs the package into it and runs the
+    documentation's example suites there.
+    """
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTHON")}

@@ -38,6 +38,10 @@ def copy_example(pytester: pytest.Pytester) -> Path:
 def test_an_agent_that_never_releases_fails_first_for_the_missing_release(
     pytester: pytest.Pytester,
 ) -> None:
+    """Slow because it runs the example's whole suite in a pytest subprocess: the integration
+    check drives the example agent through every rule, three more tests start it on their own
+    simulators.
+    """
     project = copy_example(pytester)
     inject(project, RELEASE, "            pass  # the bug: the pane is never released\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")

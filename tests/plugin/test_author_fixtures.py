@@ -191,16 +191,21 @@ def write_agent(directory: Path, name: str = "my-agent") -> Path:
 PATH_TEST = source("""
     def test_agent_on_path(herdr_pane):
         herdr_pane.run("my-agent ok")
-        assert herdr_pane.wait_for(regex="^my-agent-ran-ok$") == "my-agent-ran-ok"
+        # the shell's "not found" ends the wait too: a missing agent fails at once
+        line = herdr_pane.wait_for(regex="^my-agent-ran-ok$|my-agent: .*not found")
+        assert line == "my-agent-ran-ok"
     """)
 
 
 def test_pane_path_ini_option_and_environment(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Slow because it runs four inner pytest sessions, each with its own simulator and shell."""
     write_agent(pytester.path / "agent-bin")
     pytester.makepyfile(PATH_TEST)
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(failed=1)  # not on PATH
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)  # not on PATH: the shell says so
+    result.stdout.fnmatch_lines(["E *+ *my-agent: *not found"])
     pytester.makeini("[pytest]\nherdr_pane_path = agent-bin\n")  # relative to the rootdir
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
     pytester.makeini("[pytest]\n")
@@ -281,9 +286,14 @@ RACE = source("""
 
 
 def test_a_status_wait_returns_once_the_recorder_has_it(pytester: pytest.Pytester) -> None:
+    """Slow because it plays 40 fake-pi turns, each waited through working and idle (a race the old
+    code lost in most turns must not hide); Herdr's clocks run at 0.2.
+    """
     # before the fix, the recorded sequence lagged the server-side wait in most turns
     pytester.makepyfile(RACE)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--herdr-settle-ms=50")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--herdr-settle-ms=50", "--herdr-time-scale=0.2"
+    )
     result.assert_outcomes(passed=2)
 
 

@@ -44,6 +44,9 @@ def collected(result: subprocess.CompletedProcess[str]) -> int:
 
 
 def test_the_real_backend_collects_the_whole_contract_suite(standin_herdr: Path) -> None:
+    """Slow because it runs two pytest subprocesses that each collect the 900-odd tests of the
+    contract suite.
+    """
     real = ("--herdr-backend=real", f"--herdr-bin={standin_herdr}")
     on_sim = collected(run_pytest("--collect-only", "-q", "tests/contract"))
     on_real = collected(run_pytest("--collect-only", "-q", *real, "tests/contract"))

@@ -339,6 +339,9 @@ def test_cleanup_errors_never_mask_the_tests_own_failure(pytester: pytest.Pytest
 
 
 def test_xdist_workers_get_separate_servers(pytester: pytest.Pytester) -> None:
+    """Slow because it runs a pytest subprocess with two xdist workers, each importing the plugin
+    and starting its own simulators.
+    """
     pytester.makepyfile(
         source("""
         import pytest
@@ -526,6 +529,9 @@ def test_schema_checks_report_coverage_and_fail_on_violations(
 
 
 def test_schema_checks_under_xdist_are_merged(pytester: pytest.Pytester) -> None:
+    """Slow because it runs a pytest subprocess with two xdist workers, each importing the plugin
+    and starting its own simulator.
+    """
     pytester.makepyfile(
         source("""
         import pytest
@@ -543,6 +549,9 @@ def test_schema_checks_under_xdist_are_merged(pytester: pytest.Pytester) -> None
 def test_integration_check_fixture_passes_the_reference_persona(
     pytester: pytest.Pytester,
 ) -> None:
+    """Slow because an inner pytest session runs two integration checks, each starting a simulator
+    and driving an agent through its rules.
+    """
     pytester.makepyfile(
         source("""
         import sys

@@ -315,6 +315,9 @@ def test_the_integration_page_highlights_refused_reports_and_escapes_text() -> N
 def test_under_xdist_the_index_and_the_coverage_file_gather_every_worker(
     pytester: pytest.Pytester, tmp_path: Path
 ) -> None:
+    """Slow because it runs a pytest subprocess with two xdist workers, each importing the plugin
+    and starting its own simulator.
+    """
     pytester.makepyfile(
         source("""
         import pytest

@@ -994,6 +994,9 @@ class LayoutMachine(RuleBasedStateMachine):
 
 
 def test_layout_state_machine() -> None:
+    """Slow because Hypothesis plays 150 sequences of up to 40 layout operations and checks every
+    invariant after each step.
+    """
     run_state_machine_as_test(
         LayoutMachine,
         settings=settings(max_examples=150, stateful_step_count=40, deadline=None),

@@ -555,6 +555,8 @@ def test_200_idle_shells_use_almost_no_cpu(runtime_dir: Path) -> None:
 
     Measured over 5 s of idleness, so this one sleeps on purpose: the quantity
     under test is what happens while nothing happens.
+
+    Slow because it starts (and ends) 200 real shells and then watches them idle for 5 s.
     """
     count = 200
     loop = asyncio.new_event_loop()

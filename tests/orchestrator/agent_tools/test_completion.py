@@ -58,7 +58,11 @@ def test_spawn_killed_before_its_prompt_then_retried_is_spawn_interrupted(
     """``kill -9`` of ``herdr-orchestrator call herdr_spawn_agent`` while its ``agent.prompt``
     is in flight (held by a fault, then dropped unanswered: the prompt never reaches the
     agent); the agent is up and idle. The retry with the same ``client_task_id`` must not
-    read that idle agent as the task's result."""
+    read that idle agent as the task's result.
+
+    Slow because the retry must wait out the orchestrator's 10 s SUBMIT_GRACE_MS (a prompt in
+    flight when its spawn died may still land) before it may call the spawn interrupted.
+    """
     assert herdr_server.sim is not None
     state = tmp_path / "state"
     env = {k: v for k, v in herdr_server.env.items() if k != "HERDR_PANE_ID"}

@@ -118,6 +118,9 @@ def test_interrupt_after_the_task_was_answered_reports_that_answer(
     assert (value["status"], value["finalMessage"]) == ("completed", "task answer"), value
 
 
+# Herdr's clocks at 0.2: its 5 s prompt stall is 1 s, the fake pi's 8 s start 1.6 s (the order
+# the test needs stays), so the test takes ~1 s instead of ~5 s
+@pytest.mark.herdr_time_scale(0.2)
 def test_a_message_the_agent_never_showed_taking_is_not_reported_as_a_long_turn(
     ctx: AgentToolsContext, herdr_fake_agent: FakeAgents
 ) -> None:

@@ -131,6 +131,9 @@ def test_an_agent_exiting_during_start_fails_fast_with_its_last_lines(
 
 
 def test_a_missing_executable_fails_fast(herdr_server: HerdrServer, tmp_path: Path) -> None:
+    """Slow because an executable Herdr never sees running is called gone only after the
+    orchestrator's 5 s GRACE_S of a shell alone in the foreground (start_watch.py).
+    """
     ctx = make_ctx(herdr_server, tmp_path)
     began = time.monotonic()
     result = spawn(ctx, prompt="x", cwd=str(tmp_path), kind="amp")  # no fake amp installed
