@@ -269,10 +269,19 @@ def raw_request(
     )
     chunked = body is not None and not isinstance(body, bytes | str)
     try:
-        connection.request(
-            method, path, body=body, headers=dict(headers or {}), encode_chunked=chunked
-        )
-        response = connection.getresponse()
+        try:
+            connection.request(
+                method, path, body=body, headers=dict(headers or {}), encode_chunked=chunked
+            )
+        except (ssl.SSLEOFError, BrokenPipeError, ConnectionResetError):
+            # a body refused by its Content-Length is answered and the connection closed
+            # while we may still be sending it (a race under load): read that answer anyway
+            if connection.sock is None:
+                raise
+            response = http.client.HTTPResponse(connection.sock, method=method)
+            response.begin()
+        else:
+            response = connection.getresponse()
         return Answer(
             response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
         )

@@ -60,7 +60,12 @@ def test_a_lost_leaf_under_a_delegating_child_is_reported_to_the_child_once(
     idle, waiting for the leaf) once; the lead's monitor and the lead's pull path never
     carry it."""
     boss = start_boss_with_a_gated_leaf(world)
-    leaf = wait_until(lambda: world.agent("leaf"), 20, interval=0.1, what="the leaf listed")
+    leaf = wait_until(
+        lambda: (found := world.agent("leaf")) and found.get("pane_id") and found,
+        20,
+        interval=0.1,
+        what="the leaf listed in its pane",
+    )
     path = world.wait_state("boss", "blocked", timeout=20)["pi_session_path"]
     service = world.service
     clock = ManualClock()
