@@ -351,7 +351,7 @@ class ManagedService:
         )
         roster = self.roster()
         definitions = [_definition_row(d) for _, d in sorted(roster.definitions.items())]
-        deliveries = [
+        deliveries: list[dict[str, Any]] = [
             {
                 "kind": d.kind,
                 "agent": d.agent,
@@ -359,6 +359,7 @@ class ManagedService:
                 **({"result_ref": d.ref} if d.ref else {}),
                 **({"ask_id": d.ask_id} if d.ask_id else {}),
                 **({"request_id": d.request_id} if d.request_id else {}),
+                **({"truncated": d.truncated} if d.kind == "result" else {}),
             }
             for d in report.delivered
         ]

@@ -22,6 +22,7 @@ from herdr_sim.fake_agent import Scenario
 from orchestrator.client.errors import ClientError
 from orchestrator.managed.background import ControllerBackground
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
+from orchestrator.managed.model_text import MODEL_TEXT_MAX_BYTES
 from orchestrator.managed.owner import PaneOwner
 from orchestrator.tools.registry import run_tool
 from tests.orchestrator.managed import managed_world
@@ -174,6 +175,38 @@ def test_a_result_ref_hands_the_result_to_the_next_agent(world: ManagedWorld) ->
     )
     assert "result:x#9" in error["message"]
     world.refused("agent_delegate", "invalid_request", definition="scout", task="x", files=["/"])
+
+
+def test_a_result_over_the_model_bound_is_delivered_as_its_head_and_its_ref(
+    world: ManagedWorld,
+) -> None:
+    """A final answer over the 50 KiB model bound (reference A.13): the owner sees its head,
+    the ref and ``truncated``; the artifact keeps the whole, and ``files`` with the ref
+    hands the whole text (its last line too) to the next agent."""
+    lines = [f"row {n:04d} " + "x" * 90 for n in range(600)]  # 600 lines, 60 000 bytes
+    world.scenario(Scenario().reply("\n".join(lines)))
+    world.ok("agent_delegate", definition="scout", task="a long report", label="longer")
+    delivery = world.wait_delivery("result", "longer", timeout=20)
+    assert delivery["truncated"] is True and delivery["result_ref"] == "result:longer#1"
+    text = delivery["text"]
+    assert len(text.encode()) < MODEL_TEXT_MAX_BYTES + 1024
+    assert lines[0] in text and lines[-1] not in text
+    assert "Result ref: result:longer#1" in text
+    assert "The full result is result:longer#1; pass it in files" in text
+    artifact = world.service.results.resolve(
+        "result:longer#1", owner_session_id=world.service.controller_id
+    )
+    assert artifact.text == "\n".join(lines)
+    world.scenario(Scenario().hang())
+    started = world.ok(
+        "agent_delegate",
+        definition="scout",
+        task="read it",
+        label="reader",
+        files=["result:longer#1"],
+    )
+    session = Path(started["session_path"])
+    wait_until(lambda: session.exists() and lines[-1] in session.read_text(), 10)
 
 
 def test_a_corrupt_mailbox_record_is_unknown_with_no_actions(world: ManagedWorld) -> None:
