@@ -15,7 +15,10 @@ With ``--http HOST:PORT``, ``mcp`` serves over Streamable HTTP instead
 (:mod:`orchestrator.mcp_http`: token, TLS, request limits). ``check`` is what a user runs after
 setting up a host: it connects like a host and reports what works (:mod:`orchestrator.check`).
 ``audit`` prints the audit log's last lines (``--follow``: then tails it); ``plugin-manifest
-DIR`` writes the Herdr plugin manifest (:mod:`orchestrator.plugin_manifest`).
+DIR`` writes the Herdr plugin manifest (:mod:`orchestrator.plugin_manifest`). ``doctor`` runs
+``herdr_doctor`` and prints its report like ``call``, but its exit status says what the doctor
+found (0 no check failed, 1 a check failed or the call did): what the plugin's read-only
+``check`` action runs, so Herdr's action log shows a failing setup as a failed run.
 
 The MCP SDK is imported only by the ``mcp`` and ``check`` subcommands, so ``tools`` and
 ``call`` start fast.
@@ -68,6 +71,11 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     )
     sub.add_parser(
         "tools", help="print the tools the policy offers (name, risk, description, schema) as JSON"
+    )
+    sub.add_parser(
+        "doctor",
+        help="run herdr_doctor (read-only) and print its report as JSON (exit 0 no check "
+        "failed, 1 a check failed)",
     )
     sub.add_parser("demo", help="drive the embedded simulator with the tools, end to end")
     audit = sub.add_parser("audit", help="print the audit log (one JSON line per non-R0 call)")
@@ -144,6 +152,30 @@ def _call(
     return EXIT_NOT_OK if call_failed(name, result) else EXIT_OK
 
 
+DOCTOR_TOOL = "herdr_doctor"
+
+
+def doctor_failed(result: Mapping[str, Any]) -> bool:
+    """Whether a ``herdr_doctor`` result shows a failing check, or no report at all (a
+    refusal, a malformed answer): only a report whose every check is ``ok`` or ``warn``
+    passes."""
+    checks = result.get("checks")
+    if not isinstance(checks, list) or not checks:
+        return True
+    return any(not isinstance(c, Mapping) or c.get("status") not in ("ok", "warn") for c in checks)
+
+
+def _doctor(stdout: TextIO) -> int:
+    """``doctor``: ``herdr_doctor``'s report on stdout; exit 1 when :func:`doctor_failed`."""
+    from orchestrator.tools.outcome import call_failed
+    from orchestrator.tools.registry import run_tool
+
+    result = run_tool(DOCTOR_TOOL, {})
+    stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    failed = call_failed(DOCTOR_TOOL, result) or doctor_failed(result)
+    return EXIT_NOT_OK if failed else EXIT_OK
+
+
 def _serve_http(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """``mcp --http``: options refused before anything listens exit 2 with the reason."""
     from orchestrator.logs import configure
@@ -197,6 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(f"{write_manifest(args.dir)}\n")
         return EXIT_OK
+    if args.command == "doctor":
+        return _doctor(sys.stdout)
     if args.command == "tools":
         sys.stdout.write(json.dumps(tool_listing(), ensure_ascii=False, indent=2) + "\n")
         return EXIT_OK

@@ -3,9 +3,11 @@
 Why: Herdr installs plugins from a directory holding a ``herdr-plugin.toml`` (``herdr plugin
 link DIR`` / ``herdr plugin install``) and offers their actions in its UI and API
 (``plugin.action.invoke``). One read-only action is enough to make the orchestrator visible
-there: ``check`` runs ``herdr_doctor`` (an R0 tool: it reads the configuration, pings Herdr,
-looks for the agents' binaries; it types nothing and starts nothing) and prints its report,
-which lands in the plugin's command log. Herdr runs the action with its own socket in
+there: ``check`` runs ``herdr-orchestrator doctor``, i.e. ``herdr_doctor`` (an R0 tool: it
+reads the configuration, pings Herdr, looks for the agents' binaries; it types nothing and
+starts nothing), and prints its report, which lands in the plugin's command log. Its exit
+status is the doctor's verdict (1 when a check failed), so Herdr records a failing setup as a
+failed run instead of a success to be read. Herdr runs the action with its own socket in
 ``HERDR_SOCKET_PATH``, so the doctor checks the Herdr that invoked it.
 
 The command names this Python and the ``orchestrator`` module by absolute path: a plugin runs
@@ -44,7 +46,7 @@ def _toml_string(value: str) -> str:
 
 def manifest_text(python: str | None = None) -> str:
     """The manifest: the plugin and its one read-only ``check`` action."""
-    command = [python or sys.executable, "-m", "orchestrator", "call", "herdr_doctor", "{}"]
+    command = [python or sys.executable, "-m", "orchestrator", "doctor"]
     argv = ", ".join(_toml_string(arg) for arg in command)
     return (
         f"id = {_toml_string(PLUGIN_ID)}\n"
@@ -57,8 +59,8 @@ def manifest_text(python: str | None = None) -> str:
         "[[actions]]\n"
         f"id = {_toml_string(CHECK_ACTION)}\n"
         'title = "Check the orchestrator"\n'
-        'description = "Read-only: runs herdr_doctor (configuration, Herdr, agents, policy) '
-        'and prints its report"\n'
+        'description = "Read-only: runs herdr_doctor (configuration, Herdr, agents, policy), '
+        'prints its report and fails when a check failed"\n'
         'contexts = ["global"]\n'
         f"command = [{argv}]\n"
     )

@@ -10,7 +10,9 @@ use, so this module is the one place that turns files into that roster:
   (``$PI_CODING_AGENT_DIR/agents/``, default ``~/.pi/agent/agents/``). A higher layer with a
   definition of the same ``name`` overlays the lower one: its front matter is merged over the
   lower one key by key, and its body replaces the lower body (``bodyMode: append`` appends it
-  after a blank line instead).
+  after a blank line instead). The effective definition keeps each layer's body part with
+  its file and layer directory (:class:`BodyPart`), so body ``@path`` lines are expanded at
+  launch from the file they are written in (:mod:`orchestrator.managed.body_files`).
 * **Project definitions need trusted-project approval.** A repository is someone else's
   code: its ``.pi/agents/`` could name any model or tool set. Until the project's real path
   has an approval record under the orchestrator's state dir (:func:`approve_project`), the
@@ -53,6 +55,7 @@ __all__ = [
     "DEFINITION_FILE_LIMIT",
     "LAYERS",
     "AgentDefinition",
+    "BodyPart",
     "DefinitionError",
     "Layer",
     "LayerSources",
@@ -113,10 +116,23 @@ class ParsedFile:
     layer: Layer
     front_matter: Mapping[str, object]
     body: str
+    #: the layer directory the file was found under (its body ``@path`` lines stay inside)
+    root: Path | None = None
 
     @property
     def name(self) -> str:
         return str(self.front_matter["name"])
+
+
+@dataclass(frozen=True)
+class BodyPart:
+    """One layer's contribution to an effective body: its text, the definition file it came
+    from and that file's layer directory (where its ``@path`` lines resolve and must stay,
+    :mod:`orchestrator.managed.body_files`)."""
+
+    path: Path
+    root: Path
+    text: str
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,9 @@ class AgentDefinition:
     front_matter: Mapping[str, object]
     body: str
     sources: tuple[tuple[Layer, Path], ...]
+    #: the body's parts, lowest layer first (``body`` is their non-empty texts joined by a
+    #: blank line); empty for a definition built without files
+    body_parts: tuple[BodyPart, ...] = ()
 
     @property
     def layer(self) -> Layer:
@@ -162,7 +181,7 @@ class AgentDefinition:
     def as_leaf(self) -> AgentDefinition:
         """This definition without ``agents``: how it runs under a delegating agent."""
         front = {k: v for k, v in self.front_matter.items() if k != "agents"}
-        return AgentDefinition(self.name, front, self.body, self.sources)
+        return AgentDefinition(self.name, front, self.body, self.sources, self.body_parts)
 
 
 @dataclass(frozen=True)
@@ -342,9 +361,10 @@ def _load_yaml(raw: str) -> object:
         raise DefinitionError(f"has front matter that is not valid YAML: {exc}") from None
 
 
-def parse_definition(path: Path, layer: Layer) -> ParsedFile:
-    """Read and validate one definition file; :class:`DefinitionError` says why it is refused
-    (a link, not a regular file, too large, not UTF-8, bad front matter, bad field)."""
+def parse_definition(path: Path, layer: Layer, root: Path | None = None) -> ParsedFile:
+    """Read and validate one definition file found under the layer directory ``root`` (by
+    default its own directory); :class:`DefinitionError` says why it is refused (a link, not
+    a regular file, too large, not UTF-8, bad front matter, bad field)."""
     try:
         read = read_bounded(path, DEFINITION_FILE_LIMIT)
     except UnsafeFile as exc:
@@ -363,7 +383,7 @@ def parse_definition(path: Path, layer: Layer) -> ParsedFile:
     front = _load_yaml(raw)
     if not isinstance(front, dict):
         raise DefinitionError("has front matter that is not a YAML mapping")
-    return ParsedFile(path, layer, _validate(front), body.strip("\n"))
+    return ParsedFile(path, layer, _validate(front), body.strip("\n"), root or path.parent)
 
 
 # --- layers and the roster -------------------------------------------------------------------
@@ -397,7 +417,7 @@ def _load_layer(
     broken: set[str] = set()
     for path in _definition_files(root, layer, refusals):
         try:
-            parsed = parse_definition(path, layer)
+            parsed = parse_definition(path, layer, root)
         except DefinitionError as exc:
             name = _name_hint(path)
             refusals.append(Refusal(layer, path, name, f"{path} {exc}"))
@@ -447,22 +467,22 @@ def _is_real_dir(path: Path) -> bool:
 
 def _merge(layers: Sequence[ParsedFile]) -> AgentDefinition:
     front: dict[str, object] = {}
-    body = ""
+    parts: list[BodyPart] = []
     for parsed in layers:
         mode = parsed.front_matter.get("bodyMode", "replace")
         front.update(parsed.front_matter)
-        if mode == "append" and body and parsed.body:
-            body = f"{body}\n\n{parsed.body}"
-        elif mode == "append" and not parsed.body:
-            pass
-        else:
-            body = parsed.body
+        part = BodyPart(parsed.path, parsed.root or parsed.path.parent, parsed.body)
+        if mode != "append":
+            parts = [part]  # replace (even by an empty body)
+        elif parsed.body:
+            parts.append(part)  # append after a blank line
     front.pop("bodyMode", None)
     return AgentDefinition(
         name=layers[0].name,
         front_matter=front,
-        body=body,
+        body="\n\n".join(p.text for p in parts if p.text),
         sources=tuple((p.layer, p.path) for p in layers),
+        body_parts=tuple(parts),
     )
 
 

@@ -60,17 +60,24 @@ from orchestrator.agent_tools.safe_fs import (
 )
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.labels import LABEL_RE
-from orchestrator.managed.utf8 import utf8_head
+from orchestrator.managed.model_text import (
+    MODEL_TEXT_MAX_BYTES,
+    MODEL_TEXT_MAX_LINES,
+    BoundedText,
+    bound_head,
+)
 
 __all__ = [
     "ARTIFACT_LIMIT_BYTES",
     "CANONICAL_REF_RE",
     "RESULT_REF_RE",
     "ResultArtifact",
+    "ResultDelivery",
     "ResultStatus",
     "ResultStore",
     "delivery_text",
     "is_result_ref",
+    "render_delivery",
 ]
 
 ResultStatus = Literal["completed", "failed"]
@@ -585,17 +592,36 @@ class ResultStore:
         return True
 
 
-def delivery_text(
-    artifact: ResultArtifact, *, retired: bool = False, max_text_bytes: int | None = None
-) -> str:
+@dataclass(frozen=True)
+class ResultDelivery:
+    """The model-visible delivery of a result and the bound its agent text went through."""
+
+    text: str
+    bound: BoundedText
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the agent's text was cut (the full text stays the result artifact)."""
+        return self.bound.truncated
+
+
+def render_delivery(
+    artifact: ResultArtifact,
+    *,
+    retired: bool = False,
+    max_bytes: int = MODEL_TEXT_MAX_BYTES,
+    max_lines: int = MODEL_TEXT_MAX_LINES,
+) -> ResultDelivery:
     """The model-visible delivery of a result, in seed 002's wording::
 
         Agent result · agent=<label> · definition=<name> · session=<id> · status=<status>
         Result ref: result:<label>#<n>
 
-    then the agent's text (its head when over ``max_text_bytes``, with a note that the
-    full text is the result ref), then, for a session retired under context pressure, the
-    instruction to delegate a fresh agent instead of continuing it.
+    then the agent's text, bounded for the model (reference A.13: its head, at most
+    ``max_bytes`` and ``max_lines``, by :func:`~orchestrator.managed.model_text.bound_head`)
+    with, when cut, a notice naming the result ref that holds the full text (the artifact
+    is persisted whole before any delivery), then, for a session retired under context
+    pressure, the instruction to delegate a fresh agent instead of continuing it.
     """
     session = artifact.pi_session_id or "?"
     header = (
@@ -603,16 +629,14 @@ def delivery_text(
         f"session={session} · status={artifact.status}"
     )
     lines = [header, f"Result ref: {artifact.ref}"]
-    text = artifact.text
-    if max_text_bytes is not None:
-        shown, cut = utf8_head(text, max_text_bytes)
-        if cut:
-            total = len(text.encode("utf-8", "surrogatepass"))
-            shown_bytes = len(shown.encode("utf-8", "surrogatepass"))
-            text = (
-                f"{shown}\n[Result truncated: {shown_bytes} of {total} bytes shown. "
-                f"The full result is {artifact.ref}; pass it in files to hand it on.]"
-            )
+    bound = bound_head(artifact.text, max_bytes=max_bytes, max_lines=max_lines)
+    text = bound.text
+    if bound.truncated:
+        text = (
+            f"{bound.text}\n\n[Result truncated: {bound.shown_lines} of {bound.total_lines} "
+            f"lines, {bound.shown_bytes} of {bound.total_bytes} bytes shown. The full result "
+            f"is {artifact.ref}; pass it in files to read it or hand it on.]"
+        )
     blocks = ["\n".join(lines), text if text else "(empty result)"]
     if retired:
         blocks.append(
@@ -620,4 +644,15 @@ def delivery_text(
             "with agent_continue. Delegate a fresh agent instead and pass it this result "
             f"({artifact.ref}) and the relevant files."
         )
-    return "\n\n".join(blocks)
+    return ResultDelivery("\n\n".join(blocks), bound)
+
+
+def delivery_text(
+    artifact: ResultArtifact,
+    *,
+    retired: bool = False,
+    max_bytes: int = MODEL_TEXT_MAX_BYTES,
+    max_lines: int = MODEL_TEXT_MAX_LINES,
+) -> str:
+    """The text of :func:`render_delivery`."""
+    return render_delivery(artifact, retired=retired, max_bytes=max_bytes, max_lines=max_lines).text

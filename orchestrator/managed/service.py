@@ -33,6 +33,7 @@ from orchestrator.agent_tools import aliases
 from orchestrator.agent_tools.safe_fs import UnsafeFile, read_bounded
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
+from orchestrator.managed.body_files import expand_body
 from orchestrator.managed.definitions import (
     AgentDefinition,
     LayerSources,
@@ -295,6 +296,13 @@ class ManagedService:
         )
 
     def _with_files(self, text: str, files: Sequence[str] | None, operation: str, cwd: Path) -> str:
+        return self._message(text, files, operation, cwd)[0]
+
+    def _message(
+        self, text: str, files: Sequence[str] | None, operation: str, cwd: Path
+    ) -> tuple[str, frozenset[str]]:
+        """The message with its ``files`` rendered, and the canonical paths of those files
+        (a definition body's ``@`` line naming one of them is dropped)."""
         limit = self.settings.mailbox_payload_limit_bytes
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > limit:
@@ -305,7 +313,7 @@ class ManagedService:
                 next_action="Shorten the message, or put the detail in a file passed in files.",
             )
         if not files:
-            return text
+            return text, frozenset()
         prepared = prepare_files(
             files,
             cwd=cwd,
@@ -316,7 +324,15 @@ class ManagedService:
             reserved_bytes=len(text.encode("utf-8", "surrogatepass")),
             operation=operation,
         )
-        return f"{text}\n\n{prepared.text}" if prepared.text else text
+        paths = frozenset(prepared.paths)
+        return (f"{text}\n\n{prepared.text}" if prepared.text else text), paths
+
+    def _instructions(
+        self, definition: AgentDefinition, files: frozenset[str], operation: str
+    ) -> str:
+        """The definition's body with its ``@path`` lines expanded (reference A.17 step 7)."""
+        home = Path(self.env.get("HOME") or Path.home())
+        return expand_body(definition, home=home, skip=files, operation=operation)
 
     # -- agent_list ---------------------------------------------------------------------
 
@@ -351,7 +367,7 @@ class ManagedService:
         )
         roster = self.roster()
         definitions = [_definition_row(d) for _, d in sorted(roster.definitions.items())]
-        deliveries = [
+        deliveries: list[dict[str, Any]] = [
             {
                 "kind": d.kind,
                 "agent": d.agent,
@@ -359,6 +375,7 @@ class ManagedService:
                 **({"result_ref": d.ref} if d.ref else {}),
                 **({"ask_id": d.ask_id} if d.ask_id else {}),
                 **({"request_id": d.request_id} if d.request_id else {}),
+                **({"truncated": d.truncated} if d.kind == "result" else {}),
             }
             for d in report.delivered
         ]
@@ -414,10 +431,11 @@ class ManagedService:
         operation = "delegate"
         self.supervisor.reconcile()
         resolved = self._definition(definition, operation)
-        text = self._with_files(task, files, operation, self.cwd)
+        text, paths = self._message(task, files, operation, self.cwd)
         return self._start(
             resolved,
             text,
+            instructions=self._instructions(resolved, paths, operation),
             requested_label=label,
             inherited=False,
             cwd=self.cwd,
@@ -435,10 +453,11 @@ class ManagedService:
         assert source.pi_session_file is not None
         cwd = Path(source.cwd)
         resolved = self._definition(source.definition, operation)
-        text = self._with_files(task, files, operation, cwd)
+        text, paths = self._message(task, files, operation, cwd)
         return self._start(
             resolved,
             text,
+            instructions=self._instructions(resolved, paths, operation),
             requested_label=source.label,
             inherited=True,
             cwd=cwd,
@@ -571,6 +590,7 @@ class ManagedService:
         definition: AgentDefinition,
         text: str,
         *,
+        instructions: str,
         requested_label: str | None,
         inherited: bool,
         cwd: Path,
@@ -639,7 +659,7 @@ class ManagedService:
                 },
                 placement=self.settings.spawn_placement,
                 caller_pane=self.caller_pane,
-                instructions=definition.body,
+                instructions=instructions,
                 replace_system_prompt=definition.front_matter.get("systemPromptMode") == "replace",
                 **({"ready_timeout_s": self._ready_timeout_s} if self._ready_timeout_s else {}),
             )

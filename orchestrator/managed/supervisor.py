@@ -13,7 +13,9 @@ Per active generation, in order:
   ``to-owner`` records and open ask, Herdr's pane and agent (presence ``live``/``lost``/
   ``unknown``). Any unreadable piece makes the generation ``unknown`` with a diagnostic.
 * **A result** for the generation's assignment → ``ResultStore.persist`` (idempotent per
-  request id) → recorded on the generation (``result_ref``) → delivered to the owner →
+  request id) → recorded on the generation (``result_ref``) → delivered to the owner (the
+  agent's text bounded for the model, :mod:`orchestrator.managed.model_text`; the full text
+  stays the artifact, named by its ref) →
   ``ResultStore.mark_delivered`` and the generation's ``result_delivered`` → the mailbox
   record consumed (the acknowledgement) → cleanup: the pane closed, the mailbox removed, the
   generation ``delivered`` (its session kept for ``agent_continue``). Delivery into the
@@ -51,7 +53,7 @@ from orchestrator.managed.launch import remove_mailbox
 from orchestrator.managed.mailbox import Box, Kind, Mailbox, Message
 from orchestrator.managed.owner import OwnerChannel, PaneOwner
 from orchestrator.managed.projection import Evidence, Presence
-from orchestrator.managed.results import ResultArtifact, ResultStore, delivery_text
+from orchestrator.managed.results import ResultArtifact, ResultStore, render_delivery
 from orchestrator.managed.store import Generation, LockBusy, ManagedStore
 
 __all__ = [
@@ -83,6 +85,8 @@ class Delivery:
     ref: str | None = None
     ask_id: str | None = None
     request_id: str | None = None
+    #: a result's agent text was cut to the model bound (the full text is ``ref``)
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
@@ -398,7 +402,8 @@ class Supervisor:
         if sink is None:
             return generation
         artifact = self._artifact(generation)
-        text = delivery_text(artifact, retired=bool(generation.extra.get(SESSION_RETIRED)))
+        rendered = render_delivery(artifact, retired=bool(generation.extra.get(SESSION_RETIRED)))
+        text = rendered.text
         marked = self.store.update(
             generation, extra={**generation.extra, "delivering": artifact.request_id}
         )
@@ -414,6 +419,7 @@ class Supervisor:
                 text,
                 ref=artifact.ref,
                 request_id=artifact.request_id,
+                truncated=rendered.truncated,
             )
         )
         return self.store.update(marked, result_delivered=True)

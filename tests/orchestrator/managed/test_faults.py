@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from herdr_sim.fake_agent import Scenario
+from orchestrator.managed.definitions import approve_project
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.owner import PaneOwner
 from orchestrator.managed.tools import BACKGROUND_KEY, enable_background
@@ -217,6 +218,41 @@ def test_the_definition_body_is_the_childs_instructions(world: ManagedWorld) -> 
     wait_until(lambda: session.exists() and "check every claim" in session.read_text(), 10)
     world.ok("agent_close", agent="careful")
     assert not instructions.exists()  # gone with the mailbox
+
+
+def test_body_at_lines_are_expanded_into_the_instructions(world: ManagedWorld) -> None:
+    """A body ``@./file`` line becomes the file's text in the child's instructions; a file
+    the caller passes in ``files`` too is dropped from the body (a trusted project's layer,
+    inside the cwd); a line naming a file outside the layer refuses the delegation before
+    anything is launched."""
+    agents = world.root / "pi" / "agents"
+    (agents / "style.txt").write_text("Cite every source.\n")
+    (agents / "styled.md").write_text(
+        "---\nname: styled\n---\nYou review.\n@./style.txt\nBe brief.\n"
+    )
+    world.scenario(Scenario().hang())
+    started = world.ok("agent_delegate", definition="styled", task="x", label="styled")
+    instructions = Path(mailbox_of(world, started).path) / "instructions.md"
+    assert instructions.read_text() == "You review.\nCite every source.\nBe brief."
+    project = world.root / "work" / ".pi" / "agents"
+    project.mkdir(parents=True)
+    (project / "spec.txt").write_text("THE SPEC\n")
+    (project / "proj.md").write_text("---\nname: proj\n---\nProject rules.\n@./spec.txt\n")
+    approve_project(world.service.state_dir, world.root / "work")
+    started = world.ok(
+        "agent_delegate", definition="proj", task="y", label="proj", files=[".pi/agents/spec.txt"]
+    )
+    instructions = Path(mailbox_of(world, started).path) / "instructions.md"
+    assert instructions.read_text() == "Project rules."
+    session = Path(str(started["session_path"]))
+    wait_until(lambda: session.exists() and "THE SPEC" in session.read_text(), 10)
+    (world.root / "pi" / "secret.txt").write_text("not for agents")
+    (agents / "leaky.md").write_text("---\nname: leaky\n---\n@../secret.txt\n")
+    error = world.refused("agent_delegate", "invalid_request", definition="leaky", task="z")
+    assert "@../secret.txt" in error["message"] and str(agents / "leaky.md") in error["message"]
+    assert "outside the definition's layer directory" in error["message"]
+    assert error["rollbackOccurred"] is False
+    assert world.agent("leaky") is None
 
 
 def test_a_replace_mode_body_replaces_the_system_prompt(world: ManagedWorld) -> None:

@@ -16,7 +16,13 @@ from hypothesis import strategies as st
 
 from orchestrator.managed import results as results_module
 from orchestrator.managed.errors import ManagedAgentError
-from orchestrator.managed.results import ResultArtifact, ResultStore, delivery_text
+from orchestrator.managed.model_text import MODEL_TEXT_MAX_LINES
+from orchestrator.managed.results import (
+    ResultArtifact,
+    ResultStore,
+    delivery_text,
+    render_delivery,
+)
 
 OWNER = "controller-1"
 
@@ -297,9 +303,9 @@ def test_delivery_text_of_a_failed_result_without_session_and_a_bounded_text() -
         text="é" * 100,
         created_at=0.0,
     )
-    text = delivery_text(artifact, max_text_bytes=11)
+    text = delivery_text(artifact, max_bytes=11)
     assert text.splitlines()[0].endswith("session=? · status=failed")
-    assert "\n\nééééé\n[Result truncated: 10 of 200 bytes shown." in text
+    assert "\n\nééééé\n\n[Result truncated: 1 of 1 lines, 10 of 200 bytes shown." in text
     assert "The full result is result:scout#1" in text
     empty = ResultArtifact(**{**artifact.__dict__, "text": ""})
     assert delivery_text(empty).endswith("(empty result)")
@@ -311,3 +317,26 @@ def test_the_plain_text_is_kept_beside_the_artifact(tmp_path: Path) -> None:
     path = store.text_path(artifact.request_id)
     assert path.read_text(encoding="utf-8") == "line 1\nline 2 €"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_long_result_is_delivered_as_its_head_and_the_ref_with_the_full_text_kept(
+    tmp_path: Path,
+) -> None:
+    """Reference A.13: the completion text is bounded for the model (head kept, pi's
+    default 50 KiB / 2000 lines), the full text stays the artifact, the notice names its ref."""
+    store = ResultStore(tmp_path / "results")
+    long = "".join(f"line {n:05d}\n" for n in range(3000))  # 3000 lines, 33 000 bytes
+    artifact = _persist(store, text=long)
+    rendered = render_delivery(artifact)
+    assert rendered.truncated and rendered.bound.total_lines == 3000
+    assert rendered.bound.shown_lines == MODEL_TEXT_MAX_LINES
+    body = rendered.text.split("\n\n")[1]
+    assert body == "\n".join(f"line {n:05d}" for n in range(2000))
+    assert (
+        f"[Result truncated: 2000 of 3000 lines, {rendered.bound.shown_bytes} of 33000 bytes "
+        f"shown. The full result is {artifact.ref}; pass it in files" in rendered.text
+    )
+    assert store.text_path(artifact.request_id).read_text() == long
+    assert store.resolve(artifact.ref, owner_session_id=OWNER).text == long
+    short = render_delivery(_persist(store, text="short\n"))
+    assert not short.truncated and "Result truncated" not in short.text

@@ -22,7 +22,9 @@ from herdr_sim.fake_agent import Scenario
 from orchestrator.client.errors import ClientError
 from orchestrator.managed.background import ControllerBackground
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
+from orchestrator.managed.model_text import MODEL_TEXT_MAX_BYTES
 from orchestrator.managed.owner import PaneOwner
+from orchestrator.managed.supervisor import SPOOL_DIR
 from orchestrator.tools.registry import run_tool
 from tests.orchestrator.managed import managed_world
 from tests.orchestrator.managed.managed_world import ManagedWorld
@@ -174,6 +176,71 @@ def test_a_result_ref_hands_the_result_to_the_next_agent(world: ManagedWorld) ->
     )
     assert "result:x#9" in error["message"]
     world.refused("agent_delegate", "invalid_request", definition="scout", task="x", files=["/"])
+
+
+def test_a_result_over_the_model_bound_is_delivered_as_its_head_and_its_ref(
+    world: ManagedWorld,
+) -> None:
+    """A final answer over the 50 KiB model bound (reference A.13): the owner sees its head,
+    the ref and ``truncated``; the artifact keeps the whole, and ``files`` with the ref
+    hands the whole text (its last line too) to the next agent."""
+    lines = [f"row {n:04d} " + "x" * 90 for n in range(600)]  # 600 lines, 60 000 bytes
+    world.scenario(Scenario().reply("\n".join(lines)))
+    world.ok("agent_delegate", definition="scout", task="a long report", label="longer")
+    delivery = world.wait_delivery("result", "longer", timeout=20)
+    assert delivery["truncated"] is True and delivery["result_ref"] == "result:longer#1"
+    text = delivery["text"]
+    assert len(text.encode()) < MODEL_TEXT_MAX_BYTES + 1024
+    assert lines[0] in text and lines[-1] not in text
+    assert "Result ref: result:longer#1" in text
+    assert "The full result is result:longer#1; pass it in files" in text
+    artifact = world.service.results.resolve(
+        "result:longer#1", owner_session_id=world.service.controller_id
+    )
+    assert artifact.text == "\n".join(lines)
+    world.scenario(Scenario().hang())
+    started = world.ok(
+        "agent_delegate",
+        definition="scout",
+        task="read it",
+        label="reader",
+        files=["result:longer#1"],
+    )
+    session = Path(started["session_path"])
+    wait_until(lambda: session.exists() and lines[-1] in session.read_text(), 10)
+
+
+def test_a_long_result_pushed_into_the_owners_pane_is_the_bounded_text(
+    world: ManagedWorld,
+) -> None:
+    """The push path gets the same bounded text: the owner's pane gets one line pointing at
+    the spooled message, which holds the head and the ref, not the whole answer."""
+    world.run_in_an_idle_pi()
+    background = ControllerBackground(world.service, interval_s=0.05)
+    background.start()
+    try:
+        lines = [f"row {n:04d} " + "y" * 90 for n in range(600)]  # 60 000 bytes
+        world.scenario(Scenario().reply("\n".join(lines)))
+        started = world.ok("agent_delegate", definition="scout", task="long", label="pushlong")
+        store = world.service.store
+        wait_until(
+            lambda: store.load(started["run_id"]).status == "delivered",
+            15,
+            what="the result pushed into the owner's pane and the agent cleaned up",
+        )
+    finally:
+        background.stop()
+    assert world.ok("agent_list")["deliveries"] == []  # pushed, not pulled
+    spooled = [
+        text
+        for text in (p.read_text() for p in (store.root / SPOOL_DIR).iterdir())
+        if "Agent result · agent=pushlong" in text
+    ]
+    assert len(spooled) == 1
+    (message,) = spooled
+    assert lines[0] in message and lines[-1] not in message
+    assert "The full result is result:pushlong#1; pass it in files" in message
+    assert len(message.encode()) < MODEL_TEXT_MAX_BYTES + 1024
 
 
 def test_a_corrupt_mailbox_record_is_unknown_with_no_actions(world: ManagedWorld) -> None:
