@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .redaction import redact
+from .trusted_paths import FOREIGN_OWNER, NOT_REGULAR, ownership_problem
 
 
 class UnsafeWireLog(OSError):
@@ -38,9 +39,10 @@ def open_private_append(path: Path) -> int:
     fd = os.open(path, flags, 0o600)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        problem = ownership_problem(info, kind="file", forbidden=0)  # a wide mode is narrowed
+        if problem == NOT_REGULAR:
             raise UnsafeWireLog(f"wire log {path} is not a regular file")
-        if info.st_uid != os.geteuid():
+        if problem == FOREIGN_OWNER:
             raise UnsafeWireLog(f"wire log {path} is owned by another user")
         if stat.S_IMODE(info.st_mode) != 0o600:
             os.fchmod(fd, 0o600)

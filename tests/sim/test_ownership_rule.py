@@ -1,0 +1,129 @@
+"""The one "ours alone" rule every package uses: :func:`herdr_sim.trusted_paths.ownership_problem`.
+
+The plugin loader, the agent home, the wire log, the session file and the orchestrator's
+private directories, token file, audit log and extension install each once decided this on
+their own; they now ask this predicate and word its answer their own way. This table pins
+the rule itself, so a change to it shows here and not only in one caller's tests: a link, a
+FIFO, a directory where a file is wanted (and the reverse), another user's file (a stat stub:
+the test cannot give a file away), group- or other-writable, and the cases that pass.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from herdr_sim.trusted_paths import (
+    FOREIGN_OWNER,
+    IS_LINK,
+    NOT_DIRECTORY,
+    NOT_REGULAR,
+    OTHERS_ANY,
+    WRITABLE,
+    followable_link,
+    ownership_problem,
+)
+
+
+def _with(
+    info: os.stat_result, *, mode: int | None = None, uid: int | None = None
+) -> os.stat_result:
+    """``info`` with another mode or owner: the stub for what a test cannot create."""
+    fields = list(info)
+    if mode is not None:
+        fields[stat.ST_MODE] = mode
+    if uid is not None:
+        fields[stat.ST_UID] = uid
+    return os.stat_result(fields)
+
+
+#: the user the table runs as (a stub: the suite may run as root, who is also "root")
+ME = 4000
+FOREIGN = 4242
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, os.stat_result]:
+    """lstat results of one of each kind, all of :data:`ME` and 0600/0700."""
+    monkeypatch.setattr(os, "geteuid", lambda: ME)
+    regular = tmp_path / "file"
+    regular.write_text("x")
+    regular.chmod(0o600)
+    directory = tmp_path / "dir"
+    directory.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(regular)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)
+    return {
+        name: _with(os.lstat(tmp_path / name), uid=ME) for name in ("file", "dir", "link", "fifo")
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "kwargs", "expected"),
+    [
+        ("file", {}, {"kind": "file"}, None),
+        ("dir", {}, {"kind": "directory"}, None),
+        ("file", {}, {}, None),
+        ("dir", {}, {}, None),
+        ("link", {}, {"kind": "file"}, NOT_REGULAR),
+        ("link", {}, {"kind": "directory"}, NOT_DIRECTORY),
+        ("link", {}, {}, IS_LINK),
+        ("fifo", {}, {"kind": "file"}, NOT_REGULAR),
+        ("fifo", {}, {"kind": "directory"}, NOT_DIRECTORY),
+        ("dir", {}, {"kind": "file"}, NOT_REGULAR),
+        ("file", {}, {"kind": "directory"}, NOT_DIRECTORY),
+        ("file", {"uid": FOREIGN}, {"kind": "file"}, FOREIGN_OWNER),
+        ("dir", {"uid": FOREIGN}, {"kind": "directory"}, FOREIGN_OWNER),
+        ("dir", {"uid": 0}, {"kind": "directory"}, FOREIGN_OWNER),
+        ("dir", {"uid": 0}, {"kind": "directory", "root_may_own": True}, None),
+        ("dir", {"uid": FOREIGN}, {"kind": "directory", "root_may_own": True}, FOREIGN_OWNER),
+        ("file", {"mode": stat.S_IFREG | 0o620}, {"kind": "file"}, WRITABLE),
+        ("file", {"mode": stat.S_IFREG | 0o602}, {"kind": "file"}, WRITABLE),
+        ("file", {"mode": stat.S_IFREG | 0o644}, {"kind": "file"}, None),
+        (
+            "file",
+            {"mode": stat.S_IFREG | 0o640},
+            {"kind": "file", "forbidden": OTHERS_ANY},
+            WRITABLE,
+        ),
+        ("file", {"mode": stat.S_IFREG | 0o666}, {"kind": "file", "forbidden": 0}, None),
+        ("dir", {"mode": stat.S_IFDIR | 0o777}, {"kind": "directory"}, WRITABLE),
+        ("dir", {"mode": stat.S_IFDIR | 0o1777}, {"kind": "directory"}, WRITABLE),
+        ("dir", {"mode": stat.S_IFDIR | 0o1777}, {"kind": "directory", "sticky_ok": True}, None),
+        # the kind is checked before the owner: a foreign link is "a link", not "foreign"
+        ("link", {"uid": FOREIGN}, {}, IS_LINK),
+    ],
+    ids=lambda value: repr(value) if isinstance(value, dict) else None,
+)
+def test_ownership_problem_table(
+    world: dict[str, os.stat_result],
+    name: str,
+    change: dict[str, int],
+    kwargs: dict[str, object],
+    expected: str | None,
+) -> None:
+    info = _with(world[name], **change)
+    assert ownership_problem(info, **kwargs) == expected  # type: ignore[arg-type]
+
+
+def test_the_owner_is_the_effective_user(
+    world: dict[str, os.stat_result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files we create get our effective uid: that is the one compared, read at call time."""
+    monkeypatch.setattr(os, "getuid", lambda: ME)
+    monkeypatch.setattr(os, "geteuid", lambda: FOREIGN)
+    assert ownership_problem(world["file"], kind="file") == FOREIGN_OWNER
+    assert ownership_problem(_with(world["file"], uid=FOREIGN), kind="file") is None
+
+
+def test_a_link_is_followed_only_when_ours_or_roots(world: dict[str, os.stat_result]) -> None:
+    assert followable_link(world["file"])
+    assert followable_link(_with(world["file"], uid=FOREIGN))  # not a link: nothing to follow
+    assert followable_link(world["link"])
+    assert followable_link(_with(world["link"], uid=0))
+    assert not followable_link(_with(world["link"], uid=FOREIGN))
