@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..trusted_paths import FOREIGN_OWNER, NOT_REGULAR, ownership_problem
 from .paths import SessionNameError, config_dir_str, validate_session_name
 
 __all__ = [
@@ -377,9 +378,12 @@ def _read_private(path: Path, description: str) -> str | None:
         raise CatalogError(f"failed to open {description} {path}: {_os_message(err)}") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        problem = ownership_problem(
+            info, kind="file", forbidden=0
+        )  # kind and owner: no mode rule here
+        if problem == NOT_REGULAR:
             raise CatalogError(f"failed to open {description} {path}: not a regular file")
-        if info.st_uid != os.geteuid():
+        if problem == FOREIGN_OWNER:
             raise CatalogError(f"failed to open {description} {path}: owned by another user")
         if info.st_size > MAX_CATALOG_BYTES:
             raise CatalogError(f"{description} exceeds the storage limit")

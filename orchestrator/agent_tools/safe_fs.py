@@ -22,7 +22,9 @@ or written:
   :func:`write_atomic` replaces a file only with a complete, fsynced one.
 * **A private directory is ours.** :func:`ensure_private_dir` creates missing directories
   0700 and never chmods one that exists: a directory owned by another user, or writable by
-  group or others, is refused (another local user could read or plant files there).
+  group or others, is refused (another local user could read or plant files there). The
+  rule is the project's one "ours alone" predicate,
+  :func:`herdr_sim.trusted_paths.ownership_problem`.
 
 :class:`UnsafeFile` (an ``OSError``) is raised for anything refused, with a message that names
 the path and the reason.
@@ -38,6 +40,14 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from herdr_sim.trusted_paths import (
+    FOREIGN_OWNER,
+    NOT_DIRECTORY,
+    WRITABLE,
+    followable_link,
+    ownership_problem,
+)
 
 __all__ = [
     "BoundedRead",
@@ -250,7 +260,7 @@ def ensure_private_dir(path: Path | str) -> Path:
         return target
     me = os.geteuid()
     link = os.lstat(target)
-    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (me, 0):
+    if not followable_link(link):
         raise UnsafeFile(
             errno.EPERM,
             f"{target} is a symbolic link owned by uid {link.st_uid}, not by you (uid {me}): "
@@ -258,9 +268,10 @@ def ensure_private_dir(path: Path | str) -> Path:
             str(target),
         )
     info = target.stat()
-    if not stat.S_ISDIR(info.st_mode):
+    problem = ownership_problem(info, kind="directory")
+    if problem == NOT_DIRECTORY:
         raise UnsafeFile(errno.ENOTDIR, f"{target} exists and is not a directory", str(target))
-    if info.st_uid != me:
+    if problem == FOREIGN_OWNER:
         raise UnsafeFile(
             errno.EPERM,
             f"{target} is owned by uid {info.st_uid}, not by you (uid {me}): another local "
@@ -268,7 +279,7 @@ def ensure_private_dir(path: Path | str) -> Path:
             "of your own (it is created 0700 when missing)",
             str(target),
         )
-    if info.st_mode & 0o022:
+    if problem == WRITABLE:
         raise UnsafeFile(
             errno.EPERM,
             f"{target} is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o}): "

@@ -31,6 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from herdr_sim.trusted_paths import (
+    FOREIGN_OWNER,
+    NOT_REGULAR,
+    OTHERS_ANY,
+    WRITABLE,
+    ownership_problem,
+)
+
 if TYPE_CHECKING:
     import ssl
 
@@ -146,11 +154,12 @@ def read_token_file(path: Path) -> str:
         raise SettingsError(f"token file {path}: {exc.strerror}") from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        problem = ownership_problem(info, kind="file", forbidden=OTHERS_ANY)  # a secret: 0600
+        if problem == NOT_REGULAR:
             raise SettingsError(f"token file {path} is not a regular file")
-        if info.st_uid != os.geteuid():
+        if problem == FOREIGN_OWNER:
             raise SettingsError(f"token file {path} is not owned by this user")
-        if info.st_mode & 0o077:
+        if problem == WRITABLE:
             raise SettingsError(
                 f"token file {path} can be read or written by others "
                 f"(mode {stat.S_IMODE(info.st_mode):o}): chmod 600 {path}"

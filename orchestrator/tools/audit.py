@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herdr_sim.trusted_paths import ownership_problem
 from orchestrator.agent_tools.safe_fs import UnsafeFile, ensure_private_dir, write_all
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def _open_append(path: Path) -> int:
             raise UnsafeFile(f"{path}: is a symbolic link; refusing to follow it") from None
         raise
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+    if ownership_problem(st, kind="file", forbidden=0) is not None:  # a wide mode is narrowed
         os.close(fd)
         raise UnsafeFile(f"{path}: not a regular file of ours; refusing to write to it")
     if st.st_mode & 0o077:
