@@ -52,6 +52,7 @@ from herdr_sim.trusted_paths import (
 __all__ = [
     "BoundedRead",
     "UnsafeFile",
+    "describe_kind",
     "ensure_private_dir",
     "is_regular_file",
     "open_dir",
@@ -69,7 +70,10 @@ class UnsafeFile(OSError):
     """A path refused by the rules above (a link, a FIFO, another user's directory, ...)."""
 
 
-def _kind(mode: int) -> str:
+def describe_kind(mode: int) -> str:
+    """What a file of ``mode`` is, for a refusal: "a symbolic link", "a FIFO", "a device", …"""
+    if stat.S_ISREG(mode):
+        return "a regular file"
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISFIFO(mode):
@@ -80,7 +84,7 @@ def _kind(mode: int) -> str:
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
-    return "not a regular file"
+    return "a file of an unknown kind"
 
 
 def _refuse_link(path: Path | str) -> UnsafeFile:
@@ -130,7 +134,9 @@ def read_bounded(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafeFile(
-                errno.EINVAL, f"{path} is {_kind(info.st_mode)}, not a regular file", str(path)
+                errno.EINVAL,
+                f"{path} is {describe_kind(info.st_mode)}, not a regular file",
+                str(path),
             )
         size = info.st_size
         start = max(0, size - limit) if tail else max(0, min(offset, size))
@@ -184,7 +190,9 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
             # O_DIRECTORY|O_NOFOLLOW on a link fails ENOTDIR on Linux: say which it was
             mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
             raise UnsafeFile(
-                exc.errno, f"{target} is {_kind(mode)}, not a directory: not used", str(target)
+                exc.errno,
+                f"{target} is {describe_kind(mode)}, not a directory: not used",
+                str(target),
             ) from None
     finally:
         os.close(parent_fd)

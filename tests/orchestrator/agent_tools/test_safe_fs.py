@@ -117,6 +117,17 @@ def test_open_dir_refuses_a_link_and_creates_relative_to_the_parent(tmp_path: Pa
     assert (tmp_path / "fresh").is_dir() and not (tmp_path / "fresh").is_symlink()
 
 
+def test_open_dir_names_a_regular_file_for_what_it_is(tmp_path: Path) -> None:
+    """A file where a directory is wanted was once called "not a regular file, not a
+    directory"; the one kind namer (``describe_kind``) says what it is."""
+    (tmp_path / "messages").write_text("x")
+    with (
+        pytest.raises(safe_fs.UnsafeFile, match=r"is a regular file, not a directory"),
+        safe_fs.open_dir(tmp_path / "messages"),
+    ):
+        pass  # pragma: no cover - never entered
+
+
 def test_spawn_refuses_a_shared_state_dir_clearly_and_leaves_it_alone(tmp_path: Path) -> None:
     from orchestrator.agent_tools.config import Config
     from orchestrator.agent_tools.context import AgentToolsContext
