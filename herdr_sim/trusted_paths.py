@@ -27,6 +27,7 @@ import stat
 # `typing` and `pathlib` cost the `herdr` CLI start; mypy treats this name specially.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Literal
 
@@ -41,6 +42,7 @@ __all__ = [
     "UntrustedPathError",
     "check_directory",
     "followable_link",
+    "open_own_append",
     "ownership_problem",
     "read_own_file",
 ]
@@ -164,3 +166,27 @@ def read_own_file(path: Path, what: str) -> bytes | None:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def open_own_append(path: Path, refuse: Callable[[str], Exception]) -> int:
+    """A descriptor appending to ``path``, created 0600 when missing: a private log.
+
+    Never through a symlink at the last component (``O_NOFOLLOW``: the ``OSError`` of the
+    open, ``ELOOP``, is the caller's to word). A FIFO is opened non-blocking, so the check runs
+    instead of a hang. Anything but a regular file of this user raises ``refuse(problem)``
+    (the :func:`ownership_problem` code); a file of ours with another mode is set to 0600.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o600)
+    try:
+        info = os.fstat(fd)
+        problem = ownership_problem(info, kind="file", forbidden=0)  # the mode is ours to set
+        if problem is not None:
+            raise refuse(problem)
+        if stat.S_IMODE(info.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -10,6 +10,7 @@ the test cannot give a file away), group- or other-writable, and the cases that 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -24,6 +25,7 @@ from herdr_sim.trusted_paths import (
     OTHERS_ANY,
     WRITABLE,
     followable_link,
+    open_own_append,
     ownership_problem,
 )
 
@@ -127,3 +129,48 @@ def test_a_link_is_followed_only_when_ours_or_roots(world: dict[str, os.stat_res
     assert followable_link(world["link"])
     assert followable_link(_with(world["link"], uid=0))
     assert not followable_link(_with(world["link"], uid=FOREIGN))
+
+
+class _Refused(Exception):
+    pass
+
+
+def test_open_own_append_creates_narrows_and_refuses(tmp_path: Path) -> None:
+    """The private-log opener of the wire log and the audit log: created 0600, a wider (or
+    other) mode of ours set to 0600, a FIFO refused without a hang, a link never followed."""
+    problems: list[str] = []
+
+    def refuse(problem: str) -> Exception:
+        problems.append(problem)
+        return _Refused(problem)
+
+    fresh = tmp_path / "fresh.log"
+    os.close(open_own_append(fresh, refuse))
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
+    for mode in (0o666, 0o700):
+        wide = tmp_path / f"wide-{mode:o}.log"
+        wide.write_text("kept\n")
+        wide.chmod(mode)
+        fd = open_own_append(wide, refuse)
+        try:
+            assert os.get_blocking(fd)  # the non-blocking open is undone for the writes
+            os.write(fd, b"more\n")
+        finally:
+            os.close(fd)
+        assert stat.S_IMODE(wide.stat().st_mode) == 0o600
+        assert wide.read_text() == "kept\nmore\n"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # so the write-open succeeds
+    try:
+        with pytest.raises(_Refused):
+            open_own_append(fifo, refuse)
+    finally:
+        os.close(reader)
+    assert problems == [NOT_REGULAR]
+    link = tmp_path / "link"
+    link.symlink_to(fresh)
+    with pytest.raises(OSError, match="symbolic links") as raised:
+        open_own_append(link, refuse)
+    assert raised.value.errno == errno.ELOOP
+    assert problems == [NOT_REGULAR]
