@@ -140,20 +140,22 @@ _UNTRUSTED_BECAUSE = {
 }
 
 
-def check_trusted(st: os.stat_result, what: str, *, regular_file: bool = False) -> None:
+def _untrusted(what: str, problem: str) -> PluginError:
+    return PluginError(PLUGIN_UNTRUSTED, f"{what} {_UNTRUSTED_BECAUSE[problem]}")
+
+
+def check_trusted(st: os.stat_result, what: str) -> None:
     """Refuse a file or directory that another user owns or that group/others may write
-    (:func:`herdr_sim.trusted_paths.ownership_problem`); with ``regular_file``, anything
-    but a regular file too."""
-    problem = trusted_paths.ownership_problem(st, kind="file" if regular_file else None)
+    (:func:`herdr_sim.trusted_paths.ownership_problem`)."""
+    problem = trusted_paths.ownership_problem(st)
     if problem is not None:
-        raise PluginError(PLUGIN_UNTRUSTED, f"{what} {_UNTRUSTED_BECAUSE[problem]}")
+        raise _untrusted(what, problem)
 
 
 def _read_trusted(path: Path, what: str) -> str:
     """The text of ``path``, opened without following a symlink and checked on its fd."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    fd = trusted_paths.open_own_file(path, lambda problem, _info: _untrusted(what, problem))
     with os.fdopen(fd, "rb") as handle:
-        check_trusted(os.fstat(handle.fileno()), what, regular_file=True)
         return handle.read().decode("utf-8")
 
 

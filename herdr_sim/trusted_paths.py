@@ -43,6 +43,7 @@ __all__ = [
     "check_directory",
     "followable_link",
     "open_own_append",
+    "open_own_file",
     "ownership_problem",
     "read_own_file",
 ]
@@ -106,6 +107,20 @@ def _owner_text(uid: int) -> str:
     return f"uid {uid}, not this user (uid {os.geteuid()})"
 
 
+def _untrusted(what: str, path: Path, problem: str, info: os.stat_result) -> UntrustedPathError:
+    """The simulator's wording of an :func:`ownership_problem`."""
+    if problem == FOREIGN_OWNER:
+        return UntrustedPathError(
+            f"{what} {path} is owned by {_owner_text(info.st_uid)}: refusing to use it"
+        )
+    if problem == WRITABLE:
+        return UntrustedPathError(
+            f"{what} {path} is writable by other users "
+            f"(mode {stat.S_IMODE(info.st_mode):04o}): refusing to use it"
+        )
+    return UntrustedPathError(f"{what} {path} is {problem}")
+
+
 def check_directory(directory: Path, what: str) -> None:
     """Refuse ``directory`` unless it and every directory above it are safe (see module doc).
 
@@ -121,25 +136,38 @@ def check_directory(directory: Path, what: str) -> None:
     for current in (resolved, *resolved.parents):
         info = current.stat()
         problem = ownership_problem(info, kind="directory", root_may_own=True, sticky_ok=True)
-        if problem == NOT_DIRECTORY:
-            raise UntrustedPathError(f"{what} {current} is not a directory")
-        if problem == FOREIGN_OWNER:
-            raise UntrustedPathError(
-                f"{what} {current} is owned by {_owner_text(info.st_uid)}: refusing to use it"
-            )
-        if problem == WRITABLE:
-            raise UntrustedPathError(
-                f"{what} {current} is writable by other users "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}): refusing to use it"
-            )
+        if problem is not None:
+            raise _untrusted(what, current, problem, info)
+
+
+def open_own_file(
+    path: Path, refuse: Callable[[str, os.stat_result], Exception], *, forbidden: int = OTHERS_WRITE
+) -> int:
+    """A read-only descriptor of ``path``, checked on the descriptor, so the file cannot
+    change between the check and the read.
+
+    Never through a symlink at the last component (``O_NOFOLLOW``) and never blocking on a
+    FIFO (``O_NONBLOCK``): the ``OSError`` of the open (``ELOOP``, ``ENOENT``, …) is the
+    caller's to word. Anything but a regular file of this user without the ``forbidden``
+    mode bits raises ``refuse(problem, info)`` (:func:`ownership_problem`).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        problem = ownership_problem(info, kind="file", forbidden=forbidden)
+        if problem is not None:
+            raise refuse(problem, info)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def read_own_file(path: Path, what: str) -> bytes | None:
     """The bytes of ``path`` if it is this user's own regular file that nobody else can
     write; None when it does not exist; :class:`UntrustedPathError` otherwise."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(path, flags)
+        fd = open_own_file(path, lambda problem, info: _untrusted(what, path, problem, info))
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -147,19 +175,6 @@ def read_own_file(path: Path, what: str) -> bytes | None:
             raise UntrustedPathError(f"{what} {path} is a symlink: not following it") from None
         raise UntrustedPathError(f"{what} {path} cannot be opened: {exc.strerror}") from None
     try:
-        info = os.fstat(fd)
-        problem = ownership_problem(info, kind="file")
-        if problem == NOT_REGULAR:
-            raise UntrustedPathError(f"{what} {path} is not a regular file")
-        if problem == FOREIGN_OWNER:
-            raise UntrustedPathError(
-                f"{what} {path} is owned by {_owner_text(info.st_uid)}: refusing to use it"
-            )
-        if problem == WRITABLE:
-            raise UntrustedPathError(
-                f"{what} {path} is writable by other users "
-                f"(mode {stat.S_IMODE(info.st_mode):04o}): refusing to use it"
-            )
         chunks: list[bytes] = []
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
@@ -168,13 +183,14 @@ def read_own_file(path: Path, what: str) -> bytes | None:
         os.close(fd)
 
 
-def open_own_append(path: Path, refuse: Callable[[str], Exception]) -> int:
+def open_own_append(path: Path, refuse: Callable[[str, os.stat_result], Exception]) -> int:
     """A descriptor appending to ``path``, created 0600 when missing: a private log.
 
     Never through a symlink at the last component (``O_NOFOLLOW``: the ``OSError`` of the
     open, ``ELOOP``, is the caller's to word). A FIFO is opened non-blocking, so the check runs
-    instead of a hang. Anything but a regular file of this user raises ``refuse(problem)``
-    (the :func:`ownership_problem` code); a file of ours with another mode is set to 0600.
+    instead of a hang. Anything but a regular file of this user raises
+    ``refuse(problem, info)`` (:func:`ownership_problem`); a file of ours with another mode
+    is set to 0600.
     """
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     fd = os.open(path, flags, 0o600)
@@ -182,7 +198,7 @@ def open_own_append(path: Path, refuse: Callable[[str], Exception]) -> int:
         info = os.fstat(fd)
         problem = ownership_problem(info, kind="file", forbidden=0)  # the mode is ours to set
         if problem is not None:
-            raise refuse(problem)
+            raise refuse(problem, info)
         if stat.S_IMODE(info.st_mode) != 0o600:
             os.fchmod(fd, 0o600)
         os.set_blocking(fd, True)

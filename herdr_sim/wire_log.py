@@ -35,7 +35,7 @@ def open_private_append(path: Path) -> int:
     wider permissions is narrowed to 0600 (:func:`herdr_sim.trusted_paths.open_own_append`).
     """
 
-    def refuse(problem: str) -> UnsafeWireLog:
+    def refuse(problem: str, _info: os.stat_result) -> UnsafeWireLog:
         if problem == FOREIGN_OWNER:
             return UnsafeWireLog(f"wire log {path} is owned by another user")
         return UnsafeWireLog(f"wire log {path} is not a regular file")

@@ -130,7 +130,7 @@ def _open_append(path: Path) -> int:
     """``path`` opened for appending: created 0600, never through a link, a regular file of
     ours (another mode is set to 0600): :func:`herdr_sim.trusted_paths.open_own_append`."""
     try:
-        return open_own_append(path, lambda _problem: _not_ours(path))
+        return open_own_append(path, lambda _problem, _info: _not_ours(path))
     except UnsafeFile:
         raise
     except OSError as exc:

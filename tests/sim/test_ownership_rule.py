@@ -26,6 +26,7 @@ from herdr_sim.trusted_paths import (
     WRITABLE,
     followable_link,
     open_own_append,
+    open_own_file,
     ownership_problem,
 )
 
@@ -140,7 +141,7 @@ def test_open_own_append_creates_narrows_and_refuses(tmp_path: Path) -> None:
     other) mode of ours set to 0600, a FIFO refused without a hang, a link never followed."""
     problems: list[str] = []
 
-    def refuse(problem: str) -> Exception:
+    def refuse(problem: str, _info: os.stat_result) -> Exception:
         problems.append(problem)
         return _Refused(problem)
 
@@ -174,3 +175,41 @@ def test_open_own_append_creates_narrows_and_refuses(tmp_path: Path) -> None:
         open_own_append(link, refuse)
     assert raised.value.errno == errno.ELOOP
     assert problems == [NOT_REGULAR]
+
+
+def test_open_own_file_checks_on_the_descriptor(tmp_path: Path) -> None:
+    """The private-file reader of the session file, plugin files, machine catalog and token
+    file: a descriptor only for a regular file of ours without the forbidden bits; a FIFO
+    refused without a hang, a link never followed, a missing file the caller's ENOENT."""
+    problems: list[str] = []
+
+    def refuse(problem: str, _info: os.stat_result) -> Exception:
+        problems.append(problem)
+        return _Refused(problem)
+
+    mine = tmp_path / "mine"
+    mine.write_text("ours")
+    mine.chmod(0o644)
+    fd = open_own_file(mine, refuse)
+    try:
+        assert os.read(fd, 10) == b"ours"
+    finally:
+        os.close(fd)
+    with pytest.raises(_Refused):  # a secret's rule: no bit for group or others
+        open_own_file(mine, refuse, forbidden=OTHERS_ANY)
+    mine.chmod(0o664)
+    with pytest.raises(_Refused):
+        open_own_file(mine, refuse)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(_Refused):
+        open_own_file(fifo, refuse)
+    assert problems == [WRITABLE, WRITABLE, NOT_REGULAR]
+    link = tmp_path / "link"
+    link.symlink_to(mine)
+    with pytest.raises(OSError, match="symbolic links") as raised:
+        open_own_file(link, refuse)
+    assert raised.value.errno == errno.ELOOP
+    with pytest.raises(FileNotFoundError):
+        open_own_file(tmp_path / "absent", refuse)
+    assert len(problems) == 3
