@@ -56,6 +56,7 @@ __all__ = [
     "ensure_private_dir",
     "is_regular_file",
     "open_dir",
+    "publish_new",
     "read_bounded",
     "write_all",
     "write_atomic",
@@ -63,6 +64,7 @@ __all__ = [
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 16
 
 
@@ -215,7 +217,7 @@ def write_atomic(
         temp = f".{target.name}.{secrets.token_hex(6)}.tmp"
         fd = os.open(
             temp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            _NEW_FILE_FLAGS,
             mode,
             dir_fd=dir_fd,
         )
@@ -231,6 +233,35 @@ def write_atomic(
                 os.unlink(temp, dir_fd=dir_fd)
             raise
     return target
+
+
+def publish_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o600) -> None:
+    """Create ``name`` in the directory ``dir_fd`` holding ``data``, complete or absent.
+
+    ``data`` goes to a fsynced private temp file that is then *linked* to ``name``: the link
+    fails (``FileExistsError``) when anything is at ``name`` already, a planted symlink
+    included (it is never followed), so a first writer wins and a crash or a concurrent
+    reader never meets half a file. The directory is fsynced once the name is there; the
+    temp name is always removed.
+    """
+    temp = f".{name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(
+        temp,
+        _NEW_FILE_FLAGS,
+        mode,
+        dir_fd=dir_fd,
+    )
+    try:
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        os.fsync(dir_fd)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
 
 
 def _make_missing(path: Path) -> bool:
