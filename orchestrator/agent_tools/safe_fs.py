@@ -18,8 +18,10 @@ or written:
 * **Every read is bounded.** Callers say how many bytes they accept; what is past the bound is
   reported (``truncated`` / the file's size), never loaded.
 * **Writes are complete or absent.** :func:`write_all` loops until every byte is written (a
-  short write on a full disk raises instead of leaving a truncated file), and
-  :func:`write_atomic` replaces a file only with a complete, fsynced one.
+  short write on a full disk raises instead of leaving a truncated file),
+  :func:`write_atomic` replaces a file only with a complete, fsynced one, and
+  :func:`publish_new` creates a name once, whole (a name already there, a planted link
+  included, is ``FileExistsError``).
 * **A private directory is ours.** :func:`ensure_private_dir` creates missing directories
   0700 and never chmods one that exists: a directory owned by another user, or writable by
   group or others, is refused (another local user could read or plant files there). The
