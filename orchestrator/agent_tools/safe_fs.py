@@ -206,6 +206,24 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
         os.close(fd)
 
 
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int) -> str:
+    """A new hidden temp file beside ``name`` in ``dir_fd`` holding ``data``, written whole
+    and fsynced (removed again when that fails): the first half of every complete write."""
+    temp = f".{name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, _NEW_FILE_FLAGS, mode, dir_fd=dir_fd)
+    try:
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+        raise
+    return temp
+
+
 def write_atomic(
     path: Path | str, data: bytes | str, *, mode: int = 0o600, create_parent: bool = True
 ) -> Path:
@@ -216,19 +234,8 @@ def write_atomic(
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     with open_dir(target.parent, create=create_parent) as dir_fd:
-        temp = f".{target.name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(
-            temp,
-            _NEW_FILE_FLAGS,
-            mode,
-            dir_fd=dir_fd,
-        )
+        temp = _write_temp(dir_fd, target.name, payload, mode)
         try:
-            try:
-                write_all(fd, payload)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
             os.replace(temp, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -246,19 +253,8 @@ def publish_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o600) -> No
     reader never meets half a file. The directory is fsynced once the name is there; the
     temp name is always removed.
     """
-    temp = f".{name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(
-        temp,
-        _NEW_FILE_FLAGS,
-        mode,
-        dir_fd=dir_fd,
-    )
+    temp = _write_temp(dir_fd, name, data, mode)
     try:
-        try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
         os.fsync(dir_fd)
     finally:
