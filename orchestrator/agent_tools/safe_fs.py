@@ -244,8 +244,9 @@ def write_atomic(
     return target
 
 
-def publish_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o600) -> None:
-    """Create ``name`` in the directory ``dir_fd`` holding ``data``, complete or absent.
+def publish_new(directory: int | Path, name: str, data: bytes, *, mode: int = 0o600) -> None:
+    """Create ``name`` in ``directory`` (a descriptor, or a path of ours: opened as it is)
+    holding ``data``, complete or absent.
 
     ``data`` goes to a fsynced private temp file that is then *linked* to ``name``: the link
     fails (``FileExistsError``) when anything is at ``name`` already, a planted symlink
@@ -253,6 +254,14 @@ def publish_new(dir_fd: int, name: str, data: bytes, *, mode: int = 0o600) -> No
     reader never meets half a file. The directory is fsynced once the name is there; the
     temp name is always removed.
     """
+    if not isinstance(directory, int):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            publish_new(fd, name, data, mode=mode)
+        finally:
+            os.close(fd)
+        return
+    dir_fd = directory
     temp = _write_temp(dir_fd, name, data, mode)
     try:
         os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)

@@ -286,15 +286,12 @@ class ManagedStore:
             ).encode()
             # complete or absent (the link fails if a concurrent first use linked first), so
             # a concurrent reader never sees a half-written identity
-            dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
-                publish_new(dir_fd, path.name, payload)
+                publish_new(path.parent, path.name, payload)
             except FileExistsError:
                 raw = _read_json(path, operation)  # a concurrent first use won: use theirs
             else:
                 return identity
-            finally:
-                os.close(dir_fd)
         if set(raw) != {"controllerId", "createdAt"}:
             raise _corrupt(path, "not a controller identity record", operation)
         cid, created = raw["controllerId"], raw["createdAt"]
