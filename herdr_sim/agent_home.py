@@ -20,10 +20,10 @@ wants them, as in Herdr). ``integration.install`` writes into this same HOME.
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
+
+from .trusted_paths import FOREIGN_OWNER, NOT_DIRECTORY, WRITABLE, ownership_problem
 
 __all__ = [
     "AGENT_CONFIG_DIRS",
@@ -53,6 +53,13 @@ AGENT_STATE_VARS = (
 AGENT_CONFIG_DIRS = (".pi/agent", ".claude", ".codex", ".config/opencode")
 
 
+_UNTRUSTED_BECAUSE = {
+    NOT_DIRECTORY: "is not a directory",
+    FOREIGN_OWNER: "belongs to another user",
+    WRITABLE: "is writable by other users",
+}
+
+
 class AgentHomeError(RuntimeError):
     """The sandbox HOME cannot be trusted (another user's, a symlink, writable by others)."""
 
@@ -69,13 +76,9 @@ def prepare_agent_home(path: Path) -> Path:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         path.mkdir(mode=0o700)
-    info = path.lstat()
-    if not stat.S_ISDIR(info.st_mode):
-        raise AgentHomeError(f"agent home {path} is not a directory")
-    if info.st_uid != os.getuid():
-        raise AgentHomeError(f"agent home {path} belongs to another user")
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise AgentHomeError(f"agent home {path} is writable by other users")
+    problem = ownership_problem(path.lstat(), kind="directory")
+    if problem is not None:
+        raise AgentHomeError(f"agent home {path} {_UNTRUSTED_BECAUSE[problem]}")
     for relative in AGENT_CONFIG_DIRS:
         (path / relative).mkdir(mode=0o700, parents=True, exist_ok=True)
     return path

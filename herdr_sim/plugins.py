@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from . import trusted_paths
 from .errors import PLUGIN_UNTRUSTED
 
 __all__ = [
@@ -131,24 +132,30 @@ def normalize_action_id(value: str) -> str | None:
 # -- trust -----------------------------------------------------------------------------------
 
 
+_UNTRUSTED_BECAUSE = {
+    trusted_paths.IS_LINK: "is a symlink",
+    trusted_paths.NOT_REGULAR: "is not a regular file",
+    trusted_paths.FOREIGN_OWNER: "is not owned by the current user",
+    trusted_paths.WRITABLE: "is writable by group or others",
+}
+
+
+def _untrusted(what: str, problem: str) -> PluginError:
+    return PluginError(PLUGIN_UNTRUSTED, f"{what} {_UNTRUSTED_BECAUSE[problem]}")
+
+
 def check_trusted(st: os.stat_result, what: str) -> None:
-    """Refuse a file or directory that another user owns or that group/others may write."""
-    if stat.S_ISLNK(st.st_mode):
-        raise PluginError(PLUGIN_UNTRUSTED, f"{what} is a symlink")
-    if st.st_uid != os.getuid():
-        raise PluginError(PLUGIN_UNTRUSTED, f"{what} is not owned by the current user")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise PluginError(PLUGIN_UNTRUSTED, f"{what} is writable by group or others")
+    """Refuse a file or directory that another user owns or that group/others may write
+    (:func:`herdr_sim.trusted_paths.ownership_problem`)."""
+    problem = trusted_paths.ownership_problem(st)
+    if problem is not None:
+        raise _untrusted(what, problem)
 
 
 def _read_trusted(path: Path, what: str) -> str:
     """The text of ``path``, opened without following a symlink and checked on its fd."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    fd = trusted_paths.open_own_file(path, lambda problem, _info: _untrusted(what, problem))
     with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise PluginError(PLUGIN_UNTRUSTED, f"{what} is not a regular file")
-        check_trusted(st, what)
         return handle.read().decode("utf-8")
 
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from .redaction import redact
+from .trusted_paths import FOREIGN_OWNER, open_own_append
 
 
 class UnsafeWireLog(OSError):
@@ -32,23 +32,15 @@ def open_private_append(path: Path) -> int:
     Refused (:class:`UnsafeWireLog`, or the ``OSError`` of ``open``): a symlink as the last
     component (``O_NOFOLLOW``), anything but a regular file (a FIFO is opened non-blocking so
     the check runs instead of a hang), a file owned by another user. A file of ours with
-    wider permissions is narrowed to 0600.
+    wider permissions is narrowed to 0600 (:func:`herdr_sim.trusted_paths.open_own_append`).
     """
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o600)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeWireLog(f"wire log {path} is not a regular file")
-        if info.st_uid != os.geteuid():
-            raise UnsafeWireLog(f"wire log {path} is owned by another user")
-        if stat.S_IMODE(info.st_mode) != 0o600:
-            os.fchmod(fd, 0o600)
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+
+    def refuse(problem: str, _info: os.stat_result) -> UnsafeWireLog:
+        if problem == FOREIGN_OWNER:
+            return UnsafeWireLog(f"wire log {path} is owned by another user")
+        return UnsafeWireLog(f"wire log {path} is not a regular file")
+
+    return open_own_append(path, refuse)
 
 
 class WireLog:

@@ -55,7 +55,7 @@ def reclaim_abandoned(prefix: str = "herdr-", root: Path = ROOT) -> list[Path]:
     gone, ending the pane processes their simulators left first; the ones removed."""
     from herdr_sim.pane_marks import reclaim
     from herdr_sim.procfs import start_ticks
-    from herdr_sim.trusted_paths import UntrustedPathError, read_own_file
+    from herdr_sim.trusted_paths import UntrustedPathError, ownership_problem, read_own_file
 
     removed: list[Path] = []
     try:
@@ -65,11 +65,8 @@ def reclaim_abandoned(prefix: str = "herdr-", root: Path = ROOT) -> list[Path]:
     for directory in candidates:
         try:
             info = directory.lstat()
-            if (
-                not stat.S_ISDIR(info.st_mode)
-                or info.st_uid != os.geteuid()
-                or stat.S_IMODE(info.st_mode) != 0o700
-            ):
+            # ours alone, and exactly the 0700 that this module creates
+            if ownership_problem(info, kind="directory") or stat.S_IMODE(info.st_mode) != 0o700:
                 continue
             raw = read_own_file(directory / OWNER_FILE, "temp dir owner file")
             if raw is None:

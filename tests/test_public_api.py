@@ -72,6 +72,37 @@ def test_every_name_in_a_package_root_all_imports(package: str) -> None:
         assert getattr(module, name) is not None, name
 
 
+#: the package faces whose names resolve on first use (orchestrator._lazy.lazy_getattr)
+LAZY_FACES = ("orchestrator", "orchestrator.client", "pytest_herdr")
+
+
+@pytest.mark.parametrize("face", LAZY_FACES)
+def test_a_lazy_face_exports_exactly_its_table_and_every_name_resolves(face: str) -> None:
+    """The interpreter's view of a lazy face: ``__all__`` and the name → submodule table
+    (``_LAZY``) name the same things, and each name loads from the submodule it names."""
+    module = importlib.import_module(face)
+    table: dict[str, str] = module._LAZY
+    assert sorted(module.__all__) == sorted(table)
+    for name, where in table.items():
+        value = getattr(module, name)
+        assert value is getattr(importlib.import_module(f"{face}.{where}"), name), name
+
+
+@pytest.mark.parametrize("face", LAZY_FACES)
+def test_a_lazy_face_type_checking_imports_match_its_table(face: str) -> None:
+    """mypy's view of a lazy face (the imports under ``if TYPE_CHECKING:``) is the
+    interpreter's (``_LAZY``): the same names, each from the same submodule."""
+    module = importlib.import_module(face)
+    tree = ast.parse(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    typed: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in node.body:
+                if isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and stmt.module:
+                    typed.update(dict.fromkeys((alias.name for alias in stmt.names), stmt.module))
+    assert typed == module._LAZY
+
+
 def test_the_docs_import_our_packages_somewhere() -> None:
     # the parser itself: it finds the README's import of the simulator
     assert ("README.md", "herdr_sim", "Simulator") in doc_imports()

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..trusted_paths import open_own_file
 from .paths import SessionNameError, config_dir_str, validate_session_name
 
 __all__ = [
@@ -370,18 +371,17 @@ def _load_selection(path: Path) -> str | None:
 def _read_private(path: Path, description: str) -> str | None:
     """The file's text, ``None`` when absent; refuses symlinks, foreign files and big files."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_own_file(
+            path,
+            lambda problem, _info: CatalogError(f"failed to open {description} {path}: {problem}"),
+            forbidden=0,  # the kind and the owner: no mode rule here
+        )
     except FileNotFoundError:
         return None
     except OSError as err:
         raise CatalogError(f"failed to open {description} {path}: {_os_message(err)}") from None
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise CatalogError(f"failed to open {description} {path}: not a regular file")
-        if info.st_uid != os.geteuid():
-            raise CatalogError(f"failed to open {description} {path}: owned by another user")
-        if info.st_size > MAX_CATALOG_BYTES:
+        if os.fstat(fd).st_size > MAX_CATALOG_BYTES:
             raise CatalogError(f"{description} exceeds the storage limit")
         content = handle.read(MAX_CATALOG_BYTES + 1)
     if len(content) > MAX_CATALOG_BYTES:

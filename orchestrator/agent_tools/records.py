@@ -46,7 +46,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from orchestrator.agent_tools.safe_fs import ensure_private_dir, read_bounded, write_all
+from orchestrator.agent_tools.safe_fs import (
+    ensure_private_dir,
+    publish_new,
+    read_bounded,
+    write_all,
+)
 
 RECORD_VERSION = 1
 RecordStatus = Literal[
@@ -415,17 +420,14 @@ class TaskStore:
             **fields_,
         )
         path = self.path(record.task_id)
-        temp = _write_temp(self.tasks_dir, json.dumps(record.to_dict(), indent=2).encode())
-        os.link(temp, path)  # a fresh random id: EEXIST would be a bug, so let it raise
-        temp.unlink()
-        _fsync_dir(self.tasks_dir)
+        # a fresh random id: EEXIST would be a bug, so let it raise
+        publish_new(self.tasks_dir, path.name, json.dumps(record.to_dict(), indent=2).encode())
         if client_task_id is None:
             return record, True
         index = self._client_index(client_task_id)
         entry = {"clientTaskId": client_task_id, "taskId": record.task_id}
-        temp = _write_temp(self.clients_dir, json.dumps(entry).encode())
         try:
-            os.link(temp, index)
+            publish_new(self.clients_dir, index.name, json.dumps(entry).encode())
         except FileExistsError:
             # Another caller won the race: drop ours, answer with theirs.
             path.unlink(missing_ok=True)
@@ -433,9 +435,6 @@ class TaskStore:
             if winner is None:  # pragma: no cover - the index always names a written record
                 raise
             return winner, False
-        finally:
-            temp.unlink(missing_ok=True)
-        _fsync_dir(self.clients_dir)
         return record, True
 
     def _client_index(self, client_task_id: str) -> Path:

@@ -18,11 +18,15 @@ or written:
 * **Every read is bounded.** Callers say how many bytes they accept; what is past the bound is
   reported (``truncated`` / the file's size), never loaded.
 * **Writes are complete or absent.** :func:`write_all` loops until every byte is written (a
-  short write on a full disk raises instead of leaving a truncated file), and
-  :func:`write_atomic` replaces a file only with a complete, fsynced one.
+  short write on a full disk raises instead of leaving a truncated file),
+  :func:`write_atomic` replaces a file only with a complete, fsynced one, and
+  :func:`publish_new` creates a name once, whole (a name already there, a planted link
+  included, is ``FileExistsError``).
 * **A private directory is ours.** :func:`ensure_private_dir` creates missing directories
   0700 and never chmods one that exists: a directory owned by another user, or writable by
-  group or others, is refused (another local user could read or plant files there).
+  group or others, is refused (another local user could read or plant files there). The
+  rule is the project's one "ours alone" predicate,
+  :func:`herdr_sim.trusted_paths.ownership_problem`.
 
 :class:`UnsafeFile` (an ``OSError``) is raised for anything refused, with a message that names
 the path and the reason.
@@ -39,12 +43,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from herdr_sim.trusted_paths import (
+    FOREIGN_OWNER,
+    NOT_DIRECTORY,
+    WRITABLE,
+    followable_link,
+    ownership_problem,
+)
+
 __all__ = [
     "BoundedRead",
     "UnsafeFile",
+    "describe_kind",
     "ensure_private_dir",
     "is_regular_file",
     "open_dir",
+    "publish_new",
     "read_bounded",
     "write_all",
     "write_atomic",
@@ -52,6 +66,7 @@ __all__ = [
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 16
 
 
@@ -59,7 +74,10 @@ class UnsafeFile(OSError):
     """A path refused by the rules above (a link, a FIFO, another user's directory, ...)."""
 
 
-def _kind(mode: int) -> str:
+def describe_kind(mode: int) -> str:
+    """What a file of ``mode`` is, for a refusal: "a symbolic link", "a FIFO", "a device", …"""
+    if stat.S_ISREG(mode):
+        return "a regular file"
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISFIFO(mode):
@@ -70,7 +88,7 @@ def _kind(mode: int) -> str:
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
-    return "not a regular file"
+    return "a file of an unknown kind"
 
 
 def _refuse_link(path: Path | str) -> UnsafeFile:
@@ -120,7 +138,9 @@ def read_bounded(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafeFile(
-                errno.EINVAL, f"{path} is {_kind(info.st_mode)}, not a regular file", str(path)
+                errno.EINVAL,
+                f"{path} is {describe_kind(info.st_mode)}, not a regular file",
+                str(path),
             )
         size = info.st_size
         start = max(0, size - limit) if tail else max(0, min(offset, size))
@@ -174,7 +194,9 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
             # O_DIRECTORY|O_NOFOLLOW on a link fails ENOTDIR on Linux: say which it was
             mode = os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode
             raise UnsafeFile(
-                exc.errno, f"{target} is {_kind(mode)}, not a directory: not used", str(target)
+                exc.errno,
+                f"{target} is {describe_kind(mode)}, not a directory: not used",
+                str(target),
             ) from None
     finally:
         os.close(parent_fd)
@@ -182,6 +204,24 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
         yield fd
     finally:
         os.close(fd)
+
+
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int) -> str:
+    """A new hidden temp file beside ``name`` in ``dir_fd`` holding ``data``, written whole
+    and fsynced (removed again when that fails): the first half of every complete write."""
+    temp = f".{name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, _NEW_FILE_FLAGS, mode, dir_fd=dir_fd)
+    try:
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
+        raise
+    return temp
 
 
 def write_atomic(
@@ -194,25 +234,41 @@ def write_atomic(
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     with open_dir(target.parent, create=create_parent) as dir_fd:
-        temp = f".{target.name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(
-            temp,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-            mode,
-            dir_fd=dir_fd,
-        )
+        temp = _write_temp(dir_fd, target.name, payload, mode)
         try:
-            try:
-                write_all(fd, payload)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
             os.replace(temp, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=dir_fd)
             raise
     return target
+
+
+def publish_new(directory: int | Path, name: str, data: bytes, *, mode: int = 0o600) -> None:
+    """Create ``name`` in ``directory`` (a descriptor, or a path of ours: opened as it is)
+    holding ``data``, complete or absent.
+
+    ``data`` goes to a fsynced private temp file that is then *linked* to ``name``: the link
+    fails (``FileExistsError``) when anything is at ``name`` already, a planted symlink
+    included (it is never followed), so a first writer wins and a crash or a concurrent
+    reader never meets half a file. The directory is fsynced once the name is there; the
+    temp name is always removed.
+    """
+    if not isinstance(directory, int):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            publish_new(fd, name, data, mode=mode)
+        finally:
+            os.close(fd)
+        return
+    dir_fd = directory
+    temp = _write_temp(dir_fd, name, data, mode)
+    try:
+        os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        os.fsync(dir_fd)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp, dir_fd=dir_fd)
 
 
 def _make_missing(path: Path) -> bool:
@@ -250,7 +306,7 @@ def ensure_private_dir(path: Path | str) -> Path:
         return target
     me = os.geteuid()
     link = os.lstat(target)
-    if stat.S_ISLNK(link.st_mode) and link.st_uid not in (me, 0):
+    if not followable_link(link):
         raise UnsafeFile(
             errno.EPERM,
             f"{target} is a symbolic link owned by uid {link.st_uid}, not by you (uid {me}): "
@@ -258,9 +314,10 @@ def ensure_private_dir(path: Path | str) -> Path:
             str(target),
         )
     info = target.stat()
-    if not stat.S_ISDIR(info.st_mode):
+    problem = ownership_problem(info, kind="directory")
+    if problem == NOT_DIRECTORY:
         raise UnsafeFile(errno.ENOTDIR, f"{target} exists and is not a directory", str(target))
-    if info.st_uid != me:
+    if problem == FOREIGN_OWNER:
         raise UnsafeFile(
             errno.EPERM,
             f"{target} is owned by uid {info.st_uid}, not by you (uid {me}): another local "
@@ -268,7 +325,7 @@ def ensure_private_dir(path: Path | str) -> Path:
             "of your own (it is created 0700 when missing)",
             str(target),
         )
-    if info.st_mode & 0o022:
+    if problem == WRITABLE:
         raise UnsafeFile(
             errno.EPERM,
             f"{target} is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o}): "

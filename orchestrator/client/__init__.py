@@ -17,25 +17,28 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_getattr
 
+# The names are written twice on purpose, and a test holds the two together
+# (tests/test_public_api.py): mypy reads the imports below (the ``X as X`` form
+# marks a re-export), the interpreter reads ``_LAZY``; ``__all__`` is ``_LAZY``'s keys.
 if TYPE_CHECKING:
-    from .aio import AsyncHerdrClient
-    from .errors import (
-        AgentNotReady,
-        ClientError,
-        ConnectFailed,
-        HerdrError,
-        IncompatibleServer,
-        InvalidRequest,
-        NotFound,
-        ProtocolError,
-        ServerNotRunning,
-        ServerUnavailable,
-        Timeout,
-        TransportError,
-    )
-    from .sync import HerdrClient
-    from .wire import AsyncWireClient, WireClient
+    from .aio import AsyncHerdrClient as AsyncHerdrClient
+    from .errors import AgentNotReady as AgentNotReady
+    from .errors import ClientError as ClientError
+    from .errors import ConnectFailed as ConnectFailed
+    from .errors import HerdrError as HerdrError
+    from .errors import IncompatibleServer as IncompatibleServer
+    from .errors import InvalidRequest as InvalidRequest
+    from .errors import NotFound as NotFound
+    from .errors import ProtocolError as ProtocolError
+    from .errors import ServerNotRunning as ServerNotRunning
+    from .errors import ServerUnavailable as ServerUnavailable
+    from .errors import Timeout as Timeout
+    from .errors import TransportError as TransportError
+    from .sync import HerdrClient as HerdrClient
+    from .wire import AsyncWireClient as AsyncWireClient
+    from .wire import WireClient as WireClient
 
+#: each public name → the submodule that defines it
 _LAZY = {
     "HerdrClient": "sync",
     "AsyncHerdrClient": "aio",
@@ -60,23 +63,6 @@ _LAZY = {
     ),
 }
 
-__all__ = [
-    "AgentNotReady",
-    "AsyncHerdrClient",
-    "AsyncWireClient",
-    "ClientError",
-    "ConnectFailed",
-    "HerdrClient",
-    "HerdrError",
-    "IncompatibleServer",
-    "InvalidRequest",
-    "NotFound",
-    "ProtocolError",
-    "ServerNotRunning",
-    "ServerUnavailable",
-    "Timeout",
-    "TransportError",
-    "WireClient",
-]
+__all__ = [*_LAZY]  # noqa: PLE0604 - one list of the names: _LAZY's keys
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

@@ -23,9 +23,9 @@ A refusal is a :class:`~orchestrator.managed.errors.ManagedAgentError` of catego
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
+from herdr_sim.trusted_paths import FOREIGN_OWNER, NOT_REGULAR, ownership_problem
 from orchestrator.agent_tools.safe_fs import UnsafeFile, ensure_private_dir, write_atomic
 from orchestrator.managed.errors import ManagedAgentError
 
@@ -68,9 +68,10 @@ def install_child_extension(extensions_dir: Path) -> Path:
     except FileNotFoundError:
         pass
     else:
-        if not stat.S_ISREG(info.st_mode):
+        problem = ownership_problem(info, kind="file", forbidden=0)  # it is replaced 0600
+        if problem == NOT_REGULAR:
             raise _refuse(f"{target} exists and is not a regular file: not replaced", target)
-        if info.st_uid != os.geteuid():
+        if problem == FOREIGN_OWNER:
             raise _refuse(
                 f"{target} is owned by uid {info.st_uid}, not by you: not replaced", target
             )

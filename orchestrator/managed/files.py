@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.agent_tools.safe_fs import describe_kind
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.results import ResultArtifact, ResultStore, is_result_ref
 from orchestrator.managed.utf8 import utf8_len
@@ -148,15 +149,7 @@ def _refuse(entry: str, reason: str, operation: str, **details: str) -> ManagedA
 
 
 def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory, not a regular file"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO, not a regular file"
-    if stat.S_ISSOCK(mode):
-        return "a socket, not a regular file"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device, not a regular file"
-    return "not a regular file"
+    return f"{describe_kind(mode)}, not a regular file"
 
 
 def _os_reason(exc: OSError) -> str:

@@ -39,7 +39,6 @@ import json
 import math
 import os
 import re
-import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -52,8 +51,8 @@ from orchestrator.agent_tools.safe_fs import (
     UnsafeFile,
     ensure_private_dir,
     open_dir,
+    publish_new,
     read_bounded,
-    write_all,
 )
 from orchestrator.managed.errors import ManagedAgentError
 
@@ -453,30 +452,14 @@ class Mailbox:
         box = box_of(message.kind).value
         name = f"{message.message_id}.json"
         with self._box_fd(box, operation) as fd:
-            temp = f".{name}.{secrets.token_hex(6)}.tmp"
-            out = os.open(
-                temp,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                0o600,
-                dir_fd=fd,
-            )
             try:
-                try:
-                    write_all(out, payload)
-                    os.fsync(out)
-                finally:
-                    os.close(out)
-                os.link(temp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
-                os.fsync(fd)
+                publish_new(fd, name, payload)
             except FileExistsError:
                 raise MailboxError(
                     "internal_failure",
                     f"mailbox record {message.message_id} already exists",
                     operation=operation,
                 ) from None
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp, dir_fd=fd)
 
     def post(
         self,

@@ -43,7 +43,6 @@ import json
 import math
 import os
 import re
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -54,6 +53,7 @@ from orchestrator.agent_tools.safe_fs import (
     UnsafeFile,
     ensure_private_dir,
     open_dir,
+    publish_new,
     read_bounded,
     write_all,
     write_atomic,
@@ -451,32 +451,16 @@ class ResultStore:
                 if self._ref_target(owner, label, index, operation) == request_id:
                     return index
             index = (indices[-1] if indices else 0) + 1
-            # complete or absent: a fsynced temp file *linked* to its name (the link fails
-            # if the name exists), so a crash never leaves a half-written reservation
-            temp = f".{index}.{secrets.token_hex(6)}.tmp"
+            # complete or absent (the link fails if the name exists), so a crash never
+            # leaves a half-written reservation
             try:
-                out = os.open(
-                    temp,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    0o600,
-                    dir_fd=fd,
-                )
-                try:
-                    write_all(out, f"{request_id}\n".encode())
-                    os.fsync(out)
-                finally:
-                    os.close(out)
-                os.link(temp, str(index), src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
-                os.fsync(fd)
+                publish_new(fd, str(index), f"{request_id}\n".encode())
             except OSError as exc:
                 raise self._fail(
                     f"result ref could not be reserved: {exc.strerror or exc}",
                     operation,
                     self.root / relative / str(index),
                 ) from None
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp, dir_fd=fd)
             return index
 
     # -- reading -------------------------------------------------------------------------

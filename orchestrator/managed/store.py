@@ -39,8 +39,8 @@ from typing import Any, Literal, get_args
 from orchestrator.agent_tools.safe_fs import (
     UnsafeFile,
     ensure_private_dir,
+    publish_new,
     read_bounded,
-    write_all,
     write_atomic,
 )
 from orchestrator.managed.errors import ManagedAgentError
@@ -284,27 +284,14 @@ class ManagedStore:
             payload = json.dumps(
                 {"controllerId": identity.controller_id, "createdAt": identity.created_at}
             ).encode()
-            # complete or absent: written whole under a private temp name, then linked to
-            # its name (the link fails if a concurrent first use linked first), so a
-            # concurrent reader never sees a half-written identity
-            temp = path.with_name(f".{CONTROLLER_FILE}.{uuid.uuid4().hex}.tmp")
-            fd = os.open(
-                temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-            )
+            # complete or absent (the link fails if a concurrent first use linked first), so
+            # a concurrent reader never sees a half-written identity
             try:
-                try:
-                    write_all(fd, payload)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                try:
-                    os.link(temp, path, follow_symlinks=False)
-                except FileExistsError:
-                    raw = _read_json(path, operation)  # a concurrent first use won: use theirs
-                else:
-                    return identity
-            finally:
-                temp.unlink(missing_ok=True)
+                publish_new(path.parent, path.name, payload)
+            except FileExistsError:
+                raw = _read_json(path, operation)  # a concurrent first use won: use theirs
+            else:
+                return identity
         if set(raw) != {"controllerId", "createdAt"}:
             raise _corrupt(path, "not a controller identity record", operation)
         cid, created = raw["controllerId"], raw["createdAt"]

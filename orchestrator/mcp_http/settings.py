@@ -26,10 +26,12 @@ import errno
 import ipaddress
 import os
 import stat
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from herdr_sim.trusted_paths import FOREIGN_OWNER, OTHERS_ANY, WRITABLE, open_own_file
 
 if TYPE_CHECKING:
     import ssl
@@ -139,22 +141,12 @@ def parse_bind(text: str) -> tuple[str, int]:
 def read_token_file(path: Path) -> str:
     """The token in ``path``: a private regular file of ours, its content stripped, non-empty."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_own_file(path, _token_file_refusal(path), forbidden=OTHERS_ANY)  # a secret
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SettingsError(f"token file {path} is a symbolic link: not followed") from None
         raise SettingsError(f"token file {path}: {exc.strerror}") from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SettingsError(f"token file {path} is not a regular file")
-        if info.st_uid != os.geteuid():
-            raise SettingsError(f"token file {path} is not owned by this user")
-        if info.st_mode & 0o077:
-            raise SettingsError(
-                f"token file {path} can be read or written by others "
-                f"(mode {stat.S_IMODE(info.st_mode):o}): chmod 600 {path}"
-            )
         data = os.read(fd, _MAX_TOKEN_FILE + 1)
     finally:
         os.close(fd)
@@ -166,6 +158,20 @@ def read_token_file(path: Path) -> str:
         raise SettingsError(f"token file {path} is not ASCII text") from None
     _check_token(token, f"token file {path}")
     return token
+
+
+def _token_file_refusal(path: Path) -> Callable[[str, os.stat_result], SettingsError]:
+    def refuse(problem: str, info: os.stat_result) -> SettingsError:
+        if problem == FOREIGN_OWNER:
+            return SettingsError(f"token file {path} is not owned by this user")
+        if problem == WRITABLE:
+            return SettingsError(
+                f"token file {path} can be read or written by others "
+                f"(mode {stat.S_IMODE(info.st_mode):o}): chmod 600 {path}"
+            )
+        return SettingsError(f"token file {path} is {problem}")
+
+    return refuse
 
 
 def _check_token(token: str, source: str) -> None:

@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herdr_sim.trusted_paths import open_own_append
 from orchestrator.agent_tools.safe_fs import UnsafeFile, ensure_private_dir, write_all
 
 if TYPE_CHECKING:
@@ -127,21 +128,19 @@ def entry(
 
 def _open_append(path: Path) -> int:
     """``path`` opened for appending: created 0600, never through a link, a regular file of
-    ours (a wider mode is narrowed to 0600)."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+    ours (another mode is set to 0600): :func:`herdr_sim.trusted_paths.open_own_append`."""
     try:
-        fd = os.open(path, flags, 0o600)
+        return open_own_append(path, lambda _problem, _info: _not_ours(path))
+    except UnsafeFile:
+        raise
     except OSError as exc:
         if exc.errno == errno.ELOOP or path.is_symlink():  # a link in its place
             raise UnsafeFile(f"{path}: is a symbolic link; refusing to follow it") from None
         raise
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-        os.close(fd)
-        raise UnsafeFile(f"{path}: not a regular file of ours; refusing to write to it")
-    if st.st_mode & 0o077:
-        os.fchmod(fd, 0o600)
-    return fd
+
+
+def _not_ours(path: Path) -> UnsafeFile:
+    return UnsafeFile(f"{path}: not a regular file of ours; refusing to write to it")
 
 
 def _rotate(path: Path) -> None:

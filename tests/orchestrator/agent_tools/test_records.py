@@ -283,20 +283,13 @@ def test_an_update_fsyncs_its_file_but_not_the_directory(
     twenty spawns at once). An update replaces one complete, fsynced file with another, so the
     directory fsync bought only "the newest version survives a power cut"; a new record still
     makes its name durable."""
-    import orchestrator.agent_tools.records as records_module
-
     synced: list[str] = []
-    real_dir, real_fsync = records_module._fsync_dir, os.fsync
+    real_fsync = os.fsync
 
-    def dir_sync(path: Path) -> None:
-        synced.append("dir")
-        real_dir(path)
-
-    def fd_sync(fd: int) -> None:
-        synced.append("fd")
+    def fd_sync(fd: int) -> None:  # a directory's fsync or a file's, told by the descriptor
+        synced.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "fd")
         real_fsync(fd)
 
-    monkeypatch.setattr(records_module, "_fsync_dir", dir_sync)
     monkeypatch.setattr(os, "fsync", fd_sync)
     record, _ = store.create(kind="pi", cwd="/tmp", prompt="x")
     assert synced.count("dir") == 1

@@ -117,6 +117,36 @@ def test_open_dir_refuses_a_link_and_creates_relative_to_the_parent(tmp_path: Pa
     assert (tmp_path / "fresh").is_dir() and not (tmp_path / "fresh").is_symlink()
 
 
+def test_open_dir_names_a_regular_file_for_what_it_is(tmp_path: Path) -> None:
+    """A file where a directory is wanted was once called "not a regular file, not a
+    directory"; the one kind namer (``describe_kind``) says what it is."""
+    (tmp_path / "messages").write_text("x")
+    with (
+        pytest.raises(safe_fs.UnsafeFile, match=r"is a regular file, not a directory"),
+        safe_fs.open_dir(tmp_path / "messages"),
+    ):
+        pass  # pragma: no cover - never entered
+
+
+def test_publish_new_is_complete_or_absent_and_never_follows_a_planted_name(
+    tmp_path: Path,
+) -> None:
+    """The create-once writer of mailbox records, result reservations and the controller
+    identity: the first writer wins whole; a name already there, a planted dangling link
+    included, is ``FileExistsError`` and its target is never created; no temp file stays."""
+    with safe_fs.open_dir(tmp_path) as fd:
+        safe_fs.publish_new(fd, "record", b"first")
+        with pytest.raises(FileExistsError):
+            safe_fs.publish_new(fd, "record", b"second")
+        (tmp_path / "planted").symlink_to(tmp_path / "victim")
+        with pytest.raises(FileExistsError):
+            safe_fs.publish_new(fd, "planted", b"data")
+    assert (tmp_path / "record").read_bytes() == b"first"
+    assert stat.S_IMODE((tmp_path / "record").stat().st_mode) == 0o600
+    assert not (tmp_path / "victim").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["planted", "record"]
+
+
 def test_spawn_refuses_a_shared_state_dir_clearly_and_leaves_it_alone(tmp_path: Path) -> None:
     from orchestrator.agent_tools.config import Config
     from orchestrator.agent_tools.context import AgentToolsContext

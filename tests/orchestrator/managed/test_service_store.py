@@ -57,9 +57,9 @@ def test_a_concurrent_first_use_never_reads_a_half_written_identity(
     used to create the file and then write it, and another read it empty in between
     (internal_failure, a flake under load). The first writer is held here between create
     and write while a second first use runs to the end: both must get one identity."""
-    import orchestrator.managed.store as store_module
+    import orchestrator.agent_tools.safe_fs as safe_fs_module  # the identity's writer
 
-    real_write_all = store_module.write_all  # type: ignore[attr-defined]
+    real_write_all = safe_fs_module.write_all
     writes: list[int] = []
     started, second_done = threading.Event(), threading.Event()
 
@@ -70,7 +70,7 @@ def test_a_concurrent_first_use_never_reads_a_half_written_identity(
             assert second_done.wait(10)
         real_write_all(fd, data)
 
-    monkeypatch.setattr(store_module, "write_all", held_first_write)
+    monkeypatch.setattr(safe_fs_module, "write_all", held_first_write)
     got: dict[str, object] = {}
 
     def first_use() -> None:
