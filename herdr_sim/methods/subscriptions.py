@@ -134,11 +134,26 @@ class OutputSubscription:
         self.lines: int | None = sub["lines"]
         self.matcher = matcher
         self.matching = False
+        #: what the last read saw: the pane, its terminal, that terminal's change count and
+        #: viewport offset. Unchanged, the read and the match would give the same answer,
+        #: which the edge rule turns into no event, so the poll skips both (issue 17: fifty
+        #: streams re-read and re-matched every quiet pane each time any pane printed).
+        self.seen: tuple[int, int, int, int] | None = None
+        #: reads and matches actually done (tests count them)
+        self.reads = 0
 
     async def poll(self) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
-        if ref is None or ref.pane.key not in self.rt.processes:
+        proc = None if ref is None else self.rt.processes.get(ref.pane.key)
+        if ref is None or proc is None:
             return None
+        terminal = proc.terminal
+        offset = terminal.scroll_metrics().offset_from_bottom
+        seen = (ref.pane.key, id(terminal), terminal.changes, offset)
+        if seen == self.seen:
+            return None
+        self.seen = seen
+        self.reads += 1
         result = read_pane(self.rt, ref, self.source, self.lines, "text")
         # in a matching thread (herdr_sim/regex): other clients are served meanwhile
         line = await find_matching_line(result["text"], self.matcher)
