@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.methods import subscriptions
+from herdr_sim.methods import pane_io, subscriptions
 from tests.waits import SCALE, wait_until
 
 PROMPT = {"type": "regex", "value": r"^\$ ?$"}
@@ -46,7 +46,7 @@ class _Stream:
 def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """Reads made by output subscriptions, by pane id (the simulator runs in this process)."""
     counted: Counter[str] = Counter()
-    real = subscriptions.read_pane
+    real = pane_io.read_pane
 
     def counting(rt: Any, ref: Any, *args: Any) -> dict[str, Any]:
         counted[ref.pane_id] += 1
