@@ -449,10 +449,22 @@ class Layout:
     """One tab's pane tree, its focus (with one step of history) and its zoom flag."""
 
     def __init__(self, root: int) -> None:
-        self._root: _Node | None = _Leaf(root)
+        #: the panes, kept until the tree changes (``pane in layout`` is asked on every pane
+        #: lookup, so on every subscription poll: issue 17)
+        self._members: frozenset[int] | None = None
+        self._tree: _Node | None = _Leaf(root)
         self._focus: int | None = root
         self._previous: int | None = None
         self._zoomed = False
+
+    @property
+    def _root(self) -> _Node | None:
+        return self._tree
+
+    @_root.setter
+    def _root(self, node: _Node | None) -> None:
+        self._tree = node
+        self._members = None
 
     def __repr__(self) -> str:
         if self._root is None:
@@ -489,9 +501,10 @@ class Layout:
         return [leaf.pane for leaf in _walk_leaves(self._root)]
 
     def __contains__(self, pane: object) -> bool:
-        if self._root is None:
-            return False
-        return any(leaf.pane == pane for leaf in _walk_leaves(self._root))
+        members = self._members
+        if members is None:
+            members = self._members = frozenset(self.panes())
+        return isinstance(pane, int) and pane in members
 
     def __len__(self) -> int:
         return len(self.panes())
@@ -589,6 +602,7 @@ class Layout:
         for leaf in _walk_leaves(self._root):
             if leaf.pane == old:
                 leaf.pane = new
+        self._members = None
         if self._focus == old:
             self._focus = new
         if self._previous == old:
@@ -611,6 +625,7 @@ class Layout:
                 leaf.pane = b
             elif leaf.pane == b:
                 leaf.pane = a
+        self._members = None
         self.focus(a)
         return SwapOutcome(True, None, b)
 

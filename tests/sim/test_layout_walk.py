@@ -1,6 +1,7 @@
-"""The layout's leaf walk runs without recursion (issue 17): every subscription poll and
-pane lookup goes through it, and nested generators made it a quarter of the simulator's
-loop with fifty subscribers; a walk with its own stack also reaches any depth."""
+"""The layout's leaf walk runs without recursion, and its membership is kept until the tree
+changes (issue 17): every subscription poll and pane lookup goes through them, and nested
+generators made them a quarter of the simulator's loop with fifty subscribers; a walk with
+its own stack also reaches any depth."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def test_membership_and_order_on_a_layout() -> None:
     assert 4 not in layout
     layout.remove(3)
     assert 3 not in layout
+    layout.replace(2, 5)  # membership follows every change of the tree
+    assert (2 in layout, 5 in layout) == (False, True)
+    layout.swap(1, 5)
+    assert layout.panes() == [5, 1]
+    assert 1 in layout
+    assert "1" not in layout
