@@ -55,6 +55,7 @@ import sys
 import termios
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
@@ -87,6 +88,9 @@ _DRAIN_LIMIT = 16  # chunks read synchronously at exit/teardown: at most 1 MiB
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper_lock = threading.Lock()
 _subreaper_enabled = False
+#: every pane process made here: a closing pane's tree walk skips the other panes' shells
+#: among this process's children (see ``_TreeKiller``)
+_panes: weakref.WeakSet[PtyProcess] = weakref.WeakSet()
 
 
 class PtyClosedError(OSError):
@@ -302,7 +306,7 @@ class _TreeKiller:
         tree = None
         if self._adopted:
             tree = procfs.session_tree_walked(
-                self._sid, reaper=me, roots=list(self._targets), mark=self._mark
+                self._sid, reaper=me, roots=list(self._targets), mark=self._mark, skip=_shells()
             )
         if tree is None:
             marked = [] if self._mark is None else procfs.marked_pids(self._mark, exact=True)
@@ -355,6 +359,12 @@ class _TreeKiller:
         self._targets.clear()
 
 
+def _shells() -> set[int]:
+    """The pids of the pane shells this process has not reaped: each is its own pane's
+    session leader and no other pane's process (an unreaped pid cannot be reused)."""
+    return {pane.pid for pane in list(_panes) if pane.returncode is None}
+
+
 class PtyProcess:
     """A child process whose stdin, stdout and stderr are one pty.
 
@@ -367,6 +377,7 @@ class PtyProcess:
         self._popen = popen
         #: the pane started after this process became a child subreaper (see ``_TreeKiller``)
         self._adopted = adopted
+        _panes.add(self)
         self.pid: int = popen.pid
         self.master_fd: int = master_fd
         #: ``NAME=VALUE`` in the environment of every process of this pane (set by the

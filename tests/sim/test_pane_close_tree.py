@@ -77,3 +77,32 @@ def test_closing_a_pane_walks_its_tree_and_finds_its_escaped_processes(
     api("pane.close", pane_id=pane)
     wait_until(lambda: not any(_alive(pid) for pid in pids.values()), 10, what=f"{pids} ending")
     assert [scan for scan in scans if "refresh" in scan] == []
+
+
+def test_closing_a_pane_reads_no_other_panes_environment(
+    sim: Simulator, api: Callable[..., dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created = api("workspace.create")
+    workspace = created["workspace"]["workspace_id"]
+    panes = [created["root_pane"]["pane_id"]]
+    panes += [api("tab.create", workspace_id=workspace)["root_pane"]["pane_id"] for _ in range(4)]
+    for pane in panes:
+        api("pane.wait_for_output", pane_id=pane, source="visible", match=PROMPT)
+    rt = sim.runtime
+    shells = {proc.pty.pid for proc in rt.processes.values()}
+    read: list[int] = []
+    real = procfs._environ_entries
+
+    def recording(pid: int) -> list[bytes] | None:
+        read.append(pid)
+        return real(pid)
+
+    monkeypatch.setattr(procfs, "_environ_entries", recording)
+    closing = rt.session.find_pane(panes[0])
+    assert closing is not None
+    closed_shell = rt.processes[closing.pane.key].pty.pid
+    api("pane.close", pane_id=panes[0])
+    wait_until(lambda: not _alive(closed_shell), 10, what="the closed pane's shell ending")
+    # the other panes' shells are the simulator's children too, in other sessions; they are
+    # known, so their environments are not read to look for the closed pane's mark
+    assert sorted(set(read) & (shells - {closed_shell})) == []
