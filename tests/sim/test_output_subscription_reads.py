@@ -110,9 +110,12 @@ def test_a_quiet_pane_is_not_reread_while_another_pane_prints(
         assert first["data"]["read"]["pane_id"] == busy
         _ticks_shown(api, busy)
         wait_until(lambda: _of(reads, busy_terminal) >= 20, 10, what="the busy pane's polls")
-        # every one of those polls also polled the quiet pane's subscription; it read the
-        # pane once, at the start (its prompt redrawn by nothing since)
-        assert _of(reads, quiet_terminal) <= 2, reads
+        # every one of those polls also polled the quiet pane's subscription; it read each
+        # state of that pane once (the first one, and any late redraw of its prompt after
+        # the split resized it), not once per poll
+        quiet_states = [count for (which, _), count in reads.items() if which == quiet_terminal]
+        assert max(quiet_states) == 1, reads
+        assert len(quiet_states) <= 5, reads
     finally:
         stream.sock.close()
 
