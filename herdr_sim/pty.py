@@ -55,6 +55,7 @@ import sys
 import termios
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
@@ -87,6 +88,9 @@ _DRAIN_LIMIT = 16  # chunks read synchronously at exit/teardown: at most 1 MiB
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper_lock = threading.Lock()
 _subreaper_enabled = False
+#: every pane process made here: a closing pane's tree walk skips the other panes' shells
+#: among this process's children (see ``_TreeKiller``)
+_panes: weakref.WeakSet[PtyProcess] = weakref.WeakSet()
 
 
 class PtyClosedError(OSError):
@@ -286,18 +290,27 @@ class _TreeKiller:
     final reap can only reach the process that was scanned.
     """
 
-    def __init__(self, popen: _Child, mark: str | None = None) -> None:
+    def __init__(self, popen: _Child, mark: str | None = None, *, adopted: bool = False) -> None:
         self._popen = popen
         self._sid = popen.pid
         self._mark = mark
+        #: this process was the child subreaper before the pane started: its orphans came
+        #: back here, so the pane's tree is walked instead of scanning every process
+        self._adopted = adopted
         self._targets: dict[int, _Target] = {}
 
     def refresh(self) -> None:
         """Add processes that appeared since the last scan (late forks), and those that
         carry the pane's mark after leaving both its session and its tree."""
         me = os.getpid()
-        marked = procfs.marked_pids(self._mark) if self._mark is not None else []
-        tree = procfs.session_tree(self._sid, roots=[*self._targets, *marked])
+        tree = None
+        if self._adopted:
+            tree = procfs.session_tree_walked(
+                self._sid, reaper=me, roots=list(self._targets), mark=self._mark, skip=_shells()
+            )
+        if tree is None:
+            marked = [] if self._mark is None else procfs.marked_pids(self._mark, exact=True)
+            tree = procfs.session_tree(self._sid, roots=[*self._targets, *marked])
         found = {info.pid: info.ppid for info in tree}
         if self._popen.returncode is None:
             found.setdefault(self._popen.pid, me)
@@ -346,6 +359,12 @@ class _TreeKiller:
         self._targets.clear()
 
 
+def _shells() -> set[int]:
+    """The pids of the pane shells this process has not reaped: each is its own pane's
+    session leader and no other pane's process (an unreaped pid cannot be reused)."""
+    return {pane.pid for pane in list(_panes) if pane.returncode is None}
+
+
 class PtyProcess:
     """A child process whose stdin, stdout and stderr are one pty.
 
@@ -354,8 +373,11 @@ class PtyProcess:
     thread.  Input written before ``attach`` is buffered and sent on attach.
     """
 
-    def __init__(self, popen: _Child, master_fd: int) -> None:
+    def __init__(self, popen: _Child, master_fd: int, *, adopted: bool = False) -> None:
         self._popen = popen
+        #: the pane started after this process became a child subreaper (see ``_TreeKiller``)
+        self._adopted = adopted
+        _panes.add(self)
         self.pid: int = popen.pid
         self.master_fd: int = master_fd
         #: ``NAME=VALUE`` in the environment of every process of this pane (set by the
@@ -409,6 +431,7 @@ class PtyProcess:
         if not Path(cwd).is_dir():
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
         program = _resolve(argv[0], env, cwd)
+        adopted = subreaper_enabled()  # before the fork: every orphan of the pane comes back
         # Like subprocess with a preexec_fn: no collection (and so no finaliser)
         # may run in the child between fork and exec.
         gc_was_enabled = gc.isenabled()
@@ -435,7 +458,7 @@ class PtyProcess:
         forked.fileobj.close()
         os.set_blocking(master, False)
         log.debug("spawned pty child", extra={"herdr_pid": forked.pid, "herdr_argv": list(argv)})
-        return cls(_Child(forked.pid), master)
+        return cls(_Child(forked.pid), master, adopted=adopted)
 
     @property
     def returncode(self) -> int | None:
@@ -703,7 +726,7 @@ class PtyProcess:
         spent.  SIGHUP first, as a closing terminal would send (it is also how
         Herdr ends a pane); interactive shells ignore SIGTERM.
         """
-        killer = _TreeKiller(self._popen, self.mark)
+        killer = _TreeKiller(self._popen, self.mark, adopted=self._adopted)
         grace = max(timeout, 0.0) / 3
         # HUP, TERM, KILL, then up to two more KILL rounds for late forks.
         signals = [signal.SIGHUP, signal.SIGTERM, *[signal.SIGKILL] * 3]

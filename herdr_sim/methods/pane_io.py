@@ -17,6 +17,7 @@ from ..pty import subreaper_enabled
 from ..regex import RustRegex, RustRegexError, compile_rust_regex, run_matching
 from ..registry import method
 from ..runtime import Runtime
+from ..terminal import Terminal
 from .specs import (
     OPT_PANE_TARGET,
     OPT_U32,
@@ -107,9 +108,18 @@ def read_pane(
     ``strip_ansi`` is accepted by every read-like request but, as in Herdr, never changes
     the text: ``format`` alone decides (the CLI's ``--raw`` also sends ``format: ansi``).
     """
-    terminal = rt.process(ref).terminal
+    text, truncated = read_terminal(rt.process(ref).terminal, source, lines, fmt)
+    return read_result(ref, source, fmt, text, truncated)
+
+
+def read_terminal(terminal: Terminal, source: str, lines: int | None, fmt: str) -> tuple[str, bool]:
+    """The ``(text, truncated)`` of :func:`read_pane`, from the pane's terminal."""
     effective_fmt = "text" if source == "detection" else fmt
-    text, truncated = terminal.read(source, lines, effective_fmt)  # type: ignore[arg-type]
+    return terminal.read(source, lines, effective_fmt)  # type: ignore[arg-type]
+
+
+def read_result(ref: PaneRef, source: str, fmt: str, text: str, truncated: bool) -> dict[str, Any]:
+    """The PaneReadResult of :func:`read_pane` for text already read."""
     return {
         "pane_id": ref.pane_id,
         "workspace_id": ref.workspace.public_id,

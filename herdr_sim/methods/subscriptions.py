@@ -20,12 +20,16 @@ A pane that is gone makes its snapshot polls quiet (Herdr swallows their errors)
 
 from __future__ import annotations
 
+import asyncio
+import json
+import weakref
 from typing import Any, Protocol
 
 from .. import errors
 from ..events import Envelope, EventHub
 from ..runtime import Runtime
-from .pane_io import Matcher, find_matching_line, output_match_source, read_pane
+from ..terminal import Terminal
+from .pane_io import Matcher, find_matching_line, output_match_source, read_result, read_terminal
 
 
 class Active(Protocol):
@@ -121,6 +125,50 @@ class StatusSubscription:
         return _status_envelope(data)
 
 
+#: What a read of a pane's terminal (source, lines) and a match (its spec) gave, for the
+#: terminal's current change count and viewport offset: ``(text, truncated, first matching
+#: line)``, shared by every output subscription asking the same question (issue 17: fifty
+#: streams watching one pane each read and matched it in a thread on every change).
+_Answer = tuple[str, bool, str | None]
+_answers: weakref.WeakKeyDictionary[
+    Terminal, tuple[tuple[int, int], dict[tuple[str, int | None, str], asyncio.Future[_Answer]]]
+] = weakref.WeakKeyDictionary()
+
+
+async def _answer(
+    terminal: Terminal,
+    state: tuple[int, int],
+    question: tuple[str, int | None, str],
+    matcher: Matcher,
+) -> _Answer:
+    """The shared answer to ``question`` for ``terminal`` in ``state``: read now, matched
+    once in its own task (a poller that goes away does not cancel it for the others)."""
+    kept = _answers.get(terminal)
+    if kept is None or kept[0] != state:
+        kept = (state, {})
+        _answers[terminal] = kept
+    pending = kept[1].get(question)
+    if pending is None:
+        source, lines, _ = question
+        text, truncated = read_terminal(terminal, source, lines, "text")
+        pending = asyncio.ensure_future(_match(text, truncated, matcher))
+        kept[1][question] = pending
+        answers = kept[1]
+
+        def forget_failure(task: asyncio.Future[_Answer]) -> None:
+            failed = task.cancelled() or task.exception() is not None
+            if failed and answers.get(question) is task:  # not kept: the next poll asks again
+                del answers[question]
+
+        pending.add_done_callback(forget_failure)
+    return await asyncio.shield(pending)
+
+
+async def _match(text: str, truncated: bool, matcher: Matcher) -> _Answer:
+    # in a matching thread (herdr_sim/regex): other clients are served meanwhile
+    return text, truncated, await find_matching_line(text, matcher)
+
+
 class OutputSubscription:
     """``pane.output_matched``: edge-triggered on a read of the pane each poll.
 
@@ -133,21 +181,33 @@ class OutputSubscription:
         self.source = output_match_source(sub["source"])
         self.lines: int | None = sub["lines"]
         self.matcher = matcher
+        self.question = (self.source, self.lines, json.dumps(sub["match"], sort_keys=True))
         self.matching = False
+        #: what the last read saw: the pane, its terminal, that terminal's change count and
+        #: viewport offset. Unchanged, the read and the match would give the same answer,
+        #: which the edge rule turns into no event, so the poll skips both (issue 17: fifty
+        #: streams re-read and re-matched every quiet pane each time any pane printed).
+        self.seen: tuple[int, int, int, int] | None = None
 
     async def poll(self) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
-        if ref is None or ref.pane.key not in self.rt.processes:
+        proc = None if ref is None else self.rt.processes.get(ref.pane.key)
+        if ref is None or proc is None:
             return None
-        result = read_pane(self.rt, ref, self.source, self.lines, "text")
-        # in a matching thread (herdr_sim/regex): other clients are served meanwhile
-        line = await find_matching_line(result["text"], self.matcher)
+        terminal = proc.terminal
+        state = (terminal.changes, terminal.scroll_metrics().offset_from_bottom)
+        seen = (ref.pane.key, id(terminal), *state)
+        if seen == self.seen:
+            return None
+        self.seen = seen
+        text, truncated, line = await _answer(terminal, state, self.question, self.matcher)
         if line is None:
             self.matching = False
             return None
         if self.matching:
             return None
         self.matching = True
+        result = read_result(ref, self.source, "text", text, truncated)
         data = {"pane_id": result["pane_id"], "matched_line": line, "read": result}
         return {"event": "pane.output_matched", "data": data}
 

@@ -322,11 +322,17 @@ class _Divider:
 
 
 def _walk_leaves(node: _Node) -> Iterator[_Leaf]:
-    if isinstance(node, _Leaf):
-        yield node
-    else:
-        yield from _walk_leaves(node.first)
-        yield from _walk_leaves(node.second)
+    """The leaves depth-first, first child before second; with a stack, not nested
+    generators (issue 17: every subscription poll locates its pane through this, and the
+    nested generators were a quarter of the loop's time with fifty subscribers)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _Leaf):
+            yield node
+        else:
+            stack.append(node.second)
+            stack.append(node.first)
 
 
 def _cells(node: _Node, area: Rect, out: dict[int, Rect]) -> None:
@@ -443,10 +449,22 @@ class Layout:
     """One tab's pane tree, its focus (with one step of history) and its zoom flag."""
 
     def __init__(self, root: int) -> None:
-        self._root: _Node | None = _Leaf(root)
+        #: the panes, kept until the tree changes (``pane in layout`` is asked on every pane
+        #: lookup, so on every subscription poll: issue 17)
+        self._members: frozenset[int] | None = None
+        self._tree: _Node | None = _Leaf(root)
         self._focus: int | None = root
         self._previous: int | None = None
         self._zoomed = False
+
+    @property
+    def _root(self) -> _Node | None:
+        return self._tree
+
+    @_root.setter
+    def _root(self, node: _Node | None) -> None:
+        self._tree = node
+        self._members = None
 
     def __repr__(self) -> str:
         if self._root is None:
@@ -483,7 +501,10 @@ class Layout:
         return [leaf.pane for leaf in _walk_leaves(self._root)]
 
     def __contains__(self, pane: object) -> bool:
-        return pane in self.panes()
+        members = self._members
+        if members is None:
+            members = self._members = frozenset(self.panes())
+        return isinstance(pane, int) and pane in members
 
     def __len__(self) -> int:
         return len(self.panes())
@@ -581,6 +602,7 @@ class Layout:
         for leaf in _walk_leaves(self._root):
             if leaf.pane == old:
                 leaf.pane = new
+        self._members = None
         if self._focus == old:
             self._focus = new
         if self._previous == old:
@@ -603,6 +625,7 @@ class Layout:
                 leaf.pane = b
             elif leaf.pane == b:
                 leaf.pane = a
+        self._members = None
         self.focus(a)
         return SwapOutcome(True, None, b)
 
