@@ -212,7 +212,8 @@ def test_a_delegating_pi_delegates_a_leaf_and_reports_after_its_result(
     """Real pi as a delegating child: its extension gives it the agent_* tools (run as
     ``python -m orchestrator call`` in its environment); it delegates a leaf, its turn ends
     waiting (``blocked``; the lead sees the leaf without tools), the leaf's result is typed
-    into its pane once, and its next turn's answer is delivered to the lead once."""
+    into its pane once, and its next turn's answer is delivered to the lead once. Slow because
+    two real pis start (each about 1-2 s) and each delegated call starts a Python process."""
     script = (
         Script()
         .call_tool(

@@ -73,7 +73,7 @@ def remote_agents(machine: Machine) -> list[dict[str, Any]]:
 def test_remote_spawn_completes_and_a_new_context_harvests_it(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """About 5 s: a spawn is a dozen ``--machine`` calls, each its own SSH session."""
+    """Slow because a spawn is a dozen ``--machine`` calls, each its own SSH session (~5 s)."""
     HerdrCli(herdr_server.cli_path, herdr_server.env)("workspace", "create")  # local w1:p1
     # the caller runs in the local pane w1:p1: a remote spawn must not split "w1:p1" there
     ctx = make_ctx(herdr_server, tmp_path, "w1:p1", machines=("box",), shared_filesystem=("box",))
@@ -150,7 +150,7 @@ def test_unknown_and_disabled_machines_name_the_fix(
 def test_ssh_down_mid_spawn_leaves_one_agent_and_a_record_that_says_so(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """About 4 s. The SSH server stops while the agent works (after Herdr took the prompt):
+    """Slow because of SSH (about 4 s). The SSH server stops while the agent works (after Herdr took the prompt):
     the spawn cannot learn the outcome, and must neither start a second agent nor claim a
     result; the record keeps the machine and the pane, so a later call can look."""
     ctx = make_ctx(herdr_server, tmp_path, machines=("box",), shared_filesystem=("box",))

@@ -69,7 +69,7 @@ def append_remote_inbox(root: Path, type_: str, text: str) -> str:
 def test_ssh_only_spawn_completes_with_the_diff_from_the_machine_and_the_patch_here(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """About 15 s under load: a spawn, a harvest and a message are some thirty SSH
+    """Slow because of SSH (about 15 s under load): a spawn, a harvest and a message are some thirty SSH
     connections (``--machine`` calls and file calls), each about a quarter of a second."""
     ctx = ssh_ctx(herdr_server, tmp_path, box)
     repo = git_repo(tmp_path / "repo")
@@ -132,7 +132,7 @@ def test_ssh_only_spawn_completes_with_the_diff_from_the_machine_and_the_patch_h
 def test_file_access_lost_mid_harvest_concludes_nothing_and_resends_nothing(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """About 15 s under load: a spawn and three harvests over SSH. Herdr's API still
+    """Slow because of SSH (about 15 s under load): a spawn and three harvests over SSH. Herdr's API still
     answers (its own SSH path), but this host's SSH access to the machine's files fails:
     the harvest reads ``running`` with the reason, writes no verdict into the record and
     sends nothing again; with access back it completes."""
@@ -193,7 +193,8 @@ def test_ssh_only_spawn_refusals_name_the_fix(
 def test_the_machine_down_mid_harvest_leaves_the_record_as_it_was_and_one_agent(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """About 15 s under load: a spawn over SSH, then calls with the SSH server stopped and back.
+    """Slow because of SSH (about 15 s under load): a spawn over SSH, then calls with the SSH server
+    stopped and back.
     Nothing can be learnt while it is down: no verdict is written, nothing is sent again."""
     ctx = ssh_ctx(herdr_server, tmp_path, box)
     repo = git_repo(tmp_path / "repo")

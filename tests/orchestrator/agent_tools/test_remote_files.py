@@ -196,7 +196,7 @@ def test_snapshot_and_diff_run_on_the_machine_and_match_the_local_ones(
     """The diff comes back over SSH equal to the one computed here on the same repository;
     the repository's own programs (filters, fsmonitor, hooks) run on neither side.
 
-    Slow (~10-15 s under load): every git step is its own SSH connection (no connection
+    Slow because every git step (~10-15 s under load) is its own SSH connection (no connection
     reuse yet), and this test takes two snapshots and three diffs."""
     repo = committed_repo(tmp_path / "remote repo")
     markers = make_hostile(repo, tmp_path)
@@ -243,7 +243,7 @@ def test_inbox_session_and_task_diff_read_over_ssh_equal_the_local_reads(
     here (same messages and offsets, same session entries, same diff); a lost machine is
     an inbox error and a diff warning, never an empty inbox or "no changes".
 
-    Slow (~7 s under load): a snapshot and two diffs over SSH, a connection per git step."""
+    Slow because of SSH (~7 s under load): a snapshot and two diffs, a connection per git step."""
     fs = _ssh_files(herdr_machine)
     inbox = tmp_path / "inbox.ndjson"
     note = {"ts": "2026-10-20T09:00:00Z", "type": "NOTE", "text": "hi"}

@@ -110,6 +110,10 @@ def test_a_name_taken_during_the_spawn_closes_the_tab_it_made(
 def test_an_agent_exiting_during_start_fails_fast_with_its_last_lines(
     ctx: AgentToolsContext, tmp_path: Path
 ) -> None:
+    """The agent exits at start (a model outside its catalog): AGENT_START_FAILED with its
+    last lines, secrets not echoed, no tab left. Slow because the start watch waits its grace
+    (``start_watch.GRACE_S``, 5 s) with the shell alone in the pane before it calls the agent
+    exited, as in the missing-executable test."""
     scenario = Scenario().known_models("fake/fake-model")
     began = time.monotonic()
     result = spawn(

@@ -98,7 +98,7 @@ def test_a_child_that_never_starts_is_pane_not_ready_and_rolled_back(
     world: ManagedWorld,
 ) -> None:
     """pi exits at start (a model outside its catalog): pane_not_ready with the startup
-    diagnostic, the pane closed, the mailbox removed. About 6 s: Herdr's start watch waits
+    diagnostic, the pane closed, the mailbox removed. Slow because (about 6 s) the start watch waits
     ``start_watch.GRACE_S`` (5 s) of a shell alone in the pane before it calls pi exited."""
     agents = world.root / "pi" / "agents"
     (agents / "broken.md").write_text(
@@ -122,7 +122,7 @@ def test_a_child_that_never_starts_is_pane_not_ready_and_rolled_back(
 def test_a_failed_rollback_is_rollback_failure(
     world: ManagedWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The launch fails (as above, about 6 s for the same reason) and closing its pane
+    """Slow because the launch fails as above (about 6 s, the same start-watch grace) and closing its pane
     fails too: ``rollback_failure`` with the primary error and the cleanup's."""
     (world.root / "scenario.json").write_text(json.dumps({"models": ["known/model"]}))
     (world.root / "pi" / "agents" / "broken.md").write_text(
