@@ -150,9 +150,9 @@ def test_unknown_and_disabled_machines_name_the_fix(
 def test_ssh_down_mid_spawn_leaves_one_agent_and_a_record_that_says_so(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """Slow because of SSH (about 4 s). The SSH server stops while the agent works (after Herdr took the prompt):
-    the spawn cannot learn the outcome, and must neither start a second agent nor claim a
-    result; the record keeps the machine and the pane, so a later call can look."""
+    """Slow because of SSH (about 4 s). The SSH server stops while the agent works (after Herdr took
+    the prompt): the spawn cannot learn the outcome, and must neither start a second agent nor claim
+    a result; the record keeps the machine and the pane, so a later call can look."""
     ctx = make_ctx(herdr_server, tmp_path, machines=("box",), shared_filesystem=("box",))
     marker = tmp_path / "started"
     scenario = Scenario().run_tool("bash", f"touch {marker}").hang()

@@ -69,8 +69,8 @@ def append_remote_inbox(root: Path, type_: str, text: str) -> str:
 def test_ssh_only_spawn_completes_with_the_diff_from_the_machine_and_the_patch_here(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """Slow because of SSH (about 15 s under load): a spawn, a harvest and a message are some thirty SSH
-    connections (``--machine`` calls and file calls), each about a quarter of a second."""
+    """Slow because of SSH (about 15 s under load): a spawn, a harvest and a message are some thirty
+    SSH connections (``--machine`` calls and file calls), each about a quarter of a second."""
     ctx = ssh_ctx(herdr_server, tmp_path, box)
     repo = git_repo(tmp_path / "repo")
     scenario = (
@@ -132,10 +132,10 @@ def test_ssh_only_spawn_completes_with_the_diff_from_the_machine_and_the_patch_h
 def test_file_access_lost_mid_harvest_concludes_nothing_and_resends_nothing(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
-    """Slow because of SSH (about 15 s under load): a spawn and three harvests over SSH. Herdr's API still
-    answers (its own SSH path), but this host's SSH access to the machine's files fails:
-    the harvest reads ``running`` with the reason, writes no verdict into the record and
-    sends nothing again; with access back it completes."""
+    """Slow because of SSH (about 15 s under load): a spawn and three harvests over SSH. Herdr's API
+    still answers (its own SSH path), but this host's SSH access to the machine's files fails: the
+    harvest reads ``running`` with the reason, writes no verdict into the record and sends nothing
+    again; with access back it completes."""
     ctx = ssh_ctx(herdr_server, tmp_path, box)
     repo = git_repo(tmp_path / "repo")
     scenario = Scenario().run_tool("bash", write_remote_result(tmp_path, "done")).reply("COMPLETE")
@@ -194,8 +194,8 @@ def test_the_machine_down_mid_harvest_leaves_the_record_as_it_was_and_one_agent(
     herdr_server: HerdrServer, box: Machine, tmp_path: Path
 ) -> None:
     """Slow because of SSH (about 15 s under load): a spawn over SSH, then calls with the SSH server
-    stopped and back.
-    Nothing can be learnt while it is down: no verdict is written, nothing is sent again."""
+    stopped and back. Nothing can be learnt while it is down: no verdict is written, nothing is sent
+    again."""
     ctx = ssh_ctx(herdr_server, tmp_path, box)
     repo = git_repo(tmp_path / "repo")
     marker = tmp_path / "started"

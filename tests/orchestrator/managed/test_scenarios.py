@@ -122,8 +122,8 @@ def test_a_child_that_never_starts_is_pane_not_ready_and_rolled_back(
 def test_a_failed_rollback_is_rollback_failure(
     world: ManagedWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Slow because the launch fails as above (about 6 s, the same start-watch grace) and closing its pane
-    fails too: ``rollback_failure`` with the primary error and the cleanup's."""
+    """Slow because the launch fails as above (about 6 s, the same start-watch grace), and closing
+    its pane fails too: ``rollback_failure`` with the primary error and the cleanup's."""
     (world.root / "scenario.json").write_text(json.dumps({"models": ["known/model"]}))
     (world.root / "pi" / "agents" / "broken.md").write_text(
         "---\nname: broken\ndescription: Wrong model\nmodel: nowhere/missing\n---\nX\n"
