@@ -35,6 +35,7 @@ import stat
 from collections.abc import Collection
 from pathlib import Path
 
+from orchestrator.agent_tools.safe_fs import describe_kind
 from orchestrator.managed.definitions import AgentDefinition, BodyPart
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.utf8 import utf8_len
@@ -59,11 +60,7 @@ class _Refused(Exception):
 def _kind(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link: not followed"
-    if stat.S_ISDIR(mode):
-        return "a directory, not a regular file"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO, not a regular file"
-    return "not a regular file"
+    return f"{describe_kind(mode)}, not a regular file"
 
 
 def _reason(exc: OSError) -> str:
