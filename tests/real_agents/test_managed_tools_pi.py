@@ -169,9 +169,9 @@ def test_steer_then_interrupt_of_a_running_tool(lead: Callable[[Script], Lead]) 
     record = controller.record("builder")
     assert record is not None
     box = Mailbox(controller.ctx.config.state_dir / "managed", record["workspace_id"], "builder")
-    # the child took the steer into pi (where the running tool keeps it queued); a steer
-    # and an interrupt handed to pi in ONE poll currently let the steer reach pi (a child
-    # side gap, reported), so this flow waits for the steer to be taken first
+    # the child took the steer into pi (where the running tool keeps it queued) before the
+    # interrupt, so the interrupt supersedes a steer pi already holds (a steer and an interrupt
+    # of the same poll: test_managed_child_pi.py)
     wait_until(lambda: box.pending(Box.TO_CHILD) == [], WAIT_S, what="the steer taken")
     controller.ok("agent_interrupt", agent="builder", message="stop and summarize")
     result = controller.wait_delivery("result", "builder")
@@ -244,6 +244,45 @@ def test_a_delegating_pi_delegates_a_leaf_and_reports_after_its_result(
     records = {g.label: g for g in _store(controller).scan()[0]}
     assert records["leaf"].owner_session_id == boss["session_id"]
     assert records["leaf"].parent_label == "boss"
+
+
+def test_closing_a_delegating_pi_closes_its_leaf_first(lead: Callable[[Script], Lead]) -> None:
+    """The close cascade with real pis: boss (a delegating pi) delegates a leaf whose tool
+    runs forever and ends its turn waiting; the lead closes boss, and the cascade closes the
+    leaf first, then boss: both panes gone, the leaf's loop ended, nothing delivered. Slow
+    because two real pis start (each about 1-2 s) and boss's call starts a Python process."""
+    script = (
+        Script()
+        .call_tool(
+            "agent_delegate",
+            {"definition": "scout", "task": "run forever", "label": "leaf"},
+            when=Match(user_contains="coordinate", tool_result=False),
+        )
+        .reply("Waiting for leaf.", when=Match(user_contains="coordinate", tool_result=True))
+        .call_tool(
+            "bash",
+            {"command": "while [ ! -e never ]; do sleep 0.05; done"},
+            when=Match(user_contains="run forever", tool_result=False),
+        )
+    )
+    controller = lead(script)
+    (controller.home.agent_dir / "agents" / "helper.md").write_text(
+        f"---\nname: helper\ndescription: Coordinates\nmodel: {controller.home.model}\n"
+        "agents: [scout]\n---\nCoordinate.\n"
+    )
+    boss = controller.ok("agent_delegate", definition="helper", task="coordinate", label="boss")
+    wait_until(lambda: loops(controller.cwd), WAIT_S, what="the leaf's loop to run")
+    leaf = wait_until(lambda: controller.record("leaf"), WAIT_S, what="the leaf listed")
+    assert leaf is not None
+    assert leaf["available_tools"] == []  # the lead sees its grandchild, without tools
+    controller.wait_tool("boss", "agent_close")
+    closed = controller.ok("agent_close", agent="boss")
+    assert closed["closed"] == ["leaf", "boss"]  # child first
+    panes = {p.pane_id for p in controller.ctx.client.pane_list()}
+    assert boss["pane_id"] not in panes and leaf["pane_id"] not in panes
+    assert controller.record("boss") is None and controller.record("leaf") is None
+    wait_until(lambda: not loops(controller.cwd), WAIT_S, what="the leaf's loop to end")
+    assert controller.delivered("result", "leaf") == controller.delivered("result", "boss") == 0
 
 
 def _store(controller: Lead) -> Any:
