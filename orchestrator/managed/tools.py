@@ -30,7 +30,7 @@ from orchestrator.logs import scoped, task_logger
 from orchestrator.managed.delegation import delegating_controller, is_managed_child
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.owner import owner_channel
-from orchestrator.managed.service import ManagedService
+from orchestrator.managed.service import MANAGED_TOOL_NAMES, ManagedService
 from orchestrator.managed.settings import managed_settings
 from orchestrator.tools.text_rules import AGENT_NAME_PATTERN, refuse_nul
 from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Tool, ToolContext
@@ -288,5 +288,5 @@ MANAGED_TOOLS: dict[str, Tool] = {
         input_schema=SCHEMAS[name],
         handler=_handler(name, _CALLS[name]),
     )
-    for name in SCHEMAS
+    for name in MANAGED_TOOL_NAMES  # the one list of the nine (the extension's allowlist too)
 }
