@@ -40,7 +40,7 @@ from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
 from orchestrator.tools.registry import ALL_TOOLS
 from pytest_herdr import backends
 from pytest_herdr.backends import HerdrServer
-from tests.waits import SCALE
+from tests.waits import SCALE, wait_until
 
 BIN = Path(sys.executable).parent
 #: the scenario file every fake pi of the tier reads unless given ``--scenario``
@@ -719,13 +719,25 @@ def _managed(tier: Tier, name: str, arguments: Mapping[str, Any]) -> dict[str, A
 
 def _pulled(tier: Tier, kind: str, agent: str) -> dict[str, Any]:
     """Wait (bounded) until ``agent_list`` delivers ``kind`` for ``agent`` (the pull path)."""
-    deadline = time.monotonic() + 15 * SCALE
-    while time.monotonic() < deadline:
+
+    def delivered() -> dict[str, Any] | None:
         for delivery in _managed(tier, "agent_list", {})["deliveries"]:
             if delivery["kind"] == kind and delivery["agent"] == agent:
                 return delivery  # type: ignore[no-any-return]
-        time.sleep(0.05)
-    raise AssertionError(f"no {kind} of {agent} delivered")
+        return None
+
+    return wait_until(delivered, 15, interval=0.05, what=f"the {kind} of {agent} delivered")
+
+
+def _wait_tool(tier: Tier, agent: str, tool: str) -> None:
+    """Wait (bounded) until ``agent_list`` lists ``tool`` among ``agent``'s tools."""
+
+    def listed() -> bool:
+        records = _managed(tier, "agent_list", {})["agents"]
+        record = next(r for r in records if r.get("agent") == agent)
+        return tool in record["available_tools"]
+
+    wait_until(listed, 10, interval=0.05, what=f"{tool} listed for {agent}")
 
 
 def test_16_managed_agents_over_stdio(tier: Tier) -> None:
@@ -753,13 +765,7 @@ def test_16_managed_agents_over_stdio(tier: Tier) -> None:
     _, refused = tier.call("agent_steer", {"agent": "tier-m", "message": "not now"})
     assert refused["ok"] is False and refused["error"]["category"] == "agent_busy"
     _managed(tier, "agent_reply", {"agent": "tier-m", "message": "main"})
-    deadline = time.monotonic() + 10 * SCALE
-    while time.monotonic() < deadline:
-        records = _managed(tier, "agent_list", {})["agents"]
-        record = next(r for r in records if r.get("agent") == "tier-m")
-        if "agent_steer" in record["available_tools"]:
-            break
-        time.sleep(0.05)
+    _wait_tool(tier, "tier-m", "agent_steer")
     _managed(tier, "agent_steer", {"agent": "tier-m", "message": "mind the tests"})
     _managed(tier, "agent_inspect", {"agent": "tier-m"})
     _managed(tier, "agent_interrupt", {"agent": "tier-m", "message": "wrap up"})
@@ -771,13 +777,7 @@ def test_16_managed_agents_over_stdio(tier: Tier) -> None:
     )
     again = _managed(tier, "agent_continue", {"session": started["session_path"], "task": "more"})
     assert again["agent"] == "tier-m" and again["run_id"] != started["run_id"]
-    deadline = time.monotonic() + 10 * SCALE
-    while time.monotonic() < deadline:
-        records = _managed(tier, "agent_list", {})["agents"]
-        record = next(r for r in records if r.get("agent") == "tier-m")
-        if "agent_transcript" in record["available_tools"]:
-            break
-        time.sleep(0.05)
+    _wait_tool(tier, "tier-m", "agent_transcript")
     transcript = _managed(tier, "agent_transcript", {"agent": "tier-m"})
     assert "tier job" in transcript["transcript"]
     closed = _managed(tier, "agent_close", {"agent": "tier-m"})
