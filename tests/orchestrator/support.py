@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -61,11 +62,27 @@ class Received:
 
 
 def received(server: HerdrServer) -> Received:
-    """Start recording what ``server`` (a simulator) receives."""
+    """Start recording what ``server`` (a simulator) receives.
+
+    The plugin's event recorder (``server.events``) opens a subscription for each new pane on
+    its own thread; it is made to do so now for every pane (``watch`` is synchronous and a
+    no-op for a watched pane), so its ``events.subscribe`` never lands among what a test then
+    asserts reached Herdr (a race under load)."""
     assert server.sim is not None
+    if server.events is not None:
+        for pane in server.sim.call("pane.list", {})["result"]["panes"]:
+            server.events.watch(pane["pane_id"])
     recorder = Received()
     server.sim.wire_taps.append(recorder)
     return recorder
+
+
+def pane_of(server: HerdrServer, cwd: Path) -> str:
+    """A fresh workspace's root pane (set up through the simulator, not on the wire)."""
+    assert server.sim is not None
+    created = server.sim.call("workspace.create", {"cwd": str(cwd)})["result"]
+    pane: str = created["root_pane"]["pane_id"]
+    return pane
 
 
 def client(server: HerdrServer, kind: Kind, **kw: Any) -> HerdrClient:

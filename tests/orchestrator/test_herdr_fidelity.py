@@ -31,19 +31,11 @@ from orchestrator.tools.low_level import AGENT_KINDS
 from orchestrator.tools.registry import TOOLS, run_tool
 from orchestrator.tools.tool import ToolContext
 from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.support import FAST_AGENTS, Kind, client, context, received
+from tests.orchestrator.support import FAST_AGENTS, Kind, client, context, pane_of, received
 
 pytestmark = FAST_AGENTS
 
 BOTH: list[Kind] = ["socket", "cli"]
-
-
-def pane_of(server: HerdrServer, cwd: Path) -> str:
-    """A fresh workspace's root pane (setup through the simulator, not on the wire)."""
-    assert server.sim is not None
-    created = server.sim.call("workspace.create", {"cwd": str(cwd)})["result"]
-    pane: str = created["root_pane"]["pane_id"]
-    return pane
 
 
 def tool(ctx: ToolContext, name: str, **args: Any) -> dict[str, Any]:

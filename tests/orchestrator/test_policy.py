@@ -21,7 +21,7 @@ from orchestrator.tools.caller import Caller, calling_as
 from orchestrator.tools.registry import ALL_TOOLS, run_tool
 from orchestrator.tools.tool import ToolContext
 from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.support import Received, context, received
+from tests.orchestrator.support import Received, context, pane_of, received
 
 #: what the test harness itself may send (the plugin's event watcher)
 HARNESS = {"ping", "events.subscribe"}
@@ -29,13 +29,6 @@ HARNESS = {"ping", "events.subscribe"}
 
 def acted(rec: Received) -> list[str]:
     return [m for m in rec.methods(pings=True) if m not in HARNESS]
-
-
-def pane_of(server: HerdrServer, cwd: Path) -> str:
-    assert server.sim is not None
-    created = server.sim.call("workspace.create", {"cwd": str(cwd)})["result"]
-    pane: str = created["root_pane"]["pane_id"]
-    return pane
 
 
 def code_of(result: Mapping[str, Any]) -> str:
