@@ -11,6 +11,13 @@ no forwarding. The client is still the real ``ssh``.
 
 asyncssh is an optional dependency (the ``dev`` and ``machines`` extras); this module is
 imported only when such a host is asked for.
+
+Algorithms: the server offers and accepts ed25519 alone (host key, user key, signatures), the
+keys :class:`SshHost` generates; nothing here touches DSA, which cryptography deprecates.
+asyncssh itself still names cryptography's DSA classes while it is imported, which makes
+cryptography (51 and later) warn on every import. That warning concerns asyncssh's module, not
+anything this server does, so it is silenced for that import alone (by message, category and
+module), never globally: a test run with warnings as errors keeps seeing every other one.
 """
 
 from __future__ import annotations
@@ -18,14 +25,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-import asyncssh
+from cryptography.utils import CryptographyDeprecationWarning
+
+with warnings.catch_warnings():
+    warnings.filterwarnings(
+        "ignore",
+        message="DSA is deprecated",
+        category=CryptographyDeprecationWarning,
+        module=r"asyncssh\.",
+    )
+    import asyncssh
 
 from .machine_host import SshHost, SshHostUnavailable
 
 __all__ = ["InProcessSshHost"]
+
+#: The one signature algorithm the server accepts from a client (the keys
+#: :meth:`SshHost.prepare` generates are ed25519; with only that host key, it is also the one
+#: host key algorithm the server offers).
+ALGORITHMS = ("ssh-ed25519",)
 
 #: What ``sshd`` gives a session's PATH by default (Debian).
 _SESSION_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -149,6 +171,7 @@ class InProcessSshHost(SshHost):
                 host="127.0.0.1",
                 port=self.port,
                 server_host_keys=[str(self.host_key)],
+                signature_algs=list(ALGORITHMS),
                 authorized_client_keys=str(self.directory / "authorized_keys"),
                 server_factory=lambda: _Server(self),
                 process_factory=self._handle,

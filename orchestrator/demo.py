@@ -88,13 +88,8 @@ def _full_loop(root: Path, env: dict[str, str]) -> int:
     from .tools.tool import ToolContext
 
     repo = _git_repo(root / "repo")
-    state = root / "state"
-    env = {
-        **env,
-        "XDG_CONFIG_HOME": str(root / "config"),  # no user configuration file
-        "HERDR_ORCHESTRATOR_STATE_DIR": str(state),
-        "HERDR_ORCHESTRATOR_ALLOW_CWD": str(repo),
-    }
+    state = Path(env["HERDR_ORCHESTRATOR_STATE_DIR"])
+    env = {**env, "HERDR_ORCHESTRATOR_ALLOW_CWD": str(repo)}
     scenario = (
         Scenario()
         .write_file("greet.sh", GREET_AFTER)
@@ -162,6 +157,11 @@ def run_demo() -> int:
                 "HERDR_SOCKET_PATH": str(sim.socket_path),
                 "HERDR_BIN_PATH": str(sim.cli_path),
                 "PATH": "/usr/bin:/bin",
+                # the tools' state (audit log, target locks, task records) and configuration
+                # stay in the demo's directory: nothing read from or written to the user's HOME
+                "HOME": str(home),
+                "XDG_CONFIG_HOME": str(root / "config"),
+                "HERDR_ORCHESTRATOR_STATE_DIR": str(root / "state"),
             }
             ctx = ToolContext.from_env(env)
             print(f"simulated Herdr on {sim.socket_path} (settle delay {SETTLE} s)\n")

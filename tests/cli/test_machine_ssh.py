@@ -279,6 +279,54 @@ def test_the_in_process_ssh_server_serves_the_same_path(
     assert refused.code == 1 and "Host key verification failed" in refused.stderr
 
 
+def test_the_in_process_ssh_server_offers_ed25519_alone(
+    herdr_machine_factory: MachineFactory,
+) -> None:
+    """The asyncssh fallback negotiates only the key type its keys have: a client that will take
+    nothing but an RSA or ECDSA host key finds no common algorithm, while ed25519 connects."""
+    machine = herdr_machine_factory("algs", ssh_server="inprocess")
+    config = machine.host.directory / "client_config"
+    config.write_text(machine.host.client_config())
+
+    def ssh(*options: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["ssh", "-F", str(config), "-o", "LogLevel=INFO", *options, machine.host.alias, "true"],
+            capture_output=True,
+            text=True,
+            timeout=30 * SCALE,
+            check=False,
+        )
+
+    for algorithm in ("rsa-sha2-512", "ecdsa-sha2-nistp256"):
+        refused = ssh("-o", f"HostKeyAlgorithms={algorithm}")
+        assert refused.returncode == 255, refused
+        assert "no matching host key type found" in refused.stderr, refused.stderr
+    assert ssh("-o", "HostKeyAlgorithms=ssh-ed25519").returncode == 0
+
+
+def test_importing_the_in_process_ssh_server_raises_no_warning() -> None:
+    """asyncssh names cryptography's deprecated DSA classes on import; the simulator's module
+    silences that one warning for that import alone, so a program running with warnings as
+    errors can still use it, and nothing else is filtered (a warning of ours still raises)."""
+    probe = (
+        "import warnings\n"
+        "import herdr_sim.inprocess_ssh\n"
+        "try:\n"
+        "    warnings.warn('ours', DeprecationWarning)\n"
+        "except DeprecationWarning:\n"
+        "    print('still errors')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-W", "error", "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "still errors\n"
+
+
 def test_an_unknown_ssh_server_kind_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SshHostUnavailable, match="unknown SSH server 'telnet'"):
         new_ssh_host(tmp_path / "s", tmp_path / "h", tmp_path / "c", kind="telnet")

@@ -258,8 +258,9 @@ def test_opencode_reports_the_full_lifecycle(world: World) -> None:
 
 def opencode_session(db: Path, session_id: str) -> list[tuple[str, list[dict[str, Any]]]]:
     """A session read back as opencode reads it: its messages by creation time and id, each
-    message's parts by id (ids grow with time), ``data`` JSON."""
-    with contextlib.closing(sqlite3.connect(db)) as connection:
+    message's parts by id (ids grow with time), ``data`` JSON. Opened read-only: a reader
+    never creates the database the agent is about to create."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
         messages = connection.execute(
             "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
             (session_id,),
@@ -269,6 +270,15 @@ def opencode_session(db: Path, session_id: str) -> list[tuple[str, list[dict[str
                 "SELECT data FROM part WHERE message_id = ? ORDER BY id", (message_id,))])
             for message_id, data in messages
         ]  # fmt: skip
+
+
+def opencode_turns_so_far(db: Path, session_id: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """:func:`opencode_session` for a wait's probe: while the agent creates or writes the
+    database, opening or reading it can fail (no file yet, locked); that answers "not yet"."""
+    try:
+        return opencode_session(db, session_id)
+    except sqlite3.OperationalError:
+        return []
 
 
 def test_opencode_keeps_its_session_in_opencode_db_like_opencode_1_18(world: World) -> None:
@@ -315,7 +325,7 @@ def test_opencode_continues_a_session_by_id(world: World) -> None:
     session_id = world.reports()[0]["params"]["agent_session_id"]
     db = world.home / ".local" / "share" / "opencode" / "opencode.db"
     # the answer is on screen a moment before it is in the database
-    wait_until(lambda: len(opencode_session(db, session_id)) == 2, 3, 0.02, "the first turn")
+    wait_until(lambda: len(opencode_turns_so_far(db, session_id)) == 2, 3, 0.02, "the first turn")
     first.close()
     again = world.start("opencode", "--session", session_id)
 
@@ -328,7 +338,7 @@ def test_opencode_continues_a_session_by_id(world: World) -> None:
     again.prompt("two")
 
     def both_turns() -> list[tuple[str, list[dict[str, Any]]]]:
-        turns = opencode_session(db, session_id)
+        turns = opencode_turns_so_far(db, session_id)
         return turns if len(turns) == 4 else []
 
     turns = wait_until(both_turns, 3, 0.02, "the second turn")
