@@ -43,6 +43,7 @@ BENCHMARKS = [
     "scale_panes",
     "spawn_fanout",
     "event_fanout",
+    "demo_setup",
 ]
 #: run only with ``--soak`` / ``--suite``
 SOAK, SUITE = "soak", "suite_time"

@@ -21,7 +21,8 @@ found (0 no check failed, 1 a check failed or the call did): what the plugin's r
 ``check`` action runs, so Herdr's action log shows a failing setup as a failed run.
 
 The MCP SDK is imported only by the ``mcp`` and ``check`` subcommands, so ``tools`` and
-``call`` start fast.
+``call`` start fast, and it is an extra (``pytest-herdr[mcp]``): without it those two
+subcommands exit 2 naming the extra, and everything else works.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from typing import Any, NoReturn, TextIO
 EXIT_OK = 0
 EXIT_NOT_OK = 1
 EXIT_USAGE = 2
+#: what ``mcp`` and ``check`` need beyond the package's own dependencies
+MCP_EXTRA = "pytest-herdr[mcp]"
 #: ``herdr-orchestrator mcp --log-level`` values
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -198,10 +201,27 @@ def _serve_http(parser: argparse.ArgumentParser, args: argparse.Namespace) -> in
     return EXIT_OK
 
 
+def _missing_mcp_extra(command: str) -> str | None:
+    """Why ``command`` cannot run without the MCP extra, or None when it is installed."""
+    try:
+        import anyio  # noqa: F401
+        import mcp  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        return (
+            f"herdr-orchestrator {command}: the MCP server needs the {MCP_EXTRA} extra "
+            f"({exc.name or 'the MCP SDK'} is not installed): pip install '{MCP_EXTRA}'\n"
+        )
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     parser, call_parser = _parsers()
     args = parser.parse_args(argv)
+    if args.command in ("mcp", "check") and (missing := _missing_mcp_extra(args.command)):
+        sys.stderr.write(missing)
+        return EXIT_USAGE
     if args.command == "mcp" and args.http is not None:
         return _serve_http(parser, args)
     if args.command == "mcp":

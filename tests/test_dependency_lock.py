@@ -7,7 +7,6 @@ here, so the lock and the ranges cannot drift apart.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -16,31 +15,14 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from tests.locks import LOCKS, pins
+
 ROOT = Path(__file__).resolve().parents[1]
-LOCKS = ROOT / ".ci" / "locks"
-PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 
 def pyproject() -> dict[str, Any]:
     with (ROOT / "pyproject.toml").open("rb") as f:
         return tomllib.load(f)
-
-
-def pins(lock: str) -> dict[str, str]:
-    """``{canonical name: version}`` of a lock file; every pin must be followed by a hash."""
-    lines = (LOCKS / lock).read_text().splitlines()
-    found: dict[str, str] = {}
-    for index, line in enumerate(lines):
-        match = PIN.match(line)
-        if match is None:
-            continue
-        name = canonicalize_name(match[1])
-        assert name not in found, f"{lock}: {name} is pinned twice"
-        following = lines[index + 1] if index + 1 < len(lines) else ""
-        assert "--hash=sha256:" in following, f"{lock}: {name}=={match[2]} has no hash"
-        found[name] = match[2]
-    assert found, f"{lock} pins nothing"
-    return found
 
 
 def requirements(*, extras: bool) -> list[Requirement]:
@@ -99,7 +81,8 @@ def test_the_readme_documents_the_refresh_and_the_latest_releases_mode() -> None
     assert "PYTEST_HERDR_LATEST=1 bash .ci/test" in development
     # and the scripts do what it says: the lock is refreshed by uv, the latest mode resolves
     # in a virtualenv of its own, without the lock
-    assert "uv pip compile" in (ROOT / ".ci" / "lock").read_text()
+    lock = (ROOT / ".ci" / "lock").read_text()
+    assert "pip compile" in lock and '"uv==$UV_VERSION"' in lock
     install = (ROOT / ".ci" / "install").read_text()
     assert "--require-hashes --no-deps -r" in install
     assert "--upgrade --upgrade-strategy eager" in install

@@ -83,6 +83,6 @@ def test_the_demo_installs_only_the_project_and_writes_nothing_under_home(
         [str(repo / ".venv" / "bin" / "python"), "-m", "pip", "list", "--format=freeze"],
         capture_output=True, text=True, env=env, timeout=60, check=True,
     ).stdout  # fmt: skip
-    # the runtime set only: no test runner plugins, linters or type checkers
-    for dev_only in ("pytest-xdist", "ruff", "mypy", "hypothesis", "asyncssh"):
+    # the runtime set only: no MCP stack, test runner plugins, linters or type checkers
+    for dev_only in ("pytest-xdist", "ruff", "mypy", "hypothesis", "asyncssh", "mcp", "pydantic"):
         assert f"\n{dev_only}==" not in f"\n{installed}", installed
