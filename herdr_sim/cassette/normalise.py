@@ -12,7 +12,8 @@ and expected answers are rewritten with it. Then both sides are normalised
   under the replay's are written ``<runtime>/…``;
 * screen text (:data:`SCREEN_KEYS`: a pane read's ``text``, a wait's ``matched_line``,
   terminal titles) by the screen rule: ``lines`` (the default) compares the non-blank lines
-  with trailing spaces and a leading shell prompt removed (:func:`screen_lines`), ``exact``
+  with trailing spaces and a leading shell prompt removed and a line repeating the one
+  before it dropped (:func:`screen_lines`), ``exact``
   compares the text as it is, ``ignore`` only that both have it;
 * fields the user names (``--ignore``) are not compared at all (:class:`FieldPattern`).
 """
@@ -54,11 +55,14 @@ def is_volatile_key(key: str) -> bool:
 
 
 def screen_lines(text: str) -> list[str]:
-    """The ``lines`` rule: non-blank lines, trailing spaces and a leading prompt removed."""
-    out = []
+    """The ``lines`` rule: non-blank lines, trailing spaces and a leading prompt removed,
+    a line repeating the one before it dropped (input typed before the shell showed its
+    prompt is echoed once by the terminal and once more after the prompt: timing, not
+    behaviour)."""
+    out: list[str] = []
     for line in text.splitlines():
         kept = _PROMPT.sub("", line.rstrip(), count=1).strip()
-        if kept:
+        if kept and (not out or out[-1] != kept):
             out.append(kept)
     return out
 

@@ -36,8 +36,15 @@ _CHUNK = 65536
 STOP_GRACE = 0.2
 
 
-def upstream_header(upstream: Path, *, keep_secrets: bool = False, timeout: float = 5.0) -> Header:
-    """The cassette header for ``upstream``: its version and protocol from ``ping``.
+def upstream_header(
+    upstream: Path,
+    *,
+    keep_secrets: bool = False,
+    runtime_dirs: tuple[Path, ...] = (),
+    timeout: float = 5.0,
+) -> Header:
+    """The cassette header for ``upstream``: its version and protocol from ``ping``; its
+    runtime directories: the socket's, the home directory, and ``runtime_dirs``.
 
     The ``OSError`` of an upstream that does not answer propagates (nothing to record from).
     """
@@ -50,7 +57,13 @@ def upstream_header(upstream: Path, *, keep_secrets: bool = False, timeout: floa
         recorded_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         upstream_version=version if isinstance(version, str) else None,
         upstream_protocol=protocol if isinstance(protocol, int) else None,
-        runtime_dirs=(str(upstream.resolve().parent),),
+        runtime_dirs=tuple(
+            dict.fromkeys(
+                str(path)
+                for path in (upstream.resolve().parent, Path.home(), *runtime_dirs)
+                if str(path) != "/"
+            )
+        ),
         redacted=not keep_secrets,
     )
 
@@ -208,19 +221,29 @@ class RecordingProxy:
     """
 
     def __init__(
-        self, upstream: Path, listen: Path, cassette: Path, *, keep_secrets: bool = False
+        self,
+        upstream: Path,
+        listen: Path,
+        cassette: Path,
+        *,
+        keep_secrets: bool = False,
+        runtime_dirs: tuple[Path, ...] = (),
     ) -> None:
         self.upstream = upstream
         self.socket_path = listen
         self.cassette = cassette
         self.keep_secrets = keep_secrets
+        #: more directories whose paths replay normalises (the server's HOME, …)
+        self.runtime_dirs = runtime_dirs
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._recorder: Recorder | None = None
 
     def start(self) -> Self:
         """Probe the upstream, open the cassette, bind, and return once clients can connect."""
-        header = upstream_header(self.upstream, keep_secrets=self.keep_secrets)
+        header = upstream_header(
+            self.upstream, keep_secrets=self.keep_secrets, runtime_dirs=self.runtime_dirs
+        )
         writer = CassetteWriter(self.cassette, header)
         recorder = Recorder(self.upstream, writer, keep_secrets=self.keep_secrets)
         loop = asyncio.new_event_loop()

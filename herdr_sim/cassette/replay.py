@@ -263,7 +263,8 @@ def replay_on_simulator(
     directory = Path(tempfile.mkdtemp(prefix="herdr-replay-"))
     try:
         with Simulator(socket_path=directory / "herdr.sock", persist=False) as sim:
-            dirs = (str(directory), str(directory.resolve()), str(sim.runtime_dir))
+            home = sim.config.base_env.get("HOME", str(Path.home()))
+            dirs = (str(directory), str(directory.resolve()), str(sim.runtime_dir), home)
             return replay(cassette, sim.socket_path, rules=rules, replay_dirs=dirs, timeout=timeout)
     finally:
         shutil.rmtree(directory, ignore_errors=True)

@@ -198,6 +198,8 @@ def test_an_ignored_field_is_not_compared() -> None:
 
 def test_screen_lines_drop_prompts_blank_lines_and_trailing_spaces() -> None:
     assert screen_lines("me@box:/srv# ls  \nfile\n\n> cont\n❯ \n%") == ["ls", "file", "cont"]
+    # typed before the prompt showed: echoed, then shown again after the prompt
+    assert screen_lines("echo hi\n$ echo hi\nhi\n$") == ["echo hi", "hi"]
 
 
 def test_a_cassette_path_that_cannot_be_read_is_a_cassette_error(tmp_path: Path) -> None:
