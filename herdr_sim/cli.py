@@ -253,6 +253,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--timeout", type=float, default=10.0, help="extra seconds each line may take (10)"
     )
+    replay.add_argument(
+        "--fast",
+        action="store_true",
+        help="do not keep the recorded pace: send each request as soon as the one before "
+        "was answered (by default nothing is sent earlier than it was in the recording)",
+    )
     replay.add_argument("--report", action="store_true", help="end with a per-method table")
 
     check = sub.add_parser(
@@ -492,9 +498,13 @@ def replay(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"herdr-sim replay: cannot connect to {args.socket}: {exc}", file=sys.stderr)
             return 2
-        report = replay_cassette(cassette, args.socket, rules=rules, timeout=args.timeout)
+        report = replay_cassette(
+            cassette, args.socket, rules=rules, timeout=args.timeout, pace=not args.fast
+        )
     else:
-        report = replay_on_simulator(cassette, rules=rules, timeout=args.timeout)
+        report = replay_on_simulator(
+            cassette, rules=rules, timeout=args.timeout, pace=not args.fast
+        )
     for difference in report.differences:
         print(difference.render())
     compared = sum(sum(counts) for counts in report.methods.values())

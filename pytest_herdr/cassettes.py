@@ -54,7 +54,7 @@ def record_server(server: HerdrServer, directory: Path, nodeid: str, index: int)
         server.socket_path,
         server.directory / "rec" / "herdr.sock",
         cassette,
-        runtime_dirs=(server.directory,),
+        runtime_dirs=(server.directory, Path(server.env.get("HOME", server.directory))),
     ).start()
     server.socket_path = proxy.socket_path
     server.env["HERDR_SOCKET_PATH"] = str(proxy.socket_path)
@@ -76,6 +76,7 @@ def replay_cassette(
     ignore: Iterable[str] = (),
     screen: ScreenRule = "lines",
     timeout: float = 10.0,
+    pace: bool = True,
 ) -> ReplayReport:
     """Replay the cassette at ``path`` on a fresh simulator; ``pytest.fail`` with every
     difference (or why the cassette cannot be read), else the report."""
@@ -84,7 +85,7 @@ def replay_cassette(
     except CassetteError as exc:
         pytest.fail(f"cassette {path}: {exc}", pytrace=False)
     rules = Rules(screen=screen, ignore=tuple(FieldPattern(p) for p in ignore))
-    report = replay_on_simulator(cassette, rules=rules, timeout=timeout)
+    report = replay_on_simulator(cassette, rules=rules, timeout=timeout, pace=pace)
     if not report.ok:
         lines = [d.render() for d in report.differences]
         pytest.fail(
@@ -125,7 +126,10 @@ def herdr_replay(request: pytest.FixtureRequest) -> Replayer:
         ignore: Sequence[str] = (),
         screen: ScreenRule = "lines",
         timeout: float = 10.0,
+        pace: bool = True,
     ) -> ReplayReport:
-        return replay_cassette(resolve(base, path), ignore=ignore, screen=screen, timeout=timeout)
+        return replay_cassette(
+            resolve(base, path), ignore=ignore, screen=screen, timeout=timeout, pace=pace
+        )
 
     return run

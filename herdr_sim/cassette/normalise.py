@@ -8,8 +8,9 @@ and expected answers are rewritten with it. Then both sides are normalised
 
 * volatile values are compared by presence only: pids, terminal ``revision`` and other
   sequence counters, timestamps (:data:`VOLATILE_KEYS`, :data:`VOLATILE_SUFFIXES`);
-* paths under the recording's runtime directories (the upstream socket's directory) and
-  under the replay's are written ``<runtime>/…``;
+* paths under the recording's runtime directories (the upstream socket's directory, the
+  home directory, ...) and under the replay's are written ``<runtime>/…``, wherever they
+  appear in a string (a process's command line too);
 * screen text (:data:`SCREEN_KEYS`: a pane read's ``text``, a wait's ``matched_line``,
   terminal titles) by the screen rule: ``lines`` (the default) compares the non-blank lines
   with trailing spaces and a leading shell prompt removed and a line repeating the one
@@ -177,10 +178,16 @@ class Rules:
     def normalise(self, value: Any, runtime_dirs: tuple[str, ...]) -> Any:
         """``value`` with volatile values, runtime paths and screen text normalised and
         ignored fields removed."""
-        dirs = tuple(sorted((d.rstrip("/") for d in runtime_dirs if d), key=len, reverse=True))
-        return self._walk(value, [], dirs)
+        dirs = sorted({d.rstrip("/") for d in runtime_dirs if d.rstrip("/")}, key=len)
+        # longest first, each only where a path component ends (not /tmp/ab in /tmp/abc)
+        pattern = (
+            re.compile("|".join(re.escape(d) for d in reversed(dirs)) + r"(?=/|$|[^\w.-])")
+            if dirs
+            else None
+        )
+        return self._walk(value, [], pattern)
 
-    def _walk(self, value: Any, path: list[str], dirs: tuple[str, ...]) -> Any:
+    def _walk(self, value: Any, path: list[str], dirs: re.Pattern[str] | None) -> Any:
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
@@ -196,10 +203,8 @@ class Rules:
             return out
         if isinstance(value, list):
             return [self._walk(item, [*path, f"[{i}]"], dirs) for i, item in enumerate(value)]
-        if isinstance(value, str):
-            for directory in dirs:
-                if value == directory or value.startswith(directory + "/"):
-                    return _RUNTIME + value[len(directory) :]
+        if isinstance(value, str) and dirs is not None:
+            return dirs.sub(_RUNTIME, value)
         return value
 
     def _screen(self, text: str) -> Any:

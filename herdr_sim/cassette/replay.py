@@ -165,19 +165,29 @@ def replay(
     rules: Rules | None = None,
     replay_dirs: tuple[str, ...] = (),
     timeout: float = 10.0,
+    pace: bool = True,
 ) -> ReplayReport:
     """Replay ``cassette`` against the Herdr at ``socket_path`` (see the module doc).
 
     ``replay_dirs`` are the replaying server's runtime directories (normalised like the
     recording's); ``timeout`` bounds each wait for a line beyond the time it took in the
-    recording.
+    recording. With ``pace`` no connection opens and no line is sent earlier than it was
+    in the recording (counted from the first record): a client that polled, or gave a
+    shell time to start, gets that time again; without it each step follows the one
+    before at once.
     """
     rules = rules or Rules()
     report = ReplayReport(cassette.header)
     ids = IdMap()
     conns: dict[int, _Connection] = {}
+    start = time.monotonic()
+    zero = cassette.records[0].t if cassette.records else 0.0
     try:
         for record in cassette.records:
+            if pace and record.direction in ("open", "send"):
+                ahead = (record.t - zero) - (time.monotonic() - start)
+                if ahead > 0:
+                    time.sleep(ahead)  # the recorded client's own pause
             _step(record, conns, socket_path, ids, rules, report, cassette, replay_dirs, timeout)
     finally:
         for conn in conns.values():
@@ -255,7 +265,7 @@ def _send(conn: _Connection, record: Record, ids: IdMap) -> None:
 
 
 def replay_on_simulator(
-    cassette: Cassette, *, rules: Rules | None = None, timeout: float = 10.0
+    cassette: Cassette, *, rules: Rules | None = None, timeout: float = 10.0, pace: bool = True
 ) -> ReplayReport:
     """Replay ``cassette`` against a fresh embedded simulator (stopped afterwards)."""
     from ..simulator import Simulator
@@ -265,6 +275,8 @@ def replay_on_simulator(
         with Simulator(socket_path=directory / "herdr.sock", persist=False) as sim:
             home = sim.config.base_env.get("HOME", str(Path.home()))
             dirs = (str(directory), str(directory.resolve()), str(sim.runtime_dir), home)
-            return replay(cassette, sim.socket_path, rules=rules, replay_dirs=dirs, timeout=timeout)
+            return replay(
+                cassette, sim.socket_path, rules=rules, replay_dirs=dirs, timeout=timeout, pace=pace
+            )
     finally:
         shutil.rmtree(directory, ignore_errors=True)
