@@ -19,18 +19,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from herdr_sim.cassette.format import CassetteError, load
-from herdr_sim.cassette.normalise import FieldPattern, Rules, ScreenRule
-from herdr_sim.cassette.proxy import RecordingProxy
-from herdr_sim.cassette.replay import ReplayReport, replay_on_simulator
+# the plugin imports this module for its fixture: the recorder and the replay (asyncio,
+# threads) load when a test records or replays, never at import
+if TYPE_CHECKING:
+    from herdr_sim.cassette.normalise import ScreenRule
+    from herdr_sim.cassette.replay import ReplayReport
 
-from .backends import HerdrServer
+    from .backends import HerdrServer
 
 #: ``herdr_replay(path, ignore=(), screen="lines", timeout=10.0)``
-Replayer = Callable[..., ReplayReport]
+Replayer = Callable[..., "ReplayReport"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._\[\]-]+")
 
@@ -48,6 +50,8 @@ def record_server(server: HerdrServer, directory: Path, nodeid: str, index: int)
     The server's ``socket_path`` and ``HERDR_SOCKET_PATH`` become the proxy's; stopping the
     server finishes the cassette first.
     """
+    from herdr_sim.cassette.proxy import RecordingProxy
+
     directory.mkdir(parents=True, exist_ok=True)
     cassette = directory / cassette_name(nodeid, index)
     proxy = RecordingProxy(
@@ -80,6 +84,10 @@ def replay_cassette(
 ) -> ReplayReport:
     """Replay the cassette at ``path`` on a fresh simulator; ``pytest.fail`` with every
     difference (or why the cassette cannot be read), else the report."""
+    from herdr_sim.cassette.format import CassetteError, load
+    from herdr_sim.cassette.normalise import FieldPattern, Rules
+    from herdr_sim.cassette.replay import replay_on_simulator
+
     try:
         cassette = load(path)
     except CassetteError as exc:
