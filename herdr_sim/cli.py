@@ -499,7 +499,12 @@ def replay(args: argparse.Namespace) -> int:
             print(f"herdr-sim replay: cannot connect to {args.socket}: {exc}", file=sys.stderr)
             return 2
         report = replay_cassette(
-            cassette, args.socket, rules=rules, timeout=args.timeout, pace=not args.fast
+            cassette,
+            args.socket,
+            rules=rules,
+            replay_dirs=(str(args.socket.resolve().parent), str(Path.home())),
+            timeout=args.timeout,
+            pace=not args.fast,
         )
     else:
         report = replay_on_simulator(

@@ -51,7 +51,7 @@ class Header:
     upstream_version: str | None
     upstream_protocol: int | None
     #: directories of the recording machine whose paths replay normalises (the upstream
-    #: socket's directory)
+    #: socket's directory, the home directory, and what the recorder was given)
     runtime_dirs: tuple[str, ...] = ()
     #: whether secrets were redacted (``--keep-secrets`` turns it off)
     redacted: bool = True

@@ -21,6 +21,19 @@ EVENTS = [{"type": "workspace.created"}, {"type": "pane.created"}, {"type": "pan
 TIMEOUT = 20.0
 
 
+def wait_output(
+    path: Path, pane: str, text: str, request_id: str, timeout_ms: int
+) -> dict[str, Any]:
+    """``pane.wait_for_output`` until recent output holds ``text``; its result."""
+    params = {
+        "pane_id": pane,
+        "source": "recent",
+        "match": {"type": "substring", "value": text},
+        "timeout_ms": timeout_ms,
+    }
+    return call(path, "pane.wait_for_output", params, request_id=request_id, timeout=TIMEOUT)
+
+
 def basic_session(path: Path) -> dict[str, Any]:
     """The acceptance session against the socket at ``path``; the created ids."""
     with Subscription(path, EVENTS, timeout=TIMEOUT, request_id="sub") as sub:
@@ -40,17 +53,7 @@ def basic_session(path: Path) -> dict[str, Any]:
         call(
             path, "pane.send_text", {"pane_id": pane, "text": "echo rec-$((6*7))\n"}, request_id="3"
         )
-        call(
-            path,
-            "pane.wait_for_output",
-            {
-                "pane_id": pane,
-                "source": "recent",
-                "match": {"type": "substring", "value": "rec-42"},
-                "timeout_ms": 10_000,
-            },
-            request_id="4",
-        )
+        wait_output(path, pane, "rec-42", "4", 10_000)
         call(path, "workspace.list", request_id="5")
         call(path, "pane.list", {"workspace_id": workspace}, request_id="6")
         call(path, "pane.get", {"pane_id": pane}, request_id="7")
@@ -68,18 +71,7 @@ def interleaved_session(path: Path, wait_started: Callable[[], object]) -> None:
     answer: dict[str, Any] = {}
 
     def client_a() -> None:
-        answer["a"] = call(
-            path,
-            "pane.wait_for_output",
-            {
-                "pane_id": pane,
-                "source": "recent",
-                "match": {"type": "substring", "value": "both-9"},
-                "timeout_ms": 15_000,
-            },
-            request_id="a1",
-            timeout=TIMEOUT,
-        )
+        answer["a"] = wait_output(path, pane, "both-9", "a1", 15_000)
 
     waiter = threading.Thread(target=client_a)
     waiter.start()
