@@ -79,6 +79,7 @@ cassettes = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(cassettes)
 def test_a_cassette_round_trips_through_its_text(cassette: Cassette) -> None:
@@ -104,6 +105,7 @@ def test_the_writer_writes_what_the_reader_reads(
     assert load(path) == Cassette(header, tuple(written), 12.5)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(cassettes, st.data())
 def test_any_cut_of_a_cassette_is_refused(cassette: Cassette, data: st.DataObject) -> None:

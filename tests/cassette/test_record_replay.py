@@ -52,6 +52,7 @@ def recorded(sim: Simulator, short_dir: Path) -> Path:
     return cassette
 
 
+@pytest.mark.slow
 def test_the_record_command_proxies_a_session_that_replays_clean(
     sim: Simulator, short_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
