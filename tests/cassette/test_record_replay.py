@@ -25,7 +25,7 @@ from herdr_sim.redaction import REDACTED
 from orchestrator.client.wire import connect, encode_request
 from tests.waits import wait_until
 
-from .sessions import EVENTS, basic_session, interleaved_session
+from .sessions import basic_session, interleaved_session
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -41,6 +41,14 @@ def replay_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str
     code = main(["replay", *args])
     out = capsys.readouterr()
     return code, out.out + out.err
+
+
+def start_recorder(upstream: Path, proxy: Path, cassette: Path) -> subprocess.Popen[str]:
+    """``herdr-sim record`` as a process of its own, as a user runs it."""
+    argv = [sys.executable, "-m", "herdr_sim", "record", "--upstream", str(upstream)]
+    return subprocess.Popen(
+        [*argv, "--socket", str(proxy), "--out", str(cassette)], stderr=subprocess.PIPE, text=True
+    )
 
 
 @pytest.fixture
@@ -60,12 +68,7 @@ def test_the_record_command_proxies_a_session_that_replays_clean(
     session; `herdr-sim replay` on a fresh simulator finds no difference (exit 0)."""
     proxy = short_dir / "p" / "proxy.sock"
     cassette = short_dir / "session.jsonl"
-    argv = [sys.executable, "-m", "herdr_sim", "record", "--upstream", str(sim.socket_path)]
-    recorder = subprocess.Popen(
-        [*argv, "--socket", str(proxy), "--out", str(cassette)],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    recorder = start_recorder(sim.socket_path, proxy, cassette)
     try:
         wait_until(proxy.exists, timeout=20, what="the recorder's socket")
         ids = basic_session(proxy)
@@ -289,5 +292,26 @@ def test_a_subscription_is_replayed_to_its_recorded_count(recorded: Path) -> Non
     """The subscription's four events all come back, each compared."""
     report = replay_on_simulator(load(recorded))
     assert report.ok, [d.render() for d in report.differences]
-    assert report.methods["events.subscribe"] == [1 + 4, 0]
-    assert len(EVENTS) == 3
+    assert report.methods["events.subscribe"] == [1 + 4, 0]  # the ack, then four events
+
+
+def test_sigterm_finishes_the_cassette_too(sim: Simulator, short_dir: Path) -> None:
+    proxy, cassette = short_dir / "p" / "proxy.sock", short_dir / "term.jsonl"
+    recorder = start_recorder(sim.socket_path, proxy, cassette)
+    try:
+        wait_until(proxy.exists, timeout=20, what="the recorder's socket")
+        assert request(proxy, "ping")["result"]["type"] == "pong"
+    finally:
+        recorder.send_signal(signal.SIGTERM)
+        _, err = recorder.communicate(timeout=20)
+    assert recorder.returncode == 0, err
+    cassette_ = load(cassette)
+    assert [r.direction for r in cassette_.records] == ["open", "send", "recv", "close"]
+    assert stat.S_IMODE(cassette.stat().st_mode) == 0o600
+
+
+def test_no_upstream_is_an_error_not_an_empty_cassette(short_dir: Path) -> None:
+    argv = ["record", "--upstream", str(short_dir / "none.sock"), "--socket"]
+    code = main([*argv, str(short_dir / "p" / "x.sock"), "--out", str(short_dir / "c.jsonl")])
+    assert code == 1
+    assert not (short_dir / "c.jsonl").exists()
