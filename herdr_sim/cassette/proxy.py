@@ -21,7 +21,6 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
@@ -68,20 +67,137 @@ def upstream_header(
     )
 
 
-@dataclass
-class _Conn:
-    """One client connection's recording state."""
+class _Link:
+    """One client connection and its own upstream connection: what one side sends is
+    written to the other at once, then recorded line by line."""
 
-    number: int
-    client: asyncio.StreamWriter
-    upstream: asyncio.StreamWriter | None = None
-    #: requests sent minus answers received, floored at 0: unanswered at close if > 0
-    waiting: int = 0
-    closer: Closer | None = None
+    def __init__(self, recorder: Recorder, number: int) -> None:
+        self.recorder = recorder
+        self.number = number
+        self.client: asyncio.Transport | None = None
+        self.upstream: asyncio.Transport | None = None
+        self.client_lost = False
+        self.upstream_lost = False
+        #: the recorded bytes of each direction not yet ended by a newline
+        self.pending = {"send": b"", "recv": b""}
+        #: requests sent minus answers received, floored at 0: unanswered at close if > 0
+        self.waiting = 0
+        self.closer: Closer | None = None
+        self.done = asyncio.get_running_loop().create_future()
+        #: opening the upstream connection (the client's bytes wait for it)
+        self.connecting: asyncio.Future[None] | None = None
+
+    def peer_of(self, direction: Direction) -> asyncio.Transport | None:
+        """Where bytes received in ``direction`` go: Herdr for ``send``, else the client."""
+        return self.upstream if direction == "send" else self.client
+
+    def source_of(self, direction: Direction) -> asyncio.Transport | None:
+        return self.client if direction == "send" else self.upstream
+
+    def received(self, direction: Direction, data: bytes) -> None:
+        peer = self.peer_of(direction)
+        if peer is not None:
+            peer.write(data)  # forward first: recording never delays the peer
+        pending = self.pending[direction] + data
+        while (newline := pending.find(b"\n")) >= 0:
+            self.recorder.line(self, direction, pending[:newline], partial=False)
+            pending = pending[newline + 1 :]
+        if len(pending) > MAX_LINE:  # bound what a line can hold in memory
+            self.recorder.line(self, direction, pending, partial=True)
+            pending = b""
+        self.pending[direction] = pending
+
+    def ended(self, direction: Direction) -> bool:
+        """One side sent EOF: a client's reaches Herdr as a hang-up (and the answer may
+        still come back); Herdr's ends the connection."""
+        if direction == "send":
+            self.closer = self.closer or "client"
+            if self.upstream is not None and self.upstream.can_write_eof():
+                self.upstream.write_eof()
+            return True
+        self.closer = self.closer or "upstream"
+        if self.client is not None:
+            self.client.close()  # after what is buffered for it
+        return False
+
+    def lost(self, direction: Direction) -> None:
+        if direction == "send":
+            self.client_lost = True
+            self.closer = self.closer or "client"
+            if self.upstream is not None:
+                self.upstream.close()
+        else:
+            self.upstream_lost = True
+            self.closer = self.closer or "upstream"
+            if self.client is not None:
+                self.client.close()
+        if self.client_lost and (self.upstream_lost or self.upstream is None):
+            self.finish()
+
+    def finish(self) -> None:
+        """Record what is left and the close, once."""
+        if self.done.done():
+            return
+        for direction in ("send", "recv"):
+            if self.pending[direction]:
+                self.recorder.line(self, direction, self.pending[direction], partial=True)
+                self.pending[direction] = b""
+        self.recorder.record(
+            self.number, "close", by=self.closer or "upstream", unfinished=self.waiting > 0
+        )
+        self.done.set_result(None)
+
+    def abort(self) -> None:
+        """Cut both sides (the recorder is stopping)."""
+        self.closer = self.closer or "recorder"
+        for side in (self.client, self.upstream):
+            if side is not None:
+                side.abort()
+        if self.upstream is None:
+            self.lost("recv")
+
+
+class _Side(asyncio.Protocol):
+    """One end of a :class:`_Link`: ``send`` is the client's end, ``recv`` Herdr's."""
+
+    def __init__(self, link: _Link, direction: Direction) -> None:
+        self.link = link
+        self.direction = direction
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        if self.direction == "send":
+            self.link.client = transport
+        else:
+            self.link.upstream = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.link.received(self.direction, data)
+
+    def eof_received(self) -> bool:
+        return self.link.ended(self.direction)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.link.lost(self.direction)
+
+    # flow control: a peer that reads slowly slows the side that writes to it
+    def pause_writing(self) -> None:
+        source = self.link.source_of("recv" if self.direction == "send" else "send")
+        if source is not None:
+            source.pause_reading()
+
+    def resume_writing(self) -> None:
+        source = self.link.source_of("recv" if self.direction == "send" else "send")
+        if source is not None:
+            source.resume_reading()
 
 
 class Recorder:
-    """The proxy's asyncio side: accepts on ``listen``, forwards to ``upstream``, records."""
+    """The proxy's asyncio side: accepts on ``listen``, forwards to ``upstream``, records.
+
+    Built on asyncio protocols rather than streams: a request is one connection, and
+    streams' tasks per connection would cost the recorder more than Herdr's answer takes.
+    """
 
     def __init__(self, upstream: Path, writer: CassetteWriter, *, keep_secrets: bool = False):
         self.upstream = upstream
@@ -89,14 +205,14 @@ class Recorder:
         self.keep_secrets = keep_secrets
         self._start = time.monotonic()
         self._next_conn = 0
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._conns: dict[int, _Conn] = {}
+        self._links: set[_Link] = set()
         self._server: asyncio.Server | None = None
 
     def _t(self) -> float:
         return round(time.monotonic() - self._start, 6)
 
-    def _record(self, conn: int, direction: Direction, **fields: Any) -> None:
+    def record(self, conn: int, direction: Direction, **fields: Any) -> None:
+        """Append one record, timed now."""
         self.writer.record(Record(conn=conn, direction=direction, t=self._t(), **fields))
 
     async def start(self, listen: Path) -> None:
@@ -104,7 +220,35 @@ class Recorder:
         from ..server import bind_private_socket
 
         sock = bind_private_socket(listen, "something already listens there")
-        self._server = await asyncio.start_unix_server(self._on_client, sock=sock, limit=MAX_LINE)
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_unix_server(self._accept, sock=sock)
+
+    def _accept(self) -> asyncio.Protocol:
+        self._next_conn += 1
+        link = _Link(self, self._next_conn)
+        self._links.add(link)
+        link.done.add_done_callback(lambda _: self._links.discard(link))
+        self.record(link.number, "open")
+        link.connecting = asyncio.ensure_future(self._connect(link))
+        return _ClientSide(link)
+
+    async def _connect(self, link: _Link) -> None:
+        """Open the link's upstream connection; the client's bytes wait until it is open."""
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.create_unix_connection(lambda: _Side(link, "recv"), str(self.upstream))
+        except OSError:
+            link.closer = link.closer or "upstream"  # Herdr is gone: the client sees a close
+            if link.client is not None:
+                link.client.close()
+            link.lost("recv")
+            return
+        if link.client_lost:
+            assert link.upstream is not None
+            link.upstream.close()
+            return
+        if link.client is not None:
+            link.client.resume_reading()
 
     async def stop(self, grace: float = STOP_GRACE) -> None:
         """Stop accepting, close every open connection (closed by the recorder), end the
@@ -115,102 +259,44 @@ class Recorder:
         """
         if self._server is not None:
             self._server.close()
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=grace)
-        for conn in self._conns.values():
-            if conn.closer is None:
-                conn.closer = "recorder"
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._links:
+            await asyncio.wait({link.done for link in self._links}, timeout=grace)
+        for link in list(self._links):
+            link.abort()
+        if self._links:
+            await asyncio.wait({link.done for link in self._links}, timeout=grace)
+        for link in list(self._links):
+            link.finish()  # a side whose loss was never reported
         self.writer.finish(self._t())
 
-    async def _on_client(self, reader: asyncio.StreamReader, client: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self._next_conn += 1
-        conn = _Conn(self._next_conn, client)
-        self._conns[conn.number] = conn
-        self._record(conn.number, "open")
-        try:
-            await self._serve(conn, reader)
-        except asyncio.CancelledError:
-            pass
-        finally:
-            self._record(
-                conn.number, "close", by=conn.closer or "upstream", unfinished=conn.waiting > 0
-            )
-            for side in (client, conn.upstream):
-                if side is not None:
-                    side.close()
-            self._conns.pop(conn.number, None)
-            self._tasks.discard(task)
-
-    async def _serve(self, conn: _Conn, reader: asyncio.StreamReader) -> None:
-        try:
-            up_reader, up_writer = await asyncio.open_unix_connection(str(self.upstream))
-        except OSError:
-            conn.closer = "upstream"  # Herdr is gone: the client sees a closed connection
-            return
-        conn.upstream = up_writer
-        to_upstream = asyncio.ensure_future(self._pump(conn, reader, up_writer, "send"))
-        to_client = asyncio.ensure_future(self._pump(conn, up_reader, conn.client, "recv"))
-        try:
-            await to_client  # Herdr closing ends the exchange
-        finally:
-            to_upstream.cancel()
-            with contextlib.suppress(asyncio.CancelledError, OSError):
-                await to_upstream
-
-    async def _pump(
-        self,
-        conn: _Conn,
-        source: asyncio.StreamReader,
-        sink: asyncio.StreamWriter,
-        direction: Direction,
-    ) -> None:
-        """Forward ``source`` to ``sink`` chunk by chunk, recording each complete line."""
-        pending = b""
-        try:
-            while chunk := await source.read(_CHUNK):
-                sink.write(chunk)  # forward first: recording never delays the peer
-                pending += chunk
-                while (newline := pending.find(b"\n")) >= 0:
-                    self._line(conn, direction, pending[:newline], partial=False)
-                    pending = pending[newline + 1 :]
-                if len(pending) > MAX_LINE:  # bound what a line can hold in memory
-                    self._line(conn, direction, pending, partial=True)
-                    pending = b""
-                await sink.drain()
-        except (ConnectionError, OSError):
-            pass
-        if pending:
-            self._line(conn, direction, pending, partial=True)
-        if direction == "send":
-            if conn.closer is None:
-                conn.closer = "client"
-            with contextlib.suppress(OSError):
-                if sink.can_write_eof():
-                    sink.write_eof()  # the client hung up: Herdr sees it as a hang-up
-        elif conn.closer is None:
-            conn.closer = "upstream"
-
-    def _line(self, conn: _Conn, direction: Direction, data: bytes, *, partial: bool) -> None:
+    def line(self, link: _Link, direction: Direction, data: bytes, *, partial: bool) -> None:
+        """Record one line of ``link`` (redacted unless secrets are kept)."""
         text = data.decode("utf-8", errors="replace")
         if direction == "send":
-            conn.waiting += 1
+            link.waiting += 1
         else:
-            conn.waiting = max(conn.waiting - 1, 0)
+            link.waiting = max(link.waiting - 1, 0)
         try:
             value = json.loads(text)
         except ValueError:
             raw = text if self.keep_secrets else redact_text(text)
-            self._record(conn.number, direction, raw=raw, partial=partial)
+            self.record(link.number, direction, raw=raw, partial=partial)
             return
         line = value if self.keep_secrets else redact_secrets(value)
-        self._record(conn.number, direction, line=line, partial=partial)
+        self.record(link.number, direction, line=line, partial=partial)
+
+
+class _ClientSide(_Side):
+    """The client's end: reading waits until the upstream connection is open."""
+
+    def __init__(self, link: _Link) -> None:
+        super().__init__(link, "send")
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if self.link.upstream is None:
+            assert isinstance(transport, asyncio.Transport)
+            transport.pause_reading()
 
 
 class RecordingProxy:
