@@ -30,7 +30,6 @@ from orchestrator.client.wire import MAX_LINE, request
 from ..redaction import redact_secrets, redact_text
 from .format import CassetteWriter, Closer, Direction, Header, Record
 
-_CHUNK = 65536
 #: seconds open connections get to end by themselves when the recorder stops
 STOP_GRACE = 0.2
 
