@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -315,3 +316,23 @@ def test_no_upstream_is_an_error_not_an_empty_cassette(short_dir: Path) -> None:
     code = main([*argv, str(short_dir / "p" / "x.sock"), "--out", str(short_dir / "c.jsonl")])
     assert code == 1
     assert not (short_dir / "c.jsonl").exists()
+
+
+def test_replay_keeps_the_recorded_pace_unless_fast(sim: Simulator, short_dir: Path) -> None:
+    """A client that paused between two requests (polling, giving a shell time) gets that
+    pause again; ``pace=False`` (``--fast``) drops it. The pause is written into the
+    cassette: the second connection's records moved 0.4 s later."""
+    cassette = short_dir / "paced.jsonl"
+    with RecordingProxy(sim.socket_path, short_dir / "p" / "proxy.sock", cassette) as proxy:
+        request(proxy.socket_path, "ping", request_id="first")
+        request(proxy.socket_path, "ping", request_id="second")
+    lines = records(cassette)
+    for record in lines[1:]:
+        if record.get("conn") == 2 or record.get("end"):
+            record["t"] += 0.4
+    rewrite(cassette, lines)
+    paced = load(cassette)
+    started = time.monotonic()
+    assert replay_on_simulator(paced).ok
+    assert time.monotonic() - started >= 0.4
+    assert replay_on_simulator(paced, pace=False).methods["ping"] == [2, 0]
