@@ -157,6 +157,19 @@ def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
     wait_output(sim, pane_id, PROMPT_REGEX, timeout=timeout)
 
 
+def cpu_seconds(*pids: int) -> float:
+    """Summed user + system CPU seconds of the given processes so far (Linux ``/proc``); a
+    process that is gone counts 0."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def proc_status(field: str) -> int:
     """One integer field of ``/proc/self/status`` (``VmRSS`` in KiB, ``Threads``…)."""
     for line in Path("/proc/self/status").read_text().splitlines():

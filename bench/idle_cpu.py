@@ -16,7 +16,6 @@ with 500 panes (:func:`measure`); both report memory per pane.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
@@ -54,18 +53,6 @@ def fill_tab(sim: Simulator, root: str, count: int) -> list[str]:
             panes.append(new["pane"]["pane_id"])
         level += 1
     return panes
-
-
-def shells_cpu_seconds(pids: list[int]) -> float:
-    """Summed user+system CPU seconds of the given live processes (from /proc)."""
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])  # utime, stime
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def wait_quiet(detection: DetectionLoop | None, bound: float = 20.0) -> float:
@@ -129,9 +116,9 @@ def measure(workspaces: int, tabs: int, panes_per_tab: int, quick: bool) -> Resu
         detection = sim.runtime.detection
         quiet_s = wait_quiet(detection)
         checks0, ticks0 = (detection.checks, detection.ticks) if detection else (0, 0)
-        shells0 = shells_cpu_seconds(shell_pids)
+        shells0 = benchkit.cpu_seconds(*shell_pids)
         loaded = cpu_percent(window)
-        shells = (shells_cpu_seconds(shell_pids) - shells0) / window * 100
+        shells = (benchkit.cpu_seconds(*shell_pids) - shells0) / window * 100
         rss_all = benchkit.rss_mib()
         checks, ticks = (
             (detection.checks - checks0, detection.ticks - ticks0) if detection else (0, 0)

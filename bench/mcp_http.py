@@ -20,7 +20,6 @@ from elsewhere hits both alike.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
@@ -108,12 +107,6 @@ async def _stdio(env: dict[str, str], errlog: TextIO) -> AsyncIterator[ClientSes
         yield session
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 async def _call(session: ClientSession) -> float:
     began = time.perf_counter()
     result = await session.call_tool(TOOL, {})
@@ -162,13 +155,14 @@ async def _measure(
         except Exception:  # the session itself failed: every call not attempted is an error
             errors += calls - attempted
 
-    began, server_cpu, own_cpu = time.perf_counter(), _cpu_seconds(server_pid), time.process_time()
+    began, own_cpu = time.perf_counter(), time.process_time()
+    server_cpu = benchkit.cpu_seconds(server_pid)
     async with anyio.create_task_group() as group:
         for _ in range(clients):
             group.start_soon(client)
     wall = time.perf_counter() - began
     cpu = {  # where the cores went: the server process; this one (clients and simulator)
-        "server CPU": f"{_cpu_seconds(server_pid) - server_cpu:.1f} s",
+        "server CPU": f"{benchkit.cpu_seconds(server_pid) - server_cpu:.1f} s",
         "clients + simulator CPU": f"{time.process_time() - own_cpu:.1f} s",
     }
     return stdio_times, https_times, loaded, errors, wall, cpu

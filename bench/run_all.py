@@ -26,6 +26,7 @@ BENCHMARKS = [
     "cli_startup",
     "machine_cli",
     "ping_latency",
+    "record_overhead",
     "split_vs_tmux",
     "pane_read",
     "idle_cpu",

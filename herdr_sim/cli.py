@@ -1,4 +1,5 @@
-"""``herdr-sim``: run the simulator, install its ``herdr`` CLI, print its schema, run the demo."""
+"""``herdr-sim``: run the simulator, install its ``herdr`` CLI, print its schema, run the demo,
+record a Herdr session into a cassette and replay one."""
 
 from __future__ import annotations
 
@@ -210,6 +211,56 @@ def _parser() -> argparse.ArgumentParser:
     host.add_argument("--session", default="default", help="its remote session (default)")
     host.add_argument("--dir", type=Path, help="where keys and servers live (a new temp dir)")
 
+    record = sub.add_parser(
+        "record",
+        help="record every line between clients and a Herdr socket into a cassette",
+        description="A transparent proxy: clients connect to --socket, each connection is "
+        "forwarded to --upstream unchanged, and every line is written to the cassette "
+        "(JSON Lines, secrets redacted). SIGINT/SIGTERM finish the cassette.",
+    )
+    record.add_argument("--upstream", type=Path, required=True, help="the Herdr socket")
+    record.add_argument("--socket", type=Path, required=True, help="where clients connect")
+    record.add_argument("--out", type=Path, required=True, help="the cassette file")
+    record.add_argument(
+        "--keep-secrets",
+        action="store_true",
+        help="write env values and credential-shaped strings as they are (not redacted)",
+    )
+
+    replay = sub.add_parser(
+        "replay",
+        help="replay a cassette against a fresh simulator (or a socket) and print differences",
+        description="Exit status: 0 every answer matched, 1 some differed, 2 the cassette "
+        "could not be read (or the socket not reached).",
+    )
+    replay.add_argument("cassette", type=Path)
+    replay.add_argument("--socket", type=Path, help="replay against this socket instead")
+    replay.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="FIELD_PATH",
+        help="do not compare this field (result.workspace.label; * any key, [*] any index; "
+        "a name without dots: that field anywhere); repeatable",
+    )
+    replay.add_argument(
+        "--screen",
+        choices=["lines", "exact", "ignore"],
+        default="lines",
+        help="how screen text compares: lines (non-blank lines, prompts removed; default), "
+        "exact, or ignore",
+    )
+    replay.add_argument(
+        "--timeout", type=float, default=10.0, help="extra seconds each line may take (10)"
+    )
+    replay.add_argument(
+        "--fast",
+        action="store_true",
+        help="do not keep the recorded pace: send each request as soon as the one before "
+        "was answered (by default nothing is sent earlier than it was in the recording)",
+    )
+    replay.add_argument("--report", action="store_true", help="end with a per-method table")
+
     check = sub.add_parser(
         "check-integration",
         help="check an agent's Herdr integration against the guide (exit 1 if a rule fails "
@@ -266,6 +317,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "check-integration":
         return check_integration(args)
+    if args.command == "record":
+        return record(args)
+    if args.command == "replay":
+        return replay(args)
     if args.command == "machine-host":
         import tempfile
 
@@ -395,6 +450,77 @@ def _stop_event() -> threading.Event:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     return done
+
+
+def record(args: argparse.Namespace) -> int:
+    """``record``: proxy and record until SIGINT/SIGTERM; 1 when it cannot start."""
+    from .cassette.proxy import run_recorder
+
+    done = _stop_event()
+    try:
+        run_recorder(
+            args.upstream,
+            args.socket,
+            args.out,
+            done,
+            keep_secrets=args.keep_secrets,
+            ready=lambda: print(
+                f"herdr-sim record: {args.socket} -> {args.upstream}, writing {args.out}",
+                file=sys.stderr,
+                flush=True,
+            ),
+        )
+    except (OSError, RuntimeError) as exc:  # no upstream, a planted cassette, a busy socket
+        print(f"herdr-sim record: {exc}", file=sys.stderr)
+        return 1
+    print(f"herdr-sim record: finished {args.out}", file=sys.stderr)
+    return 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    """``replay``: 0 no difference, 1 differences, 2 an unreadable cassette or socket."""
+    from orchestrator.client.wire import connect
+
+    from .cassette.format import CassetteError, load
+    from .cassette.normalise import FieldPattern, Rules
+    from .cassette.replay import replay as replay_cassette
+    from .cassette.replay import replay_on_simulator
+
+    try:
+        cassette = load(args.cassette)
+    except CassetteError as exc:
+        print(f"herdr-sim replay: {args.cassette}: {exc}", file=sys.stderr)
+        return 2
+    rules = Rules(screen=args.screen, ignore=tuple(FieldPattern(p) for p in args.ignore))
+    if args.socket is not None:
+        try:
+            connect(args.socket, 5.0).close()
+        except OSError as exc:
+            print(f"herdr-sim replay: cannot connect to {args.socket}: {exc}", file=sys.stderr)
+            return 2
+        report = replay_cassette(
+            cassette,
+            args.socket,
+            rules=rules,
+            replay_dirs=(str(args.socket.resolve().parent), str(Path.home())),
+            timeout=args.timeout,
+            pace=not args.fast,
+        )
+    else:
+        report = replay_on_simulator(
+            cassette, rules=rules, timeout=args.timeout, pace=not args.fast
+        )
+    for difference in report.differences:
+        print(difference.render())
+    compared = sum(sum(counts) for counts in report.methods.values())
+    print(
+        f"herdr-sim replay: {compared} answers compared, {len(report.differences)} differences",
+        file=sys.stderr,
+    )
+    if args.report:
+        print()
+        print(report.table())
+    return 0 if report.ok else 1
 
 
 def fake_llm(args: argparse.Namespace) -> int:

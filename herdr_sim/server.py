@@ -181,20 +181,7 @@ class Server:
 
     async def start(self) -> None:
         """Bind the socket: 0600 in a 0700 directory; replace a stale one, refuse a live one."""
-        path = self.runtime.socket_path
-        prepare_socket_dir(path.parent)
-        if path.exists() or path.is_symlink():
-            if socket_is_live(path):
-                raise RuntimeError(f"herdr is already running (socket busy at {path})")
-            path.unlink()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_umask = os.umask(0o177)
-        try:
-            sock.bind(str(path))
-        finally:
-            os.umask(old_umask)
-        path.chmod(0o600)
-        sock.listen(1024)
+        sock = bind_private_socket(self.runtime.socket_path, "herdr is already running")
         loop = asyncio.get_running_loop()
         limit = self.runtime.config.max_request_bytes + 1
 
@@ -444,6 +431,26 @@ def prepare_socket_dir(directory: Path) -> None:
         directory.mkdir(parents=True, mode=0o700)
         directory.chmod(0o700)
     check_directory(directory, "socket directory")
+
+
+def bind_private_socket(path: Path, busy: str) -> socket.socket:
+    """A listening Unix socket at ``path``: 0600, in a directory :func:`prepare_socket_dir`
+    accepts; a stale socket file is replaced, a live one refused (``RuntimeError`` starting
+    with ``busy``). The simulator's server and the recording proxy bind this way."""
+    prepare_socket_dir(path.parent)
+    if path.exists() or path.is_symlink():
+        if socket_is_live(path):
+            raise RuntimeError(f"{busy} (socket busy at {path})")
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    path.chmod(0o600)
+    sock.listen(1024)
+    return sock
 
 
 def peer_pid(writer: asyncio.StreamWriter) -> int | None:

@@ -219,6 +219,7 @@ def herdr_server_factory(
             server = backends.start_sim(config, pane_env=env, pane_path=path)
         started.append(server)
         server.requests = request_log_of(server)
+        recording = herdr_settings.record if herdr_settings.backend == "real" else None
         checker = request.config.stash.get(CONTRACTS_KEY, None)
         if checker is not None:
             # a simulator shows the checker every line, the CLI's and the agents' too; the
@@ -229,6 +230,10 @@ def herdr_server_factory(
         except OSError as exc:
             server.events = None
             request.node.stash.setdefault(CLEANUP_KEY, []).append(f"event recorder: {exc!r}")
+        if recording is not None:  # after the event recorder: its lines stay out
+            from .cassettes import record_server
+
+            record_server(server, recording, request.node.nodeid, len(started))
         request.config.hook.pytest_herdr_server_started(config=request.config, server=server)
         return server
 

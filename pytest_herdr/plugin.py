@@ -13,6 +13,7 @@ import pytest
 
 from . import differences, hookspecs
 from .agents import FAKE_KINDS
+from .cassettes import herdr_replay  # noqa: F401  (a fixture)
 from .fixtures import (  # noqa: F401  (fixtures are found by name in the plugin module)
     CONTRACTS_KEY,
     SERVERS_KEY,
@@ -67,6 +68,10 @@ MARKERS = (
     (
         "herdr_integration(argv, **options): the agent command (and check_integration options) "
         "whose integration check herdr_integration_rule judges, one item per rule"
+    ),
+    (
+        "herdr_cassette(path, ignore=[...], screen='lines'): after the test body, replay this "
+        "cassette (relative to the test file) on a fresh simulator; fail with the differences"
     ),
     (
         "herdr_difference(*ids): the test meets known simulator/Herdr differences "
@@ -130,6 +135,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 pytest.mark.skip(reason="herdr_real_only: run with --herdr-backend real")
             )
         differences.mark_item(item, backend)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    """A ``herdr_cassette`` test: once its body passed, replay its cassette on a fresh
+    simulator and fail with the differences (:mod:`pytest_herdr.cassettes`)."""
+    yield
+    if item.get_closest_marker("herdr_cassette") is not None:
+        from .cassettes import marked_replay
+
+        marked_replay(item)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -80,7 +80,14 @@ TIME_SCALE = Option(
     "and the plugin's default waits at this factor, their order kept: 0.1 is ten times faster",
     "1",
 )
-OPTIONS = (BACKEND, BIN, ARTIFACTS, SETTLE_MS, SCHEMA, PANE_PATH, TIME_SCALE)
+RECORD = Option(
+    "--herdr-record",
+    "herdr_record",
+    "HERDR_TEST_RECORD",
+    "with --herdr-backend real: record every test's exchanges with Herdr into a cassette in "
+    "this directory, one per test named by its node id (replay: herdr-sim replay)",
+)
+OPTIONS = (BACKEND, BIN, ARTIFACTS, SETTLE_MS, SCHEMA, PANE_PATH, TIME_SCALE, RECORD)
 
 #: the ``--herdr-schema`` values that are not a file, and what each checks against
 SCHEMA_CHOICES = {
@@ -132,6 +139,8 @@ class Settings:
     pane_path: tuple[Path, ...] = ()
     #: the factor the simulators' Herdr timers run at (``--herdr-time-scale``; 1: real time)
     time_scale: float = 1.0
+    #: where each test's cassette goes (``--herdr-record``; real backend only)
+    record: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> Settings:
@@ -147,6 +156,11 @@ class Settings:
         if settle_ms < 0:
             raise pytest.UsageError(f"{SETTLE_MS.flag}: expected milliseconds ≥ 0; got {settle!r}")
         artifacts = _raw(config, ARTIFACTS)
+        record, record_here = _raw_from(config, RECORD)
+        if record is not None and backend != "real":
+            raise pytest.UsageError(
+                f"{RECORD.flag} records a real Herdr: use it with {BACKEND.flag} real"
+            )
         return cls(
             backend=backend,
             herdr_bin=_find_bin(_raw(config, BIN)),
@@ -155,6 +169,7 @@ class Settings:
             schema=_check_schema(_raw(config, SCHEMA)),
             pane_path=_pane_path(*_raw_from(config, PANE_PATH)),
             time_scale=_time_scale(_raw(config, TIME_SCALE)),
+            record=None if record is None else (record_here / record).resolve(),
         )
 
 
