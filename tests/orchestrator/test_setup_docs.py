@@ -178,26 +178,32 @@ def test_the_streamable_http_snippets_run_and_the_client_survives_a_long_wait(
             "HOME": str(home),
             "PATH": os.pathsep.join([str(BIN), "/usr/bin", "/bin"]),
         }
-        setup = "\n".join(line for line in serving if not line.startswith(COMMAND))
-        subprocess.run(["bash", "-ec", setup], env=env, cwd=cert_dir, check=True, timeout=30)
+
+        def sh(script: str) -> str:
+            """Run a snippet as the guide's reader would (in the certificates' directory);
+            what it printed."""
+            done = subprocess.run(
+                ["bash", "-ec", script],
+                env=env,
+                cwd=cert_dir,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert done.returncode == 0, f"{script}\n{done.stdout}{done.stderr}"
+            return done.stdout
+
+        sh("\n".join(line for line in serving if not line.startswith(COMMAND)))
         # 1 and 2: find the paths, check the server on its own (Herdr's default socket here
         # is the simulator's), and the check prints what the guide shows
         (home / ".config" / "herdr").mkdir(parents=True)
         (home / ".config" / "herdr" / "herdr.sock").symlink_to(sim.socket_path)
         env["PATH"] = os.pathsep.join([str(sim.cli_path.parent), env["PATH"]])
-        paths = shell_block("command -v herdr-orchestrator")
-        subprocess.run(["bash", "-ec", paths], env=env, check=True, timeout=30)
-        alone = subprocess.run(
-            ["bash", "-ec", shell_block("HERDR_SOCKET_PATH=$HOME/.config/herdr/herdr.sock")],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert alone.returncode == 0, alone.stdout + alone.stderr
+        sh(shell_block("command -v herdr-orchestrator"))
+        alone = sh(shell_block("HERDR_SOCKET_PATH=$HOME/.config/herdr/herdr.sock"))
         [printed] = [b for b in blocks("text") if b.startswith("ok    reachable")]
-        assert alone.stdout == printed
+        assert alone == printed
         token_file = home / ".config" / "herdr-orchestrator" / "token"
         assert oct(token_file.stat().st_mode & 0o777) == "0o600"
         assert oct(token_file.parent.stat().st_mode & 0o777) == "0o700"
@@ -213,29 +219,10 @@ def test_the_streamable_http_snippets_run_and_the_client_survives_a_long_wait(
             def in_the_guide(text: str) -> str:
                 return text.replace(DOC_URL, url)
 
-            check = shell_block("herdr-orchestrator check --http")
-            done = subprocess.run(
-                ["bash", "-ec", in_the_guide(check)],
-                env=env,
-                cwd=cert_dir,
-                capture_output=True,
-                text=True,
-                timeout=60,
-                check=False,
-            )
-            assert done.returncode == 0, done.stdout + done.stderr
-            assert "ok    read-only call: _dsh_herdr_workspace_list: ok" in done.stdout
-            curl = subprocess.run(
-                ["bash", "-ec", in_the_guide(shell_block("curl"))],
-                env=env,
-                cwd=cert_dir,
-                capture_output=True,
-                text=True,
-                timeout=30,
-                check=False,
-            )
-            assert curl.returncode == 0, curl.stderr
-            assert '"serverInfo"' in curl.stdout and '"herdr-orchestrator"' in curl.stdout
+            checked = sh(in_the_guide(shell_block("herdr-orchestrator check --http")))
+            assert "ok    read-only call: _dsh_herdr_workspace_list: ok" in checked
+            curl = sh(in_the_guide(shell_block("curl")))
+            assert '"serverInfo"' in curl and '"herdr-orchestrator"' in curl
 
             [python] = blocks("python")
             client: dict[str, Any] = {}
