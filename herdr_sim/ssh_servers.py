@@ -42,6 +42,11 @@ def new_ssh_host(
     try:
         from .inprocess_ssh import InProcessSshHost
     except ImportError:
+        if kind == "inprocess":  # chosen by name: only asyncssh is missing, whatever sshd is
+            raise SshHostUnavailable(
+                f"{SSH_SERVER_ENV}=inprocess needs asyncssh, which is not installed: "
+                "pip install 'pytest-herdr[machines]' (or unset it to use OpenSSH's sshd)"
+            ) from None
         raise SshHostUnavailable(
             "no SSH server: install OpenSSH's sshd (Debian: openssh-server) "
             "or asyncssh (pip install 'pytest-herdr[machines]')"

@@ -209,7 +209,9 @@ async def _steps(session: Any, report: Report) -> None:
         doctor = await session.call_tool(DOCTOR, {})
         policy = policy_check(doctor.structured_content or {})
         if policy is not None:
-            report.step("policy", policy["status"] != "fail", str(policy.get("detail", "")))
+            # the doctor's detail names its subject ("policy: read-only …"), as the step does
+            detail = str(policy.get("detail", "")).removeprefix("policy: ")
+            report.step("policy", policy["status"] != "fail", detail)
 
 
 def policy_check(doctor: dict[str, Any]) -> dict[str, Any] | None:

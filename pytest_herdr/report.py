@@ -40,9 +40,14 @@ def _safe_name(nodeid: str) -> str:
 
 
 def _first_line(report: pytest.TestReport) -> str:
-    text = report.longreprtext.strip()
-    lines = [line for line in text.splitlines() if line.startswith("E ")]
-    return (lines[0][2:].strip() if lines else text.splitlines()[-1] if text else "")[:300]
+    """What the index shows of a failure: the first ``E`` line of a traceback (the
+    assertion), else the first ``FAIL`` line (an integration check's failed rule: its
+    message has no traceback, and its last line only says how long the check took), else
+    the first line."""
+    lines = report.longreprtext.strip().splitlines()
+    errors = [line[2:].strip() for line in lines if line.startswith("E ")]
+    failed = [line.strip() for line in lines if line.strip().startswith("FAIL ")]
+    return next(iter(errors + failed + lines), "")[:300]
 
 
 def _remember(config: pytest.Config, nodeid: str, report: pytest.TestReport, page: Path) -> None:

@@ -7,17 +7,20 @@ The doctor finds both before any spawn, and says the fix.
 
 Configured kinds: ``pi`` (the default kind of ``herdr_spawn_agent``) and every kind with an
 ``[aliases.<kind>]`` table in the configuration. For each: ``agent.<kind>`` checks the
-executable is on the ``PATH`` of this process (an MCP host often starts the server with a
-shorter ``PATH`` than a login shell: the fix says so). For pi, ``agent.pi.model`` runs
+executable is on the ``PATH`` a Herdr pane started with, which is what a spawn searches
+(:mod:`.pane_path` reads it from the pane's shell); when no pane can be read, on the ``PATH``
+of this process, saying the panes' was not checked and why (an MCP host often starts the
+server with a shorter ``PATH`` than a login shell: the fix says so). For pi, ``agent.pi.model`` runs
 ``pi --list-models <id>`` (bounded by :data:`LIST_TIMEOUT_S`) and looks for the default model
 in the table it prints; pi lists only the models of providers that are logged in, so a model
 missing there is one a spawn cannot use either. Other kinds have no offline model list, so
 their model is not checked (their default, if any, is in model-aliases.md).
 
-Both are warnings, not failures, with the fix in ``next``: Herdr starts an agent in a pane
-whose environment is the Herdr server's, not this process's, so a ``PATH`` or an API key
-missing here may be present there. The check tells the likely cause of a failing spawn
-before it happens; it cannot prove the spawn will fail, and ``ok`` says only that.
+Both are warnings, not failures, with the fix in ``next``: a pane's shell may add to its
+``PATH`` at startup, and when no pane could be read the panes' environment (the Herdr
+server's, not this process's) may hold a ``PATH`` or an API key missing here. The check
+tells the likely cause of a failing spawn before it happens; it cannot prove the spawn will
+fail, and ``ok`` says only that.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any, Literal
 
 from orchestrator.agent_tools.aliases import AliasError, resolve
 from orchestrator.agent_tools.config import Config
+from orchestrator.agent_tools.pane_path import PanePath
 from orchestrator.client.child_env import child_env
 
 __all__ = ["KIND_BINARIES", "LIST_TIMEOUT_S", "agent_checks", "configured_kinds", "listed_models"]
@@ -67,22 +71,46 @@ def listed_models(output: str) -> set[str]:
     return found
 
 
-def _binary(kind: str, path: str) -> tuple[dict[str, Any], str | None]:
+def _binary(kind: str, path: str, panes: PanePath) -> tuple[dict[str, Any], str | None]:
+    """``agent.<kind>``: on the PATH a pane started with when the doctor could read one (what
+    a spawn searches), else on this process's PATH, saying that the panes' was not checked."""
     name = KIND_BINARIES.get(kind, kind)
-    found = shutil.which(name, path=path)
-    if found is None:
-        install = (
-            " (npm install -g @earendil-works/pi-coding-agent)" if kind == DEFAULT_KIND else ""
-        )
+    here = shutil.which(name, path=path)
+    install = " (npm install -g @earendil-works/pi-coding-agent)" if kind == DEFAULT_KIND else ""
+    if panes.path is not None:
+        where = f"the PATH pane {panes.pane_id} started with"
+        there = shutil.which(name, path=panes.path)
+        if there is not None:
+            return _check(
+                f"agent.{kind}",
+                "ok",
+                f"{kind} executable: {there} (on {where}, which spawned agents search)",
+            ), there
+        also = f"; this server's PATH has {here}" if here else ""
         return _check(
             f"agent.{kind}",
             "warn",
-            f"no {name} executable on this server's PATH ({path or 'empty'}): "
-            f"spawns of kind {kind} cannot start",
-            f"install {kind}{install}, or add the directory holding {name} to the PATH the "
-            "MCP host gives herdr-orchestrator (its env setting)",
+            f"no {name} executable on {where} ({panes.path or 'empty'}): spawns of kind {kind} "
+            f"will not find it unless the pane shell's startup files add it{also}",
+            f"install {kind}{install}, or add the directory holding {name} to the PATH of the "
+            "environment Herdr runs in (its panes inherit it)",
         ), None
-    return _check(f"agent.{kind}", "ok", f"{kind} executable: {found}"), found
+    unchecked = f"the panes' PATH, which spawns search, was not checked: {panes.reason}"
+    if here is not None:
+        return _check(
+            f"agent.{kind}",
+            "ok",
+            f"{kind} executable: {here} on this server's PATH ({unchecked})",
+        ), here
+    return _check(
+        f"agent.{kind}",
+        "warn",
+        f"no {name} executable on this server's PATH ({path or 'empty'}); {unchecked}, so a "
+        f"spawn of kind {kind} may still find it there",
+        f"install {kind}{install}, or add the directory holding {name} to the PATH the MCP "
+        "host gives herdr-orchestrator (its env setting); if spawns of this kind already "
+        "work, only this server's PATH lacks it",
+    ), None
 
 
 def _pi_model(config: Config, pi: str, env: Mapping[str, str], run: Runner) -> dict[str, Any]:
@@ -140,13 +168,20 @@ def _pi_model(config: Config, pi: str, env: Mapping[str, str], run: Runner) -> d
 
 
 def agent_checks(
-    config: Config, env: Mapping[str, str], *, run: Runner = subprocess.run
+    config: Config,
+    env: Mapping[str, str],
+    *,
+    panes: PanePath | None = None,
+    run: Runner = subprocess.run,
 ) -> list[dict[str, Any]]:
-    """``agent.<kind>`` for every configured kind, and ``agent.pi.model`` when pi is found."""
+    """``agent.<kind>`` for every configured kind, and ``agent.pi.model`` when pi is found.
+    ``panes`` is what :func:`~orchestrator.agent_tools.pane_path.pane_path` read (None: no
+    pane was looked at)."""
     path = env.get("PATH", os.defpath)
+    panes = panes or PanePath(None, None, "no pane was looked at")
     checks: list[dict[str, Any]] = []
     for kind in configured_kinds(config):
-        check, found = _binary(kind, path)
+        check, found = _binary(kind, path, panes)
         checks.append(check)
         if kind == DEFAULT_KIND and found is not None:
             checks.append(_pi_model(config, found, env, run))

@@ -534,7 +534,11 @@ def close_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, A
             )
         record = ctx.store.update(record.task_id, status="closed", session_path=session_path)
     else:
-        evidence.append(_herdr_evidence(f"pane {record.pane_id} was already gone"))
+        evidence.append(
+            Evidence("record", "the task never got a pane (its spawn did not start one)")
+            if record.pane_id is None
+            else _herdr_evidence(f"pane {record.pane_id} was already gone")
+        )
         record = ctx.store.update(record.task_id, status="closed")
     if record.session_path:
         evidence.append(Evidence("session", "session file kept", path=record.session_path))

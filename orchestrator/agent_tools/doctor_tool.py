@@ -17,7 +17,9 @@ writable: a probe file is created and removed; a directory owned by another user
 by group or others fails), ``records`` (every task record in the state directory is readable:
 an unreadable one is skipped by the tools and listed here by path, a warning), ``git``
 (needed for diffs and isolated worktrees: a warning when absent), ``aliases`` (the configured
-aliases resolve), then per configured agent kind ``agent.<kind>`` (its binary on PATH) and
+aliases resolve), then per configured agent kind ``agent.<kind>`` (its binary on the PATH a
+Herdr pane started with, read from the pane's shell; else on this process's PATH, saying the
+panes' was not checked and why) and
 ``agent.pi.model`` (pi's default model is in ``pi --list-models``): :mod:`.agent_check`, and
 last ``policy``: the effective policy (:mod:`orchestrator.tools.policy`, the one the call was
 checked against; field by field in ``runtime.policy``), a failure when none can be applied.
@@ -41,6 +43,7 @@ from orchestrator.agent_tools.agent_check import agent_checks
 from orchestrator.agent_tools.aliases import AliasError, alias_rows, validate_aliases
 from orchestrator.agent_tools.config import CONFIG_ENV, Config, ConfigError, load_config
 from orchestrator.agent_tools.context import agent_context
+from orchestrator.agent_tools.pane_path import PanePath, pane_path
 from orchestrator.agent_tools.records import TaskStore, ensure_private_dir
 from orchestrator.client.child_env import child_env
 from orchestrator.client.errors import ClientError
@@ -277,7 +280,12 @@ def doctor(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     checks.append(_git())
     alias_check, aliases = _aliases(config)
     checks.append(alias_check)
-    checks.extend(agent_checks(config, env))
+    panes = (
+        pane_path(client, env, env.get("HERDR_SOCKET_PATH") or str(default_socket_path(env)))
+        if pong is not None
+        else PanePath(None, None, "Herdr is not reachable")
+    )
+    checks.extend(agent_checks(config, env, panes=panes))
     rules = effective_policy(config if config_check["status"] == "ok" else None)
     checks.append(_policy(rules))
     ranked = sorted(checks, key=lambda c: _ORDER[c["status"]])

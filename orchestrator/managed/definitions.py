@@ -6,7 +6,8 @@ itself delegate to (``agents``). The roster a controller sees must be exactly wh
 use, so this module is the one place that turns files into that roster:
 
 * **Layers, low to high** (as pi-herdsman reads them): ``builtin`` (shipped with the
-  package), ``project`` (``<project>/.pi/agents/``) and ``user``
+  package in :data:`BUILTIN_DIR`: ``explorer``, ``worker`` and ``reviewer``, so a fresh setup
+  can delegate at once), ``project`` (``<project>/.pi/agents/``) and ``user``
   (``$PI_CODING_AGENT_DIR/agents/``, default ``~/.pi/agent/agents/``). A higher layer with a
   definition of the same ``name`` overlays the lower one: its front matter is merged over the
   lower one key by key, and its body replaces the lower body (``bodyMode: append`` appends it
@@ -27,8 +28,9 @@ use, so this module is the one place that turns files into that roster:
   served from a lower layer the user meant to override); a definition whose ``agents`` names
   a definition that is not in the roster is left out too.
 
-Nothing here launches an agent: the roster is what ``agent_list`` will show and what
-``agent_delegate`` will resolve against once those tools exist.
+Nothing here launches an agent: the roster is what ``agent_list`` shows and what
+``agent_delegate`` resolves against; :func:`where_definitions_go` is the sentence both say
+when a roster is empty or a name is missing from it.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from orchestrator.agent_tools.safe_fs import (
 )
 
 __all__ = [
+    "BUILTIN_DIR",
     "DEFINITION_FILE_LIMIT",
     "LAYERS",
     "AgentDefinition",
@@ -68,11 +71,16 @@ __all__ = [
     "parse_definition",
     "project_definitions_dir",
     "revoke_project",
+    "where_definitions_go",
 ]
 
 Layer = Literal["builtin", "project", "user"]
 LAYERS: tuple[Layer, ...] = ("builtin", "project", "user")
 """The layers from lowest to highest: a later layer overlays an earlier one."""
+
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin_agents"
+"""The builtin layer: definitions shipped as package data (the wheel carries every file of
+the package directory), each a role a newcomer can delegate to before writing their own."""
 
 DEFINITION_FILE_LIMIT = 64 * 1024
 """The largest definition file read, in bytes; a larger one is refused, never truncated."""
@@ -216,8 +224,8 @@ class Roster:
 
 @dataclass(frozen=True)
 class LayerSources:
-    """Where each layer lives. ``None`` means the layer has no directory (the package ships
-    no built-in definitions yet, so callers pass ``builtin_dir=None`` today)."""
+    """Where each layer lives. ``None`` means the layer has no directory (the service passes
+    :data:`BUILTIN_DIR`; tests pass ``None`` to see the other layers alone)."""
 
     builtin_dir: Path | None
     user_dir: Path | None
@@ -238,6 +246,25 @@ def default_user_dir(env: Mapping[str, str]) -> Path:
 def project_definitions_dir(project_root: Path) -> Path:
     """``<project>/.pi/agents``: where a project keeps its definitions."""
     return project_root / ".pi" / "agents"
+
+
+def where_definitions_go(user_dir: Path, project_root: Path | None) -> str:
+    """Where a user adds a definition and what one looks like, in one paragraph: what an
+    empty roster and an unknown definition name answer, so nobody has to find the layers in
+    the design document."""
+    project = (
+        f"{project_definitions_dir(project_root)}/<name>.md"
+        if project_root is not None
+        else "<project>/.pi/agents/<name>.md"
+    )
+    return (
+        f"Agent definitions are Markdown files: yours in {user_dir}/<name>.md "
+        "($PI_CODING_AGENT_DIR/agents, "
+        f"default ~/.pi/agent/agents), a trusted project's in {project}, the built-in ones in "
+        f"{BUILTIN_DIR}. A definition is YAML front matter between two '---' lines (name, "
+        "description, and optionally model, thinking, tools), then the agent's instructions; "
+        "a new file is in the roster at the next agent_list."
+    )
 
 
 # --- trusted-project approval ---------------------------------------------------------------

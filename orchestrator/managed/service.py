@@ -35,11 +35,13 @@ from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
 from orchestrator.managed.body_files import expand_body
 from orchestrator.managed.definitions import (
+    BUILTIN_DIR,
     AgentDefinition,
     LayerSources,
     Roster,
     default_user_dir,
     load_roster,
+    where_definitions_go,
 )
 from orchestrator.managed.delegation import DelegatingController
 from orchestrator.managed.env import child_env
@@ -199,7 +201,7 @@ class ManagedService:
         else:
             full = load_roster(
                 LayerSources(
-                    builtin_dir=None,
+                    builtin_dir=BUILTIN_DIR,
                     user_dir=default_user_dir(self.env),
                     project_root=self.cwd,
                     state_dir=self.state_dir,
@@ -209,6 +211,10 @@ class ManagedService:
             return full
         allowed = full.for_delegating_agent(self.delegating.allowed_definitions)
         return Roster({d.name: d for d in allowed}, full.refusals)
+
+    def _where_definitions_go(self) -> str:
+        """Where this controller's user adds a definition (its own user and project dirs)."""
+        return where_definitions_go(default_user_dir(self.env), self.cwd)
 
     def _active(self) -> list[Generation]:
         generations, _ = self.store.scan()
@@ -386,11 +392,21 @@ class ManagedService:
                 f"{agent.get('agent')} · definition {agent.get('agent_definition')} · "
                 f"{agent['state']} · available_tools: {tools}"
             )
-        lines.append("Agent definitions:")
+        lines.append("Agent definitions:" if definitions else "Agent definitions: none.")
         lines += [
             f"  {row['name']}" + (f" — {row['description']}" if row.get("description") else "")
             for row in definitions
         ]
+        if roster.refusals:
+            lines.append("Refused definitions (left out of the roster):")
+            lines += [
+                f"  {r.reason}"
+                if r.path is None or str(r.path) in r.reason
+                else f"  {r.path} {r.reason}"
+                for r in roster.refusals
+            ]
+        if not definitions or roster.refusals:
+            lines.append(self._where_definitions_go())
         for delivery in deliveries:
             lines += ["", delivery["text"]]
         if self.read_only:
@@ -480,11 +496,13 @@ class ManagedService:
                 next_action="Use agent_list to see the definitions you may delegate to.",
             )
         if found is None:
+            known = ", ".join(d.name for d in roster.enabled()) or "none"
             raise ManagedAgentError(
                 "invalid_request",
-                f"Agent definition {name} was not found",
+                f"Agent definition {name} was not found (the roster has: {known})",
                 operation=operation,
-                next_action="Use agent_list to see the effective definition roster.",
+                next_action="Use agent_list to see the effective definition roster. "
+                + self._where_definitions_go(),
             )
         if not found.enabled:
             raise ManagedAgentError(

@@ -332,6 +332,22 @@ def test_an_unknown_ssh_server_kind_is_refused(tmp_path: Path) -> None:
         new_ssh_host(tmp_path / "s", tmp_path / "h", tmp_path / "c", kind="telnet")
 
 
+@pytest.mark.parametrize("how", ["env", "kind"])
+def test_the_in_process_server_chosen_without_asyncssh_asks_for_asyncssh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``HERDR_SIM_SSH_SERVER=inprocess`` names the server: when asyncssh is missing the
+    reason asks for it (the ``machines`` extra), not for sshd, which may well be installed."""
+    monkeypatch.setitem(sys.modules, "herdr_sim.inprocess_ssh", None)  # import fails
+    monkeypatch.setenv("HERDR_SIM_SSH_SERVER", "inprocess" if how == "env" else "sshd")
+    kind = "inprocess" if how == "kind" else None
+    with pytest.raises(SshHostUnavailable) as raised:
+        new_ssh_host(tmp_path / "s", tmp_path / "h", tmp_path / "c", kind=kind)
+    reason = str(raised.value)
+    assert "needs asyncssh" in reason and "pytest-herdr[machines]" in reason, reason
+    assert "install OpenSSH" not in reason
+
+
 def test_ssh_server_dying_mid_request_ends_the_call_with_the_machine_named(
     herdr_server: HerdrServer, herdr_machine: Machine
 ) -> None:

@@ -145,7 +145,6 @@ def start_http_server(
     """``herdr-orchestrator mcp --http 127.0.0.1:0`` with TLS and a token file; its URL (with
     ``localhost``, the certificate's name) is read from the line it announces on stderr."""
     token_file = write_token(root / "token", token)
-    stderr = root / "server.stderr"
     argv = [
         str(BIN / "herdr-orchestrator"),
         "mcp",
@@ -159,8 +158,24 @@ def start_http_server(
         str(token_file),
         *extra,
     ]
+    return launch_http_server(argv, env, root, certs, token)
+
+
+def launch_http_server(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    root: Path,
+    certs: Certs,
+    token: str,
+    cwd: Path | None = None,
+) -> HttpServer:
+    """Start the server command ``argv`` (one that binds port 0) and wait for the URL it
+    announces on stderr (with ``localhost``, the certificate's name)."""
+    stderr = root / "server.stderr"
     with stderr.open("wb") as err:
-        process = subprocess.Popen(argv, env=dict(env), stdin=subprocess.DEVNULL, stderr=err)
+        process = subprocess.Popen(
+            list(argv), env=dict(env), stdin=subprocess.DEVNULL, stderr=err, cwd=cwd
+        )
 
     def announced() -> str | None:
         if process.poll() is not None:

@@ -186,10 +186,18 @@ def test_check_reports_the_policy_the_doctor_reports() -> None:
         return out.getvalue().splitlines()
 
     assert len(run(None)) == 4
-    ok = run({"id": "policy", "status": "ok", "detail": "policy: readOnly", "fix": ""})
+    # the real doctor's policy check, whose detail starts with its subject: said once
+    from orchestrator.agent_tools.config import Config
+    from orchestrator.agent_tools.doctor_tool import _policy
+    from orchestrator.tools.policy import effective_policy
+
+    real = _policy(effective_policy(Config()))
+    assert real["detail"].startswith("policy: every risk level")
+    ok = run(real)
     assert ok[3:] == [
         "ok    read-only call: _dsh_herdr_workspace_list: ok",
-        "ok    policy: policy: readOnly",
+        "ok    policy: " + real["detail"].removeprefix("policy: "),
     ]
+    assert "policy: policy:" not in ok[-1]
     bad = run({"id": "policy", "status": "fail", "detail": "no policy can be applied", "fix": ""})
     assert bad[-1] == "FAIL  policy: no policy can be applied"

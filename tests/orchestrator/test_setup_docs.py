@@ -4,23 +4,37 @@ The JSON and TOML configurations parse; each server entry that starts ``herdr-or
 names it (absolute in the Claude Desktop recipe, since GUI apps do not inherit ``PATH``) with
 arguments the command's own parser accepts; every ``herdr-orchestrator`` command line of a
 shell block (and the command after a host's ``--``) parses too; every ``HERDR_*`` variable a
-snippet sets is one the code reads; the curl body is JSON; the Python client parses. The guide
-is linked from the README and from mcp.md.
+snippet sets is one the code reads; the curl body is JSON; the Python client parses. The
+Streamable HTTP commands, curl and the Python client run against a simulator, the client
+making a call that waits longer than 10 s. The guide is linked from the README and from
+mcp.md.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shlex
+import subprocess
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
+from herdr_sim.client import call as wire_call
 from orchestrator.cli import _parsers
+from tests.orchestrator.http_support import (
+    BIN,
+    launch_http_server,
+    make_certs,
+    simulator,
+    tool_env,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SETUP = ROOT / "docs" / "orchestrator" / "setup.md"
@@ -128,6 +142,109 @@ def test_the_generic_clients() -> None:
     body = re.search(r"-d '(.*)'", curl)
     assert body is not None
     assert json.loads(body.group(1))["method"] == "initialize"
+
+
+#: the example server's URL in the guide, and the address its TLS command binds
+DOC_URL = "https://myhost.example:8765/mcp"
+DOC_BIND = "0.0.0.0:8765"
+#: how long the client's call waits (longer than 10 s, twice the default read timeout)
+LONG_WAIT_S = 12
+
+
+def shell_block(first_words: str) -> str:
+    return next(block for block in blocks("sh") if block.startswith(first_words))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_the_streamable_http_snippets_run_and_the_client_survives_a_long_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guide as a user runs it, on a simulator: finding the paths and the stdio check
+    (whose output is the one shown), the token commands (in a fresh HOME), the TLS server
+    command (bound to loopback port 0 instead of 0.0.0.0:8765), ``check`` and curl against
+    it, then the generic Python client: its ``main`` and a call that waits
+    :data:`LONG_WAIT_S` s for a pane's output (the client with a default read timeout ended
+    such a call with ``ReadTimeout``). Only the host name, port and the certificate files
+    (made for ``localhost``) differ from the guide."""
+    home = tmp_path / "home"
+    home.mkdir()
+    certs = make_certs(tmp_path / "certs", "localhost")
+    cert_dir = certs.ca.parent  # the guide names ca.pem, cert.pem and key.pem in the cwd
+    serving = shell_block("mkdir -p -m 700 ~/.config/herdr-orchestrator").splitlines()
+    with simulator() as sim:
+        env = {
+            **tool_env(sim, tmp_path / "state"),
+            "HOME": str(home),
+            "PATH": os.pathsep.join([str(BIN), "/usr/bin", "/bin"]),
+        }
+
+        def sh(script: str) -> str:
+            """Run a snippet as the guide's reader would (in the certificates' directory);
+            what it printed."""
+            done = subprocess.run(
+                ["bash", "-ec", script],
+                env=env,
+                cwd=cert_dir,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert done.returncode == 0, f"{script}\n{done.stdout}{done.stderr}"
+            return done.stdout
+
+        sh("\n".join(line for line in serving if not line.startswith(COMMAND)))
+        # 1 and 2: find the paths, check the server on its own (Herdr's default socket here
+        # is the simulator's), and the check prints what the guide shows
+        (home / ".config" / "herdr").mkdir(parents=True)
+        (home / ".config" / "herdr" / "herdr.sock").symlink_to(sim.socket_path)
+        env["PATH"] = os.pathsep.join([str(sim.cli_path.parent), env["PATH"]])
+        sh(shell_block("command -v herdr-orchestrator"))
+        alone = sh(shell_block("HERDR_SOCKET_PATH=$HOME/.config/herdr/herdr.sock"))
+        [printed] = [b for b in blocks("text") if b.startswith("ok    reachable")]
+        assert alone == printed
+        token_file = home / ".config" / "herdr-orchestrator" / "token"
+        assert oct(token_file.stat().st_mode & 0o777) == "0o600"
+        assert oct(token_file.parent.stat().st_mode & 0o777) == "0o700"
+        token = token_file.read_text().strip()
+        [tls] = [line for line in serving if "--tls-cert" in line]
+        argv = shlex.split(tls.replace(DOC_BIND, "127.0.0.1:0").replace("~", str(home)))
+        server = launch_http_server(
+            [str(BIN / argv[0]), *argv[1:]], env, tmp_path, certs, token, cwd=cert_dir
+        )
+        try:
+            url = server.url
+
+            def in_the_guide(text: str) -> str:
+                return text.replace(DOC_URL, url)
+
+            checked = sh(in_the_guide(shell_block("herdr-orchestrator check --http")))
+            assert "ok    read-only call: _dsh_herdr_workspace_list: ok" in checked
+            curl = sh(in_the_guide(shell_block("curl")))
+            assert '"serverInfo"' in curl and '"herdr-orchestrator"' in curl
+
+            [python] = blocks("python")
+            client: dict[str, Any] = {}
+            exec(compile(in_the_guide(python), str(SETUP), "exec"), client)  # noqa: S102
+            monkeypatch.chdir(cert_dir)
+            anyio.run(client["main"], token)
+            pane = wire_call(sim.socket_path, "workspace.create", {})["root_pane"]["pane_id"]
+            command = f"sleep {LONG_WAIT_S}; echo waited-$((6*7))"
+            wire_call(
+                sim.socket_path,
+                "pane.send_input",
+                {"pane_id": pane, "text": command, "keys": ["Enter"]},
+            )
+            arguments = {"pane": pane, "pattern": "waited-42", "timeout": 60_000}
+            began = time.monotonic()
+            result = anyio.run(client["call"], token, "_dsh_herdr_pane_wait_output", arguments)
+            waited = time.monotonic() - began
+            assert result.is_error is False, result
+            assert (result.structured_content or {}).get("ok") is True, result
+            assert waited > 10, waited
+        finally:
+            server.stop()
 
 
 def test_the_guide_is_linked() -> None:

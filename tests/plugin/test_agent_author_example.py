@@ -44,7 +44,10 @@ def test_an_agent_that_never_releases_fails_first_for_the_missing_release(
     """
     project = copy_example(pytester)
     inject(project, RELEASE, "            pass  # the bug: the pane is never released\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
+    artifacts = project / "artifacts"
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist", f"--herdr-artifacts={artifacts}"
+    )
     result.assert_outcomes(passed=11, failed=2)
     lines = result.outlines
     header = next(i for i, line in enumerate(lines) if line.startswith("=") and "FAILURES" in line)
@@ -55,6 +58,14 @@ def test_an_agent_that_never_releases_fails_first_for_the_missing_release(
     first_error = next(line for line in lines if line.startswith("E "))
     assert "no pane.release_agent request from 'my-agent'" in first_error
     assert "released by safety-net" in first_error
+    # the HTML index's row of the failed rule shows its FAIL line, as a fixture test's row
+    # shows its assertion (not the check's closing "(check of … in 5.8s)")
+    [row] = [
+        line
+        for line in (artifacts / "index.html").read_text().splitlines()
+        if "test_herdr_integration[release]" in line
+    ]
+    assert row.endswith("<td>FAIL release: no release when the agent exited</td></tr>"), row
     failed = [line for line in lines if line.startswith("FAILED ")]
     assert failed[0].startswith("FAILED test_integration.py::test_herdr_integration[release] ")
     assert failed[1].startswith(

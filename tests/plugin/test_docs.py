@@ -61,3 +61,31 @@ def test_example_runs(code: str, pytester: pytest.Pytester) -> None:
             [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=False
         )
         assert done.returncode == 0, done.stderr[-3000:]
+
+
+README = DOCS.parents[1] / "README.md"
+
+
+def test_the_readme_links_the_agent_authors_guide() -> None:
+    assert "](docs/pytest-plugin/agent-author.md)" in README.read_text()
+
+
+def test_the_readme_shows_both_calling_conventions_side_by_side() -> None:
+    """The module function takes ``(socket_path, method, params)``, the fixture's client
+    ``(method, **params)``: the README shows the embedded example's calls both ways (both
+    blocks run above), so a reader of one is not surprised by the other."""
+    code = [match["code"] for match in BLOCK.finditer(README.read_text())]
+    embedded = next(c for c in code if "from herdr_sim.client import call" in c)
+    fixture = next(c for c in code if "herdr_client.call(" in c)
+    methods = re.compile(r'"(workspace\.create|pane\.send_input|pane\.wait_for_output)"')
+    assert (
+        methods.findall(embedded)
+        == methods.findall(fixture)
+        == [
+            "workspace.create",
+            "pane.send_input",
+            "pane.wait_for_output",
+        ]
+    )
+    assert 'call(sim.socket_path, "workspace.create", {' in embedded
+    assert 'herdr_client.call("workspace.create", label=' in fixture

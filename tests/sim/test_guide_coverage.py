@@ -99,3 +99,18 @@ def test_every_named_test_exists(row: Row) -> None:
 def test_every_gap_test_is_cited_by_a_row() -> None:
     cited = {name for row in rows() for path, name in row.nodes if path == GUIDE_TESTS}
     assert sorted(defined_tests(GUIDE_TESTS) - cited) == []
+
+
+def test_user_docs_link_herdrs_published_guide_not_a_local_copy() -> None:
+    """A user has no ``../shared`` beside the project: the docs link Herdr's published guide
+    and the audit summarises its rules in our own words."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    citing = [str(path.relative_to(ROOT)) for path in docs if "shared/seeds" in path.read_text()]
+    assert citing == []
+    guide = "https://herdr.dev/docs/integrations/#integrate-your-own-agent"
+    text = DOC.read_text()
+    assert guide in text
+    assert guide in (ROOT / "docs" / "pytest-plugin" / "agent-author.md").read_text()
+    summary = text[: text.index("## Behaviours")]
+    for rule in ("HERDR_BIN_PATH", "pane report-agent", "--seq", "release-agent", "64 arguments"):
+        assert rule in summary, rule

@@ -164,6 +164,20 @@ def test_close_an_idle_owned_agent_keeps_the_session_file(
     assert ctx.store.get(record.task_id).status == "closed"
 
 
+def test_closing_a_task_that_never_got_a_pane_says_so(
+    ctx: AgentToolsContext, tmp_path: Path
+) -> None:
+    """A spawn that failed before Herdr gave it a pane leaves a record with no pane: closing
+    it says that, not that a pane ``None`` was already gone."""
+    record, _ = ctx.store.create(kind="pi", cwd=str(tmp_path), name="never")
+    ctx.store.update(record.task_id, status="failed")
+    value = agent_result(close_agent({"target": record.task_id}, ctx))
+    assert (value["status"], value["task"]["status"]) == ("gone", "closed"), value
+    said = [item["detail"] for item in value["evidence"]]
+    assert "the task never got a pane (its spawn did not start one)" in said, said
+    assert not any("None" in detail for detail in said), said
+
+
 def test_close_refuses_a_working_agent_unless_forced(
     ctx: AgentToolsContext, herdr_fake_agent: FakeAgents, herdr_client: PytestHerdrClient
 ) -> None:

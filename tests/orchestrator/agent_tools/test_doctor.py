@@ -217,3 +217,73 @@ def test_the_old_default_is_refused_by_pi_1_6s_catalog() -> None:
     assert "openrouter/deepseek/deepseek-v4-flash" in listed
     pi_default = next(r for r in alias_rows() if r["kind"] == "pi" and r["default"])
     assert pi_default["model"] in listed
+
+
+def sim_ctx(herdr_server: HerdrServer, tmp_path: Path, **extra: str) -> AgentToolsContext:
+    """The doctor as an MCP host starts it: on the simulator, with a PATH holding no agent
+    (the simulator's fake agents are on its panes' PATH only)."""
+    env = {k: v for k, v in herdr_server.env.items() if k != "HERDR_PANE_ID"}
+    env.update(PATH="/usr/bin:/bin", **extra)
+    state = tmp_path / "state"
+    client = HerdrClient.build("socket", env=env)
+    config = Config(state_dir=state, artifact_dir=state / "artifacts")
+    return AgentToolsContext.create(env, config=config, client=client)
+
+
+def test_pi_is_looked_for_on_the_path_a_pane_started_with(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    """No pi on this process's PATH, but on the panes' (as a spawn of kind pi finds it): no
+    warning, and the detail says which PATH was searched."""
+    client = HerdrClient.build("socket", env=herdr_server.env)
+    pane = client.workspace_create(str(tmp_path), focus=False).root_pane.pane_id
+    report, checks = run(sim_ctx(herdr_server, tmp_path))
+    agent = checks["agent.pi"]
+    assert agent["status"] == "ok", agent
+    assert f"on the PATH pane {pane} started with, which spawned agents search" in agent["detail"]
+    assert checks["agent.pi.model"]["status"] == "ok"  # the panes' pi answered --list-models
+    assert not any("agent" in fix for fix in report["next"])
+
+
+def test_the_doctors_own_pane_is_the_one_read_inside_herdr(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    client = HerdrClient.build("socket", env=herdr_server.env)
+    first = client.workspace_create(str(tmp_path), focus=False).root_pane.pane_id
+    own = client.pane_split(first, "right").pane_id
+    _, checks = run(sim_ctx(herdr_server, tmp_path, HERDR_PANE_ID=own))
+    assert f"pane {own} started with" in checks["agent.pi"]["detail"]
+
+
+def test_a_pane_without_the_agent_warns_with_the_panes_path(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    client = HerdrClient.build("socket", env=herdr_server.env)
+    pane = client.workspace_create(str(tmp_path), focus=False).root_pane.pane_id
+    config = Config(
+        state_dir=tmp_path / "s",
+        artifact_dir=tmp_path / "s" / "a",
+        aliases={"cursor": {"fast": "cursor/auto"}},
+    )
+    ctx = sim_ctx(herdr_server, tmp_path)
+    ctx._config = config
+    _, checks = run(ctx)
+    cursor = checks["agent.cursor"]
+    assert cursor["status"] == "warn"
+    assert f"no cursor-agent executable on the PATH pane {pane} started with" in cursor["detail"]
+    assert "environment Herdr runs in" in cursor["fix"]
+
+
+def test_with_no_pane_to_read_the_doctor_says_what_it_did_not_check(
+    herdr_server: HerdrServer, tmp_path: Path
+) -> None:
+    assert HerdrClient.build("socket", env=herdr_server.env).pane_list() == []
+    _, checks = run(sim_ctx(herdr_server, tmp_path))
+    agent = checks["agent.pi"]
+    assert agent["status"] == "warn"
+    assert "no pi executable on this server's PATH (/usr/bin:/bin)" in agent["detail"]
+    assert (
+        "the panes' PATH, which spawns search, was not checked: Herdr has no pane to look at"
+        in (agent["detail"])
+    )
+    assert "may still find it" in agent["detail"]

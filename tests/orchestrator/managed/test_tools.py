@@ -130,7 +130,12 @@ def test_agent_list_with_no_agents_is_a_result_to_read(tmp_path: Path) -> None:
     assert result["ok"] is True, result
     assert result["agents"] == [] and result["deliveries"] == []
     assert result["delivery"] == "pull"
-    assert [d["name"] for d in result["agent_definitions"]] == ["scout"]
+    assert [d["name"] for d in result["agent_definitions"]] == [
+        "explorer",
+        "reviewer",
+        "scout",
+        "worker",
+    ]
     assert not call_failed("agent_list", result)
 
 
