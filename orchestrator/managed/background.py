@@ -108,7 +108,7 @@ def health_observations(
                 state=projection.state,
                 active_request_id=generation.request_id if not evidence.result_pending else None,
                 lost=evidence.presence == "lost",
-                has_result=evidence.result_pending,
+                has_result=evidence.result_pending or generation.result_delivered,
                 unknown=projection.state == "unknown",
                 runtime_blocked=evidence.herdr_status == "blocked" and ask is None,
                 result_error=error,
@@ -123,7 +123,15 @@ def health_observations(
                 ask_question=ask.text if ask is not None else None,
             )
         )
-    return out
+    # the reconcile may have delivered and cleaned one up while we observed (its pane
+    # closed first): what is no longer active is no agent to raise attention about
+    still = _active_run_ids(service)
+    return [o for o in out if o.run_id in still]
+
+
+def _active_run_ids(service: ManagedService) -> frozenset[str]:
+    generations, _ = service.store.scan()
+    return frozenset(g.run_id for g in generations if g.active)
 
 
 class CascadeOwner:
@@ -195,7 +203,10 @@ class ControllerBackground:
     def kept_attention(self) -> list[dict[str, Any]]:
         """Attention the owner has not taken (shown by ``agent_list`` on the pull path).
 
-        Only the controller's own: a delegating agent's attention is for it, not for us."""
+        Only the controller's own: a delegating agent's attention is for it, not for us;
+        and only about agents still active (one closed or delivered since the scan that
+        kept it is resolved)."""
+        active = _active_run_ids(self.service)
         return [
             {
                 "reason": kept.attention.reason,
@@ -203,6 +214,7 @@ class ControllerBackground:
                 "text": kept.text,
             }
             for kept in self.monitor.undelivered()
+            if kept.attention.run_id in active
         ]
 
     # -- the cascade's owners --------------------------------------------------------------

@@ -8,7 +8,9 @@ mailbox, Herdr), and the service calls the same function to revalidate each oper
 
 Rules, in order (reference A.5, the seed winning):
 
-* a durable result not yet delivered, or a ``result_error`` → ``settling``;
+* a durable result not yet delivered, or a ``result_error`` → ``settling``; a result
+  delivered whose cleanup has not finished (a pane already closed, a mailbox not yet
+  removed) → ``settling`` too, never ``lost``: its assignment is resolved;
 * presence proven absent (the pane and the Herdr agent are gone) → ``lost``;
 * presence not provable (Herdr could not be asked, the pane holds another agent, the
   child's ``state.json`` is unreadable or names another run, the mailbox is corrupt) →
@@ -108,6 +110,8 @@ def project(generation: Generation, evidence: Evidence, *, direct: bool = True) 
     herdr_blocked = evidence.herdr_status == "blocked"
     if evidence.result_pending or generation.result_error is not None:
         state: AgentState = "settling"
+    elif generation.result_delivered:
+        state = "settling"  # delivered; its cleanup is pending (a gone pane is not lost)
     elif evidence.presence == "lost":
         state = "lost"
     elif evidence.presence == "unknown":

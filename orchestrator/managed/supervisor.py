@@ -278,14 +278,14 @@ class Supervisor:
             with self.store.locked(timeout=None if wait else 0):
                 sink = self._sink(pull)
                 for generation in self.owned():
-                    report.observations.append(
-                        self._reconcile_one(generation, report.delivered, sink)
-                    )
+                    observed = self._reconcile_one(generation, report.delivered, sink)
+                    if observed is not None:
+                        report.observations.append(observed)
                 for generation, parent in self.descendants():
                     # delivered to its direct owner's pane (never to this controller)
-                    report.descendants.append(
-                        self._reconcile_one(generation, [], self._owner_pane_sink(parent))
-                    )
+                    observed = self._reconcile_one(generation, [], self._owner_pane_sink(parent))
+                    if observed is not None:
+                        report.descendants.append(observed)
         except LockBusy:
             report.skipped = True
         return report
@@ -324,7 +324,10 @@ class Supervisor:
 
     def _reconcile_one(
         self, generation: Generation, delivered: list[Delivery], sink: Sink | None
-    ) -> Observation:
+    ) -> Observation | None:
+        """Move ``generation`` on; its fresh observation, or None once this pass finished it
+        (delivered and cleaned up: it is no agent any more, and its closed pane must never
+        read as ``lost``)."""
         mailbox = self.mailbox(generation)
         if generation.status == "live":
             try:
@@ -342,6 +345,8 @@ class Supervisor:
                 generation = self._deliver_result(generation, delivered, sink)
             if generation.result_delivered:
                 generation = self._finish(generation, mailbox)
+        if not generation.active:
+            return None
         return self.observe(generation)
 
     def _persist(self, generation: Generation, message: Message) -> Generation:
