@@ -636,6 +636,7 @@ class ManagedService:
                     parent_label=self.delegating.label if self.delegating else None,
                     model=definition.model,
                     thinking=definition.thinking,
+                    allowed_definitions=tuple(definition.agents),
                 )
             )
             with self._launching_lock:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orchestrator.agent_tools import safe_fs
 from orchestrator.managed.mailbox import (
     MARKER,
     NAMESPACE,
@@ -461,7 +462,7 @@ def _no_load(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     from orchestrator.managed import mailbox as module
 
     read: list[Path] = []
-    real = module.read_bounded
+    real = safe_fs.read_bounded
 
     def counting(path: Path, limit: int) -> object:
         read.append(path)
@@ -487,7 +488,7 @@ def test_a_mailbox_past_its_byte_bound_is_a_fault_with_nothing_loaded(
             reader()
         assert caught.value.category == "internal_failure"
         assert "nothing was read" in caught.value.message
-        assert caught.value.details["path"] == str(box.path)
+        assert (caught.value.details or {})["path"] == str(box.path)
     assert read == []
 
 
