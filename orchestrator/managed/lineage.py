@@ -18,6 +18,10 @@ start an intermediate shell with forged variables, but that shell sits inside th
 tree. A managed child's own agents run in panes of their own (their ancestors are Herdr's,
 not the child's), so nesting never confuses two generations.
 
+:func:`process_identity` and :func:`process_alive` read the same files for another purpose:
+a launch records who launches it, so a restarted controller can tell a launch still in
+progress in another process from one whose launcher was killed.
+
 What this cannot prove (and the docs list): a process that detached itself from its pane's
 tree (a double fork to ``init``) carries no lineage, and on a system without ``/proc`` no
 lineage is readable; such a caller is treated as what its lineage shows, nothing, and its
@@ -31,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PROC", "Lineage", "launched_in"]
+__all__ = ["PROC", "Lineage", "launched_in", "process_alive", "process_identity"]
 
 #: where process information is read (a test points it elsewhere)
 PROC = Path("/proc")
@@ -101,3 +105,41 @@ def launched_in(pid: int | None = None, *, proc: Path | None = None) -> Lineage:
         run_id=run_id.decode("utf-8", "replace") if run_id else None,
         mailbox=mailbox.decode("utf-8", "surrogateescape") if mailbox else None,
     )
+
+
+def _start_ticks(pid: int, proc: Path) -> int | None:
+    """``pid``'s start time (clock ticks since boot; with the pid, a process's identity)."""
+    try:
+        stat = (proc / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    fields = stat.rpartition(b")")[2].split()
+    try:
+        return int(fields[19])  # field 22 of stat; the split starts at field 3
+    except (IndexError, ValueError):
+        return None
+
+
+def process_identity(pid: int | None = None) -> dict[str, int | None]:
+    """``{"pid", "start"}`` of ``pid`` (default: this process), to record who launches a
+    generation; ``start`` is None where ``/proc`` is not readable."""
+    own = pid if pid is not None else os.getpid()
+    return {"pid": own, "start": _start_ticks(own, PROC)}
+
+
+def process_alive(identity: Mapping[str, object]) -> bool:
+    """The process :func:`process_identity` described still runs (a reused pid with
+    another start time is not it)."""
+    pid = identity.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    start = identity.get("start")
+    if isinstance(start, int) and not isinstance(start, bool):
+        return _start_ticks(pid, PROC) == start
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -55,6 +55,7 @@ from orchestrator.managed.launch import (
     remove_mailbox,
     workspace_for,
 )
+from orchestrator.managed.lineage import process_identity
 from orchestrator.managed.mailbox import Kind, Mailbox
 from orchestrator.managed.owner import OwnerChannel
 from orchestrator.managed.projection import Projection, project
@@ -62,6 +63,7 @@ from orchestrator.managed.results import ResultStore
 from orchestrator.managed.settings import ManagedSettings
 from orchestrator.managed.store import Generation, ManagedStore
 from orchestrator.managed.supervisor import (
+    LAUNCHER,
     SESSION_RETIRED,
     Observation,
     ReconcileReport,
@@ -637,6 +639,7 @@ class ManagedService:
                     model=definition.model,
                     thinking=definition.thinking,
                     allowed_definitions=tuple(definition.agents),
+                    extra={LAUNCHER: process_identity()},
                 )
             )
             with self._launching_lock:
