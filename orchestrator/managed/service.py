@@ -378,6 +378,8 @@ class ManagedService:
                 **({"ask_id": d.ask_id} if d.ask_id else {}),
                 **({"request_id": d.request_id} if d.request_id else {}),
                 **({"truncated": d.truncated} if d.kind == "result" else {}),
+                **({"elapsed_ms": d.elapsed_ms} if d.elapsed_ms is not None else {}),
+                **({"tokens": d.tokens} if d.tokens is not None else {}),
             }
             for d in report.delivered
         ]

@@ -56,6 +56,7 @@ from orchestrator.managed.owner import OwnerChannel, PaneOwner
 from orchestrator.managed.projection import Evidence, Presence
 from orchestrator.managed.results import ResultArtifact, ResultStore, render_delivery
 from orchestrator.managed.store import Generation, LockBusy, ManagedStore
+from orchestrator.managed.transcript import session_tokens
 
 __all__ = [
     "LAUNCHER",
@@ -94,6 +95,10 @@ class Delivery:
     request_id: str | None = None
     #: a result's agent text was cut to the model bound (the full text is ``ref``)
     truncated: bool = False
+    #: a result's time from the delegation to the persisted result (milliseconds)
+    elapsed_ms: int | None = None
+    #: a result's token usage, as the agent's pi session recorded it (None: not recorded)
+    tokens: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -499,6 +504,8 @@ class Supervisor:
                 ref=artifact.ref,
                 request_id=artifact.request_id,
                 truncated=rendered.truncated,
+                elapsed_ms=max(0, int((artifact.created_at - generation.created_at) * 1000)),
+                tokens=session_tokens(artifact.pi_session_file or generation.pi_session_file),
             )
         )
         return self.store.update(marked, result_delivered=True)
@@ -614,11 +621,12 @@ def public_record(
         "active_request_id": g.request_id if g.result_ref is None else None,
     }
     if child is not None and child.last_activity_at:
+        # on every record with activity evidence, not only a stale one: a model reads
+        # "inactive for 9 minutes" before the 10-minute threshold makes it stale
         record["last_activity_at"] = child.last_activity_at
         inactive = max(0.0, wall - child.last_activity_at)
-        if projection_state == "working" and inactive >= STALE_AFTER_S:
-            record["stale"] = True
-            record["inactive_ms"] = int(inactive * 1000)
+        record["stale"] = projection_state == "working" and inactive >= STALE_AFTER_S
+        record["inactive_ms"] = int(inactive * 1000)
     if g.parent_label:
         record["parent_label"] = g.parent_label
     if g.cleanup_error:

@@ -105,3 +105,25 @@ def test_kept_lost_attention_goes_once_the_agent_is_closed(world: ManagedWorld) 
     listed = world.ok("agent_list")
     assert listed["attention"] == []
     assert "still lost" not in listed["text"]
+
+
+def test_every_record_with_activity_evidence_carries_stale_and_inactive_ms(
+    world: ManagedWorld,
+) -> None:
+    world.scenario(Scenario().hang())
+    world.ok("agent_delegate", definition="scout", task="x", label="busy")
+    record = world.wait_state("busy", "working")
+    assert record["stale"] is False
+    assert isinstance(record["inactive_ms"], int) and record["inactive_ms"] >= 0
+    assert isinstance(record["last_activity_at"], float)
+
+
+def test_a_result_delivery_carries_its_elapsed_time_and_token_usage(world: ManagedWorld) -> None:
+    world.scenario(Scenario().reply("counted"))
+    started = world.ok("agent_delegate", definition="scout", task="count", label="counter")
+    delivery = world.wait_delivery("result", "counter")
+    assert isinstance(delivery["elapsed_ms"], int) and delivery["elapsed_ms"] >= 0
+    # the fake pi records usage of 10 in / 5 out per assistant message, as pi does
+    assert delivery["tokens"]["input"] > 0 and delivery["tokens"]["output"] > 0
+    assert delivery["tokens"]["total"] == delivery["tokens"]["input"] + delivery["tokens"]["output"]
+    assert started["session_path"]
