@@ -35,6 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.agent_tools.records import owner_alive, process_start
+
 __all__ = ["PROC", "Lineage", "launched_in", "process_alive", "process_identity"]
 
 #: where process information is read (a test points it elsewhere)
@@ -107,39 +109,17 @@ def launched_in(pid: int | None = None, *, proc: Path | None = None) -> Lineage:
     )
 
 
-def _start_ticks(pid: int, proc: Path) -> int | None:
-    """``pid``'s start time (clock ticks since boot; with the pid, a process's identity)."""
-    try:
-        stat = (proc / str(pid) / "stat").read_bytes()
-    except OSError:
-        return None
-    fields = stat.rpartition(b")")[2].split()
-    try:
-        return int(fields[19])  # field 22 of stat; the split starts at field 3
-    except (IndexError, ValueError):
-        return None
-
-
 def process_identity(pid: int | None = None) -> dict[str, int | None]:
     """``{"pid", "start"}`` of ``pid`` (default: this process), to record who launches a
     generation; ``start`` is None where ``/proc`` is not readable."""
     own = pid if pid is not None else os.getpid()
-    return {"pid": own, "start": _start_ticks(own, PROC)}
+    return {"pid": own, "start": process_start(own)}
 
 
 def process_alive(identity: Mapping[str, object]) -> bool:
     """The process :func:`process_identity` described still runs (a reused pid with
     another start time is not it)."""
-    pid = identity.get("pid")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+    pid, start = identity.get("pid"), identity.get("start")
+    if not isinstance(pid, int) or isinstance(pid, bool):
         return False
-    start = identity.get("start")
-    if isinstance(start, int) and not isinstance(start, bool):
-        return _start_ticks(pid, PROC) == start
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return owner_alive(pid, start if isinstance(start, int) else None)
