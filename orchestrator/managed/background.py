@@ -76,7 +76,18 @@ def health_observations(
     service: ManagedService, clock: Clock, owner_session_id: str | None = None
 ) -> list[AgentObservation]:
     """Fresh :class:`AgentObservation`s of the active agents directly owned by
-    ``owner_session_id`` (default: the controller itself); no mutation."""
+    ``owner_session_id`` (default: the controller itself); no mutation.
+
+    Gathered under the lifecycle lock: a close or a cleanup closes the pane before it
+    records the agent finished, and a scan between the two would see a pane gone with no
+    result, a false ``lost``."""
+    with service.store.locked():
+        return _observations(service, clock, owner_session_id)
+
+
+def _observations(
+    service: ManagedService, clock: Clock, owner_session_id: str | None
+) -> list[AgentObservation]:
     out: list[AgentObservation] = []
     for generation in _direct_agents(service, owner_session_id):
         observation = service.supervisor.observe(generation)
@@ -123,10 +134,7 @@ def health_observations(
                 ask_question=ask.text if ask is not None else None,
             )
         )
-    # the reconcile may have delivered and cleaned one up while we observed (its pane
-    # closed first): what is no longer active is no agent to raise attention about
-    still = _active_run_ids(service)
-    return [o for o in out if o.run_id in still]
+    return out
 
 
 def _active_run_ids(service: ManagedService) -> frozenset[str]:
