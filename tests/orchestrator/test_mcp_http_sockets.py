@@ -2,8 +2,7 @@
 that sends nothing or half a request head is closed after ``--head-timeout``, at most
 ``--max-sockets`` are held at once (a newcomer evicts the oldest one that has sent no head),
 so idle sockets, no token needed, can neither exhaust descriptors nor starve a client that
-sends its request; and what the server logs from a request has its control characters
-escaped (a ``%0a`` in the path cannot forge a log line).
+sends its request.
 
 Two servers on one simulator: ``quick`` (a 1 s head timeout) and ``patient`` (a head
 timeout far longer than any test, so only the socket cap can free a slot). Every test opens a
@@ -23,12 +22,10 @@ import pytest
 from orchestrator.tools.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.http_support import (
-    MCP_HEADERS,
     HttpServer,
     good_call,
     make_certs,
     open_tls,
-    raw_request,
     simulator,
     start_http_server,
     tool_env,
@@ -160,19 +157,3 @@ def test_idle_sockets_past_the_cap_are_closed_and_cannot_starve_a_client(
         for conn in idle:
             conn.close()
     assert "sent no request head" in patient.log()
-
-
-def test_control_characters_from_a_request_are_escaped_in_the_log(patient: HttpServer) -> None:
-    """A decoded ``%0a`` in the path (no token: refused 401 and logged) stays in its line."""
-    forged = "2026-12-06%2004:00:00,000%20WARNING%20orchestrator%20FORGED"
-    answer = raw_request(patient, "POST", "{}", MCP_HEADERS, path="/mcp%0a" + forged)
-    assert answer.status == 401
-
-    def logged() -> str | None:
-        text = patient.log()
-        return text if "FORGED" in text else None
-
-    log = wait_until(logged, what="the refusal's log line")
-    line = forged.replace("%20", " ")
-    assert not any(text.startswith(line) for text in log.splitlines())
-    assert "/mcp\\x0a" + line in log
