@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
@@ -28,12 +29,14 @@ from contextvars import ContextVar
 from typing import Any, ParamSpec, TextIO, TypeVar
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "FORMAT",
     "NO_TASK",
     "TaskLogger",
     "bind_task",
     "configure",
     "current_task",
+    "printable",
     "scoped",
     "task_logger",
     "task_scope",
@@ -44,10 +47,27 @@ NO_TASK = "-"
 #: the stderr format of :func:`configure`
 FORMAT = "%(asctime)s %(levelname)s %(name)s [task %(task_id)s] %(message)s"
 
+#: what a log line must never carry raw: C0 and C1 controls, DEL, and Unicode's line and
+#: paragraph separators (each can end a line or rewrite what a terminal shows)
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
 _TASK: ContextVar[str | None] = ContextVar("orchestrator_task_id", default=None)
+
+
+def printable(text: str) -> str:
+    """``text`` safe to log: every control character (line breaks, escapes, separators)
+    written as its ``\\xNN``/``\\uNNNN`` escape and a backslash doubled, so whatever a request
+    carries (a ``%0a`` decoded in its path) stays inside its own log line and reads back
+    unambiguously."""
+    return CONTROL_CHARACTERS.sub(_escaped, text.replace("\\", "\\\\"))
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def current_task() -> str:

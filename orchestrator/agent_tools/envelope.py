@@ -27,6 +27,7 @@ from typing import Literal
 
 from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.remote_files import RemoteFiles
+from orchestrator.logs import CONTROL_CHARACTERS
 
 __all__ = [
     "FROM",
@@ -54,7 +55,6 @@ Role = Literal["worker", "reviewer"]
 MessageKind = Literal["NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER"]
 MESSAGE_KINDS: tuple[MessageKind, ...] = ("NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER")
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _BLANKS = re.compile(r"\s+")
 _FILE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _CLOSING_TAG = re.compile(r"<(\s*/\s*agent-message)", re.IGNORECASE)
@@ -62,7 +62,7 @@ _CLOSING_TAG = re.compile(r"<(\s*/\s*agent-message)", re.IGNORECASE)
 
 def one_line(text: str) -> str:
     """``text`` as one typeable line: control characters and line breaks become spaces."""
-    return _BLANKS.sub(" ", _CONTROL.sub(" ", text)).strip()
+    return _BLANKS.sub(" ", CONTROL_CHARACTERS.sub(" ", text)).strip()
 
 
 def _clean_file_text(text: str) -> str:

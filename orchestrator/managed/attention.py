@@ -19,6 +19,9 @@ Rules (seed 002 "Health attention"; reference pi-herdsman.md A.12):
   ``stale:<request>:<lastActivityAt>`` …). It starts when a scan first sees that key for the
   agent and ends when a scan sees the agent without it (resolved, another key, or the agent is
   gone); a recurrence is a new episode.
+* At most one message per scan; when more are due, the next scan is due at once (not at
+  the 30 s fallback), and a new episode of an immediate reason (``result_error``, ``lost``,
+  ``blocked``, ``unknown``) goes before any reminder.
 * Cadence: a new episode is due at once, then ``5m → 2m30s → 1m15s → 1m → 1m`` (each interval
   halved, floor 60 s). ``stale`` repeats every 5 min; ``unknown`` is sent once per episode; an
   ``ask`` reminder is first due 5 min after a scan first sees the ask delivered (the reminder
@@ -47,6 +50,9 @@ STALE_CAPTURE_TIMEOUT_S = 2.0
 STALE_CAPTURE_LINES = 20
 
 AttentionReason = Literal["result_error", "lost", "unknown", "ask", "blocked", "handoff", "stale"]
+#: the reasons eligible at once (the seed's "immediately"): their first message of an episode
+#: is never queued behind another agent's reminder or a 30 s scan
+IMMEDIATE_REASONS: frozenset[str] = frozenset({"result_error", "lost", "blocked", "unknown"})
 
 
 @dataclass(frozen=True)
@@ -209,7 +215,7 @@ class AttentionScheduler:
         for run_id in list(self._reminders):
             if run_id not in seen:
                 del self._reminders[run_id]
-        chosen: Attention | None = None
+        due: list[tuple[AgentObservation, _Condition, _Reminder | None]] = []
         for obs in observations:
             cond = classify(obs, now)
             record = self._reminders.get(obs.run_id)
@@ -222,10 +228,18 @@ class AttentionScheduler:
                     cond.episode, ASK_FIRST_REMINDER_S, now + ASK_FIRST_REMINDER_S
                 )
                 continue
-            if chosen is not None or not (new_episode or (record and now >= record.next_at)):
-                continue
-            chosen = self._emit(obs, cond, None if new_episode else record, now)
-        return chosen
+            if new_episode or (record is not None and now >= record.next_at):
+                due.append((obs, cond, None if new_episode else record))
+        if not due:
+            return None
+        # a new episode of an immediate reason goes first (never behind a reminder), in the
+        # observations' order; the rest stay due and the next scan is due at once, so each
+        # goes out on its own scan as soon as the owner is idle again, not 30 s later
+        due.sort(key=lambda item: not (item[2] is None and item[1].reason in IMMEDIATE_REASONS))
+        obs, cond, record = due[0]
+        if len(due) > 1:
+            self._requested = True
+        return self._emit(obs, cond, record, now)
 
     def _emit(
         self, obs: AgentObservation, cond: _Condition, record: _Reminder | None, now: float

@@ -76,7 +76,18 @@ def health_observations(
     service: ManagedService, clock: Clock, owner_session_id: str | None = None
 ) -> list[AgentObservation]:
     """Fresh :class:`AgentObservation`s of the active agents directly owned by
-    ``owner_session_id`` (default: the controller itself); no mutation."""
+    ``owner_session_id`` (default: the controller itself); no mutation.
+
+    Gathered under the lifecycle lock: a close or a cleanup closes the pane before it
+    records the agent finished, and a scan between the two would see a pane gone with no
+    result, a false ``lost``."""
+    with service.store.locked():
+        return _observations(service, clock, owner_session_id)
+
+
+def _observations(
+    service: ManagedService, clock: Clock, owner_session_id: str | None
+) -> list[AgentObservation]:
     out: list[AgentObservation] = []
     for generation in _direct_agents(service, owner_session_id):
         observation = service.supervisor.observe(generation)
@@ -108,7 +119,7 @@ def health_observations(
                 state=projection.state,
                 active_request_id=generation.request_id if not evidence.result_pending else None,
                 lost=evidence.presence == "lost",
-                has_result=evidence.result_pending,
+                has_result=evidence.result_pending or generation.result_delivered,
                 unknown=projection.state == "unknown",
                 runtime_blocked=evidence.herdr_status == "blocked" and ask is None,
                 result_error=error,
@@ -124,6 +135,11 @@ def health_observations(
             )
         )
     return out
+
+
+def _active_run_ids(service: ManagedService) -> frozenset[str]:
+    generations, _ = service.store.scan()
+    return frozenset(g.run_id for g in generations if g.active)
 
 
 class CascadeOwner:
@@ -195,7 +211,10 @@ class ControllerBackground:
     def kept_attention(self) -> list[dict[str, Any]]:
         """Attention the owner has not taken (shown by ``agent_list`` on the pull path).
 
-        Only the controller's own: a delegating agent's attention is for it, not for us."""
+        Only the controller's own: a delegating agent's attention is for it, not for us;
+        and only about agents still active (one closed or delivered since the scan that
+        kept it is resolved)."""
+        active = _active_run_ids(self.service)
         return [
             {
                 "reason": kept.attention.reason,
@@ -203,6 +222,7 @@ class ControllerBackground:
                 "text": kept.text,
             }
             for kept in self.monitor.undelivered()
+            if kept.attention.run_id in active
         ]
 
     # -- the cascade's owners --------------------------------------------------------------

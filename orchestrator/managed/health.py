@@ -499,6 +499,7 @@ class HealthMonitor:
     def _scan_loop(self) -> None:
         while not self._stop.is_set():
             self._wake.clear()
+            scans = self.scans
             if self.scheduler.scan_due():
                 try:
                     self.run_once()
@@ -508,6 +509,8 @@ class HealthMonitor:
                 break
             deadline = self.scheduler.next_scan_at()
             if self.scheduler.scan_due():
+                if self.scans != scans:
+                    continue  # a scan ran and left more due: the next goes out at once
                 # The owner was busy (or the scan failed): look again a little later.
                 deadline = self.clock.now() + self.busy_recheck_s
             try:

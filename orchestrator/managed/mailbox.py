@@ -14,6 +14,10 @@ trusted, so the mailbox itself guarantees what the tools promise:
   renames the record into ``processed/`` (one atomic rename, so exactly one caller wins);
   a restart between reading and consuming finds the record still pending and reads it
   again. A consumed id can never be posted again.
+* **Bounded as a whole.** At most :data:`MAILBOX_RECORD_LIMIT` records and
+  :data:`MAILBOX_BYTE_LIMIT` bytes per mailbox, counted from the directory entries before
+  any record is read: past either, reading is a :class:`MailboxError` with nothing loaded,
+  and a post that would cross one is refused.
 * **Fail closed on tampering.** Records are read with ``O_NOFOLLOW``, regular files only,
   bounded in size (:mod:`orchestrator.agent_tools.safe_fs`). A corrupt, truncated,
   oversized or symlinked record is a :class:`MailboxError` of the seed's
@@ -57,6 +61,8 @@ from orchestrator.agent_tools.safe_fs import (
 from orchestrator.managed.errors import ManagedAgentError
 
 __all__ = [
+    "MAILBOX_BYTE_LIMIT",
+    "MAILBOX_RECORD_LIMIT",
     "MARKER",
     "NAMESPACE",
     "PROTOCOL_VERSION",
@@ -77,6 +83,14 @@ MARKER = "__PI_HERDSMAN_AGENT_V4__:"
 #: the fixed protocol ceilings (UTF-8 bytes of one record): requests and asks, results
 REQUEST_LIMIT_BYTES = 1 << 20
 RESULT_LIMIT_BYTES = 4 << 20
+#: the bound of one whole mailbox (every box, pending and consumed): records, and the bytes
+#: they hold. Each record is bounded, but a child could post hundreds of them, and every
+#: reader loads them all (200 records of 1 MiB took a controller from 78 to 274 MB on one
+#: ``agent_list``); past either bound nothing is read and the mailbox is a fault. One
+#: assignment's legitimate traffic (a task, its steers and replies, a few asks, one result)
+#: stays far below both.
+MAILBOX_RECORD_LIMIT = 512
+MAILBOX_BYTE_LIMIT = 16 << 20
 
 Category = Literal["internal_failure", "agent_busy", "target_not_found", "invalid_request"]
 
@@ -386,16 +400,67 @@ class Mailbox:
         messages.sort(key=lambda m: (m.seq, m.message_id))
         return messages
 
+    def _footprint(self, operation: str) -> tuple[int, int]:
+        """``(records, bytes)`` in every box, pending and consumed, from the directory
+        entries alone (no record is opened). Counting stops once past the record bound."""
+        records = size = 0
+        for relative in (*(b.value for b in Box), *(f"processed/{b.value}" for b in Box)):
+            try:
+                with (
+                    self._box_fd(relative, operation, create=False) as fd,
+                    os.scandir(fd) as entries,
+                ):
+                    for entry in entries:
+                        if entry.name.startswith("."):
+                            continue  # a writer's temp file: never read
+                        records += 1
+                        if records > MAILBOX_RECORD_LIMIT:
+                            return records, size
+                        with contextlib.suppress(FileNotFoundError):
+                            size += entry.stat(follow_symlinks=False).st_size
+            except FileNotFoundError:
+                continue
+        return records, size
+
+    def _check_bounds(self, operation: str, adding: int = 0) -> None:
+        """Refuse a mailbox past its bound (``adding``: the bytes of a record about to be
+        posted, which must fit too)."""
+        records, size = self._footprint(operation)
+        records += 1 if adding else 0
+        if records <= MAILBOX_RECORD_LIMIT and size + adding <= MAILBOX_BYTE_LIMIT:
+            return
+        over = (
+            f"more than {MAILBOX_RECORD_LIMIT} records"
+            if records > MAILBOX_RECORD_LIMIT
+            else f"{size + adding} bytes, over its bound of {MAILBOX_BYTE_LIMIT}"
+        )
+        if adding:
+            raise MailboxError(
+                "invalid_request",
+                f"The agent's mailbox would hold {over}; the record was not posted",
+                operation=operation,
+                next_action="Close the agent and delegate a fresh one with the relevant files.",
+            )
+        raise MailboxError(
+            "internal_failure",
+            f"mailbox holds {over}; nothing was read",
+            operation=operation,
+            path=str(self.path),
+            next_action="close the agent; inspect or remove its mailbox, which was left in place",
+        )
+
     def pending(self, box: Box) -> list[Message]:
         """Records in ``box`` not yet consumed, oldest first (a restart reads them again).
 
         A record already in ``processed/`` is consumed even if a crash between the two
         steps of :meth:`consume` left its original behind: it is not returned again."""
+        self._check_bounds("mailbox read")
         done = {m.message_id for m in self._read(f"processed/{box.value}", "mailbox read")}
         return [m for m in self._read(box.value, "mailbox read") if m.message_id not in done]
 
     def history(self) -> list[Message]:
         """Every record ever posted (pending and consumed), oldest first."""
+        self._check_bounds("mailbox read")
         by_id: dict[str, Message] = {}
         for box in Box:
             for relative in (box.value, f"processed/{box.value}"):
@@ -509,6 +574,7 @@ class Mailbox:
         except RecordError as exc:
             raise MailboxError("invalid_request", str(exc), operation=operation) from None
         with self._locked(operation):
+            self._check_bounds(operation, adding=len(message.encode()))
             history = self.history()
             self._check(message, history, operation)
             if settled_only and any(m.kind is not Kind.TASK for m in self.pending(Box.TO_CHILD)):

@@ -8,14 +8,18 @@ mailbox, Herdr), and the service calls the same function to revalidate each oper
 
 Rules, in order (reference A.5, the seed winning):
 
-* a durable result not yet delivered, or a ``result_error`` → ``settling``;
+* a durable result not yet delivered, or a ``result_error`` → ``settling``; a result
+  delivered whose cleanup has not finished (a pane already closed, a mailbox not yet
+  removed) → ``settling`` too, never ``lost``: its assignment is resolved;
 * presence proven absent (the pane and the Herdr agent are gone) → ``lost``;
 * presence not provable (Herdr could not be asked, the pane holds another agent, the
   child's ``state.json`` is unreadable or names another run, the mailbox is corrupt) →
   ``unknown`` with a diagnostic and no tools;
-* the child's operation ``working`` → ``working``; a pending ``ask_owner`` → ``blocked``;
-  a delegating agent waiting for its own agents' results → ``blocked``; Herdr reporting
-  the agent ``blocked`` → ``blocked``; anything else → ``settling``.
+* a pending ``ask_owner`` → ``blocked`` (with reply); Herdr reporting the agent
+  ``blocked`` → ``blocked`` (by Herdr: a dialog waits for someone, whatever the child's
+  operation says, so neither steer nor interrupt can reach it); the child's operation
+  ``working`` → ``working``; a delegating agent waiting for its own agents' results →
+  ``blocked``; anything else → ``settling``.
 
 Tools (direct owner only, in the reference's order): ``agent_inspect`` when live;
 ``agent_transcript`` when the session file is materialized and non-empty; ``agent_steer``
@@ -103,20 +107,23 @@ def project(generation: Generation, evidence: Evidence, *, direct: bool = True) 
     """The public ``state`` and ``available_tools`` of ``generation`` (module docstring)."""
     transcript = session_materialized(evidence.session_file or generation.pi_session_file)
     close_ok = not evidence.result_pending and generation.result_error is None
+    herdr_blocked = evidence.herdr_status == "blocked"
     if evidence.result_pending or generation.result_error is not None:
         state: AgentState = "settling"
+    elif generation.result_delivered:
+        state = "settling"  # delivered; its cleanup is pending (a gone pane is not lost)
     elif evidence.presence == "lost":
         state = "lost"
     elif evidence.presence == "unknown":
         return Projection("unknown", (), evidence.diagnostic or "presence cannot be proved")
-    elif evidence.operation == "working":
-        state = "working"
     elif evidence.pending_ask_id is not None or evidence.operation == "asking":
         state = "blocked"
+    elif herdr_blocked:
+        state = "blocked"  # the live Herdr runtime is blocked: it wins over the operation
+    elif evidence.operation == "working":
+        state = "working"
     elif evidence.waiting_on_agents:
         state = "blocked"  # progress-capable: its agents work for it
-    elif evidence.herdr_status == "blocked":
-        state = "blocked"  # the live Herdr runtime is blocked without a pending ask
     else:
         state = "settling"
     if not direct:
@@ -135,7 +142,7 @@ def project(generation: Generation, evidence: Evidence, *, direct: bool = True) 
         if state == "working" and not asking:
             tools.add("agent_steer")
             tools.add("agent_interrupt")
-        elif state == "blocked" and evidence.waiting_on_agents and not asking:
+        elif state == "blocked" and evidence.waiting_on_agents and not asking and not herdr_blocked:
             tools.add("agent_steer")  # no pi operation runs: nothing to interrupt
         if (
             asking

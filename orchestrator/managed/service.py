@@ -57,6 +57,7 @@ from orchestrator.managed.launch import (
     remove_mailbox,
     workspace_for,
 )
+from orchestrator.managed.lineage import process_identity
 from orchestrator.managed.mailbox import Kind, Mailbox
 from orchestrator.managed.owner import OwnerChannel
 from orchestrator.managed.projection import Projection, project
@@ -64,6 +65,7 @@ from orchestrator.managed.results import ResultStore
 from orchestrator.managed.settings import ManagedSettings
 from orchestrator.managed.store import Generation, ManagedStore
 from orchestrator.managed.supervisor import (
+    LAUNCHER,
     SESSION_RETIRED,
     Observation,
     ReconcileReport,
@@ -382,6 +384,8 @@ class ManagedService:
                 **({"ask_id": d.ask_id} if d.ask_id else {}),
                 **({"request_id": d.request_id} if d.request_id else {}),
                 **({"truncated": d.truncated} if d.kind == "result" else {}),
+                **({"elapsed_ms": d.elapsed_ms} if d.elapsed_ms is not None else {}),
+                **({"tokens": d.tokens} if d.tokens is not None else {}),
             }
             for d in report.delivered
         ]
@@ -654,6 +658,8 @@ class ManagedService:
                     parent_label=self.delegating.label if self.delegating else None,
                     model=definition.model,
                     thinking=definition.thinking,
+                    allowed_definitions=tuple(definition.agents),
+                    extra={LAUNCHER: process_identity()},
                 )
             )
             with self._launching_lock:
@@ -843,10 +849,48 @@ class ManagedService:
         visit(root)
         return order
 
+    def _finished(self, label: str) -> Generation | None:
+        """This owner's newest generation under ``label`` when none of them is active (it
+        delivered, was closed or failed): what ``agent_close`` of it reports."""
+        generations, _ = self.store.scan()
+        mine = [g for g in generations if g.label == label]
+        if not mine or any(g.active for g in mine):
+            return None
+        own = [g for g in mine if g.owner_session_id == self.controller_id]
+        return max(own, key=lambda g: g.updated_at) if own else None
+
+    @staticmethod
+    def _already_finished(generation: Generation, operation: str) -> ManagedAgentError:
+        """``agent_close`` of an agent that no longer runs: refused with the truth (what
+        became of it), not as a label never seen."""
+        label = generation.label
+        if generation.status == "delivered":
+            what = "it delivered its result and was cleaned up (pane closed, mailbox removed)"
+        elif generation.status == "closed":
+            what = f"it was already closed ({generation.closed_reason or 'closed'})"
+        else:
+            what = "its launch failed and was rolled back"
+        next_action = "Nothing to close."
+        if generation.pi_session_file:
+            next_action += (
+                f" To go on with its work, agent_continue its session {generation.pi_session_file}."
+            )
+        return ManagedAgentError(
+            "target_not_found",
+            f"Agent {label} is not running: {what}",
+            operation=operation,
+            ids={"label": label},
+            next_action=next_action,
+            details={"status": generation.status},
+        )
+
     def close(self, agent: str) -> dict[str, Any]:
         operation = "close"
         self.supervisor.reconcile()
         with self.store.locked():
+            finished = self._finished(agent)
+            if finished is not None:
+                raise self._already_finished(finished, operation)
             self._checked(agent, "agent_close", operation)
             root = self._resolve(agent, operation)
             members = self._cascade(root)

@@ -150,6 +150,9 @@ class Generation:
     closed_reason: str | None = None
     model: str | None = None
     thinking: str | None = None
+    #: the definitions the child may delegate to, as its controller launched it (``()``: a
+    #: leaf; None: recorded before rosters were recorded, never trusted to delegate)
+    allowed_definitions: tuple[str, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -160,6 +163,8 @@ class Generation:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["delivered_asks"] = list(self.delivered_asks)
+        if self.allowed_definitions is not None:
+            out["allowed_definitions"] = list(self.allowed_definitions)
         out["version"] = 1
         return out
 
@@ -188,6 +193,11 @@ class Generation:
         if not isinstance(asks, list) or not all(isinstance(a, str) for a in asks):
             raise _corrupt(path, "delivered_asks is not a list of strings", operation)
         body["delivered_asks"] = tuple(asks)
+        allowed = body.get("allowed_definitions")
+        if allowed is not None:
+            if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+                raise _corrupt(path, "allowed_definitions is not a list of strings", operation)
+            body["allowed_definitions"] = tuple(allowed)
         if f"{body['run_id']}.json" != path.name:
             raise _corrupt(path, f"record carries run id {body['run_id']}", operation)
         try:

@@ -50,13 +50,16 @@ from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.delegation import outstanding
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.launch import remove_mailbox
+from orchestrator.managed.lineage import process_alive, process_identity
 from orchestrator.managed.mailbox import Box, Kind, Mailbox, Message
 from orchestrator.managed.owner import OwnerChannel, PaneOwner
 from orchestrator.managed.projection import Evidence, Presence
 from orchestrator.managed.results import ResultArtifact, ResultStore, render_delivery
 from orchestrator.managed.store import Generation, LockBusy, ManagedStore
+from orchestrator.managed.transcript import session_tokens
 
 __all__ = [
+    "LAUNCHER",
     "SESSION_RETIRED",
     "Delivery",
     "Observation",
@@ -73,6 +76,11 @@ SPOOL_DIR = "owner-messages"
 STALE_AFTER_S = 600.0
 #: the generation's ``extra`` key: its pi session was retired under context pressure
 SESSION_RETIRED = "session_retired"
+#: the generation's ``extra`` key: the process that launches it (``process_identity``)
+LAUNCHER = "launcher"
+#: presence diagnostics (:meth:`Supervisor._presence`) under which an interrupted launch is
+#: left for a later pass: nothing is proved about its pane
+_UNPROVED = ("Herdr could not be asked", "agent name now on pane")
 
 
 @dataclass(frozen=True)
@@ -87,6 +95,10 @@ class Delivery:
     request_id: str | None = None
     #: a result's agent text was cut to the model bound (the full text is ``ref``)
     truncated: bool = False
+    #: a result's time from the delegation to the persisted result (milliseconds)
+    elapsed_ms: int | None = None
+    #: a result's token usage, as the agent's pi session recorded it (None: not recorded)
+    tokens: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -174,10 +186,22 @@ class Supervisor:
             return "unknown", None, f"the pane runs another agent ({agent.name})"
         return "live", agent.agent_status, None
 
+    def _launch_interrupted(self, generation: Generation) -> bool:
+        """A ``starting`` generation whose launcher is gone: not launching in this process,
+        and its recorded launcher (another process) no longer runs."""
+        if generation.run_id in self._launching():
+            return False
+        launcher = generation.extra.get(LAUNCHER)
+        if not isinstance(launcher, dict):
+            return True  # recorded before launchers were: no process can be waiting on it
+        if launcher == process_identity():
+            return True  # ours, yet not launching: this process's launch ended without a record
+        return not process_alive(launcher)
+
     def observe(self, generation: Generation) -> Observation:
         """Fresh evidence for one generation (never raises for bad evidence)."""
         if generation.status == "starting":
-            if generation.run_id in self._launching():
+            if not self._launch_interrupted(generation):
                 return Observation(generation, Evidence("unknown", diagnostic="launch in progress"))
             presence, status, diag = self._presence(generation)
             return Observation(
@@ -278,14 +302,14 @@ class Supervisor:
             with self.store.locked(timeout=None if wait else 0):
                 sink = self._sink(pull)
                 for generation in self.owned():
-                    report.observations.append(
-                        self._reconcile_one(generation, report.delivered, sink)
-                    )
+                    observed = self._reconcile_one(generation, report.delivered, sink)
+                    if observed is not None:
+                        report.observations.append(observed)
                 for generation, parent in self.descendants():
                     # delivered to its direct owner's pane (never to this controller)
-                    report.descendants.append(
-                        self._reconcile_one(generation, [], self._owner_pane_sink(parent))
-                    )
+                    observed = self._reconcile_one(generation, [], self._owner_pane_sink(parent))
+                    if observed is not None:
+                        report.descendants.append(observed)
         except LockBusy:
             report.skipped = True
         return report
@@ -324,8 +348,13 @@ class Supervisor:
 
     def _reconcile_one(
         self, generation: Generation, delivered: list[Delivery], sink: Sink | None
-    ) -> Observation:
+    ) -> Observation | None:
+        """Move ``generation`` on; its fresh observation, or None once this pass finished it
+        (delivered and cleaned up: it is no agent any more, and its closed pane must never
+        read as ``lost``)."""
         mailbox = self.mailbox(generation)
+        if generation.status == "starting" and self._launch_interrupted(generation):
+            generation = self._resolve_interrupted(generation, mailbox)
         if generation.status == "live":
             try:
                 pending = mailbox.pending(Box.TO_OWNER)
@@ -342,7 +371,62 @@ class Supervisor:
                 generation = self._deliver_result(generation, delivered, sink)
             if generation.result_delivered:
                 generation = self._finish(generation, mailbox)
+        if not generation.active:
+            return None
         return self.observe(generation)
+
+    def _resolve_interrupted(self, generation: Generation, mailbox: Mailbox) -> Generation:
+        """A launch whose launcher was killed, resolved with evidence: **adopted** when its
+        task was posted and its pane provably runs the child (our alias on the pane, the
+        child's ``state.json`` naming the run), else **closed**: the pane closed when it
+        provably runs our alias, left alone when it does not (nothing proves it ours), the
+        mailbox removed, the record ``failed`` with what was found. Nothing is done while
+        Herdr cannot be asked or the mailbox cannot be read (it stays ``unknown``)."""
+        try:
+            history = mailbox.history() if mailbox.path.exists() else []
+            child = read_state(mailbox.path) if mailbox.path.exists() else None
+        except ManagedAgentError:
+            return generation
+        presence, _status, diagnostic = self._presence(generation)
+        if presence == "unknown" and diagnostic is not None and diagnostic.startswith(_UNPROVED):
+            return generation  # Herdr could not be asked, or our agent moved: not proved
+        task = next((m for m in history if m.kind is Kind.TASK), None)
+        if (
+            task is not None
+            and presence == "live"
+            and child is not None
+            and child.run_id == generation.run_id
+        ):
+            return self.store.update(
+                generation,
+                status="live",
+                request_id=task.message_id,
+                pi_session_id=child.pi_session_id,
+                pi_session_file=child.pi_session_file,
+                diagnostic="adopted after an interrupted launch: its task was posted and its "
+                "pane runs it",
+            )
+        found = [f"launch interrupted ({diagnostic or 'its pane runs our agent'})"]
+        found.append("its task was posted" if task is not None else "its task was never posted")
+        problems: list[str] = []
+        if presence == "live":
+            problems += close_pane(self._client_of, generation.pane_id)
+            found.append(f"pane {generation.pane_id} closed")
+        elif generation.pane_id is not None and presence == "unknown":
+            found.append(f"pane {generation.pane_id} left open: nothing proves it ours")
+        try:
+            remove_mailbox(mailbox.path)
+        except OSError as exc:
+            problems.append(f"mailbox {mailbox.path} could not be removed: {exc}")
+        if problems and presence == "live":
+            return self.store.update(generation, cleanup_error="; ".join(problems))
+        return self.store.update(
+            generation,
+            status="failed",
+            closed_reason="; ".join(found),
+            diagnostic="; ".join(found),
+            cleanup_error="; ".join(problems) or None,
+        )
 
     def _persist(self, generation: Generation, message: Message) -> Generation:
         if generation.result_ref is not None:
@@ -420,6 +504,8 @@ class Supervisor:
                 ref=artifact.ref,
                 request_id=artifact.request_id,
                 truncated=rendered.truncated,
+                elapsed_ms=max(0, int((artifact.created_at - generation.created_at) * 1000)),
+                tokens=session_tokens(artifact.pi_session_file or generation.pi_session_file),
             )
         )
         return self.store.update(marked, result_delivered=True)
@@ -535,11 +621,12 @@ def public_record(
         "active_request_id": g.request_id if g.result_ref is None else None,
     }
     if child is not None and child.last_activity_at:
+        # on every record with activity evidence, not only a stale one: a model reads
+        # "inactive for 9 minutes" before the 10-minute threshold makes it stale
         record["last_activity_at"] = child.last_activity_at
         inactive = max(0.0, wall - child.last_activity_at)
-        if projection_state == "working" and inactive >= STALE_AFTER_S:
-            record["stale"] = True
-            record["inactive_ms"] = int(inactive * 1000)
+        record["stale"] = projection_state == "working" and inactive >= STALE_AFTER_S
+        record["inactive_ms"] = int(inactive * 1000)
     if g.parent_label:
         record["parent_label"] = g.parent_label
     if g.cleanup_error:

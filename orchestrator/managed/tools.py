@@ -29,6 +29,7 @@ from orchestrator.booleans import BooleanError
 from orchestrator.logs import scoped, task_logger
 from orchestrator.managed.delegation import delegating_controller, is_managed_child
 from orchestrator.managed.errors import ManagedAgentError
+from orchestrator.managed.lineage import launched_in
 from orchestrator.managed.owner import owner_channel
 from orchestrator.managed.service import MANAGED_TOOL_NAMES, ManagedService
 from orchestrator.managed.settings import managed_settings
@@ -157,9 +158,12 @@ def managed_service(ctx: ToolContext) -> ManagedService:
     state_dir = actx.config.state_dir.expanduser()
     env = dict(actx.env)
     delegating = None
-    if is_managed_child(env):
-        # a managed child serves as its own (delegating) controller over the lead's state
-        delegating = delegating_controller(env)
+    lineage = launched_in()
+    if is_managed_child(env) or lineage.run_id is not None:
+        # a managed child serves as its own (delegating) controller over the lead's state,
+        # as its launch recorded it: one that dropped its PI_HERDSMAN_* variables is still
+        # the child its pane was launched as, never a lead controller
+        delegating = delegating_controller(env, lineage)
         state_dir = delegating.state_dir
     owner = None
     if env.get("HERDR_PANE_ID", "").strip():

@@ -47,6 +47,7 @@ __all__ = [
     "TranscriptEntry",
     "TranscriptView",
     "read_transcript",
+    "session_tokens",
     "transcript_text",
 ]
 
@@ -322,3 +323,43 @@ def transcript_text(agent: str, view: TranscriptView) -> str:
         lines.append("Some content was omitted by the transcript bounds.")
     lines += ["", "Persisted transcript:", view.text or "(no persisted transcript evidence)"]
     return "\n".join(lines)
+
+
+#: pi's usage keys summed into :func:`session_tokens`'s answer, by the name we give them
+_USAGE_KEYS = {
+    "input": "input",
+    "output": "output",
+    "cacheRead": "cache_read",
+    "cacheWrite": "cache_write",
+    "totalTokens": "total",
+}
+
+
+def session_tokens(path: str | None) -> dict[str, int] | None:
+    """The token usage pi recorded in the session file at ``path``: each assistant
+    message's ``usage`` summed (``input``, ``output``, ``cache_read``, ``cache_write``,
+    ``total``). None when there is no such file, it records no usage, or it is larger than
+    the bound a session is read to (a sum over part of it would be wrong)."""
+    if not path:
+        return None
+    try:
+        if Path(path).lstat().st_size > MAX_SESSION_BYTES:
+            return None
+        entries = read_entries(path)
+    except (OSError, safe_fs.UnsafeFile):
+        return None
+    totals = dict.fromkeys(_USAGE_KEYS.values(), 0)
+    seen = False
+    for entry in entries:
+        message = entry.get("message")
+        if entry.get("type") != "message" or not isinstance(message, Mapping):
+            continue
+        usage = message.get("usage")
+        if message.get("role") != "assistant" or not isinstance(usage, Mapping):
+            continue
+        for key, name in _USAGE_KEYS.items():
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                totals[name] += value
+                seen = True
+    return totals if seen else None

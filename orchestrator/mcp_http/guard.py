@@ -3,7 +3,9 @@
 An ASGI middleware in front of the SDK's app: it answers a refusal itself (a JSON-RPC error
 body with no id, as the SDK answers its own refusals, and the HTTP status that names the
 problem) and logs it with the method, path and peer, never a header value or the query string
-(the token could be in either). In order, and why each check exists:
+(the token could be in either), each with its control characters escaped
+(:func:`~orchestrator.logs.printable`: a ``%0a`` in a path cannot forge a line). In order, and
+why each check exists:
 
 1. **Connection cap → 503.** Every request in flight (an open event stream included) holds a
    task and a socket; past :attr:`HttpSettings.max_connections` a flood is refused at once
@@ -41,6 +43,7 @@ from typing import Any
 
 import anyio
 
+from orchestrator.logs import printable
 from orchestrator.mcp_http.settings import HttpSettings, is_loopback
 
 __all__ = ["Guard", "refusal_body"]
@@ -73,7 +76,7 @@ def _header(scope: Scope, name: bytes) -> list[str]:
 
 def _peer(scope: Scope) -> str:
     client = scope.get("client")
-    return f"{client[0]}:{client[1]}" if client else "?"
+    return printable(f"{client[0]}:{client[1]}") if client else "?"
 
 
 def _origin_host(origin: str) -> str:
@@ -234,8 +237,8 @@ class Guard:
                 log.warning(
                     "MCP transport answered %s to %s %s from %s",
                     message["status"],
-                    scope["method"],
-                    scope["path"],
+                    printable(scope["method"]),
+                    printable(scope["path"]),
                     _peer(scope),
                 )
             await send(message)
@@ -245,8 +248,8 @@ class Guard:
     async def _refuse(self, scope: Scope, send: Send, refused: Refused) -> None:
         log.warning(
             "refused %s %s from %s: %s %s",
-            scope["method"],
-            scope["path"],
+            printable(scope["method"]),
+            printable(scope["path"]),
             _peer(scope),
             refused.status,
             refused.reason,

@@ -16,12 +16,17 @@ Why these choices:
   URL would have it written there. :class:`Guard` logs refusals without the query string.
 * We bind the socket before uvicorn starts, so ``--http 127.0.0.1:0`` can report the port
   it got, and the address is taken (or the start fails) before anything is announced.
+* We accept on that socket ourselves (:class:`~orchestrator.mcp_http.sockets.SocketGate`)
+  and hand each accepted socket to uvicorn's h11 protocol, so every socket is counted and
+  timed from its accept, before TLS and before any header: a connection that sends nothing
+  or half a head cannot hold a descriptor for ever (uvicorn alone times none of those out).
 * The TLS context is the one :meth:`HttpSettings.ssl_context` built and checked at start
-  (TLS 1.2 and later).
+  (TLS 1.2 and later); the gate wraps each accepted socket in it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 from collections.abc import Callable
@@ -34,6 +39,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from orchestrator.mcp_http.guard import App, Guard
 from orchestrator.mcp_http.settings import MCP_PATH, HttpSettings
+from orchestrator.mcp_http.sockets import HeadTimedProtocol, Slot, SocketGate
 
 __all__ = ["bind", "build_app", "run_http", "serve_http"]
 
@@ -76,6 +82,39 @@ def bind(settings: HttpSettings) -> socket.socket:
     return listener
 
 
+class _GatedServer(uvicorn.Server):
+    """uvicorn's server with no listener of its own: the gate accepts on ours."""
+
+    def __init__(self, config: uvicorn.Config, listener: socket.socket, gate: SocketGate):
+        super().__init__(config)
+        self._listener = listener
+        self._gate = gate
+        self._accepting: asyncio.Task[None] | None = None
+
+    def _protocol(self, slot: Slot) -> HeadTimedProtocol:
+        return HeadTimedProtocol(
+            config=self.config,
+            server_state=self.server_state,
+            app_state=self.lifespan.state,
+            slot=slot,
+            head_timeout=self._gate.head_timeout,
+        )
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=[])  # the lifespan; no listener of uvicorn's
+        if self.started:
+            self._accepting = asyncio.get_running_loop().create_task(
+                self._gate.serve(self._listener, self._protocol)
+            )
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self._accepting is not None:
+            self._accepting.cancel()
+        self._listener.close()
+        self._gate.close()
+        await super().shutdown(sockets=[])
+
+
 async def serve_http(
     server: Server[Any],
     settings: HttpSettings,
@@ -96,11 +135,13 @@ async def serve_http(
         server_header=False,
         timeout_keep_alive=KEEP_ALIVE,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-        ssl_context_factory=(lambda _config, _default: context) if context is not None else None,
+    )
+    gate = SocketGate(
+        max_sockets=settings.max_sockets, head_timeout=settings.head_timeout, context=context
     )
     if announce is not None:
         announce(settings.url(listener.getsockname()[1]))
-    await uvicorn.Server(config).serve(sockets=[listener])
+    await _GatedServer(config, listener, gate).serve()
 
 
 def run_http(

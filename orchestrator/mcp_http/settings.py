@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_HEAD_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_SOCKETS",
     "ENV_TOKEN",
     "MCP_PATH",
     "HttpSettings",
@@ -63,6 +65,11 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 DEFAULT_BODY_TIMEOUT = 10.0
 #: HTTP requests served at once (an open event stream counts); more are refused (503).
 DEFAULT_MAX_CONNECTIONS = 128
+#: Seconds a new connection (or a kept-alive one that starts its next request) has to finish
+#: its TLS handshake and then its request head; a slower one is closed unanswered.
+DEFAULT_HEAD_TIMEOUT = 10.0
+#: Sockets held open at once, counted from the accept (before TLS, before any header).
+DEFAULT_MAX_SOCKETS = 256
 #: The longest token file read (a token is a line; anything bigger is not one).
 _MAX_TOKEN_FILE = 4096
 
@@ -84,6 +91,8 @@ class HttpSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     body_timeout: float = DEFAULT_BODY_TIMEOUT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT
+    max_sockets: int = DEFAULT_MAX_SOCKETS
 
     @property
     def loopback(self) -> bool:
@@ -223,6 +232,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_CONNECTIONS,
         help=f"requests served at once, streams included (default {DEFAULT_MAX_CONNECTIONS})",
     )
+    group.add_argument(
+        "--head-timeout",
+        type=float,
+        default=DEFAULT_HEAD_TIMEOUT,
+        help="seconds a connection has to complete its TLS handshake and then its request "
+        f"head (default {DEFAULT_HEAD_TIMEOUT:g})",
+    )
+    group.add_argument(
+        "--max-sockets",
+        type=int,
+        default=DEFAULT_MAX_SOCKETS,
+        help=f"client sockets held open at once, counted from the accept (default "
+        f"{DEFAULT_MAX_SOCKETS})",
+    )
 
 
 def _origin(text: str) -> str:
@@ -253,9 +276,16 @@ def settings_from_args(
         token = None
     if (args.tls_cert is None) != (args.tls_key is None):
         raise SettingsError("TLS needs both --tls-cert and --tls-key")
-    if args.max_body_bytes <= 0 or args.max_connections <= 0 or not args.body_timeout > 0:
+    if (
+        args.max_body_bytes <= 0
+        or args.max_connections <= 0
+        or args.max_sockets <= 0
+        or not args.body_timeout > 0
+        or not args.head_timeout > 0
+    ):
         raise SettingsError(
-            "--max-body-bytes, --max-connections and --body-timeout must be positive"
+            "--max-body-bytes, --max-connections, --max-sockets, --body-timeout and "
+            "--head-timeout must be positive"
         )
     settings = HttpSettings(
         host=host,
@@ -267,6 +297,8 @@ def settings_from_args(
         max_body_bytes=args.max_body_bytes,
         body_timeout=args.body_timeout,
         max_connections=args.max_connections,
+        head_timeout=args.head_timeout,
+        max_sockets=args.max_sockets,
     )
     if not settings.loopback and (settings.tls_cert is None or token is None):
         raise SettingsError(

@@ -134,3 +134,12 @@ def test_configure_writes_to_stderr_by_default() -> None:
     finally:
         logging.getLogger("orchestrator").removeHandler(handler)
         logging.getLogger("orchestrator").setLevel(logging.NOTSET)
+
+
+def test_printable_escapes_every_control_character_and_the_backslash() -> None:
+    """What is logged from a request stays on its own line and reads back unambiguously."""
+    printable = logs.printable
+    assert printable("/mcp\n2026 WARNING forged") == "/mcp\\x0a2026 WARNING forged"
+    assert printable("a\rb\x1b[31mc\x7f\x85\u2028d") == "a\\x0db\\x1b[31mc\\x7f\\x85\\u2028d"
+    assert printable("C:\\x0a") == "C:\\\\x0a"  # a literal backslash is not an escape
+    assert printable("plain é ✓") == "plain é ✓"

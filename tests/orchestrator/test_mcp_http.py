@@ -303,3 +303,19 @@ def test_a_call_is_answered_with_one_json_body(server: HttpServer) -> None:
     assert answer.headers["content-type"].startswith("application/json")
     assert answer.json()["result"]["serverInfo"]["name"] == "herdr-orchestrator"
     assert answer.headers["mcp-session-id"]
+
+
+def test_control_characters_from_a_request_are_escaped_in_the_log(server: HttpServer) -> None:
+    """A decoded ``%0a`` in the path (no token: refused 401 and logged) stays in its line."""
+    forged = "2026-12-06%2004:00:00,000%20WARNING%20orchestrator%20FORGED"
+    answer = raw_request(server, "POST", "{}", MCP_HEADERS, path="/mcp%0a" + forged)
+    assert answer.status == 401
+
+    def logged() -> str | None:
+        text = server.log()
+        return text if "FORGED" in text else None
+
+    log = wait_until(logged, what="the refusal's log line")
+    line = forged.replace("%20", " ")
+    assert not any(text.startswith(line) for text in log.splitlines())
+    assert "/mcp\\x0a" + line in log

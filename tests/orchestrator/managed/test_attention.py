@@ -275,3 +275,34 @@ def test_event_wakes_a_waiting_scanner_before_the_30s_fallback() -> None:
     assert sched.scan_due() and sched.next_scan_at() == pytest.approx(10)
     got = sched.scan([_blocked()], owner_idle=True)
     assert got is not None and got.reason == "blocked"
+
+
+def _lost(run: str = "r9", label: str = "gone") -> AgentObservation:
+    return AgentObservation(
+        run_id=run, label=label, state="lost", active_request_id="q9", lost=True
+    )
+
+
+def test_an_immediate_reason_goes_out_on_the_next_scan_not_30s_later() -> None:
+    """Two conditions due in one scan: one message goes out, and the next scan is due at
+    once (no clock time passes), so the lost agent is not queued 30 s behind the other."""
+    _clock, sched = _sched()
+    both = [_blocked("r1", "a"), _lost()]
+    first = sched.scan(both, owner_idle=True)
+    assert first is not None
+    assert sched.scan_due()
+    second = sched.scan(both, owner_idle=True)
+    assert second is not None
+    assert {first.reason, second.reason} == {"blocked", "lost"}
+    assert not sched.scan_due()
+
+
+def test_a_new_lost_episode_goes_before_a_due_reminder() -> None:
+    clock, sched = _sched()
+    assert sched.scan([_blocked("r1", "a")], owner_idle=True) is not None
+    clock.advance(300)  # the blocked agent's first reminder is due now
+    got = sched.scan([_blocked("r1", "a"), _lost()], owner_idle=True)
+    assert got is not None and got.reason == "lost"
+    assert sched.scan_due()
+    reminder = sched.scan([_blocked("r1", "a"), _lost()], owner_idle=True)
+    assert reminder is not None and reminder.reason == "blocked"

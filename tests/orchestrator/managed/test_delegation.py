@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from orchestrator.managed.delegation import (
 )
 from orchestrator.managed.env import PANE_ENV, ChildIdentity, child_env
 from orchestrator.managed.errors import ManagedAgentError
+from orchestrator.managed.lineage import Lineage
 from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.store import Generation, ManagedStore
 from tests.orchestrator.managed.test_service_store import generation
@@ -53,29 +55,85 @@ def said_hello(env: dict[str, str]) -> ManagedChild:
     return child
 
 
+def recorded(env: dict[str, str], allowed: list[str] | None, **kw: object) -> Lineage:
+    """The generation record its controller wrote at launch for the child of ``env`` (its
+    roster ``allowed``), and the lineage of a process launched in that child's pane."""
+    mailbox = env["PI_HERDSMAN_MAILBOX"]
+    store = ManagedStore(state_dir_of(Path(mailbox)))
+    fields: dict[str, Any] = {
+        "run_id": env["PI_HERDSMAN_RUN_ID"],
+        "label": "boss",
+        "definition": "helper",
+        "owner_session_id": "lead-id",
+        "mailbox": mailbox,
+        "pane_id": "w1:p2",
+        "pi_session_id": SESSION,
+        "allowed_definitions": None if allowed is None else tuple(allowed),
+    }
+    fields.update(kw)
+    store.save(generation(**fields))
+    return Lineage(readable=True, run_id=env["PI_HERDSMAN_RUN_ID"], mailbox=mailbox)
+
+
 def test_a_delegating_child_is_a_controller_over_the_leads_state(tmp_path: Path) -> None:
     env = child_environment(tmp_path, ["scout"])
     assert is_managed_child(env) and not is_managed_child({"HOME": "/root"})
     assert not is_managed_child({"PI_SUBAGENT_CHILD": "1"})  # another tool's subagent
     said_hello(env)
-    controller = delegating_controller(env)
+    lineage = recorded(env, ["scout"])
+    controller = delegating_controller(env, lineage)
     assert controller.state_dir == tmp_path
-    assert controller.controller_id == SESSION  # its pi session, proven by its state.json
+    assert controller.controller_id == SESSION  # its pi session, recorded at its launch
     assert controller.label == "boss" and controller.pane_id == "w1:p2"
     assert controller.allowed_definitions == ("scout",)
+    # the same child with its PI_HERDSMAN_* variables dropped is still that child
+    assert delegating_controller({}, lineage) == controller
 
 
 def test_a_leaf_or_an_unproven_child_is_refused(tmp_path: Path) -> None:
     leaf = child_environment(tmp_path, [])
     said_hello(leaf)
+    lineage = recorded(leaf, [])
     with pytest.raises(ManagedAgentError, match="leaf agent") as caught:
-        delegating_controller(leaf)
+        delegating_controller(leaf, lineage)
     assert caught.value.category == "invalid_request"
     unproven = child_environment(tmp_path / "other", ["scout"])  # no state.json yet
     with pytest.raises(ManagedAgentError, match="not proven"):
-        delegating_controller(unproven)
+        delegating_controller(unproven, recorded(unproven, ["scout"]))
     with pytest.raises(ManagedAgentError, match="mailboxes-v4"):
         state_dir_of(tmp_path / "elsewhere" / ("0" * 32))
+
+
+def test_a_leaf_cannot_widen_its_roster_through_its_environment(tmp_path: Path) -> None:
+    """The roster, leaf status and parent are the launch record's: a leaf that sets
+    PI_HERDSMAN_ALLOWED_AGENT_DEFINITIONS (or drops every PI_HERDSMAN_* variable) stays a
+    leaf; one that names another generation, or cannot show the pane it was launched in,
+    is refused."""
+    leaf = child_environment(tmp_path, [])
+    said_hello(leaf)
+    lineage = recorded(leaf, [])
+    widened = {**leaf, "PI_HERDSMAN_ALLOWED_AGENT_DEFINITIONS": '["scout","helper"]'}
+    for env in (widened, {}):
+        with pytest.raises(ManagedAgentError, match="leaf agent"):
+            delegating_controller(env, lineage)
+    other = {**widened, "PI_HERDSMAN_RUN_ID": str(uuid.uuid4())}
+    with pytest.raises(ManagedAgentError, match="another generation"):
+        delegating_controller(other, lineage)
+    with pytest.raises(ManagedAgentError, match="cannot be proved"):
+        delegating_controller(widened, Lineage(readable=True))
+    with pytest.raises(ManagedAgentError, match="no process ancestry"):
+        delegating_controller(widened, Lineage(readable=False))
+
+
+def test_a_child_recorded_without_a_roster_or_not_active_is_refused(tmp_path: Path) -> None:
+    env = child_environment(tmp_path, ["scout"])
+    said_hello(env)
+    with pytest.raises(ManagedAgentError, match="without a recorded roster"):
+        delegating_controller(env, recorded(env, None))
+    with pytest.raises(ManagedAgentError, match="not active"):
+        delegating_controller(env, recorded(env, ["scout"], status="delivered"))
+    with pytest.raises(ManagedAgentError, match="owner's"):
+        delegating_controller(env, recorded(env, ["scout"], owner_session_id=SESSION))
 
 
 def test_outstanding_until_the_result_is_delivered_or_being_delivered() -> None:

@@ -558,3 +558,22 @@ def test_relay_events_notifies_per_event_stops_when_told_and_logs_a_failing_stre
         relay_events(broken(), stop, lambda: seen.append(1), log)  # logged, not raised
     assert len(seen) == 1
     assert [r.getMessage() for r in caplog.records] == ["the health event stream failed"]
+
+
+def test_background_sends_a_lost_agent_at_once_not_a_scan_later() -> None:
+    """Two messages due in one scan: the background sends the second on its very next
+    scan (no clock time passes), not 30 s later at the fallback."""
+    clock = ManualClock(start=0.0)
+    owner = RecordingOwner()
+    lost = AgentObservation(
+        run_id="r9", label="gone", state="lost", active_request_id="q9", lost=True
+    )
+    health = monitor(clock, Agents(blocked("r1", "a"), lost), owner)
+    health.start()
+    try:
+        wait_until(lambda: len(owner.received) == 2, what="both messages without the clock")
+        reasons = sorted(text.splitlines()[0].split("reason=")[1] for text in owner.received)
+        assert reasons == ["blocked", "lost"]
+        assert clock.now() == 0.0
+    finally:
+        assert health.stop(timeout=5 * SCALE)

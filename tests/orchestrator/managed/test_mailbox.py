@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orchestrator.agent_tools import safe_fs
 from orchestrator.managed.mailbox import (
     MARKER,
     NAMESPACE,
@@ -440,3 +441,82 @@ def test_reading_never_creates_a_mailbox(tmp_path: Path) -> None:
     assert box.pending_ask() is None
     assert not box.path.exists()
     assert not (tmp_path / NAMESPACE).exists()
+
+
+def _forge(box: Mailbox, kind: Kind, assignment: str, text: str, seq: int) -> None:
+    """A valid record written straight into its box, as a hostile child can."""
+    message = Message(
+        kind=kind,
+        message_id=str(uuid.uuid4()),
+        assignment_id=assignment,
+        text=text,
+        created_at=1.0,
+        seq=seq,
+        status="completed" if kind is Kind.RESULT else None,
+    )
+    record_path(box, message).write_bytes(message.encode())
+
+
+def _no_load(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every record read from now on (the bound must refuse before any)."""
+    from orchestrator.managed import mailbox as module
+
+    read: list[Path] = []
+    real = safe_fs.read_bounded
+
+    def counting(path: Path, limit: int) -> object:
+        read.append(path)
+        return real(path, limit)
+
+    monkeypatch.setattr(module, "read_bounded", counting)
+    return read
+
+
+def test_a_mailbox_past_its_byte_bound_is_a_fault_with_nothing_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.managed.mailbox import MAILBOX_BYTE_LIMIT, REQUEST_LIMIT_BYTES
+
+    box = make(tmp_path)
+    task = box.post(Kind.TASK, "go")
+    big = "x" * (REQUEST_LIMIT_BYTES - 1024)
+    for n in range(MAILBOX_BYTE_LIMIT // len(big) + 1):
+        _forge(box, Kind.ASK, task.message_id, big, n + 2)
+    read = _no_load(monkeypatch)
+    for reader in (lambda: box.pending(Box.TO_OWNER), box.history, box.pending_ask):
+        with pytest.raises(MailboxError) as caught:
+            reader()
+        assert caught.value.category == "internal_failure"
+        assert "nothing was read" in caught.value.message
+        assert (caught.value.details or {})["path"] == str(box.path)
+    assert read == []
+
+
+def test_a_mailbox_past_its_record_bound_is_a_fault_with_nothing_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestrator.managed.mailbox import MAILBOX_RECORD_LIMIT
+
+    box = make(tmp_path)
+    task = box.post(Kind.TASK, "go")
+    for n in range(MAILBOX_RECORD_LIMIT):
+        _forge(box, Kind.ASK, task.message_id, "q", n + 2)
+    read = _no_load(monkeypatch)
+    with pytest.raises(MailboxError, match=f"more than {MAILBOX_RECORD_LIMIT} records"):
+        box.pending(Box.TO_OWNER)
+    assert read == []
+
+
+def test_a_post_that_would_cross_the_bound_is_refused(tmp_path: Path) -> None:
+    from orchestrator.managed.mailbox import MAILBOX_BYTE_LIMIT, REQUEST_LIMIT_BYTES
+
+    box = make(tmp_path)
+    task = box.post(Kind.TASK, "go")
+    big = "x" * (REQUEST_LIMIT_BYTES - 1024)
+    for n in range(MAILBOX_BYTE_LIMIT // len(big)):  # just under the bound
+        _forge(box, Kind.STEER, task.message_id, big, n + 2)
+    with pytest.raises(MailboxError) as caught:
+        box.post(Kind.STEER, big, assignment_id=task.message_id)
+    assert caught.value.category == "invalid_request"
+    assert "was not posted" in caught.value.message
+    assert box.pending(Box.TO_CHILD)[-1].text == big  # still readable: under the bound

@@ -60,7 +60,11 @@ def test_a_crash_mid_delivery_never_delivers_again(world: ManagedWorld) -> None:
     assert world.service.results.is_delivered(started["request_id"])
 
 
-def test_an_interrupted_launch_is_lost_and_closable(world: ManagedWorld) -> None:
+def test_an_interrupted_launch_without_a_pane_is_closed_with_evidence(
+    world: ManagedWorld,
+) -> None:
+    """A ``starting`` record no process launches any more (here: none recorded) is resolved
+    by the next controller's first pass: closed with what was found, its label free."""
     service = world.service
     now = time.time()
     run_id = str(uuid.uuid4())
@@ -80,12 +84,14 @@ def test_an_interrupted_launch_is_lost_and_closable(world: ManagedWorld) -> None
         )
     )
     world.restart()
-    record = world.agent("halfway")
-    assert record is not None
-    assert record["state"] == "lost" and record["available_tools"] == ["agent_close"]
-    assert "launch was interrupted" in record["diagnostic"]
-    world.ok("agent_close", agent="halfway")
     assert world.agent("halfway") is None
+    resolved = world.service.store.load(run_id)
+    assert resolved.status == "failed"
+    assert resolved.diagnostic == (
+        "launch interrupted (the launch never created a pane); its task was never posted"
+    )
+    error = world.refused("agent_close", "target_not_found", agent="halfway")
+    assert error["details"] == {"status": "failed"}
 
 
 def test_another_controllers_record_is_never_actionable(world: ManagedWorld) -> None:

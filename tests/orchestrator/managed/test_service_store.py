@@ -243,3 +243,13 @@ def test_a_delegating_agent_waiting_on_its_agents_is_blocked_with_steer_not_inte
     working = project(generation(), Evidence("live", operation="working", waiting_on_agents=True))
     assert working.state == "working"  # a running turn is working, with interrupt
     assert "agent_interrupt" in working.available_tools
+
+
+def test_herdr_blocked_wins_over_the_childs_working_operation() -> None:
+    """A dialog Herdr reports blocked waits for someone: the child's own ``working`` must not
+    offer steer or interrupt (neither reaches a blocked runtime)."""
+    p = project(generation(), Evidence("live", operation="working", herdr_status="blocked"))
+    assert p.state == "blocked"
+    assert p.available_tools == ("agent_inspect", "agent_close")
+    waiting = Evidence("live", operation="idle", herdr_status="blocked", waiting_on_agents=True)
+    assert project(generation(), waiting).available_tools == ("agent_inspect", "agent_close")

@@ -337,3 +337,29 @@ def test_the_model_text() -> None:
     empty = transcript_text("scout", TranscriptView("s-1", "", False, ()))
     assert empty.endswith("(no persisted transcript evidence)")
     assert "omitted" not in empty
+
+
+def test_session_tokens_sum_the_assistant_usage_pi_recorded(tmp_path: Path) -> None:
+    from orchestrator.managed.transcript import session_tokens
+
+    path = tmp_path / "s.jsonl"
+    usage = {"input": 7, "output": 3, "cacheRead": 2, "cacheWrite": 0, "totalTokens": 12}
+    lines = [
+        {"type": "session", "version": 3, "id": "s"},
+        {"type": "message", "message": {"role": "user", "content": "hi", "usage": usage}},
+        {"type": "message", "message": {"role": "assistant", "content": [], "usage": usage}},
+        {"type": "message", "message": {"role": "assistant", "content": [], "usage": usage}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert session_tokens(str(path)) == {
+        "input": 14,
+        "output": 6,
+        "cache_read": 4,
+        "cache_write": 0,
+        "total": 24,
+    }
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text(json.dumps(lines[0]) + "\n")
+    assert session_tokens(str(bare)) is None
+    assert session_tokens(str(tmp_path / "missing.jsonl")) is None
+    assert session_tokens(None) is None
