@@ -96,18 +96,19 @@ def report_outcomes(tail: WireTail, pane_id: str | None, state: str) -> str:
 
 
 def wait_until(
-    predicate: Callable[[], T],
+    predicate: Callable[[], T | None],
     timeout: float = DEFAULT_WAIT,
     interval: float = 0.02,
     what: str = "",
 ) -> T:
-    """Call ``predicate`` until it returns something truthy; return that value.
+    """Call ``predicate`` until it returns something truthy; return that value (never None:
+    the type says so).
 
     Raises :class:`WaitTimeout` after ``timeout`` seconds (times ``HERDR_WAIT_SCALE``).
     """
     __tracebackhide__ = True
     deadline = time.monotonic() + timeout * SCALE
-    last: T = predicate()
+    last = predicate()
     while not last:
         if time.monotonic() >= deadline:
             label = what or getattr(predicate, "__name__", "condition")

@@ -193,6 +193,12 @@ def run_bounded(
                         for registered in list(sel.get_map().values()):
                             sel.unregister(registered.fileobj)
                         break
+        except BaseException:
+            # whatever ends the read (a timeout, an interrupt, a failed read) ends the program
+            # too: it is never left running nor unwaited
+            proc.kill()
+            proc.wait()
+            raise
         finally:
             proc.stdout.close()
             proc.stderr.close()

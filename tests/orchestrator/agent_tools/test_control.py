@@ -402,8 +402,12 @@ def test_a_symlinked_messages_dir_is_never_written_through(
     assert list(elsewhere.iterdir()) == []
     assert value["status"] == "failed" and value["error"]["code"] == "ARTIFACT_UNSAFE", value
     assert "symbolic link" in value["error"]["message"]
-    # nothing was typed: pi writes its session file on the first prompt
-    assert not Path(agent.info["agent_session"]["value"]).exists()
+    # nothing was typed: pi writes its session file on the first prompt (the path comes with
+    # pi's session report, which a loaded machine may not have delivered yet)
+    session = wait_until(
+        lambda: agent.info.get("agent_session"), 20, what="the fake pi's session report"
+    )
+    assert not Path(session["value"]).exists()
 
 
 def test_a_message_file_swapped_for_a_link_is_replaced_not_written_through(

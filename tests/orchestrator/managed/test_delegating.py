@@ -164,7 +164,13 @@ def test_a_delegating_childs_roster_and_view_are_its_own(world: ManagedWorld) ->
 
 def test_closing_a_delegating_agent_closes_its_cascade_child_first(world: ManagedWorld) -> None:
     boss = start_boss_with_a_gated_leaf(world)
-    leaf = wait_until(lambda: world.agent("leaf"), 20, interval=0.1, what="the leaf listed")
+    # listed as soon as its launch is recorded; its pane comes with the launch's next step
+    leaf = wait_until(
+        lambda: (agent := world.agent("leaf")) and agent.get("pane_id") and agent,
+        20,
+        interval=0.1,
+        what="the leaf listed with its pane",
+    )
     world.wait_state("boss", "blocked", timeout=20)
     closed = world.ok("agent_close", agent="boss")
     assert closed["closed"] == ["leaf", "boss"]
