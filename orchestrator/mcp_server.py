@@ -83,7 +83,7 @@ yourself); inspect = read error and evidence before deciding; retry = fix the re
 start/prompt/wait/read). Use them for your own panes and commands, not to delegate. They answer
 {ok, command, exitCode, errorCode?, data?, stdout?, stderr?}; Herdr's own error is in
 data.error.code. List first and use only ids Herdr returned; never build an id.
-3. Managed-agent tools (agent_*): pi children you coordinate over time (seed 002). agent_list
+3. Managed-agent tools (agent_*): pi children you coordinate over time. agent_list
 shows your agents with `state` and `available_tools` (call only what it lists) and the
 definition roster; agent_delegate starts one assignment from a definition, agent_continue a new
 one from a saved session; agent_steer, agent_interrupt, agent_reply (to an ask_owner question),
