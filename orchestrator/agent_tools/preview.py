@@ -23,7 +23,7 @@ from typing import Any
 
 from orchestrator.agent_tools.contract import AgentResult, ResultError, elapsed_ms, refusal
 from orchestrator.booleans import BooleanError
-from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, ToolContext
+from orchestrator.core.tool import PREVIEW_REQUIRED_ENV, ToolContext
 
 PREVIEW_SCHEMA: dict[str, Any] = {
     "type": "boolean",

@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from orchestrator.client.child_env import child_env
+from orchestrator.core.config import Config, check_ssh_target
 
 from . import safe_fs
-from .config import Config, check_ssh_target
 from .safe_fs import BoundedRead, UnsafeFile
 
 #: seconds a command on the machine (one read, one git call) may take

@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 from pathlib import PurePosixPath
 
-from orchestrator.agent_tools.config import LOCAL_MACHINE, Config, GateError
 from orchestrator.agent_tools.remote_files import (
     RemoteFiles,
     RemoteUnavailable,
@@ -23,6 +22,7 @@ from orchestrator.agent_tools.remote_files import (
     files_for,
 )
 from orchestrator.agent_tools.safe_fs import UnsafeFile
+from orchestrator.core.config import LOCAL_MACHINE, Config, GateError
 
 # $1 directory: its path with every symlink resolved (exit 1 when it is no directory there)
 _RESOLVE_SCRIPT = 'cd -- "$1" 2>/dev/null || exit 1; pwd -P'

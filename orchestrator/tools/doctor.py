@@ -16,8 +16,8 @@ from typing import Any
 from orchestrator.client.errors import TransportError
 from orchestrator.client.sync import pong_refusal
 from orchestrator.client.types import Pong
-from orchestrator.tools.result import failure, from_exchange, from_transport_error
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.result import failure, from_exchange, from_transport_error
+from orchestrator.core.tool import ToolContext
 
 Runner = Callable[..., dict[str, Any]]
 COMMAND = "herdr status server --json; herdr workspace list; herdr agent list"

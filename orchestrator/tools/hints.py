@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from orchestrator.tools.tool import Tool
+    from orchestrator.core.tool import Tool
 
 _BY_RISK: Mapping[str, Mapping[str, bool]] = {
     "R0": {"read_only": True, "destructive": False, "idempotent": True, "open_world": False},

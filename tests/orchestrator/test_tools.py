@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.tools.registry import TOOLS, run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import TOOLS, run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS, Kind, Received, client, context, received
 

@@ -349,8 +349,8 @@ def test_mcp_agent_tools_under_the_gate_spelt_on(
     from mcp import Client
     from mcp.types import CallToolResult, TextContent
 
+    from orchestrator.core.tool import ToolContext
     from orchestrator.mcp_server import build_server
-    from orchestrator.tools.tool import ToolContext
 
     rec = received(herdr_server)
     env = {

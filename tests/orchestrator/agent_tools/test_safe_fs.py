@@ -148,9 +148,9 @@ def test_publish_new_is_complete_or_absent_and_never_follows_a_planted_name(
 
 
 def test_spawn_refuses_a_shared_state_dir_clearly_and_leaves_it_alone(tmp_path: Path) -> None:
-    from orchestrator.agent_tools.config import Config
     from orchestrator.agent_tools.context import AgentToolsContext
     from orchestrator.agent_tools.spawn import handle_spawn
+    from orchestrator.core.config import Config
 
     shared = tmp_path / "shared"
     shared.mkdir()

@@ -18,12 +18,12 @@ import jsonschema
 import pytest
 
 from herdr_sim.fake_agent import Scenario
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
 from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.tool import Tool
+from orchestrator.core.config import Config
+from orchestrator.core.tool import Tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import SCALE
@@ -406,7 +406,7 @@ def test_five_spawns_with_a_cap_of_two_all_complete_in_their_own_records(
 
 
 def test_plain_tool_context_reads_the_configuration_from_its_env(tmp_path: Path) -> None:
-    from orchestrator.tools.tool import ToolContext
+    from orchestrator.core.tool import ToolContext
 
     env = {
         "HOME": str(tmp_path),
