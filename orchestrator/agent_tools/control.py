@@ -78,7 +78,7 @@ from orchestrator.agent_tools.worktree import (
 )
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
-from orchestrator.core.config import Config, GateError, check_enabled, check_machine
+from orchestrator.core.config import Config, GateError, check_machine
 from orchestrator.core.gates import Refused as GatesRefused
 from orchestrator.core.gates import pane_cwd_allowed
 from orchestrator.core.tool import ToolContext
@@ -621,8 +621,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     refused_config = config_refusal(MESSAGE, ctx)
     if refused_config is not None:
         return refused_config
-    try:
-        check_enabled(ctx.config)
+    try:  # the kill switch and the preview gate ran before, in the runner
         given = params.get("machine")
         machine = check_machine(ctx.config, given)
     except GateError as exc:

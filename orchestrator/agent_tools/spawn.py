@@ -83,7 +83,6 @@ from orchestrator.core.config import (
     ConfigError,
     GateError,
     check_cwd,
-    check_enabled,
     check_spawn_machine,
 )
 from orchestrator.core.text_rules import AGENT_NAME, is_agent_name
@@ -265,8 +264,7 @@ def _check_name_free(actx: AgentToolsContext, name: str) -> None:
 def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, aliases.ResolvedModel]:
     """Gates and argument checks; raises :class:`_Refused`."""
     try:
-        config = actx.config
-        check_enabled(config)
+        config = actx.config  # the kill switch ran before, in the runner
         machine = check_spawn_machine(config, args.get("machine"), args.get("cwd"))
         actx.select_machine(machine)
         given = _utf8_cwd(str(args.get("cwd") or Path.cwd()))

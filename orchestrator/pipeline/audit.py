@@ -81,10 +81,18 @@ def _arg(schema: object, value: object) -> object:
 
 
 def _error_code(result: Mapping[str, Any]) -> str | None:
+    """The failure's code in each family's place: ``errorCode`` (low-level), ``error.code``
+    (agent tools), the runner's ``error.details.code`` or else the structured error's
+    ``category`` (managed-agent tools)."""
     code = result.get("errorCode")
     error = result.get("error")
     if code is None and isinstance(error, Mapping):
+        details = error.get("details")
         code = error.get("code")
+        if code is None and isinstance(details, Mapping):
+            code = details.get("code")
+        if code is None:
+            code = error.get("category")
     if code is None:
         return None
     text = str(code)

@@ -117,7 +117,7 @@ def _steps(
             _gates(tool, args, ctx, config, rules)
     except gates.Refused as exc:
         gate = exc.refusal
-        logger.info("%s: refused by a gate (%s)", tool.name, gate.code)
+        logger.info("%s: stopped by a gate (%s)", tool.name, gate.code)
         refused = render_refusal(tool, gate.code, gate.message, gate.field, given)
         if gate.code == "preview_required":
             _show_preview(tool, args, ctx, run, refused)

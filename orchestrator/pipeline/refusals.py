@@ -58,8 +58,10 @@ NEXT_ACTION: Mapping[str, str] = {
 }
 #: The agent tools' ``nextAction`` per refusal code (default ``ask_user``).
 AGENT_NEXT: Mapping[str, NextAction] = {
+    "preview_required": "retry",  # with preview: true, then the user's approval
     "agent_name_not_allowed": "retry",
     "agent_args_not_allowed": "retry",
+    "cwd_not_allowed": "retry",  # in a directory inside an allowed root
     "target_busy": "retry",
 }
 

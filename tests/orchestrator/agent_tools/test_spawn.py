@@ -24,6 +24,7 @@ from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.client.sync import HerdrClient
 from orchestrator.core.config import Config
 from orchestrator.core.tool import Tool
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import SCALE
@@ -78,9 +79,11 @@ def write_result_md(ctx: AgentToolsContext, text: str) -> str:
 
 
 def spawn(ctx: AgentToolsContext, **args: Any) -> dict[str, Any]:
+    """A spawn through the one path every call takes (``run_tool``: the runner's gates,
+    then the handler)."""
     tool: Tool = AGENT_TOOLS[SPAWN]
     jsonschema.Draft202012Validator(dict(tool.input_schema)).validate(args)
-    return checked(tool.handler(args, ctx))
+    return checked(run_tool(SPAWN, args, ctx))
 
 
 @pytest.fixture
@@ -414,7 +417,7 @@ def test_plain_tool_context_reads_the_configuration_from_its_env(tmp_path: Path)
         "HERDR_ORCHESTRATOR_ENABLED": "0",
     }
     (tmp_path / "config.toml").write_text(f'stateDir = "{tmp_path / "state"}"\n')
-    result = checked(AGENT_TOOLS[SPAWN].handler({"prompt": "x"}, ToolContext(env=env)))
+    result = checked(run_tool(SPAWN, {"prompt": "x"}, ToolContext(env=env)))
     assert result["error"]["code"] == "DISABLED"
 
 
