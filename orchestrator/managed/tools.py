@@ -44,6 +44,7 @@ __all__ = [
     "enable_background",
     "error_result",
     "managed_service",
+    "request_refused",
 ]
 
 DERIVED_KEY = "managed"
@@ -228,9 +229,11 @@ def error_result(action: str, error: ManagedAgentError) -> dict[str, Any]:
     return {"ok": False, "action": action, "error": detail, "text": "\n".join(lines)}
 
 
-def invalid_arguments(name: str, message: str, *, field: str | None = None) -> dict[str, Any]:
-    """A schema refusal of a managed tool, as an ``invalid_request`` structured error
-    (``details.field`` names the parameter at fault when one is)."""
+def request_refused(
+    name: str, message: str, *, next_action: str, details: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A call of managed tool ``name`` refused before it ran, as an ``invalid_request``
+    structured error with what the caller can do next."""
     action = name.removeprefix("agent_")
     return error_result(
         action,
@@ -238,9 +241,20 @@ def invalid_arguments(name: str, message: str, *, field: str | None = None) -> d
             "invalid_request",
             message,
             operation=action,
-            next_action="Fix the call: only the tool's own fields, with their types.",
-            details={"field": field} if field else None,
+            next_action=next_action,
+            details=dict(details) if details else None,
         ),
+    )
+
+
+def invalid_arguments(name: str, message: str, *, field: str | None = None) -> dict[str, Any]:
+    """A schema refusal of a managed tool (``details.field`` names the parameter at fault
+    when one is)."""
+    return request_refused(
+        name,
+        message,
+        next_action="Fix the call: only the tool's own fields, with their types.",
+        details={"field": field} if field else None,
     )
 
 

@@ -38,7 +38,7 @@ from orchestrator.core.config import LOCAL_MACHINE, Config, ConfigError, default
 from orchestrator.core.tool import PREVIEW_REQUIRED_ENV, STARTING_EFFECTS, Tool, ToolContext
 from orchestrator.pipeline import audit, target_lock
 from orchestrator.pipeline.outcome import call_failed
-from orchestrator.pipeline.refusals import render_refusal
+from orchestrator.pipeline.refusals import name_the_machine, render_refusal
 from orchestrator.pipeline.schema import argument_error, integers, invalid
 
 logger = logging.getLogger(__name__)
@@ -225,10 +225,10 @@ def _locked_run(
 ) -> tuple[str, dict[str, Any]]:
     key = target_lock.lock_key(tool, args)
     if key is None or config is None:
-        return "ran", run(tool, args, ctx)
+        return "ran", name_the_machine(tool, args, run(tool, args, ctx))
     try:
         with target_lock.target_lock(config.state_dir, key, config.target_lock_timeout_ms / 1000):
-            return "ran", run(tool, args, ctx)
+            return "ran", name_the_machine(tool, args, run(tool, args, ctx))
     except target_lock.TargetBusy as exc:
         logger.warning("%s: target busy", tool.name)
         return "refused", render_refusal(tool, "target_busy", str(exc), None, args)

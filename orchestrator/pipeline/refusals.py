@@ -22,11 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from orchestrator.agent_tools.contract import NextAction, ResultError, refusal
+from orchestrator.agent_tools.contract import NextAction, ResultError, header, refusal
+from orchestrator.core.config import LOCAL_MACHINE
 from orchestrator.core.result import failure
 from orchestrator.core.tool import Tool
 from orchestrator.managed.errors import ManagedAgentError
-from orchestrator.managed.tools import error_result, invalid_arguments
+from orchestrator.managed.tools import error_result, invalid_arguments, request_refused
 
 #: ``error.code`` of an agent tool's schema failure and of its handler's bug.
 INVALID_ARGUMENTS = "INVALID_ARGUMENTS"
@@ -85,25 +86,32 @@ def render_refusal(
     family = tool.declared.family
     if family == "agent":
         error = ResultError(code.upper(), message, field=field)
-        next_action = AGENT_NEXT.get(code, "ask_user")
-        return refusal(tool.name, error, next_action=next_action, machine=_machine(tool, args))
+        then = AGENT_NEXT.get(code, "ask_user")
+        return refusal(tool.name, error, next_action=then, machine=_machine(tool, args))
     if family == "managed":
-        action = tool.name.removeprefix("agent_")
         details: dict[str, Any] = {"code": code}
         if field:
             details["field"] = field
-        return error_result(
-            action,
-            ManagedAgentError(
-                "invalid_request",
-                message,
-                operation=action,
-                next_action=NEXT_ACTION.get(code, "Ask the user."),
-                details=details,
-            ),
-        )
+        text = NEXT_ACTION.get(code, "Ask the user.")
+        return request_refused(tool.name, message, next_action=text, details=details)
     data = {"field": field} if field else None
     return failure(tool.name, code, message, data=data)
+
+
+def name_the_machine(
+    tool: Tool, arguments: Mapping[str, Any], result: dict[str, Any]
+) -> dict[str, Any]:
+    """An agent tool's refusal by its handler (no task involved) names the machine the
+    request named, as the runner's own refusals do: a refusal of a call on ``box`` that said
+    ``machine: local`` sent the reader to the wrong host."""
+    named = _machine(tool, arguments)
+    refused = result.get("status") == "failed" and result.get("taskId") is None
+    if tool.declared.family != "agent" or named is None or not refused:
+        return result
+    if result.get("machine") in (None, LOCAL_MACHINE) and named != LOCAL_MACHINE:
+        result["machine"] = named
+        result["header"] = header(result)
+    return result
 
 
 def render_invalid(
@@ -138,6 +146,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_ARGUMENTS",
     "NEXT_ACTION",
+    "name_the_machine",
     "render_crash",
     "render_invalid",
     "render_refusal",

@@ -346,6 +346,11 @@ def test_a_refusal_names_the_machine_the_request_named(
     assert (result["error"]["code"], result["machine"]) == ("READ_ONLY", "box")
     here = run_tool("herdr_spawn_agent", {"prompt": "t"}, ctx)
     assert here["machine"] == "local"
+    # a refusal by the tool itself (the machine is not configured) names it too
+    ctx = managed_ctx(herdr_server, tmp_path, {})
+    unknown = run_tool("herdr_spawn_agent", {"prompt": "t", "machine": "box"}, ctx)
+    assert (unknown["error"]["code"], unknown["machine"]) == ("MACHINE_NOT_ENABLED", "box")
+    assert "box" in unknown["header"]
 
 
 def test_a_failed_agent_delegate_is_audited_with_its_error_code(
