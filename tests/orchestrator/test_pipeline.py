@@ -158,6 +158,7 @@ SWITCHES = [
         lambda tmp, tool: {"DSH_HERDR_PREVIEW_REQUIRED": "1"},
         "preview_required",
         lambda tool, args: tool.declared.effect_for(args) in PREVIEWED_EFFECTS,
+        final=False,  # again with preview: true, then the user's approval
     ),
 ]
 
