@@ -96,6 +96,9 @@ Effect = Literal["read", "create", "type", "run", "start", "prompt", "end"]
 #: The effects the kill switch (``enabled = false``) refuses: nothing new starts or runs.
 #: ``end`` stays allowed so the switch never keeps a user from stopping a runaway agent.
 STARTING_EFFECTS: frozenset[str] = frozenset({"create", "run", "start", "prompt"})
+#: words in a tool's name that mean it ends or removes something (what a tool without a
+#: declaration is taken to do, and its MCP hints)
+ENDING_WORDS: tuple[str, ...] = ("close", "interrupt", "kill", "remove", "delete", "stop")
 #: Resolves, from a call's validated arguments, what the child of a launch will get (its
 #: working directory, its label); None when it cannot be told before the handler runs.
 Resolver = Callable[[Mapping[str, Any], "ToolContext"], "str | None"]
@@ -157,10 +160,12 @@ class Traits:
 
     @classmethod
     def inferred(cls, name: str, risk: Risk, schema: Mapping[str, Any]) -> Traits:
-        """The declaration a tool without one gets from its schema's parameter names: a
-        ``kind`` naming agent kinds starts agents (with its ``name``), ``agent``/``target``
-        address one, ``cwd`` is a directory, ``preview`` a preview; a tool that is not R0
-        and whose name says it types locks its first ``agent``/``target``/``pane``."""
+        """The declaration a tool without one gets from its risk, name and schema's
+        parameter names: a ``kind`` naming agent kinds starts agents (with its ``name``),
+        ``agent``/``target`` address one, ``cwd`` is a directory, ``preview`` a preview; an
+        R1 tool whose name says it ends something (:data:`ENDING_WORDS`) ends, other R1
+        tools create or type, R2 tools run; a tool that is not R0 and whose name says it
+        types locks its first ``agent``/``target``/``pane``."""
         from herdr_sim.protocol import AGENT_LABELS
 
         props = schema.get("properties")
@@ -175,6 +180,8 @@ class Traits:
         effect: Effect = "read"
         if risk == "R2":
             effect = "start" if starts else "run"
+        elif risk == "R1" and any(word in name.lower().split("_") for word in ENDING_WORDS):
+            effect = "end"
         elif risk == "R1":
             effect = "type" if types else "create"
         args = ("agent_args", "args") if starts else ("agent_args",)

@@ -22,8 +22,8 @@ from jsonschema import Draft202012Validator
 from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
 from orchestrator.core.tool import STARTING_EFFECTS, Tool, ToolContext
 from orchestrator.pipeline import audit
-from orchestrator.pipeline.call_guard import PREVIEWED_EFFECTS
-from orchestrator.pipeline.registry import ALL_TOOLS, run_tool
+from orchestrator.pipeline.call_guard import PREVIEWED_EFFECTS, governed_call
+from orchestrator.pipeline.registry import ALL_TOOLS, run_given, run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Received, context, pane_of, received
 
@@ -368,3 +368,35 @@ def test_a_failed_agent_delegate_is_audited_with_its_error_code(
         ("agent_delegate", "refused", "disabled"),
         ("agent_delegate", "failed", failed["error"]["category"]),
     ]
+
+
+def test_a_tool_added_without_a_declaration_gets_the_same_gates(tmp_path: Path) -> None:
+    # an embedder's tools: no Traits given, so the runner reads them from risk, name, schema
+    ran: list[str] = []
+
+    def handler(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        ran.append(str(args))
+        return {"ok": True}
+
+    schema = {"type": "object", "properties": {"cwd": {"type": "string"}}}
+    runs = Tool("thing_run", "R2", "runs", schema, handler)
+    closes = Tool("thing_close", "R1", "closes", {"type": "object", "properties": {}}, handler)
+    assert (runs.declared.effect, runs.declared.cwd) == ("run", "cwd")
+    assert closes.declared.effect == "end"
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "HERDR_ORCHESTRATOR_ENABLED": "false",
+    }
+    ctx = ToolContext.from_env(env)
+    tools = {tool.name: tool for tool in (runs, closes)}
+    refused = governed_call(runs, {"cwd": str(tmp_path)}, ctx, run_given, tools)
+    assert (refused["ok"], refused["errorCode"]) == (False, "disabled")
+    assert governed_call(closes, {}, ctx, run_given, tools) == {"ok": True}
+    ctx = ToolContext.from_env({**env, "HERDR_ORCHESTRATOR_ENABLED": "1",
+                                "HERDR_ORCHESTRATOR_ALLOW_CWD": str(allowed)})  # fmt: skip
+    outside = governed_call(runs, {"cwd": str(tmp_path)}, ctx, run_given, tools)
+    assert outside["errorCode"] == "cwd_not_allowed"
+    assert ran == ["{}"]  # only the close ran
