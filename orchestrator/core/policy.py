@@ -1,31 +1,34 @@
 """The policy: which tools are offered and which calls may run. The one place that decides.
 
 Why one module: a switch read by the MCP listing but not by ``herdr-orchestrator call`` (or by
-the low-level tools but not the agent tools) is a gate another path walks around. So the MCP
-server's ``tools/list`` (:func:`listed`), the registry's ``run_tool`` (:func:`refusal`, before
-any handler runs, so a refused call never reaches Herdr) and ``herdr_doctor``
-(:meth:`Policy.describe`) all ask this module, and it decides from a tool's **name and risk
-level** and from its **schema's parameter names**, never from a list of tools: a tool added to
-the registry later is covered by the same rules.
+one tool family but not another) is a gate another path walks around. So the MCP server's
+``tools/list`` (:func:`listed`), the runner (:func:`refusal`, its first step, before any
+handler runs, so a refused call never reaches Herdr;
+:mod:`orchestrator.pipeline.call_guard`) and ``herdr_doctor`` (:meth:`Policy.describe`) all
+ask this module, and it decides from a tool's **name, risk level and declaration**
+(:class:`~orchestrator.core.tool.Traits`), never from a list of tools: a tool added to the
+registry later is covered by the same rules (one without a declaration gets one inferred
+from its schema's parameter names).
 
 The switches (configuration keys, docs/orchestrator/configuration.md), on top of ``enabled``,
-``allowCwd`` and the preview gate, which the tools apply themselves (:mod:`.gates`):
+``allowCwd`` and the preview gate, which the runner applies after it (:mod:`.gates`):
 
 * ``readOnly``: only R0 tools are listed and callable.
 * ``disableTools``: name globs; a matching tool is not listed, and is refused when called by
   name. A glob that matches no tool is refused when the policy is read (a typo would otherwise
-  leave the tool on).
-* ``agentKinds``: kind globs; a call that starts an agent of another kind is refused. A tool
-  starts agents when its schema has a ``kind`` parameter that names an agent kind (no enum, or
-  an enum of Herdr's agent kinds); an absent ``kind`` counts as the schema's default.
-* ``agentNames``: name globs, for every call that is not R0: the name an agent is started
-  under (a start without a name is refused: a generated name cannot be checked in advance),
-  and the agent a call addresses through an ``agent`` or ``target`` parameter. Such an
-  address must then be an agent name; a pane id or task id is refused, since telling whose
-  it is would need Herdr.
-* ``allowAgentArgs``: native agent arguments (``agent_args``, or ``args`` of a tool that starts
-  agents). Unset, they are allowed from the command line and refused over MCP, where a model
-  writes them.
+  leave the tool on). A tool that starts agents is refused (and not listed) while the tool
+  that closes them (``closed_by``) is disabled: nothing starts that could not be closed.
+* ``agentKinds``: kind globs; a call that starts an agent of another kind is refused: the
+  declared ``kind`` field (absent: the schema's default), or the one kind a tool starts (a
+  managed definition's, ``pi``).
+* ``agentNames``: name globs, for every call that is not R0: the name or label an agent is
+  started under (a start without one is refused: a generated name cannot be checked in
+  advance; a label a continued session inherits is checked by the runner,
+  :func:`name_refusal`), and the agent a call addresses through its declared target fields.
+  Such an address must then be an agent name; a pane id or task id is refused, since telling
+  whose it is would need Herdr. So what the policy lets start, it lets close.
+* ``allowAgentArgs``: native agent arguments (the declared ``agent_args`` fields). Unset,
+  they are allowed from the command line and refused over MCP, where a model writes them.
 
 An invalid configuration refuses every call but the doctors' (``*doctor``), which report it;
 MCP then lists only those.

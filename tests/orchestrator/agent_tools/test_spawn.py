@@ -86,6 +86,14 @@ def spawn(ctx: AgentToolsContext, **args: Any) -> dict[str, Any]:
     return checked(run_tool(SPAWN, args, ctx))
 
 
+def spawn_handler(ctx: AgentToolsContext, **args: Any) -> dict[str, Any]:
+    """The spawn handler called directly (what a caller around ``run_tool`` reaches: its own
+    argument checks still hold)."""
+    tool: Tool = AGENT_TOOLS[SPAWN]
+    jsonschema.Draft202012Validator(dict(tool.input_schema)).validate(args)
+    return checked(tool.handler(args, ctx))
+
+
 @pytest.fixture
 def ctx(herdr_server: HerdrServer, tmp_path: Path) -> AgentToolsContext:
     return make_ctx(herdr_server, tmp_path)
