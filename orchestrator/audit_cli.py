@@ -11,8 +11,8 @@ import contextlib
 import os
 import sys
 
-from orchestrator.agent_tools.safe_fs import UnsafeFile
 from orchestrator.core.config import ConfigError, load_config
+from orchestrator.core.safe_fs import UnsafeFile
 from orchestrator.pipeline import audit
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from herdr_sim.protocol import SETTLED_STATUSES
-from orchestrator.agent_tools import completion, safe_fs
+from orchestrator.agent_tools import completion
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
     AgentResult,
@@ -78,6 +78,7 @@ from orchestrator.agent_tools.worktree import (
 )
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
+from orchestrator.core import safe_fs
 from orchestrator.core.config import Config, GateError, check_machine
 from orchestrator.core.gates import Refused as GatesRefused
 from orchestrator.core.gates import pane_cwd_allowed

@@ -37,7 +37,6 @@ from orchestrator.agent_tools import (
     completion,
     contract,
     questions,
-    safe_fs,
     screen_text,
     transcript,
     worktree,
@@ -54,6 +53,7 @@ from orchestrator.agent_tools.records import (
 from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, SshFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
+from orchestrator.core import safe_fs
 from orchestrator.core.config import (
     LOCAL_MACHINE,
     Config,

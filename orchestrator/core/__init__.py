@@ -1,4 +1,5 @@
-"""What every tool family stands on: the tool type, the configuration, the policy and gates.
+"""What every tool family stands on: the tool type, the configuration, the policy and gates,
+the low-level result shape, the text rules and the safe file access (``safe_fs``).
 
 Below the three tool families (:mod:`orchestrator.tools`, :mod:`orchestrator.agent_tools`,
 :mod:`orchestrator.managed`) and above :mod:`orchestrator.client`: nothing here imports a

@@ -29,10 +29,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools.safe_fs import UnsafeFile, read_bounded
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
 from orchestrator.core import aliases
+from orchestrator.core.safe_fs import UnsafeFile, read_bounded
 from orchestrator.managed.body_files import expand_body
 from orchestrator.managed.definitions import (
     BUILTIN_DIR,

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from herdr_sim.trusted_paths import open_own_append
-from orchestrator.agent_tools.safe_fs import UnsafeFile, ensure_private_dir, write_all
+from orchestrator.core.safe_fs import UnsafeFile, ensure_private_dir, write_all
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool

@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.agent_tools.context import agent_context
-from orchestrator.agent_tools.safe_fs import UnsafeFile
 from orchestrator.booleans import BooleanError
 from orchestrator.core import gates, policy
 from orchestrator.core.caller import Caller, current_caller
 from orchestrator.core.config import LOCAL_MACHINE, Config, ConfigError, default_state_dir
+from orchestrator.core.safe_fs import UnsafeFile
 from orchestrator.core.tool import PREVIEW_REQUIRED_ENV, STARTING_EFFECTS, Tool, ToolContext
 from orchestrator.pipeline import audit, target_lock
 from orchestrator.pipeline.outcome import call_failed

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.agent_tools.safe_fs import ensure_private_dir
+from orchestrator.core.safe_fs import ensure_private_dir
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool

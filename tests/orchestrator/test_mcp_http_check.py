@@ -187,8 +187,8 @@ def test_check_reports_the_policy_the_doctor_reports() -> None:
 
     assert len(run(None)) == 4
     # the real doctor's policy check, whose detail starts with its subject: said once
-    from orchestrator.core.config import Config
     from orchestrator.agent_tools.doctor_tool import _policy
+    from orchestrator.core.config import Config
     from orchestrator.core.policy import effective_policy
 
     real = _policy(effective_policy(Config()))

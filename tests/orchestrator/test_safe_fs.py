@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.records import TaskStore
+from orchestrator.core import safe_fs
 
 
 def test_read_bounded_refuses_links_fifos_and_directories(tmp_path: Path) -> None:
