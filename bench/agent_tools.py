@@ -37,7 +37,7 @@ from typing import Any
 import benchkit
 from benchkit import Result, median, ms
 
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
 
 SETTLE = benchkit.AGENT_SETTLE
 SUBMIT_DELAY = benchkit.AGENT_SUBMIT_DELAY

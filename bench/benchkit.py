@@ -36,8 +36,8 @@ from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
 from orchestrator.client.errors import NotFound
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.registry import run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import run_tool
 
 #: prefix of the machine-readable line ``--json`` prints (``run_all.py`` looks for it)
 JSON_MARKER = "BENCH-JSON "

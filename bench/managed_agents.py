@@ -39,7 +39,7 @@ from benchkit import Result, median
 
 from herdr_sim import Simulator
 from orchestrator.managed.mailbox import Kind, Mailbox
-from orchestrator.tools.registry import run_tool
+from orchestrator.pipeline.registry import run_tool
 
 SETTLE = 0.5
 SUBMIT_DELAY = 0.3

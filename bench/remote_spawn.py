@@ -26,7 +26,7 @@ from typing import Any
 import benchkit
 from benchkit import Result, median, ms
 
-from orchestrator.tools.registry import run_tool
+from orchestrator.pipeline.registry import run_tool
 
 SETTLE = 0.5
 SUBMIT_DELAY = 0.3

@@ -25,8 +25,8 @@ from benchkit import Result, median, ms
 
 from herdr_sim.client import request
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.registry import run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import run_tool
 
 SOCKET_TARGET = 10.0
 

@@ -33,8 +33,8 @@ import benchkit
 from benchkit import Result
 from mcp import Client
 
+from orchestrator.core.tool import ToolContext
 from orchestrator.mcp_server import build_server
-from orchestrator.tools.tool import ToolContext
 
 #: approximate tokens per listed tool: issue 10's 8,000 for 33 tools, per tool (rounded down)
 LISTING_TOKENS_PER_TOOL = 242

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from .agent_tools.context import AgentToolsContext
     from .client.aio import AsyncHerdrClient
     from .client.sync import HerdrClient
+    from .core.tool import Tool, ToolContext
     from .mcp_server import build_server, run_stdio
-    from .tools.registry import ALL_TOOLS, run_tool
-    from .tools.tool import Tool, ToolContext
+    from .pipeline.registry import ALL_TOOLS, run_tool
 
 # a library never prints on its own: records go nowhere unless the application configures
 # logging (``herdr-orchestrator mcp --log-level`` does, to stderr; orchestrator.logs)
@@ -37,10 +37,10 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 _LAZY = {
     "HerdrClient": "client.sync",
     "AsyncHerdrClient": "client.aio",
-    "ALL_TOOLS": "tools.registry",
-    "run_tool": "tools.registry",
-    "Tool": "tools.tool",
-    "ToolContext": "tools.tool",
+    "ALL_TOOLS": "pipeline.registry",
+    "run_tool": "pipeline.registry",
+    "Tool": "core.tool",
+    "ToolContext": "core.tool",
     "AgentToolsContext": "agent_tools.context",
     "build_server": "mcp_server",
     "run_stdio": "mcp_server",

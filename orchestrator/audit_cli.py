@@ -1,6 +1,6 @@
 """``herdr-orchestrator audit``: print the last lines of the audit log, and follow it.
 
-The log is the configured state directory's (:mod:`orchestrator.tools.audit`), so the command
+The log is the configured state directory's (:mod:`orchestrator.pipeline.audit`), so the command
 reads the same configuration as the servers (file and ``HERDR_ORCHESTRATOR_*``). Lines are
 printed as written: JSON, one call each, with no secret in them to hide.
 """
@@ -11,9 +11,9 @@ import contextlib
 import os
 import sys
 
-from orchestrator.agent_tools.config import ConfigError, load_config
-from orchestrator.agent_tools.safe_fs import UnsafeFile
-from orchestrator.tools import audit
+from orchestrator.core.config import ConfigError, load_config
+from orchestrator.core.safe_fs import UnsafeFile
+from orchestrator.pipeline import audit
 
 
 def _emit(line: str) -> None:

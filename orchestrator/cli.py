@@ -5,7 +5,7 @@ stderr, never stdout, which carries MCP). ``tools`` prints the tools the policy 
 (name, risk, description, input schema) for anyone wiring the tools into something else. ``call TOOL
 JSON`` runs one tool from a shell or a script and prints its result object; the exit status says
 how it went without parsing, by the same rule as MCP's ``isError``
-(:func:`orchestrator.tools.outcome.call_failed`): 0 a success or a result to read (``ok: true``;
+(:func:`orchestrator.pipeline.outcome.call_failed`): 0 a success or a result to read (``ok: true``;
 an agent tool's ``completed``, ``running``, ``blocked``, list/inbox/read/doctor page), 1 a
 failure (``ok: false``: Herdr's error, a timeout, arguments the schema rejects; an agent tool's
 refusal or ``status: failed``), 2 a usage error that never reached a tool (unknown command or
@@ -103,11 +103,12 @@ def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
 
 def tool_listing() -> dict[str, Any]:
-    """Every tool the policy offers (:mod:`orchestrator.tools.policy`, as MCP's ``tools/list``)
+    """Every tool the policy offers (:mod:`orchestrator.core.policy`, as MCP's ``tools/list``)
     as ``tools`` prints it, in the registry's order."""
-    from orchestrator.tools.policy import listed, policy_of
-    from orchestrator.tools.registry import ALL_TOOLS
-    from orchestrator.tools.tool import ToolContext
+    from orchestrator.core.policy import listed
+    from orchestrator.core.tool import ToolContext
+    from orchestrator.pipeline.call_guard import policy_of
+    from orchestrator.pipeline.registry import ALL_TOOLS
 
     rules = policy_of(ToolContext.from_env(), ALL_TOOLS)
     if rules.config_error is not None:
@@ -138,8 +139,8 @@ def _usage_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
 def _call(
     parser: argparse.ArgumentParser, name: str, raw: str, stdin: TextIO, stdout: TextIO
 ) -> int:
-    from orchestrator.tools.outcome import call_failed
-    from orchestrator.tools.registry import ALL_TOOLS, run_tool
+    from orchestrator.pipeline.outcome import call_failed
+    from orchestrator.pipeline.registry import ALL_TOOLS, run_tool
 
     if name not in ALL_TOOLS:
         _usage_error(parser, f"unknown tool {name!r} (see: herdr-orchestrator tools)")
@@ -170,8 +171,8 @@ def doctor_failed(result: Mapping[str, Any]) -> bool:
 
 def _doctor(stdout: TextIO) -> int:
     """``doctor``: ``herdr_doctor``'s report on stdout; exit 1 when :func:`doctor_failed`."""
-    from orchestrator.tools.outcome import call_failed
-    from orchestrator.tools.registry import run_tool
+    from orchestrator.pipeline.outcome import call_failed
+    from orchestrator.pipeline.registry import run_tool
 
     result = run_tool(DOCTOR_TOOL, {})
     stdout.write(json.dumps(result, ensure_ascii=False) + "\n")

@@ -84,8 +84,8 @@ def _full_loop(root: Path, env: dict[str, str]) -> int:
     from herdr_sim.fake_agent import Scenario
 
     from .agent_tools.contract import render
-    from .tools.registry import run_tool
-    from .tools.tool import ToolContext
+    from .core.tool import ToolContext
+    from .pipeline.registry import run_tool
 
     repo = _git_repo(root / "repo")
     state = Path(env["HERDR_ORCHESTRATOR_STATE_DIR"])
@@ -132,8 +132,8 @@ def run_demo() -> int:
     from herdr_sim import Simulator
     from herdr_sim.fake_agent import Scenario
 
-    from .tools.registry import run_tool
-    from .tools.tool import ToolContext
+    from .core.tool import ToolContext
+    from .pipeline.registry import run_tool
 
     with tempfile.TemporaryDirectory(prefix="herdr-orch-demo-", dir="/tmp") as tmp:
         root = Path(tmp)

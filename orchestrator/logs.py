@@ -13,7 +13,7 @@ adapter stamps it, so a log filtered on one task tells its whole story. ``run_gi
 the binding to one call (:func:`task_scope`), so one call's task never leaks into the next.
 
 Never log a secret: prompts, agent args and environment values stay out of every record
-(the rule of :mod:`orchestrator.tools.result`: :func:`~orchestrator.tools.result.redacted`
+(the rule of :mod:`orchestrator.core.result`: :func:`~orchestrator.core.result.redacted`
 stands in for a value when its presence matters).
 """
 

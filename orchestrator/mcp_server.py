@@ -27,11 +27,12 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from orchestrator.agent_tools.contract import compact
-from orchestrator.tools import policy
-from orchestrator.tools.caller import Caller, calling_as
+from orchestrator.core import policy
+from orchestrator.core.caller import Caller, calling_as
+from orchestrator.core.tool import Tool, ToolContext
+from orchestrator.pipeline import call_guard
+from orchestrator.pipeline.outcome import call_failed
 from orchestrator.tools.hints import hints_for
-from orchestrator.tools.outcome import call_failed
-from orchestrator.tools.tool import Tool, ToolContext
 
 __all__ = [
     "RISK_META_KEY",
@@ -170,7 +171,7 @@ def call_result(result: Mapping[str, Any], tool: str = "") -> types.CallToolResu
     The same object twice: as JSON text (what every client shows a model) and as structured
     content (for clients that read fields), in its compact wire form (an AgentResult's ``task``
     keeps only what the top level does not already say: :func:`contract.compact`). ``isError``
-    follows the tool family's contract (:func:`orchestrator.tools.outcome.call_failed`): set
+    follows the tool family's contract (:func:`orchestrator.pipeline.outcome.call_failed`): set
     for ``ok: false`` and for an agent tool's refusal or failure, never for a result to read
     (``completed``, ``running``, ``blocked``, a page), so a host never shows a success as an
     error. The text still carries the error code to act on.
@@ -184,7 +185,7 @@ def call_result(result: Mapping[str, Any], tool: str = "") -> types.CallToolResu
 
 
 def _registry_runner() -> Runner:
-    from orchestrator.tools.registry import run_tool
+    from orchestrator.pipeline.registry import run_tool
 
     def run(name: str, arguments: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         return run_tool(name, arguments, ctx)
@@ -196,8 +197,8 @@ def _direct_runner(tools: Mapping[str, Tool]) -> Runner:
     """For tools outside the registry: ``run_tool``'s own path (the policy, the target's lock
     and the audit log; schema check, whole-number floats made integers, a handler bug
     answered as a result) over their own schema."""
-    from orchestrator.tools.call_guard import governed_call
-    from orchestrator.tools.registry import run_given
+    from orchestrator.pipeline.call_guard import governed_call
+    from orchestrator.pipeline.registry import run_given
 
     def run(name: str, arguments: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         return governed_call(tools[name], arguments, ctx, run_given, tools)
@@ -282,7 +283,7 @@ def build_server(
     and their handler is called directly.
     """
     if tools is None:
-        from orchestrator.tools.registry import ALL_TOOLS
+        from orchestrator.pipeline.registry import ALL_TOOLS
 
         tools = ALL_TOOLS
         run = run or _registry_runner()
@@ -298,7 +299,7 @@ def build_server(
         _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         # the policy decides what is offered (read per listing: the configuration may change)
-        rules = policy.policy_of(ctx, by_name)
+        rules = call_guard.policy_of(ctx, by_name)
         return types.ListToolsResult(
             tools=[shown[name] for name, tool in by_name.items() if policy.listed(rules, tool)]
         )

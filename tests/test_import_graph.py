@@ -13,6 +13,12 @@ would be one circle.
 All three packages are held to it: ``herdr_sim``, ``orchestrator`` and ``pytest_herdr``
 (whose forensics collector and HTML renderer once imported each other; their shared data
 types now live in ``pytest_herdr.scene``).
+
+``orchestrator`` is also held to it one level up: its subpackages, each taken as one node,
+have no circle either (``tools`` ⇄ ``agent_tools`` ⇄ ``managed`` was one, through different
+modules each way, so the module graph alone did not show it), and they stack in the layers
+docs/architecture.md draws: ``core`` imports no tool family, no family imports the
+``pipeline`` that runs them, and the low-level tools import no other family.
 """
 
 from __future__ import annotations
@@ -146,6 +152,52 @@ def test_package_has_no_import_circle(package: str) -> None:
     assert cycles(graph) == []
 
 
+def subpackage_graph(graph: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """The module graph with each subpackage of ``package`` taken as one node (a module
+    directly in the package, and the package itself, stay their own nodes)."""
+
+    def node(module: str) -> str:
+        parts = module.split(".")
+        if len(parts) > 2 or (len(parts) == 2 and (REPO / package / parts[1]).is_dir()):
+            return ".".join(parts[:2])
+        return module
+
+    collapsed: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        source = node(module)
+        found = collapsed.setdefault(source, set())
+        found.update(t for t in map(node, targets) if t != source)
+    return collapsed
+
+
+def test_orchestrator_subpackages_have_no_import_circle() -> None:
+    graph = subpackage_graph(import_graph(REPO, "orchestrator"), "orchestrator")
+    families = {"orchestrator.tools", "orchestrator.agent_tools", "orchestrator.managed"}
+    assert families | {"orchestrator.core", "orchestrator.pipeline"} <= set(graph)
+    assert cycles(graph) == []
+
+
+@pytest.mark.parametrize(
+    ("lower", "upper"),
+    [
+        ("orchestrator.core", "orchestrator.tools"),
+        ("orchestrator.core", "orchestrator.agent_tools"),
+        ("orchestrator.core", "orchestrator.managed"),
+        ("orchestrator.core", "orchestrator.pipeline"),
+        ("orchestrator.tools", "orchestrator.pipeline"),
+        ("orchestrator.agent_tools", "orchestrator.pipeline"),
+        ("orchestrator.managed", "orchestrator.pipeline"),
+        ("orchestrator.tools", "orchestrator.agent_tools"),
+        ("orchestrator.tools", "orchestrator.managed"),
+        ("orchestrator.agent_tools", "orchestrator.tools"),
+        ("orchestrator.agent_tools", "orchestrator.managed"),
+    ],
+)
+def test_orchestrator_layers_import_downwards_only(lower: str, upper: str) -> None:
+    graph = subpackage_graph(import_graph(REPO, "orchestrator"), "orchestrator")
+    assert upper not in reachable(graph, lower), f"{lower} reaches {upper}"
+
+
 def test_the_core_never_reaches_a_handler_module() -> None:
     graph = import_graph(REPO, "herdr_sim")
     for module in CORE:
@@ -172,3 +224,16 @@ def test_type_only_and_function_level_imports_make_edges(tmp_path: Path) -> None
     assert graph["pkg.sub.c"] == {"pkg.a", "pkg.b"}
     assert cycles(graph) == [["pkg.a", "pkg.b"]]
     assert reachable(graph, "pkg.sub") == {"pkg.sub.c", "pkg.a", "pkg.b"}
+
+
+def test_a_circle_through_two_subpackages_shows_only_one_level_up() -> None:
+    # sub1.a -> sub2.b and sub2.c -> sub1.d: no module circle, one subpackage circle
+    graph = {
+        "orchestrator.tools.a": {"orchestrator.managed.b"},
+        "orchestrator.managed.b": set(),
+        "orchestrator.managed.c": {"orchestrator.tools.d"},
+        "orchestrator.tools.d": set(),
+    }
+    assert cycles(graph) == []
+    collapsed = subpackage_graph(graph, "orchestrator")
+    assert cycles(collapsed) == [["orchestrator.managed", "orchestrator.tools"]]

@@ -22,7 +22,7 @@ from herdr_sim import protocol
 from herdr_sim.protocol import startup
 from orchestrator.client import errors as client_errors
 from orchestrator.client import sync
-from orchestrator.tools.registry import TOOLS
+from orchestrator.pipeline.registry import TOOLS
 from tests.fresh_python import fresh_python
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.core.tool import Tool
 from orchestrator.mcp_server import INSTRUCTIONS
-from orchestrator.tools.registry import ALL_TOOLS
-from orchestrator.tools.tool import Tool
+from orchestrator.pipeline.registry import ALL_TOOLS
 
 ROOT = Path(__file__).resolve().parents[1]
 HISTORY = re.compile(r"\b(issues? \d+|seeds? 00\d|seeds? \d{3}/\d{3})\b", re.IGNORECASE)

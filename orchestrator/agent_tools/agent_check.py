@@ -31,10 +31,10 @@ import subprocess
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from orchestrator.agent_tools.aliases import AliasError, resolve
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.pane_path import PanePath
 from orchestrator.client.child_env import child_env
+from orchestrator.core.aliases import AliasError, resolve
+from orchestrator.core.config import Config
 
 __all__ = ["KIND_BINARIES", "LIST_TIMEOUT_S", "agent_checks", "configured_kinds", "listed_models"]
 

@@ -1,6 +1,6 @@
 """What every agent-tool handler stands on: configuration, task records, slots and a client.
 
-Why a :class:`~orchestrator.tools.tool.ToolContext` subclass: the registry's ``run_tool``
+Why a :class:`~orchestrator.core.tool.ToolContext` subclass: the registry's ``run_tool``
 hands every handler a ``ToolContext``, and servers build one per process. An
 :class:`AgentToolsContext` *is* one, so a server that wants the agent tools passes it to
 ``run_tool`` unchanged; a handler given a plain ``ToolContext`` (a one-shot CLI call, a test)
@@ -54,18 +54,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.agent_tools.completion import holds_slot
-from orchestrator.agent_tools.config import (
+from orchestrator.agent_tools.records import TaskStore
+from orchestrator.agent_tools.remote_files import task_files
+from orchestrator.agent_tools.slots import Slots
+from orchestrator.core.config import (
     CONFIG_ENV,
     LOCAL_MACHINE,
     Config,
     default_config_path,
     load_config,
 )
-from orchestrator.agent_tools.records import TaskStore
-from orchestrator.agent_tools.remote_files import task_files
-from orchestrator.agent_tools.slots import Slots
+from orchestrator.core.tool import ToolContext
 from orchestrator.logs import task_logger
-from orchestrator.tools.tool import ToolContext
 
 if TYPE_CHECKING:
     from orchestrator.client.sync import HerdrClient
@@ -111,8 +111,8 @@ def server_key(env: Mapping[str, str]) -> Hashable:
 class AgentToolsContext(ToolContext):
     """A :class:`ToolContext` with the agent tools' configuration, records and slots.
 
-    ``config`` defaults to :func:`~orchestrator.agent_tools.config.load_config` of ``env``
-    (raising :class:`~orchestrator.agent_tools.config.ConfigError` on first use when the
+    ``config`` defaults to :func:`~orchestrator.core.config.load_config` of ``env``
+    (raising :class:`~orchestrator.core.config.ConfigError` on first use when the
     configuration is invalid).
     """
 

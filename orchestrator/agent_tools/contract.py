@@ -20,8 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from herdr_sim.protocol import AGENT_STATUSES
-from orchestrator.agent_tools.config import DEFAULT_MAX_DIFF_BYTES, DEFAULT_MAX_RESULT_CHARS
 from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles
+from orchestrator.core.config import (
+    DEFAULT_MAX_DIFF_BYTES,
+    DEFAULT_MAX_RESULT_CHARS,
+    LOCAL_MACHINE,
+)
 from orchestrator.logs import task_logger
 
 if TYPE_CHECKING:
@@ -397,10 +401,22 @@ class AgentResult:
 
     @classmethod
     def refused(
-        cls, tool: str, error: ResultError, *, next_action: NextAction = "retry"
+        cls,
+        tool: str,
+        error: ResultError,
+        *,
+        next_action: NextAction = "retry",
+        machine: str | None = None,
     ) -> AgentResult:
-        """A request refused before any task existed (a gate, a bad argument, the queue)."""
-        return cls(status="failed", tool=tool, next_action=next_action, error=error)
+        """A request refused before any task existed (a gate, a bad argument, the queue),
+        on the machine the request named (default: this one)."""
+        return cls(
+            status="failed",
+            tool=tool,
+            next_action=next_action,
+            error=error,
+            machine=machine or LOCAL_MACHINE,
+        )
 
     def to_dict(
         self,
@@ -464,8 +480,10 @@ def refusal(
     *,
     next_action: NextAction = "retry",
     log_field: bool = True,
+    machine: str | None = None,
 ) -> dict[str, Any]:
-    """A request refused before any task existed (a gate, a bad argument, the queue).
+    """A request refused before any task existed (a gate, a bad argument, the queue), on the
+    machine the request named (``machine``; default this one).
 
     ``log_field=False`` keeps ``error.field`` out of the log: an argument name the schema does
     not know is the caller's text, which the result may show but the logs must not keep.
@@ -473,7 +491,7 @@ def refusal(
     # the code and field only: a message may quote what the caller sent
     shown = error.field if log_field else "(not in the schema)"
     logger.info("%s refused: %s (field %s)", tool, error.code, shown)
-    return AgentResult.refused(tool, error, next_action=next_action).to_dict()
+    return AgentResult.refused(tool, error, next_action=next_action, machine=machine).to_dict()
 
 
 def is_failure(value: Mapping[str, Any]) -> bool:

@@ -42,8 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from herdr_sim.protocol import SETTLED_STATUSES
-from orchestrator.agent_tools import completion, safe_fs
-from orchestrator.agent_tools.config import Config, GateError, check_enabled, check_machine
+from orchestrator.agent_tools import completion
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
     AgentResult,
@@ -79,10 +78,12 @@ from orchestrator.agent_tools.worktree import (
 )
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
 from orchestrator.client.types import AgentInfo
+from orchestrator.core import safe_fs
+from orchestrator.core.config import Config, GateError, check_machine
+from orchestrator.core.gates import Refused as GatesRefused
+from orchestrator.core.gates import pane_cwd_allowed
+from orchestrator.core.tool import ToolContext
 from orchestrator.logs import bind_task
-from orchestrator.tools.gates import Refused as GatesRefused
-from orchestrator.tools.gates import pane_cwd_allowed
-from orchestrator.tools.tool import ToolContext
 
 INTERRUPT = "herdr_interrupt_agent"
 CLOSE = "herdr_close_agent"
@@ -621,8 +622,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     refused_config = config_refusal(MESSAGE, ctx)
     if refused_config is not None:
         return refused_config
-    try:
-        check_enabled(ctx.config)
+    try:  # the kill switch and the preview gate ran before, in the runner
         given = params.get("machine")
         machine = check_machine(ctx.config, given)
     except GateError as exc:

@@ -21,7 +21,7 @@ aliases resolve), then per configured agent kind ``agent.<kind>`` (its binary on
 Herdr pane started with, read from the pane's shell; else on this process's PATH, saying the
 panes' was not checked and why) and
 ``agent.pi.model`` (pi's default model is in ``pi --list-models``): :mod:`.agent_check`, and
-last ``policy``: the effective policy (:mod:`orchestrator.tools.policy`, the one the call was
+last ``policy``: the effective policy (:mod:`orchestrator.core.policy`, the one the call was
 checked against; field by field in ``runtime.policy``), a failure when none can be applied.
 """
 
@@ -40,8 +40,6 @@ from typing import Any, Literal
 
 from herdr_sim.protocol import PROTOCOL
 from orchestrator.agent_tools.agent_check import agent_checks
-from orchestrator.agent_tools.aliases import AliasError, alias_rows, validate_aliases
-from orchestrator.agent_tools.config import CONFIG_ENV, Config, ConfigError, load_config
 from orchestrator.agent_tools.context import agent_context
 from orchestrator.agent_tools.pane_path import PanePath, pane_path
 from orchestrator.agent_tools.records import TaskStore, ensure_private_dir
@@ -56,8 +54,10 @@ from orchestrator.client.transports import (
     not_running_message,
 )
 from orchestrator.client.types import Pong
-from orchestrator.tools.policy import Policy, effective_policy
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.aliases import AliasError, alias_rows, validate_aliases
+from orchestrator.core.config import CONFIG_ENV, Config, ConfigError, load_config
+from orchestrator.core.policy import Policy, effective_policy
+from orchestrator.core.tool import ToolContext
 
 TOOL = "herdr_doctor"
 CheckStatus = Literal["ok", "warn", "fail"]

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.remote_files import RemoteFiles
+from orchestrator.core import safe_fs
 from orchestrator.logs import CONTROL_CHARACTERS
 
 __all__ = [
@@ -73,7 +73,7 @@ def _clean_file_text(text: str) -> str:
 def write_atomic(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` via a temporary file and a rename, so a reader (the agent)
     never sees half a file; the directory is opened without following a link (the child can
-    touch everything under its artifact directory: :mod:`.safe_fs`)."""
+    touch everything under its artifact directory: ``core.safe_fs``)."""
     return safe_fs.write_atomic(path, text)
 
 

@@ -28,19 +28,19 @@ from typing import Any
 
 from herdr_sim.protocol import AGENT_STATUSES
 from orchestrator.agent_tools.completion import session_path_of
-from orchestrator.agent_tools.config import (
+from orchestrator.agent_tools.context import AgentToolsContext, agent_context
+from orchestrator.agent_tools.contract import ResultError, refusal
+from orchestrator.agent_tools.records import TaskRecord
+from orchestrator.client.errors import ClientError, HerdrError
+from orchestrator.client.types import AgentInfo
+from orchestrator.core.config import (
     LOCAL_MACHINE,
     ConfigError,
     GateError,
     check_machine,
     machine_hint,
 )
-from orchestrator.agent_tools.context import AgentToolsContext, agent_context
-from orchestrator.agent_tools.contract import ResultError, refusal
-from orchestrator.agent_tools.records import TaskRecord
-from orchestrator.client.errors import ClientError, HerdrError
-from orchestrator.client.types import AgentInfo
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
 
 TOOL = "herdr_list_agents"
 #: Record statuses that no longer claim their pane.

@@ -37,17 +37,9 @@ from orchestrator.agent_tools import (
     completion,
     contract,
     questions,
-    safe_fs,
     screen_text,
     transcript,
     worktree,
-)
-from orchestrator.agent_tools.config import (
-    LOCAL_MACHINE,
-    Config,
-    ConfigError,
-    files_reachable,
-    machine_hint,
 )
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.fleet import same_agent
@@ -61,9 +53,17 @@ from orchestrator.agent_tools.records import (
 from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, SshFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.types import AgentInfo
+from orchestrator.core import safe_fs
+from orchestrator.core.config import (
+    LOCAL_MACHINE,
+    Config,
+    ConfigError,
+    files_reachable,
+    machine_hint,
+)
+from orchestrator.core.result import redact_text, secret_parts
+from orchestrator.core.tool import ToolContext
 from orchestrator.logs import bind_task, task_logger
-from orchestrator.tools.result import redact_text, secret_parts
-from orchestrator.tools.tool import ToolContext
 
 logger = task_logger(__name__)
 
@@ -495,7 +495,7 @@ RESULT_MD_MAX_BYTES = 1 << 20
 def redact_args(value: Any, agent_args: Sequence[str]) -> Any:
     """``value`` (a string, or a result's lists and objects of them) with the task's native
     agent args redacted by the low-level tools' rule
-    (:func:`orchestrator.tools.result.redact_text`): a pane tail shows the command line the
+    (:func:`orchestrator.core.result.redact_text`): a pane tail shows the command line the
     agent was started with (``pi --api-key sk-…``), and it must not leave in a result, whether
     as ``finalMessage``, ``question``, an error message quoting the pane or a warning."""
     if not secret_parts(agent_args):
@@ -655,7 +655,7 @@ def refusal(tool: str, code: str, message: str, field: str | None = None) -> dic
 
 def handle_get_result(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
     """``herdr_get_agent_result``: harvest a task (waiting by default), or observe an agent."""
-    from orchestrator.agent_tools.config import GateError, check_machine
+    from orchestrator.core.config import GateError, check_machine
 
     actx = agent_context(ctx)
     began = time.monotonic()

@@ -18,7 +18,7 @@ Rules, and why:
   and is never replayed to a consuming reader.
 * **Unknown types become ``NOTE``**, keeping what the child wrote in ``originalType``; the
   vocabulary is small on purpose (seed 000 protocol headers).
-* **The file is the child's, so it is read defensively** (:mod:`.safe_fs`): a symbolic link,
+* **The file is the child's, so it is read defensively** (``core.safe_fs``): a symbolic link,
   a FIFO or anything but a regular file is not read (``error`` says why; the tool reports it
   as a warning), and one read takes at most :data:`MAX_READ_BYTES` from the offset (``more``
   says there is more). A single line longer than that is reported malformed and skipped to

@@ -38,8 +38,8 @@ from orchestrator.agent_tools.inbox import (
 )
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord
 from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
+from orchestrator.core.tool import ToolContext
 from orchestrator.logs import bind_task
-from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_inbox"
 DEFAULT_TIMEOUT_MS = 30_000

@@ -37,7 +37,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import secrets
 import types
 from collections.abc import Callable, Iterator, Mapping
@@ -46,12 +45,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from orchestrator.agent_tools.safe_fs import (
+from orchestrator.core.safe_fs import (
     ensure_private_dir,
     publish_new,
     read_bounded,
     write_all,
 )
+from orchestrator.core.text_rules import is_task_id
 
 RECORD_VERSION = 1
 RecordStatus = Literal[
@@ -71,7 +71,6 @@ RECORD_STATUSES: tuple[RecordStatus, ...] = (
 ACTIVE_STATUSES: frozenset[str] = frozenset({"starting", "running", "blocked"})
 #: Statuses after which nothing more happens to the task's agent.
 FINAL_STATUSES: frozenset[str] = frozenset({"completed", "failed", "gone", "closed"})
-_TASK_ID = re.compile(r"t-[0-9a-f]{12}")
 PROMPT_PREVIEW_CHARS = 200
 
 
@@ -104,11 +103,6 @@ def now_iso() -> str:
 def new_task_id() -> str:
     """``t-`` + 12 random hex digits: unique, path-safe, and a valid git branch component."""
     return "t-" + secrets.token_hex(6)
-
-
-def is_task_id(text: str) -> bool:
-    """Whether ``text`` has the shape of a task id (used to route a ``target``)."""
-    return _TASK_ID.fullmatch(text) is not None
 
 
 def pid_alive(pid: int) -> bool:

@@ -6,9 +6,9 @@ its paths, ``sharedFilesystem``) they are read directly; on a machine that has o
 target (``machineTargets``) they must be read over SSH, since Herdr's ``--machine`` forwards
 API calls and nothing else. :class:`RemoteFiles` is the one interface both sides offer:
 
-* ``read_bounded(path, limit, offset=, tail=)`` → :class:`~.safe_fs.BoundedRead`, with the
-  rules of :func:`.safe_fs.read_bounded`: a missing file is ``FileNotFoundError``; a symbolic
-  link, a FIFO, a directory is :class:`~.safe_fs.UnsafeFile`; never more than ``limit`` bytes;
+* ``read_bounded(path, limit, offset=, tail=)`` → ``BoundedRead``, with the
+  rules of ``core.safe_fs.read_bounded``: a missing file is ``FileNotFoundError``; a symbolic
+  link, a FIFO, a directory is ``UnsafeFile``; never more than ``limit`` bytes;
 * ``exists(path)``, ``is_dir(path)``, ``is_regular_file(path)`` (a link is not),
   ``list_dir(path)`` (names);
 * ``write_atomic(path, data)``: a complete private file renamed over ``path`` (its directory
@@ -49,10 +49,9 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from orchestrator.client.child_env import child_env
-
-from . import safe_fs
-from .config import Config, check_ssh_target
-from .safe_fs import BoundedRead, UnsafeFile
+from orchestrator.core import safe_fs
+from orchestrator.core.config import Config, check_ssh_target
+from orchestrator.core.safe_fs import BoundedRead, UnsafeFile
 
 #: seconds a command on the machine (one read, one git call) may take
 DEFAULT_TIMEOUT = 60.0

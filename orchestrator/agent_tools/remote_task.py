@@ -15,14 +15,14 @@ from __future__ import annotations
 import errno
 from pathlib import PurePosixPath
 
-from orchestrator.agent_tools.config import LOCAL_MACHINE, Config, GateError
 from orchestrator.agent_tools.remote_files import (
     RemoteFiles,
     RemoteUnavailable,
     SshFiles,
     files_for,
 )
-from orchestrator.agent_tools.safe_fs import UnsafeFile
+from orchestrator.core.config import LOCAL_MACHINE, Config, GateError
+from orchestrator.core.safe_fs import UnsafeFile
 
 # $1 directory: its path with every symlink resolved (exit 1 when it is no directory there)
 _RESOLVE_SCRIPT = 'cd -- "$1" 2>/dev/null || exit 1; pwd -P'

@@ -56,20 +56,11 @@ from typing import Any
 
 from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import (
-    aliases,
     completion,
     envelope,
     remote_task,
     start_watch,
     worktree,
-)
-from orchestrator.agent_tools.config import (
-    Config,
-    ConfigError,
-    GateError,
-    check_cwd,
-    check_enabled,
-    check_spawn_machine,
 )
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import Evidence
@@ -86,9 +77,17 @@ from orchestrator.agent_tools.remote_files import task_files
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
 from orchestrator.client.types import AgentInfo
+from orchestrator.core import aliases
+from orchestrator.core.config import (
+    Config,
+    ConfigError,
+    GateError,
+    check_cwd,
+    check_spawn_machine,
+)
+from orchestrator.core.text_rules import AGENT_NAME, is_agent_name
+from orchestrator.core.tool import ToolContext
 from orchestrator.logs import bind_task, task_logger
-from orchestrator.tools.text_rules import AGENT_NAME, is_agent_name
-from orchestrator.tools.tool import ToolContext
 
 logger = task_logger(__name__)
 
@@ -265,8 +264,7 @@ def _check_name_free(actx: AgentToolsContext, name: str) -> None:
 def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, aliases.ResolvedModel]:
     """Gates and argument checks; raises :class:`_Refused`."""
     try:
-        config = actx.config
-        check_enabled(config)
+        config = actx.config  # the kill switch ran before, in the runner
         machine = check_spawn_machine(config, args.get("machine"), args.get("cwd"))
         actx.select_machine(machine)
         given = _utf8_cwd(str(args.get("cwd") or Path.cwd()))

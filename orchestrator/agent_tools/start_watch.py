@@ -36,7 +36,7 @@ from orchestrator.agent_tools import screen_text
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.types import AgentInfo, AgentStarted
-from orchestrator.tools.result import redact_text
+from orchestrator.core.result import redact_text
 
 __all__ = [
     "GRACE_S",

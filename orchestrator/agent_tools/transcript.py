@@ -22,7 +22,7 @@ the file lazily, so a missing or empty file means "no transcript yet"
 can be huge); images become ``[image]``.
 
 **The file is not trusted.** Its path comes from Herdr and the agent, so it is read like a
-child's artifact (:mod:`.safe_fs`): a symbolic link, a FIFO or anything but a regular file is
+child's artifact (``core.safe_fs``): a symbolic link, a FIFO or anything but a regular file is
 not read (no transcript; the reason is said), and at most :data:`MAX_SESSION_BYTES` are read —
 of a larger file its last part, from the first whole line (older messages are then not in the
 pages, and the page's indices count from there).
@@ -168,7 +168,7 @@ def read_entries(path: str | Path, *, files: RemoteFiles | None = None) -> list[
     One ``read`` of the whole file gives a consistent prefix even while pi appends; a last
     line without its newline is used only if it parses (pi writes each line in one call, so
     a torn line simply fails to parse). Lines that are not JSON objects are skipped. Raises
-    ``FileNotFoundError``, or :class:`.safe_fs.UnsafeFile` for anything but a regular file.
+    ``FileNotFoundError``, or ``UnsafeFile`` for anything but a regular file.
     ``files``: where the session file is (this host by default, or a machine over SSH).
     """
     read = (files or LocalFiles()).read_bounded(str(path), MAX_SESSION_BYTES, tail=True)

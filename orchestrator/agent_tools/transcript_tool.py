@@ -39,8 +39,8 @@ from orchestrator.agent_tools.transcript import (
 )
 from orchestrator.client.errors import ClientError, NotFound
 from orchestrator.client.types import AgentInfo
+from orchestrator.core.tool import ToolContext
 from orchestrator.logs import bind_task
-from orchestrator.tools.tool import ToolContext
 
 TOOL = "herdr_read_agent"
 

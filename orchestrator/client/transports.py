@@ -217,10 +217,15 @@ class SocketTransport:
         except ConnectFailed as exc:
             if not exc.missing:
                 raise
-            error = {"code": "server_not_running", "message": not_running_message(self.socket_path)}
-            stderr = cli_map.render_error(op.request_id, error["code"], error["message"])
-            return Exchange(argv, 1, "", stderr, None, error, "socket")
+            return not_running(op, argv, self.socket_path)
         return exchange_from_envelope(op, params, envelope, argv, "socket")
+
+
+def not_running(op: Operation, argv: tuple[str, ...], socket_path: Path) -> Exchange:
+    """Herdr's ``server_not_running`` answer for ``op``: nothing listens at ``socket_path``."""
+    error = {"code": "server_not_running", "message": not_running_message(socket_path)}
+    stderr = cli_map.render_error(op.request_id, error["code"], error["message"])
+    return Exchange(argv, 1, "", stderr, None, error, "socket")
 
 
 def exchange_from_envelope(
@@ -390,9 +395,13 @@ class AutoTransport:
             envelope = self.socket.request(
                 op.method, op.wire_params(params), op.request_id, deadline
             )
-        except ConnectFailed:
+        except ConnectFailed as exc:
             if self.cli.herdr is None:
-                raise  # no CLI to fall back on: the socket's failure is the true cause
+                # no CLI to fall back on: the socket's failure is the true cause, and a
+                # missing socket is Herdr's server_not_running (as over the socket alone)
+                if exc.missing:
+                    return not_running(op, argv, self.socket.socket_path)
+                raise
             logger.info("%s: the socket could not be reached; through the CLI", op.method)
             return self.cli.run(op, params, timeout)
         except TransportError:

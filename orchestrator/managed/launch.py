@@ -13,7 +13,7 @@ with a live child holding exactly one assignment or with nothing left running:
    the pi process inherits it. The pane is recorded before pi starts.
 2. **pi starts** through Herdr's ``agent start --kind pi`` under the Herdr alias
    ``label[:15]_<sha256(workspace\\0label\\0run)[:16]>`` (A.7), with the definition's model
-   and thinking resolved by :mod:`orchestrator.agent_tools.aliases`, its body as the child's
+   and thinking resolved by :mod:`orchestrator.core.aliases`, its body as the child's
    instructions (``--append-system-prompt`` of a 0600 file in the mailbox, or
    ``--system-prompt`` for ``systemPromptMode: replace``) and ``--session`` for a
    continuation; :func:`orchestrator.agent_tools.start_watch.start_agent` reports a pi that
@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.agent_tools import safe_fs, start_watch
+from orchestrator.agent_tools import start_watch
 from orchestrator.client.errors import ClientError, HerdrError, NotFound
 from orchestrator.client.sync import HerdrClient
+from orchestrator.core import safe_fs
 from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import Kind, Mailbox

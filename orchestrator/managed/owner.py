@@ -38,11 +38,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, Protocol
 
-from orchestrator.agent_tools import safe_fs
-from orchestrator.agent_tools.config import load_config
 from orchestrator.agent_tools.envelope import INLINE_LIMIT, one_line
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
+from orchestrator.core import safe_fs
+from orchestrator.core.config import load_config
 from orchestrator.logs import task_logger
 
 __all__ = [

@@ -29,10 +29,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools import aliases
-from orchestrator.agent_tools.safe_fs import UnsafeFile, read_bounded
 from orchestrator.client.errors import ClientError
 from orchestrator.client.sync import HerdrClient
+from orchestrator.core import aliases
+from orchestrator.core.safe_fs import UnsafeFile, read_bounded
 from orchestrator.managed.body_files import expand_body
 from orchestrator.managed.definitions import (
     BUILTIN_DIR,
@@ -486,6 +486,13 @@ class ManagedService:
             action="continue",
             session_id=source.pi_session_id,
         )
+
+    def continue_source(self, session: str) -> tuple[str, str]:
+        """The working directory and label a continue of ``session`` would give its new
+        generation (what the runner's gates check before anything starts);
+        :class:`ManagedAgentError` when the session is not one to continue."""
+        source = self._session_source(session, "continue")
+        return source.cwd, source.label
 
     def _definition(self, name: str, operation: str) -> AgentDefinition:
         roster = self.roster()

@@ -1,7 +1,7 @@
 """The managed-agent settings: the ``[managed]`` table of the orchestrator's config file.
 
 Why a table of the one config file (not pi-herdsman's own ``config.json``): the orchestrator
-already has one strictly validated configuration (:mod:`orchestrator.agent_tools.config`)
+already has one strictly validated configuration (:mod:`orchestrator.core.config`)
 with environment overrides; the managed agents' four settings (reference A.15) join it under
 ``[managed]`` with the reference's names, defaults and ranges, and the same rules: an unknown
 key, in the table or in a ``HERDR_ORCHESTRATOR_MANAGED_*`` variable, is an error naming it
@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
-from orchestrator.agent_tools.config import MANAGED_ENV_PREFIX, Config, ConfigError
 from orchestrator.booleans import BooleanError, parse_bool
+from orchestrator.core.config import MANAGED_ENV_PREFIX, Config, ConfigError
 
 __all__ = [
     "LIMIT_RANGE",

@@ -1,9 +1,9 @@
-"""The nine ``agent_*`` tools of seed 002 as registry :class:`~orchestrator.tools.tool.Tool`s.
+"""The nine ``agent_*`` tools of seed 002 as registry :class:`~orchestrator.core.tool.Tool`s.
 
 Why here: the schemas are the seed's request fields exactly (``additionalProperties:
 false``; ``files`` only on delegate, continue, steer, interrupt and reply), and each handler
 is one call of :class:`orchestrator.managed.service.ManagedService`. The service is built
-once per :class:`~orchestrator.tools.tool.ToolContext` (kept in ``ctx.derived``) over the
+once per :class:`~orchestrator.core.tool.ToolContext` (kept in ``ctx.derived``) over the
 agent tools' configuration (its ``stateDir``, its Herdr client), so an MCP server's one
 context keeps one controller, and a one-shot ``herdr-orchestrator call`` finds the same
 durable controller identity under the same state dir. Called from inside a managed child
@@ -13,19 +13,22 @@ durable controller identity under the same state dir. Called from inside a manag
 Results: ``{"ok": true, "action": …, "text": …, …}`` on success; a failure is never raised
 to the server: ``{"ok": false, "action": …, "error": <StructuredError>, "text": …}`` with the
 reference's error block as ``text`` (A.2). ``ok`` drives MCP ``isError`` and the exit status
-of ``call`` (:func:`orchestrator.tools.outcome.call_failed`).
+of ``call`` (:func:`orchestrator.pipeline.outcome.call_failed`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from orchestrator.agent_tools.config import ConfigError
 from orchestrator.agent_tools.context import agent_context
-from orchestrator.agent_tools.safe_fs import UnsafeFile
 from orchestrator.booleans import BooleanError
+from orchestrator.core.config import ConfigError
+from orchestrator.core.safe_fs import UnsafeFile
+from orchestrator.core.text_rules import AGENT_NAME_PATTERN, refuse_nul
+from orchestrator.core.tool import Tool, ToolContext, Traits
 from orchestrator.logs import scoped, task_logger
 from orchestrator.managed.delegation import delegating_controller, is_managed_child
 from orchestrator.managed.errors import ManagedAgentError
@@ -33,8 +36,6 @@ from orchestrator.managed.lineage import launched_in
 from orchestrator.managed.owner import owner_channel
 from orchestrator.managed.service import MANAGED_TOOL_NAMES, ManagedService
 from orchestrator.managed.settings import managed_settings
-from orchestrator.tools.text_rules import AGENT_NAME_PATTERN, refuse_nul
-from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Tool, ToolContext
 
 __all__ = [
     "BACKGROUND_KEY",
@@ -43,6 +44,7 @@ __all__ = [
     "enable_background",
     "error_result",
     "managed_service",
+    "request_refused",
 ]
 
 DERIVED_KEY = "managed"
@@ -227,9 +229,11 @@ def error_result(action: str, error: ManagedAgentError) -> dict[str, Any]:
     return {"ok": False, "action": action, "error": detail, "text": "\n".join(lines)}
 
 
-def invalid_arguments(name: str, message: str, *, field: str | None = None) -> dict[str, Any]:
-    """A schema refusal of a managed tool, as an ``invalid_request`` structured error
-    (``details.field`` names the parameter at fault when one is)."""
+def request_refused(
+    name: str, message: str, *, next_action: str, details: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A call of managed tool ``name`` refused before it ran, as an ``invalid_request``
+    structured error with what the caller can do next."""
     action = name.removeprefix("agent_")
     return error_result(
         action,
@@ -237,9 +241,20 @@ def invalid_arguments(name: str, message: str, *, field: str | None = None) -> d
             "invalid_request",
             message,
             operation=action,
-            next_action="Fix the call: only the tool's own fields, with their types.",
-            details={"field": field} if field else None,
+            next_action=next_action,
+            details=dict(details) if details else None,
         ),
+    )
+
+
+def invalid_arguments(name: str, message: str, *, field: str | None = None) -> dict[str, Any]:
+    """A schema refusal of a managed tool (``details.field`` names the parameter at fault
+    when one is)."""
+    return request_refused(
+        name,
+        message,
+        next_action="Fix the call: only the tool's own fields, with their types.",
+        details={"field": field} if field else None,
     )
 
 
@@ -250,14 +265,6 @@ def _handler(
 
     def handle(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         try:
-            if RISKS[name] == "R2" and ctx.preview_required:
-                raise ManagedAgentError(
-                    "invalid_request",
-                    f"{PREVIEW_REQUIRED_ENV} is on and managed-agent tools have no preview: "
-                    f"{name} was not run",
-                    operation=action,
-                    next_action="Ask the user to allow running agents (unset the variable).",
-                )
             return call(managed_service(ctx), args)
         except ManagedAgentError as exc:
             return error_result(action, exc)
@@ -284,6 +291,61 @@ _CALLS: dict[str, Callable[[ManagedService, Mapping[str, Any]], dict[str, Any]]]
     "agent_transcript": lambda s, a: s.transcript(a["agent"]),
 }
 
+
+def _delegate_cwd(args: Mapping[str, Any], ctx: ToolContext) -> str:
+    """The directory a delegated child gets: the controller's own (``ManagedService.cwd``)."""
+    return os.path.realpath(Path.cwd())
+
+
+def _continued(args: Mapping[str, Any], ctx: ToolContext) -> tuple[str, str] | None:
+    try:
+        return managed_service(ctx).continue_source(str(args["session"]))
+    except (ManagedAgentError, ConfigError, BooleanError, UnsafeFile, OSError):
+        return None  # the handler reports why; the gates fail closed on an unknown value
+
+
+def _continue_cwd(args: Mapping[str, Any], ctx: ToolContext) -> str | None:
+    """The directory a continued child gets: its saved session's."""
+    found = _continued(args, ctx)
+    return found[0] if found is not None else None
+
+
+def _continue_label(args: Mapping[str, Any], ctx: ToolContext) -> str | None:
+    """The label a continued child inherits: its saved session's."""
+    found = _continued(args, ctx)
+    return found[1] if found is not None else None
+
+
+_LIVE = Traits(family="managed", targets=("agent",))
+_PROMPTS = Traits(family="managed", effect="prompt", targets=("agent",), lock=("agent",))
+#: each tool's declaration (core.tool.Traits): every managed agent is a pi agent, whose
+#: label is its name; a launch's directory is the one its child will get
+TRAITS: dict[str, Traits] = {
+    "agent_list": Traits(family="managed"),
+    "agent_delegate": Traits(
+        family="managed",
+        effect="start",
+        fixed_kind="pi",
+        name="label",
+        launch_cwd=_delegate_cwd,
+        closed_by="agent_close",
+    ),
+    "agent_continue": Traits(
+        family="managed",
+        effect="start",
+        fixed_kind="pi",
+        launch_cwd=_continue_cwd,
+        launch_name=_continue_label,
+        closed_by="agent_close",
+    ),
+    "agent_steer": _PROMPTS,
+    "agent_interrupt": _PROMPTS,
+    "agent_reply": _PROMPTS,
+    "agent_close": Traits(family="managed", effect="end", targets=("agent",)),
+    "agent_inspect": _LIVE,
+    "agent_transcript": _LIVE,
+}
+
 MANAGED_TOOLS: dict[str, Tool] = {
     name: Tool(
         name=name,
@@ -291,6 +353,7 @@ MANAGED_TOOLS: dict[str, Tool] = {
         description=DESCRIPTIONS[name],
         input_schema=SCHEMAS[name],
         handler=_handler(name, _CALLS[name]),
+        traits=TRAITS[name],
     )
     for name in MANAGED_TOOL_NAMES  # the one list of the nine (the extension's allowlist too)
 }

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.transcript import MAX_SESSION_BYTES, read_entries
 from orchestrator.agent_tools.transcript import _active_branch as active_branch
+from orchestrator.core import safe_fs
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import parse_control_marker
 from orchestrator.managed.utf8 import utf8_len, utf8_middle, utf8_tail

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestrator.client import cli_map
+from orchestrator.core.tool import Tool
 from orchestrator.tools.hints import hint_names
-from orchestrator.tools.registry import TOOLS, Tool
+from orchestrator.tools.low_level import LOW_LEVEL_TOOLS
 
 RISKS = {
     "R0": "read-only: does not change Herdr's state",
@@ -99,7 +100,7 @@ def render() -> str:
         "| Tool | Risk | MCP hints | Parameters | Herdr operation |",
         "| --- | --- | --- | --- | --- |",
     ]
-    for tool in TOOLS.values():
+    for tool in LOW_LEVEL_TOOLS:
         schema = tool.input_schema
         required = set(schema.get("required", []))
         params = "<br>".join(
@@ -110,13 +111,13 @@ def render() -> str:
             f"| `{tool.name}` | {tool.risk} | {hints} | {params or '—'} | {_herdr(tool)} |"
         )
     lines += ["", "## Descriptions (as a model sees them)", ""]
-    for tool in TOOLS.values():
+    for tool in LOW_LEVEL_TOOLS:
         lines += [f"### `{tool.name}` ({tool.risk})", "", tool.description, ""]
     lines += [
         "## Input schemas",
         "",
         "```json",
-        json.dumps({t.name: t.input_schema for t in TOOLS.values()}, indent=2),
+        json.dumps({t.name: t.input_schema for t in LOW_LEVEL_TOOLS}, indent=2),
         "```",
         "",
     ]

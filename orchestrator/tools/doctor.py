@@ -1,7 +1,10 @@
 """``_dsh_herdr_doctor``: one call that says whether Herdr is usable, and if not, why.
 
-Herdr has no ``doctor`` command; this composes three reads — the server's ping (version,
-protocol), ``workspace list`` and ``agent list`` — and stops at the first blocking problem
+Herdr has no ``doctor`` command; this composes the checks the contract lists — version (the
+server's ping: version, protocol), session (which Herdr session the socket belongs to: the
+default one, a named one under ``sessions/NAME/``, or an override path, as Herdr resolves
+it), workspaces (``workspace list``) and agents (``agent list``) — and stops at the first
+blocking problem
 (no server, an incompatible protocol) instead of piling errors on top of it. The ping is read
 by :func:`~orchestrator.client.sync.pong_refusal`, as the client reads it: over the CLI that
 includes ``running: false`` and a ``herdr`` executable that is not ``compatible`` with the
@@ -11,13 +14,15 @@ server (every later CLI command would fail ``protocol_mismatch``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from orchestrator.client.errors import TransportError
 from orchestrator.client.sync import pong_refusal
+from orchestrator.client.transports import default_socket_path
 from orchestrator.client.types import Pong
-from orchestrator.tools.result import failure, from_exchange, from_transport_error
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.result import failure, from_exchange, from_transport_error
+from orchestrator.core.tool import ToolContext
 
 Runner = Callable[..., dict[str, Any]]
 COMMAND = "herdr status server --json; herdr workspace list; herdr agent list"
@@ -29,6 +34,21 @@ def _ping(ctx: ToolContext) -> dict[str, Any]:
     except TransportError as exc:
         return from_transport_error(["herdr", "status", "server", "--json"], exc)
     return from_exchange(exchange)
+
+
+def session_of(env: Mapping[str, str], socket_path: object) -> dict[str, Any]:
+    """Which Herdr session the server that answered is: ``name`` (``default``, the named
+    session, or None for a socket path given outright), ``override`` and the ``socket``."""
+    path = Path(str(socket_path)) if socket_path is not None else default_socket_path(env)
+    override = bool(env.get("HERDR_SOCKET_PATH")) or path != default_socket_path(
+        {k: v for k, v in env.items() if k != "HERDR_SOCKET_PATH"}
+    )
+    name: str | None = None
+    if path.name == "herdr.sock" and path.parent.parent.name == "sessions":
+        name = path.parent.name
+    elif not override:
+        name = "default"
+    return {"name": name, "override": override, "socket": str(path)}
 
 
 def doctor(ctx: ToolContext, run: Runner) -> dict[str, Any]:
@@ -52,8 +72,10 @@ def doctor(ctx: ToolContext, run: Runner) -> dict[str, Any]:
         return failure(COMMAND, code, message, exit_code=1, data=extra)
     workspaces = run(ctx, "workspace.list", {})
     agents = run(ctx, "agent.list", {})
+    session = session_of(ctx.env, path)
     checks = [
         {"name": "server", "ok": True},
+        {"name": "session", "ok": True, "session": session["name"]},
         {"name": "workspaces", "ok": workspaces["ok"], **_err(workspaces)},
         {"name": "agents", "ok": agents["ok"], **_err(agents)},
     ]
@@ -61,6 +83,7 @@ def doctor(ctx: ToolContext, run: Runner) -> dict[str, Any]:
     ag_list: Sequence[Mapping[str, Any]] = (agents.get("data") or {}).get("agents", [])
     data: dict[str, Any] = {
         "server": server,
+        "session": session,
         "workspaces": [
             {k: w.get(k) for k in ("workspace_id", "label", "agent_status")} for w in ws_list
         ],

@@ -21,16 +21,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from orchestrator.core.tool import ENDING_WORDS
+
 if TYPE_CHECKING:
-    from orchestrator.tools.tool import Tool
+    from orchestrator.core.tool import Tool
 
 _BY_RISK: Mapping[str, Mapping[str, bool]] = {
     "R0": {"read_only": True, "destructive": False, "idempotent": True, "open_world": False},
     "R1": {"read_only": False, "destructive": False, "idempotent": False, "open_world": False},
     "R2": {"read_only": False, "destructive": True, "idempotent": False, "open_world": True},
 }
-#: words in a tool's name that mean it ends or removes something
-ENDING_WORDS: tuple[str, ...] = ("close", "interrupt", "kill", "remove", "delete", "stop")
 #: the hints' MCP names, in the order the docs list them
 MCP_NAMES: Mapping[str, str] = {
     "read_only": "readOnlyHint",

@@ -9,13 +9,15 @@ owns the argv), runs it, and reports the exchange in the result contract
 * timeouts are milliseconds; waits get a bounded default so no call hangs forever;
 * R2 tools (``pane_run``, ``agent_start``, ``agent_prompt``) accept ``preview: true``,
   which runs nothing and returns ``data.preview``, ``data.action`` and a redacted
-  ``data.target``; with ``DSH_HERDR_PREVIEW_REQUIRED`` on, a call without it is refused
-  (``preview_required``). ``pane_send_text`` is R1 only while its text holds no line break
-  or other control character (TAB aside): a CR or LF submits the line like ``pane_run`` does,
-  so such a text is treated as R2 (preview or refusal under the gate);
-* the configuration gates (``enabled``, ``allowCwd``) bind every tool that creates a pane or
-  starts something in one (:mod:`.gates`), and a create's ``env`` may not choose code
-  (:mod:`.env_policy`);
+  ``data.target``. ``pane_send_text`` is R1 only while its text holds no line break or other
+  control character (TAB aside): a CR or LF submits the line like ``pane_run`` does, so such
+  a text runs (its declared effect, :func:`_send_text_effect`);
+* each tool's declaration (:class:`~orchestrator.core.tool.Traits`) names what it does and
+  which fields name a directory, a pane, an agent: the runner
+  (:mod:`orchestrator.pipeline.call_guard`) applies the configuration gates (``enabled``,
+  ``allowCwd``) and the preview gate from it before a handler runs, so no handler here
+  checks one; a create's ``env`` may not choose code (:mod:`.env_policy`), which the
+  handlers check (it is an argument rule, not a gate);
 * ``server_not_running`` is reported once, never retried; a mutation whose exchange broke
   is reported (``transport_error`` with ``data.maybeApplied``), never sent again.
 """
@@ -28,20 +30,18 @@ from typing import Any
 
 from herdr_sim.protocol import AGENT_LABELS, AGENT_STATUSES
 from herdr_sim.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
-from orchestrator.booleans import BooleanError
 from orchestrator.client import cli_map
 from orchestrator.client.errors import TransportError
-from orchestrator.tools import gates
-from orchestrator.tools.env_policy import env_problem
-from orchestrator.tools.result import (
+from orchestrator.core.result import (
     command_text,
     failure,
     from_exchange,
     from_transport_error,
     redacted,
 )
-from orchestrator.tools.text_rules import AGENT_NAME_PATTERN, NO_NUL
-from orchestrator.tools.tool import PREVIEW_REQUIRED_ENV, Risk, Tool, ToolContext
+from orchestrator.core.text_rules import AGENT_NAME_PATTERN, NO_NUL
+from orchestrator.core.tool import PREVIEW_REQUIRED_ENV, Effect, Risk, Tool, ToolContext, Traits
+from orchestrator.tools.env_policy import env_problem
 
 Args = Mapping[str, Any]
 
@@ -161,82 +161,33 @@ def _command(operation: str, params: Mapping[str, Any], secrets: Sequence[str] =
     return command_text(["herdr", *op.cli_argv(clean)], secrets)
 
 
-def _guard_r2(
-    ctx: ToolContext,
+def _preview(
     args: Args,
     operation: str,
     params: Mapping[str, Any],
     action: str,
     target: Mapping[str, Any],
     secrets: Sequence[str],
-    *,
-    pane: str | None = None,
 ) -> dict[str, Any] | None:
-    """The preview answer, a gate's refusal, or None to go ahead.
-
-    In order: ``enabled`` (the kill switch refuses previews too); ``preview: true`` answers
-    without touching Herdr; the preview gate (``preview_required``; an unreadable
-    ``DSH_HERDR_PREVIEW_REQUIRED`` refuses as ``config_invalid``); ``allowCwd`` for the
-    ``pane`` acted in.
-    """
-    command = _command(operation, params, secrets)
-    try:
-        config = gates.config_of(ctx)
-        gates.require_enabled(config)
-    except gates.Refused as exc:
-        return _refused(command, exc)
-    if args.get("preview") is True:
-        return {
-            "ok": True,
-            "command": command,
-            "exitCode": None,
-            "data": {"preview": True, "action": action, "target": dict(target)},
-        }
-    try:
-        required = ctx.preview_required
-    except BooleanError as exc:
-        return failure(command, "config_invalid", str(exc), data={"field": PREVIEW_REQUIRED_ENV})
-    if required:
-        return failure(
-            command,
-            "preview_required",
-            f"{PREVIEW_REQUIRED_ENV} is on: call again with preview: true and get approval "
-            "first (this gate refuses every R2 call that is not a preview)",
-            data={"action": action, "target": dict(target)},
-        )
-    if pane is not None:
-        try:
-            gates.pane_cwd_allowed(config, ctx.client, pane)
-        except gates.Refused as exc:
-            return _refused(command, exc)
-    return None
+    """The preview answer of an R2 call with ``preview: true`` (nothing touches Herdr), else
+    None. The gates (kill switch, preview gate, ``allowCwd``) ran before, in the runner."""
+    if args.get("preview") is not True:
+        return None
+    return {
+        "ok": True,
+        "command": _command(operation, params, secrets),
+        "exitCode": None,
+        "data": {"preview": True, "action": action, "target": dict(target)},
+    }  # fmt: skip
 
 
-def _refused(command: str, exc: gates.Refused) -> dict[str, Any]:
-    refusal = exc.refusal
-    data = {"field": refusal.field} if refusal.field else None
-    return failure(command, refusal.code, refusal.message, data=data)
-
-
-def _guard_create(
-    ctx: ToolContext, args: Args, operation: str, params: dict[str, Any]
-) -> dict[str, Any] | None:
-    """For a create or split: ``env`` policy, ``enabled``, and ``allowCwd`` on the directory
-    the new shell gets (``params["cwd"]`` becomes the resolved path that was checked)."""
-    command = _command(operation, params)
+def _env_refused(args: Args, operation: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A create's or split's ``env`` that would choose code (:mod:`.env_policy`), refused."""
     problem = env_problem(args.get("env"))
-    if problem is not None:
-        return failure(command, "invalid_arguments", problem, data={"field": "env"})
-    try:
-        config = gates.config_of(ctx)
-        gates.require_enabled(config)
-        if params.get("cwd") is not None:
-            params["cwd"] = gates.allowed_cwd(config, str(params["cwd"]))
-        elif operation == "pane.split":
-            params["cwd"] = gates.inherited_cwd(config, ctx.client, str(params["target_pane_id"]))
-    except gates.Refused as exc:
-        return _refused(command, exc)
-    return None
+    if problem is None:
+        return None
+    command = _command(operation, params)
+    return failure(command, "invalid_arguments", problem, data={"field": "env"})
 
 
 # -- handlers ----------------------------------------------------------------------------------
@@ -252,7 +203,7 @@ def _workspace_get(args: Args, ctx: ToolContext) -> dict[str, Any]:
 
 def _workspace_create(args: Args, ctx: ToolContext) -> dict[str, Any]:
     params = {"cwd": args["cwd"], "label": args.get("label"), "env": _env(args), "focus": False}
-    guard = _guard_create(ctx, args, "workspace.create", params)
+    guard = _env_refused(args, "workspace.create", params)
     return guard or _run(ctx, "workspace.create", params)
 
 
@@ -272,7 +223,7 @@ def _tab_create(args: Args, ctx: ToolContext) -> dict[str, Any]:
         "env": _env(args),
         "focus": False,
     }
-    guard = _guard_create(ctx, args, "tab.create", params)
+    guard = _env_refused(args, "tab.create", params)
     return guard or _run(ctx, "tab.create", params)
 
 
@@ -305,7 +256,7 @@ def _pane_split(args: Args, ctx: ToolContext) -> dict[str, Any]:
         "env": _env(args),
         "focus": False,
     }
-    guard = _guard_create(ctx, args, "pane.split", params)
+    guard = _env_refused(args, "pane.split", params)
     return guard or _run(ctx, "pane.split", params)
 
 
@@ -313,9 +264,7 @@ def _pane_run(args: Args, ctx: ToolContext) -> dict[str, Any]:
     command = str(args["command"])
     params = {"pane_id": args["pane"], "command": command}
     target = {"pane": args["pane"], "command": redacted(command)}
-    guard = _guard_r2(
-        ctx, args, "pane.run", params, "pane.run", target, [command], pane=str(args["pane"])
-    )
+    guard = _preview(args, "pane.run", params, "pane.run", target, [command])
     return guard or _run(ctx, "pane.run", params, secrets=[command])
 
 
@@ -337,20 +286,19 @@ def _pane_wait_output(args: Args, ctx: ToolContext) -> dict[str, Any]:
 _SUBMITS = re.compile(r"[\x00-\x08\x0a-\x1f]")
 
 
+def _send_text_effect(args: Args) -> Effect:
+    """A text holding a line break (or another control character but TAB) executes what was
+    typed: it runs, like ``pane_run`` (R2: the kill switch, preview gate and ``allowCwd``)."""
+    return "run" if _SUBMITS.search(str(args.get("text", ""))) else "type"
+
+
 def _pane_send_text(args: Args, ctx: ToolContext) -> dict[str, Any]:
     text = str(args["text"])
     params = {"pane_id": args["pane"], "text": text}
-    submits = _SUBMITS.search(text) is not None
-    if submits or args.get("preview") is True:
-        # A line break executes what was typed: R2, with pane_run's preview and gates.
-        target = {"pane": args["pane"], "text": redacted(text), "submits": submits}
-        guard = _guard_r2(
-            ctx, args, "pane.send_text", params, "pane.send_text", target, [text],
-            pane=str(args["pane"]),
-        )  # fmt: skip
-        if guard is not None:
-            return guard
-    return _run(ctx, "pane.send_text", params, secrets=[text])
+    submits = _send_text_effect(args) == "run"
+    target = {"pane": args["pane"], "text": redacted(text), "submits": submits}
+    guard = _preview(args, "pane.send_text", params, "pane.send_text", target, [text])
+    return guard or _run(ctx, "pane.send_text", params, secrets=[text])
 
 
 def _agent_list(args: Args, ctx: ToolContext) -> dict[str, Any]:
@@ -390,9 +338,7 @@ def _agent_start(args: Args, ctx: ToolContext) -> dict[str, Any]:
         "pane": args["pane"],
         "args": f"<redacted: {len(native)} args>",
     }
-    guard = _guard_r2(
-        ctx, args, "agent.start", params, "agent.start", target, native, pane=str(args["pane"])
-    )
+    guard = _preview(args, "agent.start", params, "agent.start", target, native)
     return guard or _run(ctx, "agent.start", params, secrets=native)
 
 
@@ -414,33 +360,8 @@ def _agent_prompt(args: Args, ctx: ToolContext) -> dict[str, Any]:
             wait["until"] = list(args["until"])
         params["wait"] = wait
     target = {"agent": args["agent"], "prompt": redacted(prompt)}
-    guard = _guard_r2(ctx, args, "agent.prompt", params, "agent.prompt", target, [prompt])
-    if guard is None:
-        guard = _guard_agent_pane(ctx, str(args["agent"]), params, [prompt])
+    guard = _preview(args, "agent.prompt", params, "agent.prompt", target, [prompt])
     return guard or _run(ctx, "agent.prompt", params, secrets=[prompt])
-
-
-def _guard_agent_pane(
-    ctx: ToolContext, agent: str, params: Mapping[str, Any], secrets: Sequence[str]
-) -> dict[str, Any] | None:
-    """``allowCwd`` for the pane hosting ``agent`` (a name or a pane id)."""
-    command = _command("agent.prompt", params, secrets)
-    try:
-        config = gates.config_of(ctx)
-        if not config.allow_cwd:
-            return None
-        from orchestrator.client.errors import ClientError
-
-        try:
-            pane = ctx.client.agent_get(agent).pane_id
-        except ClientError as exc:  # fail closed: an unknown directory is not an allowed one
-            raise gates.Refused(
-                gates.Refusal("cwd_unknown", f"cannot find agent {agent}'s pane: {exc}", "agent")
-            ) from None
-        gates.pane_cwd_allowed(config, ctx.client, pane)
-    except gates.Refused as exc:
-        return _refused(command, exc)
-    return None
 
 
 def _agent_explain(args: Args, ctx: ToolContext) -> dict[str, Any]:
@@ -456,8 +377,10 @@ def _doctor(args: Args, ctx: ToolContext) -> dict[str, Any]:
 # -- the table ---------------------------------------------------------------------------------
 
 
-def _tool(name: str, risk: Risk, description: str, schema: dict[str, Any], handler: Any) -> Tool:
-    return Tool(f"_dsh_herdr_{name}", risk, description, schema, handler)
+def _tool(
+    name: str, risk: Risk, description: str, schema: dict[str, Any], handler: Any, traits: Traits
+) -> Tool:
+    return Tool(f"_dsh_herdr_{name}", risk, description, schema, handler, traits)
 
 
 LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
@@ -468,6 +391,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "by Herdr, never guess them.",
         _schema(),
         _workspace_list,
+        Traits(),
     ),
     _tool(
         "workspace_get",
@@ -476,6 +400,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "and panes counts.",
         _schema(["workspace"], workspace=_WORKSPACE),
         _workspace_get,
+        Traits(),
     ),
     _tool(
         "workspace_create",
@@ -485,6 +410,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "root_pane ids.",
         _schema(["cwd"], cwd=_CWD, label=_LABEL, env=_ENV),
         _workspace_create,
+        Traits(effect="create", cwd="cwd"),
     ),
     _tool(
         "tab_list",
@@ -492,6 +418,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "List tabs (`herdr tab list`), optionally of one workspace.",
         _schema(workspace=_WORKSPACE),
         _tab_list,
+        Traits(),
     ),
     _tool(
         "tab_get",
@@ -499,6 +426,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Get one tab (`herdr tab get`).",
         _schema(["tab"], tab=_TAB),
         _tab_get,
+        Traits(),
     ),
     _tool(
         "tab_create",
@@ -507,6 +435,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "taking focus (`herdr tab create --no-focus`). Returns the tab and its root pane.",
         _schema(["workspace", "cwd"], workspace=_WORKSPACE, cwd=_CWD, label=_LABEL, env=_ENV),
         _tab_create,
+        Traits(effect="create", cwd="cwd"),
     ),
     _tool(
         "pane_list",
@@ -514,6 +443,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "List panes (`herdr pane list`), optionally of one workspace.",
         _schema(workspace=_WORKSPACE),
         _pane_list,
+        Traits(),
     ),
     _tool(
         "pane_get",
@@ -521,6 +451,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Get one pane (`herdr pane get`): ids, cwd, agent and agent_status.",
         _schema(["pane"], pane=_PANE),
         _by_pane("pane.get"),
+        Traits(),
     ),
     _tool(
         "pane_layout",
@@ -528,6 +459,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Layout geometry of the pane's tab (`herdr pane layout`): rects and splits.",
         _schema(["pane"], pane=_PANE),
         _by_pane("pane.layout"),
+        Traits(),
     ),
     _tool(
         "pane_process_info",
@@ -536,6 +468,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "the foreground) before pane_run or agent_start.",
         _schema(["pane"], pane=_PANE),
         _by_pane("pane.process_info"),
+        Traits(),
     ),
     _tool(
         "pane_edges",
@@ -543,6 +476,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Which edges of the tab area a pane touches (`herdr pane edges`).",
         _schema(["pane"], pane=_PANE),
         _by_pane("pane.edges"),
+        Traits(),
     ),
     _tool(
         "pane_read",
@@ -552,6 +486,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "detection (agent-detection buffer). The text is in `stdout`.",
         _schema(["pane"], pane=_PANE, source=_SOURCE, lines=_LINES),
         _pane_read,
+        Traits(),
     ),
     _tool(
         "pane_split",
@@ -576,6 +511,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             env=_ENV,
         ),
         _pane_split,
+        Traits(effect="create", cwd="cwd", inherits_cwd_of="pane"),
     ),
     _tool(
         "pane_run",
@@ -591,6 +527,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             preview=_PREVIEW,
         ),
         _pane_run,
+        Traits(effect="run", pane="pane", preview="preview", lock=("pane",)),
     ),
     _tool(
         "pane_wait_output",
@@ -612,6 +549,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             timeout=_ms("How long to wait"),
         ),
         _pane_wait_output,
+        Traits(),
     ),
     _tool(
         "pane_send_text",
@@ -630,6 +568,13 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             },
         ),
         _pane_send_text,
+        Traits(
+            effect="type",
+            effect_of=_send_text_effect,
+            pane="pane",
+            preview="preview",
+            lock=("pane",),
+        ),
     ),
     _tool(
         "agent_list",
@@ -637,6 +582,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "List the agents Herdr recognises (`herdr agent list`), with their status.",
         _schema(),
         _agent_list,
+        Traits(),
     ),
     _tool(
         "agent_get",
@@ -644,6 +590,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Get one agent by its unique name or pane id (`herdr agent get`).",
         _schema(["agent"], agent=_AGENT),
         _agent_get,
+        Traits(targets=("agent",)),
     ),
     _tool(
         "agent_read",
@@ -654,6 +601,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "`data.fallback` says so.",
         _schema(["agent"], agent=_AGENT, lines=_LINES),
         _agent_read,
+        Traits(targets=("agent",)),
     ),
     _tool(
         "agent_start",
@@ -684,6 +632,14 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             preview=_PREVIEW,
         ),
         _agent_start,
+        Traits(
+            effect="start",
+            kind="kind",
+            name="name",
+            pane="pane",
+            preview="preview",
+            agent_args=("args",),
+        ),
     ),
     _tool(
         "agent_wait",
@@ -692,6 +648,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         f"blocked). Times out after `timeout` ms (default {DEFAULT_AGENT_WAIT_MS}).",
         _schema(["agent"], agent=_AGENT, until=_UNTIL, timeout=_ms("How long to wait")),
         _agent_wait,
+        Traits(targets=("agent",)),
     ),
     _tool(
         "agent_prompt",
@@ -709,6 +666,13 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
             preview=_PREVIEW,
         ),
         _agent_prompt,
+        Traits(
+            effect="prompt",
+            agent_pane="agent",
+            targets=("agent",),
+            preview="preview",
+            lock=("agent",),
+        ),
     ),
     _tool(
         "agent_explain",
@@ -716,6 +680,7 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "Explain how Herdr detected an agent's state (`herdr agent explain --json`).",
         _schema(["agent"], agent=_AGENT),
         _agent_explain,
+        Traits(targets=("agent",)),
     ),
     _tool(
         "doctor",
@@ -724,5 +689,6 @@ LOW_LEVEL_TOOLS: tuple[Tool, ...] = (
         "first when anything fails with server_not_running or protocol_mismatch.",
         _schema(),
         _doctor,
+        Traits(),
     ),
 )

@@ -13,7 +13,7 @@ import pytest
 
 from orchestrator.agent_tools.transcript import load_messages
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
 from pytest_herdr.agents import Agent
 from pytest_herdr.backends import HerdrServer
 

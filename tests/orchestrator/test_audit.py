@@ -18,9 +18,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import Implementation
 
-from orchestrator.tools import audit
-from orchestrator.tools.registry import ALL_TOOLS, run_tool
-from orchestrator.tools.tool import Tool
+from orchestrator.core.tool import Tool
+from orchestrator.pipeline import audit
+from orchestrator.pipeline.registry import ALL_TOOLS, run_tool
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.waits import SCALE
 from tests.orchestrator.support import context

@@ -13,11 +13,11 @@ import pytest
 
 from orchestrator.agent_tools import worktree
 from orchestrator.agent_tools.agent_check import agent_checks
-from orchestrator.agent_tools.config import Config
 from orchestrator.client.child_env import child_env, is_secret_name
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.registry import run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.config import Config
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 
 SECRET = "sk-planted-0123456789abcdef0123456789"

@@ -27,8 +27,8 @@ import pytest
 from orchestrator.client import cli_map
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.transports import Exchange
-from orchestrator.tools.registry import TOOLS, run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import TOOLS, run_tool
 
 HERDR_SOURCE = "herdrdev/herdr 1c76079f (0.8.2)"
 

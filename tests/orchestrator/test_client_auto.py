@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.registry import run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import received
 

@@ -13,8 +13,8 @@ from orchestrator.agent_tools.fleet import list_agents
 from orchestrator.cli import main
 from orchestrator.client.errors import HerdrError
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.registry import run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import run_tool
 
 
 @pytest.fixture

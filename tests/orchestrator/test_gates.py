@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from orchestrator.booleans import FALSE_WORDS, TRUE_WORDS, BooleanError, parse_bool
+from orchestrator.pipeline.registry import run_tool
 from orchestrator.tools.env_policy import env_problem
-from orchestrator.tools.registry import run_tool
 from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Received, context, received

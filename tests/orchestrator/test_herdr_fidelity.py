@@ -19,17 +19,17 @@ import pytest
 
 from herdr_sim.protocol import AGENT_LABELS
 from herdr_sim.protocol import startup as agent_start
-from orchestrator.agent_tools.aliases import HERDR_KINDS
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.doctor_tool import doctor as herdr_doctor
 from orchestrator.client import cli_map
 from orchestrator.client.errors import ServerNotRunning
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.transports import WAIT_MARGIN, operation_deadline
+from orchestrator.core.aliases import HERDR_KINDS
+from orchestrator.core.config import Config
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import TOOLS, run_tool
 from orchestrator.tools.low_level import AGENT_KINDS
-from orchestrator.tools.registry import TOOLS, run_tool
-from orchestrator.tools.tool import ToolContext
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS, Kind, client, context, pane_of, received
 

@@ -15,7 +15,7 @@ from herdr_sim.fake_agent import Scenario
 from orchestrator import logs
 from orchestrator.cli import _parsers
 from orchestrator.logs import NO_TASK, bind_task, task_logger, task_scope
-from orchestrator.tools.registry import run_tool
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_spawn import SPAWN, make_ctx, scenario_args
 from tests.orchestrator.support import FAST_AGENTS

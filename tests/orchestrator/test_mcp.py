@@ -28,9 +28,9 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 
+from orchestrator.core.tool import Tool, ToolContext
 from orchestrator.mcp_server import RISK_META_KEY, build_server
-from orchestrator.tools.registry import ALL_TOOLS
-from orchestrator.tools.tool import Tool, ToolContext
+from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
 
 T = TypeVar("T")
@@ -104,7 +104,7 @@ def received(server: HerdrServer) -> list[str]:
 
 def test_tool_layer_does_not_import_the_mcp_sdk() -> None:
     code = (
-        "import sys, orchestrator.tools.registry, orchestrator.cli\n"
+        "import sys, orchestrator.pipeline.registry, orchestrator.cli\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
         "print(bad)\n"
         "raise SystemExit(1 if bad else 0)\n"
@@ -362,7 +362,7 @@ def test_stdio_server_process_initializes_lists_and_calls(
 
 STRAY_SERVER = """
 from orchestrator.mcp_server import build_server, run_stdio
-from orchestrator.tools.tool import Tool, ToolContext
+from orchestrator.core.tool import Tool, ToolContext
 
 def noisy(params, ctx):
     print("stray output from a tool")
@@ -433,7 +433,7 @@ def test_is_error_follows_each_tool_familys_contract(
 def test_agent_tool_schema_failures_are_agent_result_refusals() -> None:
     from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
     from orchestrator.cli import main
-    from orchestrator.tools.registry import run_tool
+    from orchestrator.pipeline.registry import run_tool
 
     value = run_tool("herdr_spawn_agent", {"kind": "pi"})
     Draft202012Validator(AGENT_RESULT_SCHEMA).validate(value)

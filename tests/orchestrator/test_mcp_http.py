@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from orchestrator.tools.registry import ALL_TOOLS
+from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.http_support import (
     EXCHANGE_TIMEOUT,

@@ -14,7 +14,7 @@ import pytest
 from orchestrator.check import run_check
 from orchestrator.cli import _parsers, main
 from orchestrator.mcp_http.settings import ENV_TOKEN
-from orchestrator.tools.registry import ALL_TOOLS
+from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.http_support import (
     HttpServer,
@@ -152,8 +152,8 @@ def test_check_reports_the_policy_the_doctor_reports() -> None:
     from mcp.shared.memory import create_client_server_memory_streams
 
     from orchestrator.check import Report, check
+    from orchestrator.core.tool import Tool, ToolContext
     from orchestrator.mcp_server import build_server
-    from orchestrator.tools.tool import Tool, ToolContext
 
     schema = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -187,9 +187,9 @@ def test_check_reports_the_policy_the_doctor_reports() -> None:
 
     assert len(run(None)) == 4
     # the real doctor's policy check, whose detail starts with its subject: said once
-    from orchestrator.agent_tools.config import Config
     from orchestrator.agent_tools.doctor_tool import _policy
-    from orchestrator.tools.policy import effective_policy
+    from orchestrator.core.config import Config
+    from orchestrator.core.policy import effective_policy
 
     real = _policy(effective_policy(Config()))
     assert real["detail"].startswith("policy: every risk level")

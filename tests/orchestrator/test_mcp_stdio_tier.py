@@ -37,7 +37,7 @@ from herdr_sim.config import SimulatorConfig
 from herdr_sim.detect import BUILTIN_MANIFESTS_DIR
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
-from orchestrator.tools.registry import ALL_TOOLS
+from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr import backends
 from pytest_herdr.backends import HerdrServer
 from tests.waits import SCALE, wait_until

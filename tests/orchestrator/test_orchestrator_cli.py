@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from orchestrator.cli import main
-from orchestrator.tools.registry import ALL_TOOLS
+from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
 
 BIN = Path(sys.executable).parent

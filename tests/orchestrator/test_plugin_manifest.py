@@ -16,8 +16,8 @@ import pytest
 from herdr_sim._version import HERDR_VERSION
 from herdr_sim.plugins import parse_manifest
 from orchestrator import cli
+from orchestrator.pipeline.registry import ALL_TOOLS
 from orchestrator.plugin_manifest import CHECK_ACTION, MANIFEST_FILE, PLUGIN_ID, write_manifest
-from orchestrator.tools.registry import ALL_TOOLS
 from tests.waits import wait_until
 
 Api = Callable[..., dict[str, Any]]
@@ -124,7 +124,7 @@ def test_doctor_failed_passes_only_a_report_without_a_failing_check(
 def test_the_doctor_subcommand_exits_by_the_report(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from orchestrator.tools import registry
+    from orchestrator.pipeline import registry
 
     reports = {
         "good": {"ok": True, "checks": [{"id": "a", "status": "warn"}]},

@@ -15,11 +15,11 @@ import pytest
 from mcp import Client
 
 from orchestrator import cli
-from orchestrator.agent_tools.config import ConfigError, load_config
+from orchestrator.core.caller import Caller, calling_as
+from orchestrator.core.config import ConfigError, load_config
+from orchestrator.core.tool import ToolContext
 from orchestrator.mcp_server import build_server
-from orchestrator.tools.caller import Caller, calling_as
-from orchestrator.tools.registry import ALL_TOOLS, run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.pipeline.registry import ALL_TOOLS, run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Received, context, pane_of, received
 

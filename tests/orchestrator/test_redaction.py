@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestrator.agent_tools import contract
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.harvest import to_dict
-from orchestrator.tools.result import command_text, redact_text, secret_parts
+from orchestrator.core.config import Config
+from orchestrator.core.result import command_text, redact_text, secret_parts
 
 KEY = "sk-live-0123456789abcdef"
 TOKEN = "tok-abcdefghijkl"

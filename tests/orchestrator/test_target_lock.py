@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from orchestrator.agent_tools.transcript import load_messages
-from orchestrator.tools.registry import ALL_TOOLS, run_tool
-from orchestrator.tools.target_lock import TargetBusy, lock_key, target_lock
+from orchestrator.pipeline.registry import ALL_TOOLS, run_tool
+from orchestrator.pipeline.target_lock import TargetBusy, lock_key, target_lock
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.waits import SCALE
 from tests.orchestrator.support import FAST_AGENTS, client, context, received
@@ -78,7 +78,7 @@ def test_only_typing_calls_that_are_not_previews_take_a_lock() -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from orchestrator.tools.target_lock import target_lock
+from orchestrator.pipeline.target_lock import target_lock
 with target_lock(Path(sys.argv[1]), "worker", 5):
     print("held", flush=True)
     sys.stdin.readline()

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from orchestrator.agent_tools.tools import AGENT_TOOLS
-from orchestrator.tools.registry import TOOLS, run_tool
-from orchestrator.tools.text_rules import AGENT_NAME_PATTERN, NO_NUL, unsendable
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.text_rules import AGENT_NAME_PATTERN, NO_NUL, unsendable
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import TOOLS, run_tool
 
 
 def _string_params() -> list[tuple[str, str, bool]]:

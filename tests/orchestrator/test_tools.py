@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.tools.registry import TOOLS, run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import TOOLS, run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS, Kind, Received, client, context, received
 
@@ -364,3 +364,20 @@ def test_doctor_reports_server_workspaces_and_agents(env: Env) -> None:
     assert [w["workspace_id"] for w in result["data"]["workspaces"]] == [env.workspace]
     assert {"workspace.list", "agent.list"} <= set(env.rec.methods())
     assert "ping" in env.rec.methods(pings=True)
+    # the contract's four checks: version (server), session, workspaces, agents
+    names = [check["name"] for check in result["data"]["checks"]]
+    assert names == ["server", "session", "workspaces", "agents"]
+    session = result["data"]["session"]
+    assert session["socket"] == str(env.server.socket_path), session
+
+
+def test_the_doctor_names_the_session_as_herdr_resolves_it(tmp_path: Path) -> None:
+    from orchestrator.tools.doctor import session_of
+
+    home = {"HOME": str(tmp_path)}
+    config = tmp_path / ".config" / "herdr"
+    assert session_of(home, None)["name"] == "default"
+    named = session_of({**home, "HERDR_SESSION": "work"}, None)
+    assert (named["name"], named["socket"]) == ("work", str(config / "sessions/work/herdr.sock"))
+    given = session_of({**home, "HERDR_SOCKET_PATH": str(tmp_path / "x.sock")}, None)
+    assert (given["name"], given["override"]) == (None, True)

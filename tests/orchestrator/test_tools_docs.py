@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from orchestrator.pipeline.registry import TOOLS
 from orchestrator.tools import docs
-from orchestrator.tools.registry import TOOLS
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "orchestrator" / "low-level-tools.md"
 

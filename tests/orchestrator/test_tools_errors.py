@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from orchestrator.client.transports import SocketTransport
-from orchestrator.tools.registry import run_tool
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Kind, client, context, received
 

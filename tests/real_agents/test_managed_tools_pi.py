@@ -22,9 +22,9 @@ import pytest
 from herdr_sim.fake_llm import FakeLLM, Match, Script
 from herdr_sim.procfs import all_processes
 from herdr_sim.real_agents import PiHome, prepare_pi_home
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.sync import HerdrClient
+from orchestrator.core.config import Config
 from orchestrator.managed.mailbox import Box, Mailbox
 from pytest_herdr.fixtures import ServerFactory
 from pytest_herdr.real_agents import require_pi

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from herdr_sim.fake_agent.app import parse_args
-from orchestrator.agent_tools.aliases import (
+from orchestrator.core.aliases import (
     AliasError,
     alias_rows,
     resolve,

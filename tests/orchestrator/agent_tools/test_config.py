@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agent_tools.config import (
+from orchestrator.agent_tools.remote_files import LocalFiles, SshFiles, files_for
+from orchestrator.core.config import (
     Config,
     ConfigError,
     GateError,
@@ -23,7 +24,6 @@ from orchestrator.agent_tools.config import (
     machine_hint,
     parse_config,
 )
-from orchestrator.agent_tools.remote_files import LocalFiles, SshFiles, files_for
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """The agent tools keep their context across calls (issue 12c) and see a changed config.
 
-A server holds one :class:`~orchestrator.tools.tool.ToolContext` per process; each agent-tool
+A server holds one :class:`~orchestrator.core.tool.ToolContext` per process; each agent-tool
 call used to rebuild the configuration, the records, the slots and the client from it, and
 so ping Herdr again before its first request. Now the derived context is kept in the
 ``ToolContext`` and refreshed per call (orchestrator/agent_tools/context.py says when).
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.agent_tools.context import DERIVED_KEY, AgentToolsContext
-from orchestrator.tools.registry import ALL_TOOLS, run_tool, validator_of
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.tool import ToolContext
+from orchestrator.pipeline.registry import ALL_TOOLS, run_tool, validator_of
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import received
 

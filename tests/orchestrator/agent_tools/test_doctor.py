@@ -12,13 +12,13 @@ import pytest
 
 from herdr_sim.fake_agent import install_fake_agents
 from orchestrator.agent_tools.agent_check import listed_models
-from orchestrator.agent_tools.aliases import alias_rows
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.contract import DOCTOR_RESULT_SCHEMA
 from orchestrator.agent_tools.doctor_tool import doctor
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.aliases import alias_rows
+from orchestrator.core.config import Config
+from orchestrator.core.tool import ToolContext
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_fleet import make_ctx
 

@@ -13,7 +13,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA, LIST_RESULT_SCHEMA
 from orchestrator.agent_tools.control import close_agent, interrupt_agent
@@ -21,7 +20,8 @@ from orchestrator.agent_tools.fleet import list_agents, owns
 from orchestrator.agent_tools.records import TaskRecord, now_iso
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.types import AgentInfo
-from orchestrator.tools.tool import ToolContext
+from orchestrator.core.config import Config
+from orchestrator.core.tool import ToolContext
 from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.handles import Pane

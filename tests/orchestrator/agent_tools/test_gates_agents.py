@@ -21,8 +21,8 @@ import pytest
 
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.context import AgentToolsContext
-from orchestrator.agent_tools.control import message_agent
 from orchestrator.agent_tools.transcript import load_messages
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_fleet import agent_result, own
@@ -205,7 +205,9 @@ def test_message_under_the_preview_gate_is_refused_and_sends_nothing(
     ctx = gated(make_ctx(herdr_server, tmp_path), word)
     own(ctx, agent, status="completed")
     rec = received(herdr_server)
-    value = agent_result(message_agent({"target": "w", "message": "rm -rf /"}, ctx))
+    value = agent_result(
+        run_tool("herdr_message_agent", {"target": "w", "message": "rm -rf /"}, ctx)
+    )
     assert (value["status"], value["error"]["code"]) == ("failed", "PREVIEW_REQUIRED")
     assert acted(rec) == []
     assert prompts(agent) == []
@@ -219,7 +221,9 @@ def test_message_preview_touches_nothing(
     own(ctx, agent, status="completed")
     rec = received(herdr_server)
     value = agent_result(
-        message_agent({"target": "w", "message": "the secret", "preview": True}, ctx)
+        run_tool(
+            "herdr_message_agent", {"target": "w", "message": "the secret", "preview": True}, ctx
+        )
     )
     assert (value["status"], value["nextAction"]) == ("idle", "ask_user")
     assert value["preview"]["target"]["target"] == "w"
@@ -234,7 +238,7 @@ def test_message_is_refused_when_disabled(
     agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("ok"), name="w")
     ctx = make_ctx(herdr_server, tmp_path, enabled=False)
     own(ctx, agent, status="completed")
-    value = agent_result(message_agent({"target": "w", "message": "go"}, ctx))
+    value = agent_result(run_tool("herdr_message_agent", {"target": "w", "message": "go"}, ctx))
     assert (value["status"], value["error"]["code"]) == ("failed", "DISABLED")
     assert prompts(agent) == []
 
@@ -246,7 +250,7 @@ def test_message_to_an_agent_outside_allow_cwd_is_refused(
     elsewhere = tmp_path / "allowed-only-here"
     elsewhere.mkdir()
     ctx = make_ctx(herdr_server, tmp_path, allow_cwd=(elsewhere,))
-    value = agent_result(message_agent({"target": "ext", "message": "go"}, ctx))
+    value = agent_result(run_tool("herdr_message_agent", {"target": "ext", "message": "go"}, ctx))
     assert (value["status"], value["error"]["code"]) == ("failed", "CWD_NOT_ALLOWED")
     assert prompts(agent) == []
 
@@ -349,8 +353,8 @@ def test_mcp_agent_tools_under_the_gate_spelt_on(
     from mcp import Client
     from mcp.types import CallToolResult, TextContent
 
+    from orchestrator.core.tool import ToolContext
     from orchestrator.mcp_server import build_server
-    from orchestrator.tools.tool import ToolContext
 
     rec = received(herdr_server)
     env = {

@@ -15,7 +15,7 @@ from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools import completion
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.tools import AGENT_TOOLS
-from orchestrator.tools.tool import Tool
+from orchestrator.core.tool import Tool
 from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.client import HerdrClient as WireClient
@@ -207,8 +207,8 @@ def test_native_args_are_redacted_from_every_screen_text_of_a_result(tmp_path: P
     # a failure quoting the pane (the command line with its key) or a warning must not
     # carry the key out either; ids, paths and the model stay as they are
     from orchestrator.agent_tools import contract
-    from orchestrator.agent_tools.config import Config
     from orchestrator.agent_tools.harvest import to_dict
+    from orchestrator.core.config import Config
 
     secret = "sk-live-0123456789abcdef"
     ctx = AgentToolsContext.create(

@@ -16,10 +16,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.inbox_tool import INBOX_RESULT_SCHEMA, inbox
 from orchestrator.agent_tools.records import TaskRecord
+from orchestrator.core.config import Config
 from tests.orchestrator.agent_tools.test_fleet import agent_result
 from tests.waits import SCALE
 

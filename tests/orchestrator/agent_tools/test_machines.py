@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from herdr_sim.fake_agent import Scenario
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.client.sync import HerdrClient
+from orchestrator.core.config import Config
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from orchestrator.agent_tools.tools import AGENT_TOOLS
-from orchestrator.tools.registry import ALL_TOOLS
+from orchestrator.pipeline.registry import ALL_TOOLS
 
 #: tool → (required, {parameter: default or None when the seed gives none}); seed 000's tables
 SEED: dict[str, tuple[set[str], dict[str, Any]]] = {

@@ -18,12 +18,13 @@ import jsonschema
 import pytest
 
 from herdr_sim.fake_agent import Scenario
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
 from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.client.sync import HerdrClient
-from orchestrator.tools.tool import Tool
+from orchestrator.core.config import Config
+from orchestrator.core.tool import Tool
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import SCALE
@@ -78,6 +79,16 @@ def write_result_md(ctx: AgentToolsContext, text: str) -> str:
 
 
 def spawn(ctx: AgentToolsContext, **args: Any) -> dict[str, Any]:
+    """A spawn through the one path every call takes (``run_tool``: the runner's gates,
+    then the handler)."""
+    tool: Tool = AGENT_TOOLS[SPAWN]
+    jsonschema.Draft202012Validator(dict(tool.input_schema)).validate(args)
+    return checked(run_tool(SPAWN, args, ctx))
+
+
+def spawn_handler(ctx: AgentToolsContext, **args: Any) -> dict[str, Any]:
+    """The spawn handler called directly (what a caller around ``run_tool`` reaches: its own
+    argument checks still hold)."""
     tool: Tool = AGENT_TOOLS[SPAWN]
     jsonschema.Draft202012Validator(dict(tool.input_schema)).validate(args)
     return checked(tool.handler(args, ctx))
@@ -406,7 +417,7 @@ def test_five_spawns_with_a_cap_of_two_all_complete_in_their_own_records(
 
 
 def test_plain_tool_context_reads_the_configuration_from_its_env(tmp_path: Path) -> None:
-    from orchestrator.tools.tool import ToolContext
+    from orchestrator.core.tool import ToolContext
 
     env = {
         "HOME": str(tmp_path),
@@ -414,7 +425,7 @@ def test_plain_tool_context_reads_the_configuration_from_its_env(tmp_path: Path)
         "HERDR_ORCHESTRATOR_ENABLED": "0",
     }
     (tmp_path / "config.toml").write_text(f'stateDir = "{tmp_path / "state"}"\n')
-    result = checked(AGENT_TOOLS[SPAWN].handler({"prompt": "x"}, ToolContext(env=env)))
+    result = checked(run_tool(SPAWN, {"prompt": "x"}, ToolContext(env=env)))
     assert result["error"]["code"] == "DISABLED"
 
 

@@ -16,7 +16,12 @@ from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.errors import NotFound
 from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.agent_tools.test_spawn import make_ctx, scenario_args, spawn
+from tests.orchestrator.agent_tools.test_spawn import (
+    make_ctx,
+    scenario_args,
+    spawn,
+    spawn_handler,
+)
 from tests.orchestrator.support import FAST_AGENTS
 from tests.waits import SCALE
 
@@ -40,14 +45,17 @@ def test_a_name_with_a_trailing_newline_is_refused(ctx: AgentToolsContext, tmp_p
 def test_a_non_utf8_cwd_is_refused_clearly(ctx: AgentToolsContext, tmp_path: Path) -> None:
     odd = os.fsdecode(bytes(tmp_path) + b"/caf\xe9")
     Path(odd).mkdir()
-    result = spawn(ctx, prompt="x", cwd=odd)
+    result = spawn_handler(ctx, prompt="x", cwd=odd)
     assert (result["status"], result["error"]["code"]) == ("failed", "FIELD_INVALID")
     assert result["error"]["field"] == "cwd"
     assert "UTF-8" in result["error"]["message"]
     assert ctx.client.pane_list() == []
-    prompt = spawn(ctx, prompt="caf\udce9", cwd=str(tmp_path))
+    prompt = spawn_handler(ctx, prompt="caf\udce9", cwd=str(tmp_path))
     assert (prompt["error"]["code"], prompt["error"]["field"]) == ("FIELD_INVALID", "prompt")
     assert ctx.store.list_records() == []
+    # through the one path, the schema step refuses the same texts first
+    refused = spawn(ctx, prompt="x", cwd=odd)
+    assert (refused["error"]["code"], refused["error"]["field"]) == ("INVALID_ARGUMENTS", "cwd")
 
 
 def test_a_name_already_taken_is_name_taken_and_leaves_no_tab(

@@ -29,9 +29,9 @@ from orchestrator.agent_tools.remote_files import (
     Ran,
     RemoteUnavailable,
 )
-from orchestrator.agent_tools.safe_fs import BoundedRead
 from orchestrator.agent_tools.transcript import NoTranscript, read_transcript
 from orchestrator.client.types import AgentInfo
+from orchestrator.core.safe_fs import BoundedRead
 
 ART = "/box/art/t-000000000001"
 

@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 
 from herdr_sim.fake_agent import Scenario
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.types import WorkspaceCreated
+from orchestrator.core.config import Config
 from orchestrator.managed.service import ManagedService
 from orchestrator.managed.tools import managed_service
-from orchestrator.tools.registry import run_tool
+from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.waits import wait_until
 

@@ -21,7 +21,7 @@ from orchestrator.managed.definitions import (
     load_roster,
     parse_definition,
 )
-from orchestrator.tools.registry import run_tool
+from orchestrator.pipeline.registry import run_tool
 from tests.orchestrator.managed import managed_world
 from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.managed.test_faults import mailbox_of

@@ -29,11 +29,11 @@ world = managed_world.world
 _CONTROLLER = """
 import json, os, signal, sys
 from pathlib import Path
-from orchestrator.agent_tools.config import Config
+from orchestrator.core.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.sync import HerdrClient
 from orchestrator.managed import launch, mailbox, store
-from orchestrator.tools.registry import run_tool
+from orchestrator.pipeline.registry import run_tool
 
 spec = json.loads(sys.argv[1])
 

@@ -25,7 +25,7 @@ from orchestrator.managed.mailbox import Box, Kind, Mailbox
 from orchestrator.managed.model_text import MODEL_TEXT_MAX_BYTES
 from orchestrator.managed.owner import PaneOwner
 from orchestrator.managed.supervisor import SPOOL_DIR
-from orchestrator.tools.registry import run_tool
+from orchestrator.pipeline.registry import run_tool
 from tests.orchestrator.managed import managed_world
 from tests.orchestrator.managed.managed_world import ManagedWorld
 from tests.orchestrator.support import FAST_AGENTS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agent_tools.config import ConfigError, load_config
+from orchestrator.core.config import ConfigError, load_config
 from orchestrator.managed.settings import (
     ManagedSettings,
     apply_managed_env,

@@ -19,13 +19,13 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
-from orchestrator.agent_tools.config import Config
 from orchestrator.agent_tools.context import AgentToolsContext
+from orchestrator.core.config import Config
 from orchestrator.managed.errors import ERROR_CATEGORIES
 from orchestrator.managed.tools import MANAGED_TOOLS
 from orchestrator.mcp_server import build_server
-from orchestrator.tools.outcome import call_failed
-from orchestrator.tools.registry import ALL_TOOLS, run_tool
+from orchestrator.pipeline.outcome import call_failed
+from orchestrator.pipeline.registry import ALL_TOOLS, run_tool
 
 BIN = Path(sys.executable).parent
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.agent_tools import safe_fs
 from orchestrator.agent_tools.records import TaskStore
+from orchestrator.core import safe_fs
 
 
 def test_read_bounded_refuses_links_fifos_and_directories(tmp_path: Path) -> None:
@@ -148,9 +148,9 @@ def test_publish_new_is_complete_or_absent_and_never_follows_a_planted_name(
 
 
 def test_spawn_refuses_a_shared_state_dir_clearly_and_leaves_it_alone(tmp_path: Path) -> None:
-    from orchestrator.agent_tools.config import Config
     from orchestrator.agent_tools.context import AgentToolsContext
     from orchestrator.agent_tools.spawn import handle_spawn
+    from orchestrator.core.config import Config
 
     shared = tmp_path / "shared"
     shared.mkdir()

@@ -29,6 +29,16 @@ AGENT_NAME = protocol.AGENT_NAME_PATTERN
 #: :data:`AGENT_NAME` as a schema pattern: the whole string, in both dialects (the lookahead
 #: says "nothing follows", where ``$`` would let Python accept ``"evil\n"``).
 AGENT_NAME_PATTERN = f"^{AGENT_NAME}(?![\\s\\S])"
+#: a task id as the agent tools mint it (``t-`` and 12 hex digits): what a ``target`` holding
+#: one addresses is a task, not an agent name
+_TASK_ID = re.compile(r"t-[0-9a-f]{12}")
+
+
+def is_task_id(text: str) -> bool:
+    """Whether ``text`` has the shape of a task id (used to route a ``target``)."""
+    return _TASK_ID.fullmatch(text) is not None
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -93,6 +103,7 @@ __all__ = [
     "AGENT_NAME_PATTERN",
     "NO_NUL",
     "is_agent_name",
+    "is_task_id",
     "refuse_nul",
     "unsendable",
 ]

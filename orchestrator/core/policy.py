@@ -1,31 +1,34 @@
 """The policy: which tools are offered and which calls may run. The one place that decides.
 
 Why one module: a switch read by the MCP listing but not by ``herdr-orchestrator call`` (or by
-the low-level tools but not the agent tools) is a gate another path walks around. So the MCP
-server's ``tools/list`` (:func:`listed`), the registry's ``run_tool`` (:func:`refusal`, before
-any handler runs, so a refused call never reaches Herdr) and ``herdr_doctor``
-(:meth:`Policy.describe`) all ask this module, and it decides from a tool's **name and risk
-level** and from its **schema's parameter names**, never from a list of tools: a tool added to
-the registry later is covered by the same rules.
+one tool family but not another) is a gate another path walks around. So the MCP server's
+``tools/list`` (:func:`listed`), the runner (:func:`refusal`, its first step, before any
+handler runs, so a refused call never reaches Herdr;
+:mod:`orchestrator.pipeline.call_guard`) and ``herdr_doctor`` (:meth:`Policy.describe`) all
+ask this module, and it decides from a tool's **name, risk level and declaration**
+(:class:`~orchestrator.core.tool.Traits`), never from a list of tools: a tool added to the
+registry later is covered by the same rules (one without a declaration gets one inferred
+from its schema's parameter names).
 
 The switches (configuration keys, docs/orchestrator/configuration.md), on top of ``enabled``,
-``allowCwd`` and the preview gate, which the tools apply themselves (:mod:`.gates`):
+``allowCwd`` and the preview gate, which the runner applies after it (:mod:`.gates`):
 
 * ``readOnly``: only R0 tools are listed and callable.
 * ``disableTools``: name globs; a matching tool is not listed, and is refused when called by
   name. A glob that matches no tool is refused when the policy is read (a typo would otherwise
-  leave the tool on).
-* ``agentKinds``: kind globs; a call that starts an agent of another kind is refused. A tool
-  starts agents when its schema has a ``kind`` parameter that names an agent kind (no enum, or
-  an enum of Herdr's agent kinds); an absent ``kind`` counts as the schema's default.
-* ``agentNames``: name globs, for every call that is not R0: the name an agent is started
-  under (a start without a name is refused: a generated name cannot be checked in advance),
-  and the agent a call addresses through an ``agent`` or ``target`` parameter. Such an
-  address must then be an agent name; a pane id or task id is refused, since telling whose
-  it is would need Herdr.
-* ``allowAgentArgs``: native agent arguments (``agent_args``, or ``args`` of a tool that starts
-  agents). Unset, they are allowed from the command line and refused over MCP, where a model
-  writes them.
+  leave the tool on). A tool that starts agents is refused (and not listed) while the tool
+  that closes them (``closed_by``) is disabled: nothing starts that could not be closed.
+* ``agentKinds``: kind globs; a call that starts an agent of another kind is refused: the
+  declared ``kind`` field (absent: the schema's default), or the one kind a tool starts (a
+  managed definition's, ``pi``).
+* ``agentNames``: name globs, for every call that is not R0: the name or label an agent is
+  started under (a start without one is refused: a generated name cannot be checked in
+  advance; a label a continued session inherits is checked by the runner,
+  :func:`name_refusal`), and the agent a call addresses through its declared target fields.
+  Such an address must then be an agent name; a pane id or task id is refused, since telling
+  whose it is would need Herdr. So what the policy lets start, it lets close.
+* ``allowAgentArgs``: native agent arguments (the declared ``agent_args`` fields). Unset,
+  they are allowed from the command line and refused over MCP, where a model writes them.
 
 An invalid configuration refuses every call but the doctors' (``*doctor``), which report it;
 MCP then lists only those.
@@ -42,16 +45,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from herdr_sim.protocol import AGENT_LABELS, AGENT_NAME_PATTERN
-from orchestrator.agent_tools.config import Config, ConfigError
-from orchestrator.agent_tools.records import is_task_id
-from orchestrator.tools.caller import Caller, current_caller
+from orchestrator.core.caller import Caller, current_caller
+from orchestrator.core.config import Config
+from orchestrator.core.text_rules import is_task_id
 
 if TYPE_CHECKING:
-    from orchestrator.tools.tool import Tool, ToolContext
+    from orchestrator.core.tool import Tool
 
 _NAME = re.compile(AGENT_NAME_PATTERN)
 #: parameters that address an existing agent (by name, pane id or task id)
-TARGET_PARAMS = ("agent", "target")
 #: the policy the running call was checked against (set by ``run_tool`` around the handler;
 #: a context variable, not the shared ToolContext: concurrent calls may have other callers)
 _CURRENT: ContextVar[Policy | None] = ContextVar("herdr_orchestrator_policy", default=None)
@@ -105,25 +107,6 @@ class Policy:
         }
 
 
-def policy_of(ctx: ToolContext, tools: Iterable[str] = (), caller: Caller | None = None) -> Policy:
-    """The policy of ``ctx``'s configuration (kept across calls on the same context) for the
-    tools named ``tools``: a ``disableTools`` glob that matches none of them makes the
-    configuration invalid (a misspelt name would leave the tool on)."""
-    from orchestrator.agent_tools.context import agent_context
-
-    try:
-        config = agent_context(ctx).config
-    except ConfigError as exc:
-        return Policy(config_error=str(exc))
-    names = list(tools)
-    stray = unmatched_globs(config.disable_tools, names) if names else []
-    if stray:
-        return Policy(
-            config_error=f"disableTools: {stray[0]!r} matches no tool (herdr-orchestrator tools)"
-        )
-    return Policy.of(config, caller)
-
-
 def unmatched_globs(globs: Iterable[str], names: Iterable[str]) -> list[str]:
     """The ``disableTools`` globs that match none of ``names`` (likely typos)."""
     known = list(names)
@@ -134,39 +117,27 @@ def _matches(value: str, globs: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(value, glob) for glob in globs)
 
 
-def listed(policy: Policy, tool: Tool) -> bool:
-    """Whether ``tools/list`` shows ``tool``."""
-    if policy.config_error is not None:
-        return fnmatch.fnmatchcase(tool.name, DOCTOR_GLOB)
-    if policy.read_only and tool.risk != "R0":
-        return False
-    return not _matches(tool.name, policy.disable_tools)
-
-
-def _properties(tool: Tool) -> Mapping[str, Any]:
-    props = tool.input_schema.get("properties")
-    return props if isinstance(props, Mapping) else {}
-
-
 def starts_agents(tool: Tool) -> bool:
-    """Whether ``tool`` starts agents: its ``kind`` parameter names an agent kind."""
-    kind = _properties(tool).get("kind")
-    if not isinstance(kind, Mapping):
-        return False
-    enum = kind.get("enum")
-    return enum is None or set(enum) <= set(AGENT_LABELS)
+    """Whether ``tool`` starts agents (its declaration names a kind)."""
+    return tool.declared.starts_agents
 
 
 def _agent_kind(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
-    if not starts_agents(tool):
+    traits = tool.declared
+    if traits.fixed_kind is not None:
+        return traits.fixed_kind
+    if traits.kind is None:
         return None
-    value = arguments.get("kind", _properties(tool)["kind"].get("default"))
+    props = tool.input_schema.get("properties")
+    schema = props.get(traits.kind) if isinstance(props, Mapping) else None
+    default = schema.get("default") if isinstance(schema, Mapping) else None
+    value = arguments.get(traits.kind, default)
     return value if isinstance(value, str) else None
 
 
 def _agent_args(tool: Tool, arguments: Mapping[str, Any]) -> tuple[str, Any] | None:
-    for param in ("agent_args", "args") if starts_agents(tool) else ("agent_args",):
-        if param in _properties(tool) and arguments.get(param):
+    for param in tool.declared.agent_args:
+        if arguments.get(param):
             return param, arguments[param]
     return None
 
@@ -176,22 +147,33 @@ def is_agent_name(value: object) -> bool:
     return isinstance(value, str) and bool(_NAME.fullmatch(value)) and not is_task_id(value)
 
 
+def name_refusal(policy: Policy, value: object, field: str) -> Denial | None:
+    """Why ``agentNames`` refuses starting an agent named (or labelled) ``value``."""
+    allowed = policy.agent_names
+    if allowed is None:
+        return None
+    if not isinstance(value, str):
+        return Denial(
+            "agent_name_not_allowed",
+            f"agentNames is set: give the agent a {field} (a generated one cannot be checked)",
+            field,
+        )
+    if not _matches(value, allowed):
+        return Denial("agent_name_not_allowed", f"the agent {field} is not in agentNames", field)
+    return None
+
+
 def _names(tool: Tool, arguments: Mapping[str, Any], policy: Policy) -> Denial | None:
     allowed = policy.agent_names
+    traits = tool.declared
     if allowed is None or tool.risk == "R0":
         return None
-    if starts_agents(tool) and "name" in _properties(tool):
-        name = arguments.get("name")
-        if not isinstance(name, str):
-            return Denial(
-                "agent_name_not_allowed",
-                "agentNames is set: give the agent a name (a generated one cannot be checked)",
-                "name",
-            )
-        if not _matches(name, allowed):
-            return Denial("agent_name_not_allowed", "the agent name is not in agentNames", "name")
-    for param in TARGET_PARAMS:
-        if param not in _properties(tool) or param not in arguments:
+    if traits.name is not None and traits.launch_name is None:
+        named = name_refusal(policy, arguments.get(traits.name), traits.name)
+        if named is not None:
+            return named
+    for param in traits.targets:
+        if param not in arguments:
             continue
         value = arguments[param]
         if not is_agent_name(value):
@@ -205,6 +187,28 @@ def _names(tool: Tool, arguments: Mapping[str, Any], policy: Policy) -> Denial |
     return None
 
 
+def _closer_refused(policy: Policy, tool: Tool) -> Denial | None:
+    """A start is refused when the tool that would end it is: nothing starts that the same
+    policy would keep from being closed."""
+    closer = tool.declared.closed_by
+    if closer is not None and _matches(closer, policy.disable_tools):
+        return Denial(
+            "tool_disabled",
+            f"{tool.name} is off because {closer}, which closes what it starts, is disabled "
+            "(disableTools)",
+        )
+    return None
+
+
+def listed(policy: Policy, tool: Tool) -> bool:
+    """Whether ``tools/list`` shows ``tool``."""
+    if policy.config_error is not None:
+        return fnmatch.fnmatchcase(tool.name, DOCTOR_GLOB)
+    if policy.read_only and tool.risk != "R0":
+        return False
+    return not _matches(tool.name, policy.disable_tools) and _closer_refused(policy, tool) is None
+
+
 def refusal(policy: Policy, tool: Tool, arguments: Mapping[str, Any]) -> Denial | None:
     """Why ``policy`` refuses calling ``tool`` with ``arguments`` (None: it may run).
 
@@ -216,6 +220,9 @@ def refusal(policy: Policy, tool: Tool, arguments: Mapping[str, Any]) -> Denial 
         return Denial("config_invalid", policy.config_error)
     if _matches(tool.name, policy.disable_tools):
         return Denial("tool_disabled", f"{tool.name} is disabled by configuration (disableTools)")
+    closer = _closer_refused(policy, tool)
+    if closer is not None:
+        return closer
     if policy.read_only and tool.risk != "R0":
         return Denial(
             "read_only",
@@ -224,14 +231,18 @@ def refusal(policy: Policy, tool: Tool, arguments: Mapping[str, Any]) -> Denial 
         )
     kind = _agent_kind(tool, arguments)
     kinds = policy.agent_kinds
-    if kind is not None and kinds is not None and not _matches(kind, kinds):
+    if (
+        tool.declared.starts_agents
+        and kinds is not None
+        and (kind is None or not _matches(kind, kinds))
+    ):
         allowed = ", ".join(kinds)
         return Denial(
             "agent_kind_not_allowed",
             f"agent kind {kind!r} is not in agentKinds ({allowed})"
             if kind in AGENT_LABELS
             else f"the agent kind is not in agentKinds ({allowed})",
-            "kind",
+            tool.declared.kind,
         )
     named = _names(tool, arguments, policy)
     if named is not None:
@@ -267,14 +278,13 @@ def effective_policy(config: Config | None) -> Policy:
 
 __all__ = [
     "DOCTOR_GLOB",
-    "TARGET_PARAMS",
     "Denial",
     "Policy",
     "checked_against",
     "effective_policy",
     "is_agent_name",
     "listed",
-    "policy_of",
+    "name_refusal",
     "refusal",
     "starts_agents",
     "unmatched_globs",

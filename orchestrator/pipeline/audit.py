@@ -6,8 +6,8 @@ and that record must not become a second copy of the prompts, commands and keys 
 So a line holds (:func:`entry`):
 
 * ``time`` (UTC, ISO 8601), ``tool``, ``risk``, ``caller`` (``cli`` or ``mcp:<client>/<version>``,
-  :class:`~orchestrator.tools.caller.Caller`), ``outcome`` (``ok``, ``failed`` — the tool's own
-  rule, :func:`~orchestrator.tools.outcome.call_failed` — or ``refused`` before the tool ran:
+  :class:`~orchestrator.core.caller.Caller`), ``outcome`` (``ok``, ``failed`` — the tool's own
+  rule, :func:`~orchestrator.pipeline.outcome.call_failed` — or ``refused`` before the tool ran:
   the policy, a busy target), ``errorCode`` and ``durationMs``;
 * ``targets``: the ``workspace``, ``tab``, ``pane``, ``agent``, ``target`` and ``name``
   arguments. An id of Herdr's shape (``w1``, ``w1:t2``, ``w1:p3``, ``p_1_2``) or a task id
@@ -42,10 +42,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from herdr_sim.trusted_paths import open_own_append
-from orchestrator.agent_tools.safe_fs import UnsafeFile, ensure_private_dir, write_all
+from orchestrator.core.safe_fs import UnsafeFile, ensure_private_dir, write_all
 
 if TYPE_CHECKING:
-    from orchestrator.tools.tool import Tool
+    from orchestrator.core.tool import Tool
 
 AUDIT_FILE = "audit.jsonl"
 _LOCK_FILE = ".audit.lock"
@@ -81,10 +81,18 @@ def _arg(schema: object, value: object) -> object:
 
 
 def _error_code(result: Mapping[str, Any]) -> str | None:
+    """The failure's code in each family's place: ``errorCode`` (low-level), ``error.code``
+    (agent tools), the runner's ``error.details.code`` or else the structured error's
+    ``category`` (managed-agent tools)."""
     code = result.get("errorCode")
     error = result.get("error")
     if code is None and isinstance(error, Mapping):
+        details = error.get("details")
         code = error.get("code")
+        if code is None and isinstance(details, Mapping):
+            code = details.get("code")
+        if code is None:
+            code = error.get("category")
     if code is None:
         return None
     text = str(code)

@@ -1,24 +1,25 @@
-"""The configuration gates (``enabled``, ``allowCwd``) applied to every tool, not only spawn.
+"""The configuration gates (``enabled``, ``allowCwd``): the checks the runner applies.
 
-Why here: a gate that binds ``herdr_spawn_agent`` but not ``_dsh_herdr_agent_start`` is a gate
-another path walks around. The agent tools' configuration
-(:mod:`orchestrator.agent_tools.config`: file plus ``HERDR_ORCHESTRATOR_*``) is therefore read by
-the low-level tools too, and each tool that starts something applies it:
+Why here, below the tool families: a gate that binds ``herdr_spawn_agent`` but not
+``_dsh_herdr_agent_start`` or ``agent_delegate`` is a gate another path walks around. So the
+runner (:mod:`orchestrator.pipeline.call_guard`) applies these to every tool from its
+declaration (:class:`~orchestrator.core.tool.Traits`), before the handler runs:
 
-* **``enabled = false``** (the kill switch): nothing new is started. Refused: every tool that
-  creates a pane (workspace/tab create, split), starts or prompts an agent (``agent_start``,
-  ``agent_prompt``, ``herdr_spawn_agent``, ``herdr_message_agent``), runs a command
-  (``pane_run``) or types a line break (``pane_send_text`` with CR/LF). Still allowed: reads,
-  waits, and what only stops things (``herdr_interrupt_agent``, ``herdr_close_agent``), so the
-  switch never keeps a user from stopping a runaway agent.
+* **``enabled = false``** (the kill switch): nothing new is started. Refused: every call whose
+  effect creates a pane, runs a command (``pane_run``, a ``pane_send_text`` with a line
+  break), starts or prompts an agent (the low-level, agent and managed tools alike). Still
+  allowed: reads, waits, and what only stops things (``herdr_interrupt_agent``,
+  ``herdr_close_agent``, ``agent_close``), so the switch never keeps a user from stopping a
+  runaway agent.
 * **``allowCwd``** (when configured): every directory we make a shell or agent work in lies
   inside an allowed root, after resolving symlinks. A create or split with ``cwd`` gets the
   resolved path (the one checked) rather than the caller's spelling; a split without ``cwd``
   inherits its target pane's directory, so that directory is read and checked, and passed
-  explicitly. Tools that act in an existing pane (``agent_start``, ``agent_prompt``,
-  ``pane_run``, ``pane_send_text`` with a line break, ``herdr_message_agent``) check the pane's
-  shell directory and its foreground process's directory as Herdr reports them; a pane whose
-  directory Herdr does not report is refused (fail closed).
+  explicitly; a managed launch is checked on the directory its child will get. Calls that act
+  in an existing pane (``agent_start``, ``agent_prompt``, ``pane_run``, ``pane_send_text``
+  with a line break) check the pane's shell directory and its foreground process's directory
+  as Herdr reports them; a pane whose directory Herdr does not report is refused (fail
+  closed).
 
 ``allowCwd`` bounds where we *start* work; it is not a filesystem sandbox: a shell or agent can
 ``cd`` anywhere afterwards (docs/orchestrator/security.md).
@@ -29,19 +30,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from orchestrator.agent_tools.config import (
+from orchestrator.core.config import (
     Config,
-    ConfigError,
     GateError,
     check_cwd,
     check_enabled,
 )
-from orchestrator.agent_tools.context import agent_context
 
 if TYPE_CHECKING:
     from orchestrator.client.sync import HerdrClient
     from orchestrator.client.types import PaneInfo
-    from orchestrator.tools.tool import ToolContext
 
 
 @dataclass(frozen=True)
@@ -64,16 +62,6 @@ class Refused(Exception):
     def __init__(self, refusal: Refusal) -> None:
         super().__init__(refusal.message)
         self.refusal = refusal
-
-
-def config_of(ctx: ToolContext) -> Config:
-    """The agent tools' configuration for ``ctx`` (:class:`Refused` when it is invalid),
-    kept across calls on the same context (:func:`agent_context`: reloaded only when the
-    environment or the file changes), not read and parsed again by every gated call."""
-    try:
-        return agent_context(ctx).config
-    except ConfigError as exc:
-        raise Refused(Refusal("config_invalid", str(exc), exc.key)) from None
 
 
 def _gate(exc: GateError) -> Refused:
@@ -134,6 +122,22 @@ def pane_cwd_allowed(config: Config, client: HerdrClient, pane_id: str) -> None:
             raise Refused(Refusal(exc.code.lower(), f"pane {pane_id}: {exc}", "pane")) from None
 
 
+def agent_pane_cwd_allowed(config: Config, client: HerdrClient, agent: str) -> None:
+    """:class:`Refused` unless the pane hosting ``agent`` (a name or a pane id) works inside
+    ``allowCwd``; an agent Herdr cannot find is refused (fail closed)."""
+    if not config.allow_cwd:
+        return
+    from orchestrator.client.errors import ClientError
+
+    try:
+        pane = client.agent_get(agent).pane_id
+    except ClientError as exc:  # an unknown directory is not an allowed one
+        raise Refused(
+            Refusal("cwd_unknown", f"cannot find agent {agent}'s pane: {exc}", "agent")
+        ) from None
+    pane_cwd_allowed(config, client, pane)
+
+
 def inherited_cwd(config: Config, client: HerdrClient, pane_id: str) -> str | None:
     """For a split without ``cwd``: the checked directory of the target pane when
     ``allowCwd`` is configured (passed explicitly), else None (Herdr follows the pane)."""
@@ -154,8 +158,8 @@ def inherited_cwd(config: Config, client: HerdrClient, pane_id: str) -> str | No
 __all__ = [
     "Refusal",
     "Refused",
+    "agent_pane_cwd_allowed",
     "allowed_cwd",
-    "config_of",
     "inherited_cwd",
     "pane_cwd_allowed",
     "require_enabled",

@@ -7,10 +7,12 @@ orchestrators (two hosts, a shell) can drive one Herdr. So every call that types
 holds an exclusive ``flock`` on a file named for that target under the state directory for its
 whole run (a prompt that waits keeps the agent to itself until its turn ends).
 
-Which calls (decided by name and risk, so tools added to the registry later are covered): a
-tool that is not R0 whose name says it types — ``prompt``, ``send_text``, ``send_keys``,
-``message`` or ``pane_run`` — locks the value of its first ``agent``, ``target`` or ``pane``
-argument. A preview types nothing and takes no lock.
+Which calls: a tool whose declaration names the fields of the target it types into
+(:attr:`~orchestrator.core.tool.Traits.lock`) locks the first of them given — the low-level
+prompt, send-text and run tools, ``herdr_message_agent`` and the managed steer, interrupt and
+reply. A tool built without a declaration gets one from its name and risk (not R0, and its
+name says it types: ``prompt``, ``send_text``, ``send_keys``, ``message`` or ``pane_run``), so
+tools added later are covered. A preview types nothing and takes no lock.
 
 The key is the target *as addressed*: an agent addressed once by name and once by its pane id
 takes two locks. Address one agent one way (the policy's ``agentNames`` makes that the name).
@@ -26,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import fnmatch
 import hashlib
 import os
 import time
@@ -34,21 +35,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.agent_tools.safe_fs import ensure_private_dir
+from orchestrator.core.safe_fs import ensure_private_dir
 
 if TYPE_CHECKING:
-    from orchestrator.tools.tool import Tool
+    from orchestrator.core.tool import Tool
 
-#: name globs of the tools that type into their target
-TYPING_GLOBS: tuple[str, ...] = (
-    "*prompt*",
-    "*send_text*",
-    "*send_keys*",
-    "*message*",
-    "*pane_run*",
-)
-#: the parameters that name a typing tool's target, in the order they are looked for
-TARGET_PARAMS: tuple[str, ...] = ("agent", "target", "pane")
 LOCKS_DIR = "locks"
 
 
@@ -58,11 +49,10 @@ class TargetBusy(TimeoutError):
 
 def lock_key(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
     """The target ``tool`` types into with ``arguments``, or None (no lock needed)."""
-    if tool.risk == "R0" or arguments.get("preview") is True:
+    traits = tool.declared
+    if tool.risk == "R0" or (traits.preview and arguments.get(traits.preview) is True):
         return None
-    if not any(fnmatch.fnmatchcase(tool.name, glob) for glob in TYPING_GLOBS):
-        return None
-    for param in TARGET_PARAMS:
+    for param in traits.lock:
         value = arguments.get(param)
         if isinstance(value, str) and value:
             return value
@@ -105,8 +95,6 @@ def target_lock(state_dir: Path, key: str, timeout_s: float) -> Iterator[None]:
 
 __all__ = [
     "LOCKS_DIR",
-    "TARGET_PARAMS",
-    "TYPING_GLOBS",
     "TargetBusy",
     "lock_key",
     "lock_path",

@@ -92,7 +92,7 @@ class Config:
     #: The ``[managed]`` table as read; :mod:`orchestrator.managed.settings` validates it
     #: (with its ``HERDR_ORCHESTRATOR_MANAGED_*`` variables) into ``ManagedSettings``.
     managed: Mapping[str, Any] = field(default_factory=dict)
-    # -- the policy (read by :mod:`orchestrator.tools.policy`, the one place that decides)
+    # -- the policy (read by :mod:`orchestrator.core.policy`, the one place that decides)
     read_only: bool = False
     disable_tools: tuple[str, ...] = ()
     #: allowlists (globs); None: every kind / name
@@ -286,7 +286,7 @@ def _aliases(key: str, value: Any, base: Path) -> dict[str, dict[str, str]]:
                 f"{key}.{kind}", f'expected a table of alias = "model", got {table!r}'
             )
         out[str(kind)] = {str(k): str(v) for k, v in table.items()}
-    from orchestrator.agent_tools.aliases import AliasError, validate_aliases
+    from orchestrator.core.aliases import AliasError, validate_aliases
 
     try:
         validate_aliases(out)
