@@ -23,7 +23,6 @@ Herdr (the directory checks of step 4 read a pane from Herdr; they send nothing)
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -36,12 +35,14 @@ from orchestrator.core.caller import Caller, current_caller
 from orchestrator.core.config import LOCAL_MACHINE, Config, ConfigError, default_state_dir
 from orchestrator.core.safe_fs import UnsafeFile
 from orchestrator.core.tool import PREVIEW_REQUIRED_ENV, STARTING_EFFECTS, Tool, ToolContext
+from orchestrator.logs import task_logger
 from orchestrator.pipeline import audit, target_lock
 from orchestrator.pipeline.outcome import call_failed
 from orchestrator.pipeline.refusals import name_the_machine, render_refusal
 from orchestrator.pipeline.schema import argument_error, integers, invalid
 
-logger = logging.getLogger(__name__)
+#: the agent tools' logger form: every record carries ``task_id`` (``-`` before a call has one)
+logger = task_logger(__name__)
 
 Run = Callable[[Tool, object, ToolContext], dict[str, Any]]
 #: effects the preview gate binds (R2: a command, an agent started or prompted)
