@@ -129,8 +129,9 @@ def _parser() -> argparse.ArgumentParser:
         "--agent-manifests",
         metavar="DIR",
         help="screen-detection manifests (*.toml) for agent state detection: a directory "
-        "(Herdr's), or `builtin` for the simulator's own rules for its fake agents "
-        "(./builtin names a directory)",
+        "(Herdr's), `builtin` for the simulator's own rules for its fake agents (./builtin "
+        "names a directory), or `none`; default: `builtin` with the fake agents, `none` "
+        "with --no-fake-agents",
     )
     serve.add_argument(
         "--no-fake-agents",
@@ -296,9 +297,14 @@ def main(argv: list[str] | None = None) -> int:
     return run_demo()
 
 
-def _manifests_dir(value: str | None) -> Path | None:
-    """``--agent-manifests``: ``builtin`` is the simulator's own rules, anything else a path."""
+def _manifests_dir(value: str | None, fake_agents: bool) -> Path | None:
+    """``--agent-manifests``: ``builtin`` is the simulator's own rules, ``none`` no rules,
+    anything else a path. Unset, the fakes' own rules when they are on: Herdr always runs
+    its bundled manifests, and without rules the fake claude and codex (which report no
+    state) would never be seen working, so a prompt to them would stall."""
     if value is None:
+        value = "builtin" if fake_agents else "none"
+    if value == "none":
         return None
     if value == "builtin":
         from .detect import BUILTIN_MANIFESTS_DIR
@@ -335,8 +341,8 @@ def serve_config(args: argparse.Namespace) -> SimulatorConfig:
         config.protocol = args.protocol
     if args.herdr_version is not None:
         config.version = args.herdr_version
-    config.agent_manifests_dir = _manifests_dir(args.agent_manifests)
     config.fake_agents = not args.no_fake_agents
+    config.agent_manifests_dir = _manifests_dir(args.agent_manifests, config.fake_agents)
     config.agent_home = args.agent_home
     for _flag, field, _text in TIMER_OPTIONS:
         value = getattr(args, field)

@@ -314,9 +314,11 @@ def test_without_rules_a_prompted_claude_stalls(api: Api, scenario: Path) -> Non
     assert failed.value.code == "agent_prompt_stalled"
 
 
-def test_serve_builtin_loads_the_builtin_rules(short_dir: Path) -> None:
+@pytest.mark.parametrize("flags", [("--agent-manifests", "builtin"), ()], ids=["named", "default"])
+def test_serve_builtin_loads_the_builtin_rules(short_dir: Path, flags: tuple[str, ...]) -> None:
+    # the default too, while the fakes are on: a plain serve must see a fake claude work
     socket = short_dir / "serve.sock"
-    proc = serve(short_dir, "--socket", str(socket), "--agent-manifests", "builtin")
+    proc = serve(short_dir, "--socket", str(socket), *flags)
     try:
         status = call(socket, "server.agent_manifests", {})
         proc.send_signal(signal.SIGTERM)
@@ -326,3 +328,20 @@ def test_serve_builtin_loads_the_builtin_rules(short_dir: Path) -> None:
     by_agent = {item["agent"]: item for item in status["manifests"]}
     assert sorted(by_agent) == sorted(KINDS)
     assert {item["active_version"] for item in by_agent.values()} == {"0.1.0"}
+
+
+@pytest.mark.parametrize(
+    "flags", [("--agent-manifests", "none"), ("--no-fake-agents",)], ids=["none", "no-fakes"]
+)
+def test_serve_without_rules_when_asked_or_without_the_fakes(
+    short_dir: Path, flags: tuple[str, ...]
+) -> None:
+    socket = short_dir / "serve.sock"
+    proc = serve(short_dir, "--socket", str(socket), *flags)
+    try:
+        status = call(socket, "server.agent_manifests", {})
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        stop(proc)
+    assert status["manifests"] == []
