@@ -22,6 +22,8 @@ from typing import Any
 from . import errors, lifecycle, persist, places
 from .agent_home import default_agent_home, pane_base_env
 from .agent_service import AgentService
+from .cli_refusals import FILE_NAME as REFUSALS_FILE
+from .cli_refusals import REFUSALS_VARIABLE
 from .config import SimulatorConfig
 from .detection import DetectionLoop
 from .events import EventHub, Signal
@@ -238,6 +240,8 @@ class Runtime:
         )
         full_env["PATH"] = self.with_fake_agents(full_env.get("PATH", ""))
         full_env[MARK_VARIABLE] = self.marks.value(ref.pane.key)
+        # what the simulator's CLI refuses before the socket is recorded there (cli_refusals)
+        full_env[REFUSALS_VARIABLE] = str(self.runtime_dir / REFUSALS_FILE)
         if self.config.time_scale != 1:  # the fake agents scale their scripted delays by it
             full_env[TIME_SCALE_ENV] = repr(float(self.config.time_scale))
         argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)

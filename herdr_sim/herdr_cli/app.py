@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args, os.environ)
     except UsageError as err:
         write_err(err.message)
+        _refused(args, 2, err.message)
         return 2
     except ServerNotRunningError as err:
         write_err(dumps(err.response, sort_keys=False))
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except FatalError as err:
         write_err(f"Error: {err.debug}")
+        _refused(args, 1, err.display)
         return 1
     except CliExit as exit_:
         return exit_.code
@@ -139,6 +141,15 @@ def main(argv: list[str] | None = None) -> int:
         # interpreter's noise about flushing a dead pipe at exit.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115, PTH123 - lives until exit
         return 101
+
+
+def _refused(args: list[str], code: int, message: str) -> None:
+    """Record a command line refused here, before the socket (inside a simulator's pane):
+    the integration check names it, as nothing of it reached the server."""
+    from ..cli_refusals import REFUSALS_VARIABLE, record
+
+    if REFUSALS_VARIABLE in os.environ:
+        record(os.environ, args, code, message)
 
 
 def _run(args: list[str], env: Mapping[str, str]) -> int:
