@@ -237,6 +237,7 @@ class Runtime:
             herdr_env=herdr_env,
             cli_dir=self.cli_dir,
             deterministic=self.config.shell is None and not self.config.user_shell,
+            herdr_version=self.config.version,
         )
         full_env["PATH"] = self.with_fake_agents(full_env.get("PATH", ""))
         full_env[MARK_VARIABLE] = self.marks.value(ref.pane.key)
