@@ -40,9 +40,6 @@ _GROUPS = (
     "plugin",
 )
 _UNSUPPORTED_GROUPS = {
-    "completion": "shell completion scripts are not generated",
-    "completions": "shell completion scripts are not generated",
-    "config": "there is no config.toml",
     "channel": "there are no update channels",
 }
 _KNOWN_FLAGS = frozenset(
@@ -271,6 +268,14 @@ def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
         from .commands import terminal
 
         return terminal.run(ctx, rest)
+    if command in ("completion", "completions"):
+        from .completion import run as completion
+
+        return completion(rest)
+    if command == "config":
+        from .commands import config
+
+        return config.run(ctx, rest)
     if command == "integration":
         from .commands import integration
 

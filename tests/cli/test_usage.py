@@ -259,6 +259,20 @@ def test_help_paths_succeed_on_stdout(
     assert fake.requests == []
 
 
+@pytest.mark.parametrize(("word", "code"), [("help", 0), ("x", 2)])
+def test_terminal_session_help_prints_both_usages(
+    fake: FakeHerdr, cli: Callable[..., Run], word: str, code: int
+) -> None:
+    # Herdr's `terminal_session` (src/cli.rs): help words exit 0, anything else 2
+    run = cli("terminal", "session", word)
+    assert (run.code, run.out) == (code, "")
+    assert run.err == (
+        "usage: herdr terminal session control <target> [--takeover] [--cols N] [--rows N]\n"
+        "usage: herdr terminal session observe <target> [--cols N] [--rows N]\n"
+    )
+    assert fake.requests == []
+
+
 def test_removed_commands_are_rejected_like_herdr(fake: FakeHerdr, cli: Callable[..., Run]) -> None:
     wait = cli("wait", "output", "w1:p1", "--match", "ready")
     assert wait.code == 2
