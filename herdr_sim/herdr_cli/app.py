@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     from .output import CliExit, dumps, write_err
 
     args = list(sys.argv[1:] if argv is None else argv)
+    transport = sys.modules.get(f"{__package__}.transport")
+    if transport is not None:  # one command line per call (tests run several in-process)
+        transport.attempted = False  # type: ignore[attr-defined]
     try:
         return _run(args, os.environ)
     except UsageError as err:
@@ -141,12 +144,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _refused(args: list[str], code: int, message: str) -> None:
-    """Record a command line refused here, before the socket (inside a simulator's pane):
-    the integration check names it, as nothing of it reached the server."""
+    """Record a command line refused here, before any server was tried (inside a
+    simulator's pane): the integration check names it, as nothing of it reached the server.
+    A failure after a connection or an ``ssh`` was tried is the transport's, not a refusal."""
     from ..cli_refusals import REFUSALS_VARIABLE, record
 
-    if REFUSALS_VARIABLE in os.environ:
-        record(os.environ, args, code, message)
+    if REFUSALS_VARIABLE not in os.environ:
+        return
+    transport = sys.modules.get(f"{__package__}.transport")
+    if getattr(transport, "attempted", False) or f"{__package__}.ssh_bridge" in sys.modules:
+        return
+    record(os.environ, args, code, message)
 
 
 def _run(args: list[str], env: Mapping[str, str]) -> int:

@@ -144,3 +144,26 @@ def test_config_usage(cli: Callable[..., Run], config_file: Path) -> None:
     assert cli("config", "check", "x") == Run(2, "", "usage: herdr config check\n")
     assert cli("config").code == 2
     assert cli("config", "help").code == 0
+
+
+# -- what the CLI refuses on its own is recorded -----------------------------------------------
+
+
+def test_a_report_refused_before_the_socket_is_recorded_for_the_check(
+    cli: Callable[..., Run], fake: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from herdr_sim.cli_refusals import REFUSALS_VARIABLE, read
+
+    log = tmp_path / "refusals.jsonl"
+    monkeypatch.setenv(REFUSALS_VARIABLE, str(log))
+    monkeypatch.setenv("HERDR_PANE_ID", "w1:p1")
+    argv = ("pane", "report-agent", "w1:p1", "--source", "s", "--agent", "a", "--state")
+    assert cli(*argv, "busy").code == 1  # refused locally: nothing sent
+    assert cli(*argv, "idle").code == 0  # sent: not a refusal
+    assert cli(*argv[:-3]).code == 2  # a usage error (no --agent, no --state) is one too
+    recorded = read(log)
+    assert [(r["argv"][-1], r["exit"], r["pane_id"]) for r in recorded] == [
+        ("busy", 1, "w1:p1"),
+        ("s", 2, "w1:p1"),
+    ]
+    assert "invalid pane agent state: busy" in recorded[0]["error"]
