@@ -133,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
         "names a directory), or `none`; default: `builtin` with the fake agents, `none` "
         "with --no-fake-agents",
     )
+    # `herdr server` runs serve with it: Herdr's ready and "already running" messages
+    serve.add_argument("--herdr-server", action="store_true", help=argparse.SUPPRESS)
     serve.add_argument(
         "--no-fake-agents",
         action="store_true",
@@ -371,8 +373,15 @@ def serve(args: argparse.Namespace) -> int:
     try:
         sim.start()
     except SimulatorError as exc:
+        if args.herdr_server and "already running" in str(exc):
+            # Herdr's headless server (src/server/headless.rs run_server), exit 1
+            print("error: herdr server is already running", file=sys.stderr)
+            print(f"api socket: {sim.socket_path}", file=sys.stderr, flush=True)
+            return 1
         print(f"herdr-sim: {exc}", file=sys.stderr)
         return 1
+    if args.herdr_server:
+        _herdr_ready_message(sim.socket_path)
     print(f"herdr-sim: listening on {sim.socket_path}", file=sys.stderr, flush=True)
     if sim.agent_home is not None:
         print(
@@ -391,15 +400,33 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _herdr_ready_message(socket_path: Path) -> None:
+    """What Herdr's headless server prints once it listens (``print_ready_message``)."""
+    client = socket_path.with_name(
+        "herdr-client.sock"
+        if socket_path.name == "herdr.sock"
+        else f"{socket_path.stem}-client.sock"
+    )
+    print(
+        "herdr server running; you can use any herdr CLI command in another terminal.\n"
+        f"api socket: {socket_path}\n"
+        f"client socket: {client} (not served by the simulator)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def _stop_event() -> threading.Event:
-    """An event SIGTERM and SIGINT set: a foreground server waits on it, then stops."""
+    """An event SIGTERM, SIGINT and SIGHUP set (Herdr's server stops on the three: its
+    ``ctrlc`` handler has the ``termination`` feature): a foreground server waits on it,
+    then stops."""
     done = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         done.set()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
     return done
 
 

@@ -259,10 +259,12 @@ def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
         code: int = sys.modules[name].run(ctx, rest)
         return code
     if command == "server":
-        if not rest or rest[0] == "--handoff-import":
+        if rest and rest[0] == "--handoff-import":
             return None
         from .commands import server
 
+        if not rest:
+            return server.run_foreground(ctx)
         return server.run(ctx, rest)
     if command == "machine":
         from .commands import machine
