@@ -407,7 +407,9 @@ class Runtime:
             return
         cwd_of = {ref.pane.key: self.live_cwd(ref) for ref in self.session.all_panes()}
         try:
-            data = persist.snapshot(self.session, cwd_of, self.agents.launches.saved)
+            data = persist.to_herdr(
+                persist.snapshot(self.session, cwd_of, self.agents.launches.saved)
+            )
             persist.write_atomic(self.session_path, data)
         except OSError:
             log.exception("could not save the session to %s", self.session_path)
