@@ -329,19 +329,12 @@ def _is(kind: str, value: Any) -> bool:
 
 
 def _describe(value: Any) -> str:
-    """serde's ``Unexpected`` for a TOML value."""
-    if isinstance(value, bool):
-        return f"boolean `{str(value).lower()}`"
-    if isinstance(value, int):
-        return f"integer `{value}`"
-    if isinstance(value, float):
-        return f"floating point `{value}`"
-    if isinstance(value, str):
-        return f'string "{value}"'
-    if isinstance(value, list):
-        return "sequence"
-    if isinstance(value, dict):
-        return "map"
+    """serde's ``Unexpected`` for a TOML value: JSON's words (one place for them), and a
+    TOML date-time, which JSON lacks, as serde names it."""
+    from ..request_json import describe
+
+    if isinstance(value, (bool, int, float, str, list, dict)):
+        return describe(value)
     return "a date-time"
 
 
