@@ -185,7 +185,7 @@ def test_top_level_flags_and_unknown_commands(cli: Callable[..., Run], fake: Fak
         ["session", "attach", "work"],
         ["plugin", "install", "owner/repo", "--yes"],
         ["terminal", "attach", "term_1"],
-        ["server"],
+        ["server", "--handoff-import", "/tmp/x.sock", "token"],  # `server` alone runs one
         ["server", "live-handoff"],
         [],
     ],
