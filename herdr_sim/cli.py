@@ -130,9 +130,12 @@ def _parser() -> argparse.ArgumentParser:
         "--agent-manifests",
         metavar="DIR",
         help="screen-detection manifests (*.toml) for agent state detection: a directory "
-        "(Herdr's), or `builtin` for the simulator's own rules for its fake agents "
-        "(./builtin names a directory)",
+        "(Herdr's), `builtin` for the simulator's own rules for its fake agents (./builtin "
+        "names a directory), or `none`; default: `builtin` with the fake agents, `none` "
+        "with --no-fake-agents",
     )
+    # `herdr server` runs serve with it: Herdr's ready and "already running" messages
+    serve.add_argument("--herdr-server", action="store_true", help=argparse.SUPPRESS)
     serve.add_argument(
         "--no-fake-agents",
         action="store_true",
@@ -351,9 +354,14 @@ def main(argv: list[str] | None = None) -> int:
     return run_demo()
 
 
-def _manifests_dir(value: str | None) -> Path | None:
-    """``--agent-manifests``: ``builtin`` is the simulator's own rules, anything else a path."""
+def _manifests_dir(value: str | None, fake_agents: bool) -> Path | None:
+    """``--agent-manifests``: ``builtin`` is the simulator's own rules, ``none`` no rules,
+    anything else a path. Unset, the fakes' own rules when they are on: Herdr always runs
+    its bundled manifests, and without rules the fake claude and codex (which report no
+    state) would never be seen working, so a prompt to them would stall."""
     if value is None:
+        value = "builtin" if fake_agents else "none"
+    if value == "none":
         return None
     if value == "builtin":
         from .detect import BUILTIN_MANIFESTS_DIR
@@ -390,8 +398,8 @@ def serve_config(args: argparse.Namespace) -> SimulatorConfig:
         config.protocol = args.protocol
     if args.herdr_version is not None:
         config.version = args.herdr_version
-    config.agent_manifests_dir = _manifests_dir(args.agent_manifests)
     config.fake_agents = not args.no_fake_agents
+    config.agent_manifests_dir = _manifests_dir(args.agent_manifests, config.fake_agents)
     config.agent_home = args.agent_home
     for _flag, field, _text in TIMER_OPTIONS:
         value = getattr(args, field)
@@ -420,8 +428,15 @@ def serve(args: argparse.Namespace) -> int:
     try:
         sim.start()
     except SimulatorError as exc:
+        if args.herdr_server and "already running" in str(exc):
+            # Herdr's headless server (src/server/headless.rs run_server), exit 1
+            print("error: herdr server is already running", file=sys.stderr)
+            print(f"api socket: {sim.socket_path}", file=sys.stderr, flush=True)
+            return 1
         print(f"herdr-sim: {exc}", file=sys.stderr)
         return 1
+    if args.herdr_server:
+        _herdr_ready_message(sim.socket_path)
     print(f"herdr-sim: listening on {sim.socket_path}", file=sys.stderr, flush=True)
     if sim.agent_home is not None:
         print(
@@ -440,15 +455,33 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _herdr_ready_message(socket_path: Path) -> None:
+    """What Herdr's headless server prints once it listens (``print_ready_message``)."""
+    client = socket_path.with_name(
+        "herdr-client.sock"
+        if socket_path.name == "herdr.sock"
+        else f"{socket_path.stem}-client.sock"
+    )
+    print(
+        "herdr server running; you can use any herdr CLI command in another terminal.\n"
+        f"api socket: {socket_path}\n"
+        f"client socket: {client} (not served by the simulator)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def _stop_event() -> threading.Event:
-    """An event SIGTERM and SIGINT set: a foreground server waits on it, then stops."""
+    """An event SIGTERM, SIGINT and SIGHUP set (Herdr's server stops on the three: its
+    ``ctrlc`` handler has the ``termination`` feature): a foreground server waits on it,
+    then stops."""
     done = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         done.set()
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, on_signal)
     return done
 
 

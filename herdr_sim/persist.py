@@ -18,10 +18,19 @@ on a pane that Herdr's built-in plan resumes comes back, as an *active* managed 
 (``interactive_ready``); an unmanaged name, or a managed one on a pane that is not resumed
 (resume off, no plan, a duplicate session), is dropped.
 
-The format is our own (``"format": "herdr-sim-session"``), versioned, and written atomically
+The file is Herdr's (``src/persist/snapshot.rs``, ``SessionSnapshot`` version 3): its
+fields, its layout enum, pane ids as keys, so tools that read Herdr's ``session.json`` read
+the simulator's. What a restart of the simulator needs beyond Herdr's fields (workspace
+numbers, metadata tokens, the automatic label) rides in one extra top-level object,
+``"herdr_sim"``, and a pane's third-party resume command in its ``resume`` field (Herdr
+0.9.2 persists it; its field is not in the source we can read): Herdr's reader ignores both
+(its structs do not deny unknown fields). Internally the state is built and restored in the
+simulator's own shape (:func:`snapshot`, :func:`restore`); :func:`to_herdr` and
+:func:`from_herdr` convert at the file's edge, and a file in the simulator's former format
+(``"format": "herdr-sim-session"``, version 1) is still read. It is written atomically
 (temporary file, rename) with mode 0600. Like Herdr's save (``src/persist/io.rs``: write a
-temporary file, rename it over) there is no ``fsync``: the save runs on the server's loop after
-every change, and an ``fsync`` there cost 4–8 ms per request on a loaded machine (issue 17).
+temporary file, rename it over) there is no ``fsync``: the save runs on the server's loop
+after every change, and an ``fsync`` there cost 4–8 ms per request on a loaded machine.
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ from typing import Any
 
 from .gitrepo import git_space
 from .model.agents import AgentRecord, SessionRef, is_official, session_ref_error
+from .model.ids import workspace_public_id
 from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
 from .model.session import Pane, Session, Tab, Workspace, WorktreeSpace
 from .protocol import parse_canonical_agent_label
@@ -230,6 +240,180 @@ def write_atomic(path: Path, data: dict[str, Any]) -> None:
         raise
 
 
+# -- Herdr's file format ------------------------------------------------------------------------
+
+#: Herdr's ``SNAPSHOT_VERSION`` (``src/persist/snapshot.rs``)
+HERDR_SNAPSHOT_VERSION = 3
+#: the extra top-level object with what only the simulator needs
+EXTRA = "herdr_sim"
+#: our split direction ↔ ratatui's ``Direction`` as Herdr serialises it
+_DIRECTIONS = {"right": "Horizontal", "down": "Vertical"}
+
+
+def _herdr_tree(node: dict[str, Any], key_of: dict[int, int]) -> dict[str, Any]:
+    """Our layout node (pane *numbers*) as Herdr's ``LayoutSnapshot`` (pane *ids*)."""
+    if "pane" in node:
+        return {"Pane": key_of[int(node["pane"])]}
+    return {
+        "Split": {
+            "direction": _DIRECTIONS[node["direction"]],
+            "ratio": node["ratio"],
+            "first": _herdr_tree(node["first"], key_of),
+            "second": _herdr_tree(node["second"], key_of),
+        }
+    }
+
+
+def _our_tree(node: dict[str, Any], number_of: dict[int, int]) -> dict[str, Any]:
+    """Herdr's ``LayoutSnapshot`` back to our layout node."""
+    if "Pane" in node:
+        return {"pane": number_of[int(node["Pane"])]}
+    split = node["Split"]
+    direction = {value: key for key, value in _DIRECTIONS.items()}[split["direction"]]
+    return {
+        "direction": direction,
+        "ratio": float(split["ratio"]),
+        "first": _our_tree(split["first"], number_of),
+        "second": _our_tree(split["second"], number_of),
+    }
+
+
+def to_herdr(data: dict[str, Any]) -> dict[str, Any]:
+    """The state :func:`snapshot` built, as Herdr's ``SessionSnapshot`` (version 3).
+
+    Pane ids are the pane numbers (Herdr's are its internal ``PaneId``s, mapped to public
+    numbers by ``public_pane_numbers``; ours keep that map the identity).
+    """
+    workspaces: list[dict[str, Any]] = []
+    extras: list[dict[str, Any]] = []
+    for ws in data["workspaces"]:
+        tabs: list[dict[str, Any]] = []
+        numbers: dict[int, int] = {}
+        for tab in ws["tabs"]:
+            panes: dict[str, Any] = {}
+            identity = {int(n): int(n) for n in tab["panes"]}
+            for number, pane in tab["panes"].items():
+                numbers[int(number)] = int(number)
+                panes[number] = dict(pane)  # a third-party ``resume`` stays on the pane
+            order = list(identity)
+            tabs.append(
+                {
+                    "custom_name": tab["label"],
+                    "layout": _herdr_tree(tab["layout"], identity),
+                    "panes": panes,
+                    "zoomed": tab["zoomed"],
+                    "focused": int(tab["focused"]),
+                    "root_pane": order[0] if order else None,
+                }
+            )
+        workspace: dict[str, Any] = {
+            "id": workspace_public_id(int(ws["number"])),
+            "custom_name": ws["label"],
+            "identity_cwd": ws["identity_cwd"],
+        }
+        if ws["worktree"] is not None:
+            workspace["worktree_space"] = ws["worktree"]
+        workspace.update(
+            public_pane_numbers={str(n): n for n in sorted(numbers)},
+            next_public_pane_number=ws["next_pane_number"],
+            public_tab_numbers=[tab["number"] for tab in ws["tabs"]],
+            next_public_tab_number=ws["next_tab_number"],
+            tabs=tabs,
+            active_tab=ws["active_tab"],
+        )
+        workspaces.append(workspace)
+        extras.append(
+            {
+                "number": ws["number"],
+                "auto_label": ws["auto_label"],
+                "tokens": ws["tokens"],
+            }
+        )
+    active = data["active"]
+    return {
+        "version": HERDR_SNAPSHOT_VERSION,
+        "workspaces": workspaces,
+        "active": active,
+        "selected": active if active is not None else 0,
+        "sidebar_width": None,
+        "sidebar_section_split": None,
+        "collapsed_space_keys": [],
+        EXTRA: {"next_workspace_number": data["next_workspace_number"], "workspaces": extras},
+    }
+
+
+def from_herdr(data: dict[str, Any]) -> dict[str, Any]:
+    """A ``SessionSnapshot`` (ours or Herdr's own) in the shape :func:`restore` reads.
+
+    Herdr's pane ids become the public numbers of ``public_pane_numbers`` (an id without
+    one gets the next free number); without our extras a workspace is numbered by its
+    position, and its tab numbers are ``public_tab_numbers`` (else 1, 2, …)."""
+    found = data.get(EXTRA)
+    extra: dict[str, Any] = found if isinstance(found, dict) else {}
+    saved_extras = extra.get("workspaces") or []
+    workspaces: list[dict[str, Any]] = []
+    for index, ws in enumerate(data["workspaces"]):
+        more = saved_extras[index] if index < len(saved_extras) else {}
+        mapped = {int(k): int(v) for k, v in (ws.get("public_pane_numbers") or {}).items()}
+        next_number = max(
+            [int(ws.get("next_public_pane_number") or 1), *(n + 1 for n in mapped.values())]
+        )
+        tab_numbers = list(ws.get("public_tab_numbers") or [])
+        tabs = []
+        for tab_index, tab in enumerate(ws["tabs"]):
+            number_of: dict[int, int] = {}
+            for pane_id in tab["panes"]:
+                if int(pane_id) not in mapped:
+                    mapped[int(pane_id)] = next_number
+                    next_number += 1
+                number_of[int(pane_id)] = mapped[int(pane_id)]
+            panes = {}
+            for pane_id, pane in tab["panes"].items():
+                number = number_of[int(pane_id)]
+                panes[str(number)] = dict(pane)
+            focused = tab.get("focused")
+            if focused is None or int(focused) not in number_of:
+                focused = next(iter(number_of))
+            tabs.append(
+                {
+                    "number": tab_numbers[tab_index]
+                    if tab_index < len(tab_numbers)
+                    else tab_index + 1,
+                    "label": tab.get("custom_name"),
+                    "layout": _our_tree(tab["layout"], number_of),
+                    "focused": number_of[int(focused)],
+                    "zoomed": bool(tab.get("zoomed")),
+                    "panes": panes,
+                }
+            )
+        workspaces.append(
+            {
+                "number": int(more.get("number", index + 1)),
+                "label": ws.get("custom_name"),
+                "identity_cwd": ws["identity_cwd"],
+                "auto_label": more.get("auto_label", "workspace"),
+                "next_tab_number": max(
+                    [int(ws.get("next_public_tab_number") or 1), *(t["number"] + 1 for t in tabs)]
+                ),
+                "next_pane_number": next_number,
+                "active_tab": int(ws.get("active_tab") or 0),
+                "tokens": dict(more.get("tokens") or {}),
+                "worktree": ws.get("worktree_space"),
+                "tabs": tabs,
+            }
+        )
+    numbers = [w["number"] for w in workspaces]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "next_workspace_number": int(
+            extra.get("next_workspace_number", max(numbers, default=0) + 1)
+        ),
+        "active": data.get("active"),
+        "workspaces": workspaces,
+    }
+
+
 # -- restoring ----------------------------------------------------------------------------------
 
 
@@ -257,11 +441,20 @@ def load(path: Path) -> dict[str, Any] | None:
         data = json.loads(raw.decode("utf-8"))
     except ValueError as exc:
         raise RestoreError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise RestoreError(f"{path}: not a herdr-sim session file")
-    if data.get("version") != VERSION:
-        raise RestoreError(f"{path}: unsupported session file version {data.get('version')}")
-    return data
+    if not isinstance(data, dict):
+        raise RestoreError(f"{path}: not a session file")
+    if data.get("format") == FORMAT:  # the simulator's former format
+        if data.get("version") != VERSION:
+            raise RestoreError(f"{path}: unsupported session file version {data.get('version')}")
+        return data
+    version = data.get("version", 0)
+    if not isinstance(version, int) or version > HERDR_SNAPSHOT_VERSION or version < 1:
+        # Herdr refuses a newer snapshot too (src/persist/io.rs); 0 is its legacy shape
+        raise RestoreError(f"{path}: unsupported session snapshot version {version}")
+    try:
+        return from_herdr(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RestoreError(f"malformed session file: {exc!r}") from None
 
 
 def _build_tree(node: dict[str, Any], key_of: dict[int, int]) -> LayoutTree:

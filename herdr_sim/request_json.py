@@ -104,13 +104,20 @@ def read_request(text: str) -> RequestObject:
 
 def _serde_int(digits: str) -> int | float:
     """An integer literal as serde_json reads it: ``u64``/``i64``, else ``f64`` (and ``-0``
-    is ``-0.0``)."""
+    is ``-0.0``). A literal longer than any ``u64``/``i64`` goes straight to ``f64``:
+    Python's ``int`` refuses more than 4,300 digits, serde_json reads any length."""
+    if len(digits) > _LONGEST_INT:
+        return _finite(digits)
     value = int(digits)
     if digits.startswith("-") and value == 0:
         return -0.0
     if _I64_MIN <= value <= _U64_MAX:
         return value
     return _finite(digits)
+
+
+#: characters of the longest ``i64``/``u64`` literal (``-9223372036854775808``)
+_LONGEST_INT = 20
 
 
 def _finite(literal: str) -> float:
@@ -424,7 +431,10 @@ class _Reader:
                 raise self.error("invalid number")
             self.digits()
         literal = self.data[start : self.index].decode("ascii")
-        value = float(literal) if is_float else _serde_int(literal)
+        try:
+            value = float(literal) if is_float else _serde_int(literal)
+        except ValueError:  # _finite: an integer literal beyond f64
+            raise self.error("number out of range") from None
         if value in (float("inf"), float("-inf")):
             raise self.error("number out of range")
         return value

@@ -22,6 +22,8 @@ from typing import Any
 from . import errors, lifecycle, persist, places
 from .agent_home import default_agent_home, pane_base_env
 from .agent_service import AgentService
+from .cli_refusals import FILE_NAME as REFUSALS_FILE
+from .cli_refusals import REFUSALS_VARIABLE
 from .config import SimulatorConfig
 from .detection import DetectionLoop
 from .events import EventHub, Signal
@@ -90,7 +92,9 @@ class Runtime:
         self.stopping = False
         self.stopped = asyncio.Event()
         self.state_changed = Signal()
-        self._focus_pair: tuple[str, str] | None = None
+        #: Herdr's ``last_focus``: the active workspace's index and its focused pane (by
+        #: identity, not public id), so a move that shifts the index re-emits focus events
+        self._focus_pair: tuple[int, int] | None = None
         self._shell = ShellConfig(shell=config.shell, user_shell=config.user_shell)
         self.area = terminal_area(config.cols, config.rows)
         self.meta: dict[tuple[str, int], MetaStore] = {}
@@ -142,8 +146,24 @@ class Runtime:
         return [ref for ref in self.session.all_panes() if is_agent(ref.pane.agent_rec)]
 
     def workspace_view(self, ws: Workspace) -> dict[str, Any]:
-        """WorkspaceInfo."""
+        """WorkspaceInfo, its automatic label following the root pane's current cwd."""
+        self.refresh_auto_label(ws)
         return workspace_info(self.session, ws)
+
+    def refresh_auto_label(self, ws: Workspace) -> None:
+        """Herdr's automatic label is that of the first tab's root pane's current cwd
+        (``src/workspace.rs`` ``display_name_from``, ``resolved_identity_cwd_from``), so a
+        ``cd /var`` in it makes the label ``var``. The root pane is the first of the tab's
+        layout here."""
+        if not ws.tabs or ws.label is not None:
+            return
+        panes = ws.tabs[0].layout.panes()
+        if not panes or panes[0] not in self.session.panes:
+            return
+        live = self.live_cwd(PaneRef(ws, ws.tabs[0], self.session.panes[panes[0]]))
+        if live and live != (ws.auto_label_for or ws.identity_cwd):
+            ws.auto_label = self.auto_label(live)
+            ws.auto_label_for = live
 
     def tab_view(self, ws: Workspace, tab: Tab) -> dict[str, Any]:
         """TabInfo."""
@@ -235,9 +255,12 @@ class Runtime:
             herdr_env=herdr_env,
             cli_dir=self.cli_dir,
             deterministic=self.config.shell is None and not self.config.user_shell,
+            herdr_version=self.config.version,
         )
         full_env["PATH"] = self.with_fake_agents(full_env.get("PATH", ""))
         full_env[MARK_VARIABLE] = self.marks.value(ref.pane.key)
+        # what the simulator's CLI refuses before the socket is recorded there (cli_refusals)
+        full_env[REFUSALS_VARIABLE] = str(self.runtime_dir / REFUSALS_FILE)
         if self.config.time_scale != 1:  # the fake agents scale their scripted delays by it
             full_env[TIME_SCALE_ENV] = repr(float(self.config.time_scale))
         argv = ref.pane.launch_argv or pane_command(self._shell, self.runtime_dir)
@@ -347,15 +370,24 @@ class Runtime:
         self.resize_tab(ws, tab)
         self.hub.publish(lifecycle.layout_updated(self.layout_view(ws, tab)))
 
-    def after_request(self) -> None:
-        """Herdr's focus-event check (§6.4): emit the focus triple when focus moved."""
+    def _focus_key(self) -> tuple[int, int] | None:
+        """Herdr's ``last_focus`` key (``src/app/api.rs`` ``sync_focus_events``): the active
+        workspace's index and its focused pane."""
         focused = self.session.focused_pane()
-        pair = None if focused is None else (focused.workspace.public_id, focused.pane_id)
+        if focused is None:
+            return None
+        return self.session.workspaces.index(focused.workspace), focused.pane.key
+
+    def after_request(self) -> None:
+        """Herdr's focus-event check (§6.4): emit the focus triple when the focus key moved
+        (another pane, or the active workspace at another index: ``workspace.move``)."""
+        focused = self.session.focused_pane()
+        pair = self._focus_key()
         if pair != self._focus_pair and focused is not None:
-            ws_id, pane_id = pair  # type: ignore[misc]
+            ws_id = focused.workspace.public_id
             self.hub.publish(lifecycle.workspace_focused(ws_id))
             self.hub.publish(lifecycle.tab_focused(focused.tab_id, ws_id))
-            self.hub.publish(lifecycle.pane_focused(pane_id, ws_id))
+            self.hub.publish(lifecycle.pane_focused(focused.pane_id, ws_id))
         self._focus_pair = pair
         self.state_changed.fire()
         self.schedule_save()
@@ -375,7 +407,9 @@ class Runtime:
             return
         cwd_of = {ref.pane.key: self.live_cwd(ref) for ref in self.session.all_panes()}
         try:
-            data = persist.snapshot(self.session, cwd_of, self.agents.launches.saved)
+            data = persist.to_herdr(
+                persist.snapshot(self.session, cwd_of, self.agents.launches.saved)
+            )
             persist.write_atomic(self.session_path, data)
         except OSError:
             log.exception("could not save the session to %s", self.session_path)
@@ -405,10 +439,7 @@ class Runtime:
         for ws in self.session.workspaces:
             for tab in ws.tabs:
                 self.resize_tab(ws, tab)
-        focused = self.session.focused_pane()
-        self._focus_pair = (
-            None if focused is None else (focused.workspace.public_id, focused.pane_id)
-        )
+        self._focus_pair = self._focus_key()
         return len(resumes)
 
     def _forget_meta(self, pane_keys: list[int]) -> None:

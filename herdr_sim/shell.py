@@ -59,7 +59,8 @@ _rcfile_lock = threading.Lock()
 
 # Inherited variables that tell a program it runs inside another agent or
 # terminal session.  A pane is a fresh terminal, so these would mislead the
-# programs started in it (Herdr 0.9.2 drops them for the same reason).
+# programs started in it (Herdr 0.9.2 drops them for the same reason; 0.9.3's
+# `apply_pane_terminal_env` in src/pane.rs also drops iTerm2's LC_TERMINAL pair).
 _DROPPED_EXACT = frozenset(
     {
         "CODEX_THREAD_ID",
@@ -79,6 +80,8 @@ _DROPPED_EXACT = frozenset(
         "ZELLIJ",
         "ZELLIJ_PANE_ID",
         "ZELLIJ_SESSION_NAME",
+        "LC_TERMINAL",
+        "LC_TERMINAL_VERSION",
         "TERM_PROGRAM_VERSION",
     }
 )
@@ -180,13 +183,15 @@ def pane_env(
     herdr_env: Mapping[str, str],
     cli_dir: Path | None,
     deterministic: bool,
+    herdr_version: str | None = None,
 ) -> dict[str, str]:
     """The environment of a pane's process, layered as reference §8 describes.
 
     Layers, later wins: ``base`` (the server's environment, minus inherited
     agent and terminal-session markers), the deterministic defaults
     (``NO_COLOR``, C.UTF-8 locale), the pane terminal identity (``TERM``,
-    ``COLORTERM``, ``TERM_PROGRAM``), ``caller_env`` (the request's ``env``)
+    ``COLORTERM``, ``TERM_PROGRAM=herdr`` and, given ``herdr_version``,
+    ``TERM_PROGRAM_VERSION``), ``caller_env`` (the request's ``env``)
     and finally ``herdr_env`` (``HERDR_*``).  Herdr applies its terminal
     variables before the caller's, so a request may override ``TERM``; only
     the ``HERDR_*`` variables always win.  ``cli_dir`` goes first on ``PATH`` so the
@@ -196,6 +201,8 @@ def pane_env(
     if deterministic:
         env.update(_DETERMINISTIC_ENV)
     env.update(_PANE_TERMINAL_ENV)
+    if herdr_version is not None:
+        env["TERM_PROGRAM_VERSION"] = herdr_version
     env.update(caller_env)
     env.update(herdr_env)
     if cli_dir is not None:

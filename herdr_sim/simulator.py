@@ -295,6 +295,16 @@ class Simulator:
         return self.runtime_dir / "bin" / "herdr"
 
     @property
+    def cli_refusals(self) -> list[dict[str, Any]]:
+        """Every command line the simulator's ``herdr`` refused in one of its panes before
+        anything reached the socket (``herdr pane report-agent --state busy``), oldest
+        first: ``argv``, ``exit``, ``error``, ``pane_id`` and the CLI's ``monotonic`` clock
+        (:mod:`herdr_sim.cli_refusals`). Gone once the simulator stops."""
+        from .cli_refusals import FILE_NAME, read
+
+        return read(self.runtime_dir / FILE_NAME)
+
+    @property
     def notifications(self) -> list[Notification]:
         """Every ``notification.show`` accepted so far."""
         return self.run_in_loop(lambda rt: list(rt.notifications))

@@ -7,8 +7,10 @@ rules that needed the report it rode on. :func:`find` names the first cause, in 
 
 1. ``command-not-found``: the agent command could not be started (the shell or the
    pseudo-terminal said so);
-2. ``never-reported``: the agent started but never reported inside Herdr;
-3. ``refused``: the server refused a report (not while the checker faulted the socket).
+2. ``cli-refused``: the simulated ``herdr`` CLI refused a report command line on its own
+   (``pane report-agent --state busy``: exit 1), so nothing of it reached the socket;
+3. ``never-reported``: the agent started but never reported inside Herdr;
+4. ``refused``: the server refused a report (not while the checker faulted the socket).
 
 :func:`apply` then marks every rule whose verdict depended on what the cause took away
 ``not_judged`` (because ...), and keeps the cause only when it broke a chosen rule or kept
@@ -63,6 +65,23 @@ def _command_not_found(seen: Observed) -> RootCause | None:
     return RootCause("command-not-found", summary, None, evidence)
 
 
+def _cli_refused(seen: Observed) -> RootCause | None:
+    refused = [r for r in seen.cli_refusals if r.is_report]
+    if not refused:
+        return None
+    first = refused[0]
+    same = [r for r in refused if r.error == first.error]
+    times = "once" if len(same) == 1 else f"{len(same)} times"
+    others = len(refused) - len(same)
+    more = f"; {others} other refused report command(s)" if others else ""
+    command = " ".join(["herdr", *first.argv])
+    summary = (
+        f"the herdr CLI refused `{command}` {times} before sending it (exit {first.exit}): "
+        f"{first.error}{more}; Herdr never saw those reports"
+    )
+    return RootCause("cli-refused", summary, "states", [Evidence(first.describe(), first.t)])
+
+
 def _never_reported(seen: Observed) -> RootCause | None:
     if _inside(seen) or "run1.start" not in seen.marks:
         return None
@@ -92,7 +111,7 @@ def _refused(seen: Observed) -> RootCause | None:
 
 def find(seen: Observed) -> RootCause | None:
     """The first root cause in what the check saw, or None."""
-    return _command_not_found(seen) or _never_reported(seen) or _refused(seen)
+    return _command_not_found(seen) or _cli_refused(seen) or _never_reported(seen) or _refused(seen)
 
 
 def _short(cause: RootCause) -> str:
@@ -100,26 +119,35 @@ def _short(cause: RootCause) -> str:
         return "the agent command could not be started"
     if cause.kind == "never-reported":
         return "the agent never reported inside Herdr"
+    if cause.kind == "cli-refused":
+        return "the herdr CLI refused report commands the rule needs; see rule states"
     return f"the server refused reports the rule needs; see rule {cause.rule}"
 
 
-def _refused_in(seen: Observed, start: str, end: str | None) -> bool:
+def _refused_in(seen: Observed, start: str, end: str | None, *, cli: bool = False) -> bool:
+    """A report refused between marks ``start`` and ``end``: by the server, or (``cli``) by
+    the simulated ``herdr`` CLI before it was sent."""
     if start not in seen.marks:
         return False
+    if cli:
+        begin = seen.marks[start][1]
+        stop = seen.marks[end][1] if end is not None and end in seen.marks else float("inf")
+        return any(r.is_report and begin <= r.t < stop for r in seen.cli_refusals)
     return any(r.error is not None and not r.faulted for r in seen.between(start, end))
 
 
-def _depends_on_refused(seen: Observed, rule: RuleResult) -> bool:
-    """Whether ``rule`` failed (or was skipped) for lack of a report the server refused."""
+def _depends_on_refused(seen: Observed, rule: RuleResult, *, cli: bool = False) -> bool:
+    """Whether ``rule`` failed (or was skipped) for lack of a report the server (or, with
+    ``cli``, the simulated CLI) refused."""
     if rule.id == "turn":
         later = [m for m in ("question", "new-session", "slow", "exit1") if m in seen.marks]
-        return _refused_in(seen, "run1.start", later[0] if later else None)
+        return _refused_in(seen, "run1.start", later[0] if later else None, cli=cli)
     if rule.id == "blocked":
-        return _refused_in(seen, "question", "question.end")
+        return _refused_in(seen, "question", "question.end", cli=cli)
     if rule.id == "release":
-        return _refused_in(seen, "exit1", "run2.start")
+        return _refused_in(seen, "exit1", "run2.start", cli=cli)
     if rule.id == "non-blocking":
-        return _refused_in(seen, "recovered", "faults.end")
+        return _refused_in(seen, "recovered", "faults.end", cli=cli)
     if rule.id == "restore":
         resumes = [r for r in _inside(seen) if r.resume_argv is not None and r.phase != "restore"]
         return bool(resumes) and not any(r.ok for r in resumes)
@@ -139,8 +167,9 @@ def apply(
     for rule in results:
         hidden = False
         if rule.status != "passed":
-            if cause.kind == "refused":
-                hidden = rule.id != cause.rule and _depends_on_refused(seen, rule)
+            if cause.kind in ("refused", "cli-refused"):
+                cli = cause.kind == "cli-refused"
+                hidden = rule.id != cause.rule and _depends_on_refused(seen, rule, cli=cli)
             elif rule.id in _INSIDE:
                 # a rule the user left out (no question prompt) stays skipped
                 hidden = rule.failed or rule.summary.startswith("not exercised")

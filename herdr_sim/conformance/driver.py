@@ -33,7 +33,15 @@ from . import defaults
 from .recorder import REPORT_METHODS, Report, ReportLog, SocketRecorder
 from .report import Evidence
 
-__all__ = ["CheckOptions", "Observed", "Outside", "TurnTiming", "drive", "not_found_line"]
+__all__ = [
+    "CheckOptions",
+    "CliRefusal",
+    "Observed",
+    "Outside",
+    "TurnTiming",
+    "drive",
+    "not_found_line",
+]
 
 #: how long a fault delays each report in the "slow socket" phase (seconds)
 SLOW_DELAY = 4.0
@@ -93,6 +101,32 @@ class Outside:
     exited: bool
 
 
+@dataclass(frozen=True)
+class CliRefusal:
+    """A command line the simulator's ``herdr`` refused in the agent's pane before
+    anything reached the socket (:mod:`herdr_sim.cli_refusals`)."""
+
+    #: seconds since the check started (the CLI's monotonic clock is the checker's)
+    t: float
+    phase: str
+    argv: list[str]
+    exit: int
+    error: str
+
+    @property
+    def is_report(self) -> bool:
+        """A report command of the guide (``pane report-agent`` ...)."""
+        return self.argv[:1] == ["pane"] and any(
+            arg in ("report-agent", "report-agent-session", "release-agent")
+            for arg in self.argv[1:2]
+        )
+
+    def describe(self) -> str:
+        """The refusal in one line, as evidence."""
+        command = " ".join(["herdr", *self.argv])
+        return f"[{self.phase}] the herdr CLI refused `{command}` (exit {self.exit}): {self.error}"
+
+
 @dataclass
 class TurnTiming:
     """How long one prompt took to be answered on screen (None: not within the bound)."""
@@ -121,6 +155,8 @@ class Observed:
     restored_processes: list[dict[str, Any]] = field(default_factory=list)
     restored_pane_cwd: str | None = None
     screens: dict[str, str] = field(default_factory=dict)
+    #: command lines the simulated ``herdr`` refused in the agent's panes (never sent)
+    cli_refusals: list[CliRefusal] = field(default_factory=list)
     #: why the in-Herdr part stopped early (None: it ran to its end)
     aborted: str | None = None
 
@@ -334,8 +370,22 @@ class _Driver:
 
     def stop_sim(self) -> None:
         if self.sim is not None:
+            self.collect_cli_refusals(self.sim)
             self.sim.stop()
             self.sim = None
+
+    def collect_cli_refusals(self, sim: Simulator) -> None:
+        """Keep what ``sim``'s CLI refused (its runtime directory goes when it stops)."""
+        for item in sim.cli_refusals:
+            t = float(item.get("monotonic", 0.0)) - self.log.t0
+            phase = next(
+                (name for name, (_, at) in sorted(self.seen.marks.items(), key=lambda m: -m[1][1])
+                 if at <= t),
+                "",
+            )  # fmt: skip
+            argv = [str(arg) for arg in item.get("argv", [])]
+            refusal = CliRefusal(t, phase, argv, int(item.get("exit", 1)), str(item.get("error")))
+            self.seen.cli_refusals.append(refusal)
 
     def call(self, method: str, **params: Any) -> dict[str, Any]:
         assert self.sim is not None

@@ -50,9 +50,9 @@ class Evidence:
 class RootCause:
     """The first thing that went wrong, which kept other rules from being judged.
 
-    ``kind``: ``command-not-found``, ``never-reported`` or ``refused``; ``rule``: the rule it
-    breaks (its verdict is ``failed`` with this summary), or None when it breaks none by
-    itself (the agent never got far enough: the check as a whole fails).
+    ``kind``: ``command-not-found``, ``cli-refused``, ``never-reported`` or ``refused``;
+    ``rule``: the rule it breaks (its verdict is ``failed`` with this summary), or None when
+    it breaks none by itself (the agent never got far enough: the check as a whole fails).
     """
 
     kind: str

@@ -52,6 +52,35 @@ def _without_retries(reports: list[Report]) -> list[Report]:
     return kept
 
 
+def _applied(seen: Observed) -> set[int]:
+    """The indexes of the reports Herdr applied: answered ``ok`` and not stale.
+
+    Herdr acknowledges a report whose ``seq`` is not above the highest its source has
+    sent to the pane, and ignores it (its seq rule): reports sent in the background can
+    arrive out of order, and the older one is then stale. The state a pane is left in is
+    what the applied reports said, so the rules judge those.
+    """
+    highest: dict[str, int] = {}
+    applied: set[int] = set()
+    for report in _without_retries(_all(seen)):
+        if not report.ok:
+            continue
+        number, key = report.seq, report.source or ""
+        if number is None and key in highest:
+            continue  # an unsequenced report after a sequenced one: ignored too
+        if number is not None:
+            if number <= highest.get(key, -1):
+                continue
+            highest[key] = number
+        applied.add(report.index)
+    return applied
+
+
+def _cli_refused_reports(seen: Observed) -> list[Evidence]:
+    """The reports the simulated ``herdr`` CLI refused before the socket, as evidence."""
+    return [Evidence(r.describe(), r.t) for r in seen.cli_refusals if r.is_report]
+
+
 def _no_reports(seen: Observed) -> tuple[Status, str, list[Evidence]] | None:
     if _all(seen):
         return None
@@ -95,6 +124,10 @@ def outside_herdr(seen: Observed) -> tuple[Status, str, list[Evidence]]:
 
 def states(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     """Every report well-formed and every state one of idle, working, blocked."""
+    refused_locally = _cli_refused_reports(seen)
+    if refused_locally:
+        why = f"{len(refused_locally)} report(s) refused by the herdr CLI, never sent to Herdr"
+        return "failed", why, refused_locally
     if (empty := _no_reports(seen)) is not None:
         return empty
     bad: list[Evidence] = []
@@ -115,7 +148,11 @@ def seq(seen: Observed) -> tuple[Status, str, list[Evidence]]:
 
     A request line read twice, byte for byte (same request id, same params), is one report
     retried after its answer was slow or lost, not a second report: Herdr takes the first and
-    ignores the copy as stale, which is what the number is for.
+    ignores the copy as stale, which is what the number is for. Likewise a report that
+    arrives after a newer one (reports sent in the background race) is acknowledged and
+    ignored by Herdr: information, not a failure, as long as its number is its own. What
+    fails is a number used by two different reports (a counter that restarts or repeats),
+    whose later report Herdr drops although it is new.
     """
     if (empty := _no_reports(seen)) is not None:
         return empty
@@ -125,23 +162,49 @@ def seq(seen: Observed) -> tuple[Status, str, list[Evidence]]:
         why = "no report carries a seq (optional, but recommended by the guide)"
         return "skipped", why, [_ev(r) for r in reports[:5]]
     evidence: list[Evidence] = []
-    last: dict[str, Report] = {}
+    late: list[Evidence] = []
+    newest: dict[str, Report] = {}
+    read: dict[str, list[Report]] = {}
     for report in reports:
         key = report.source or ""
         if report.seq is None:
             evidence.append(Evidence("report without seq: " + report.describe(), report.t))
             continue
-        before = last.get(key)
-        if before is not None and before.seq is not None and report.seq <= before.seq:
-            evidence.append(_ev(before))
-            evidence.append(Evidence("not greater: " + report.describe(), report.t))
-        last[key] = report
+        earlier = read.setdefault(key, [])
+        earlier.append(report)
+        number = report.seq
+        twin = next((r for r in earlier[:-1] if r.seq == number), None)
+        if twin is not None:
+            evidence.append(_ev(twin))
+            evidence.append(Evidence("same seq again: " + report.describe(), report.t))
+            continue
+        before = newest.get(key)
+        if before is None or before.seq is None or number > before.seq:
+            newest[key] = report
+            continue
+        overtaker = next(r for r in earlier if r.seq is not None and r.seq > number)
+        prior = earlier[: earlier.index(overtaker)]
+        if overtaker.phase == report.phase and all((r.seq or 0) < number for r in prior):
+            # sent before the reports that overtook it, by the same process: a race
+            late.append(
+                Evidence(
+                    f"arrived after #{before.index} (seq {before.seq}), ignored by Herdr as "
+                    "stale: " + report.describe(),
+                    report.t,
+                )
+            )
+            continue
+        evidence.append(_ev(before))
+        evidence.append(Evidence("not greater: " + report.describe(), report.t))
     if evidence:
         return "failed", "seq does not grow with every report of the source", evidence
     phases = ", ".join(sorted({r.phase for r in numbered}))
     edges = [r for i, r in enumerate(numbered) if i == 0 or r.phase != numbered[i - 1].phase]
     shown = [_ev(r) for r in edges]
-    return "passed", f"{len(numbered)} reports, seq strictly increasing across {phases}", shown
+    summary = f"{len(numbered)} reports, seq strictly increasing across {phases}"
+    if late:
+        summary += f"; {len(late)} delivered out of order (stale, ignored by Herdr as it should)"
+    return "passed", summary, shown + late
 
 
 def source(seen: Observed) -> tuple[Status, str, list[Evidence]]:
@@ -182,14 +245,15 @@ def turn(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     turn_reports = seen.between("prompt", _next_mark(seen, "prompt"))
     evidence = [_ev(r) for r in startup + turn_reports if r.state is not None]
     problems: list[str] = []
-    if not any(r.state == "idle" and r.ok for r in startup):
+    applied = _applied(seen)
+    if not any(r.state == "idle" and r.index in applied for r in startup):
         problems.append("no idle report when the agent was ready for input")
-    working = next((r for r in turn_reports if r.state == "working" and r.ok), None)
+    working = next((r for r in turn_reports if r.state == "working" and r.index in applied), None)
     if working is None:
         problems.append("no working report at the start of the turn")
     else:
         later = [r for r in turn_reports if r.index > working.index and r.state is not None]
-        after = [r for r in later if r.ok]
+        after = [r for r in later if r.index in applied]
         if not after or after[-1].state != "idle":
             problems.append(_not_idle_at_end("when the turn ended", after, later))
     if problems:
@@ -207,7 +271,7 @@ def blocked(seen: Observed) -> tuple[Status, str, list[Evidence]]:
         return missing
     asked = seen.between("question", "question.end")
     evidence = [_ev(r) for r in asked if r.state is not None]
-    hit = next((r for r in asked if r.state == "blocked" and r.ok), None)
+    hit = next((r for r in asked if r.state == "blocked" and r.index in _applied(seen)), None)
     if hit is None:
         why = f"no blocked report after the question prompt {seen.options.question_prompt!r}"
         return "failed", why, evidence + _screen(seen, "question")
@@ -215,7 +279,8 @@ def blocked(seen: Observed) -> tuple[Status, str, list[Evidence]]:
     if not isinstance(message, str) or not message.strip():
         return "failed", "blocked reported without --message", evidence
     answered = [r for r in seen.between("answer", "question.end") if r.state is not None]
-    after = [r for r in answered if r.ok]
+    applied = _applied(seen)
+    after = [r for r in answered if r.index in applied]
     if not after or after[-1].state != "idle":
         why = _not_idle_at_end("after the question was answered", after, answered)
         return "failed", why, evidence

@@ -496,6 +496,23 @@ class FakeAgent:
             out = f"\x1b]0;{title}\x07\x1b[H\x1b[2J" + "\r\n".join(lines)
             os.write(sys.stdout.fileno(), out.encode())
 
+    def keep_scrollback(self) -> None:
+        """Scroll what the terminal shows into its scrollback before the first frame.
+
+        Every frame starts with ``ESC [ H ESC [ 2 J``, which erases the screen without
+        saving it (Herdr's terminal, libghostty, saves it only when the last row is a
+        marked shell prompt). The real agents draw inline, below the shell's output, so the
+        output stays in the pane's history; one newline per row from the cursor (which the
+        shell left below that output) moves it all into the scrollback first.
+        """
+        if self.headless:
+            return
+        try:
+            rows = os.get_terminal_size(sys.stdout.fileno()).lines
+        except OSError:
+            return
+        os.write(sys.stdout.fileno(), b"\n" * max(rows, 1))
+
     def say(self, line: str) -> None:
         """Add a transcript line and redraw."""
         with self.lock:
@@ -895,6 +912,7 @@ class FakeAgent:
         if self.kind == "pi":  # real pi turns bracketed paste on: a pasted prompt is one prompt
             os.write(sys.stdout.fileno(), b"\x1b[?2004h")
         signal.signal(signal.SIGWINCH, lambda signum, frame: self.draw())
+        self.keep_scrollback()
         self.draw()
         startup = self.scenario.startup_ms / 1000 * self.time_scale
         self.starting_until = time.monotonic() + startup if startup > 0 else 0.0

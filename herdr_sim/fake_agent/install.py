@@ -21,10 +21,10 @@ LAUNCHER_KINDS = ("pi", "claude", "codex", "opencode")
 
 def launcher_text(kind: str, interpreter: str | None = None) -> str:
     """The source of the launcher for ``kind``."""
-    from ..herdr_cli.install import _header, _package_root
+    from ..herdr_cli.install import _header, package_parent
 
     exe = interpreter if interpreter is not None else sys.executable
-    root = str(_package_root())
+    root = str(package_parent())
     return (
         _header(exe)
         + f'"""Fake `{kind}` for the Herdr simulator (from herdr_sim.fake_agent.install)."""\n'

@@ -28,6 +28,12 @@ a list of steps run in order:
 
 A turn's ``type_ms`` types its replies one character at a time with that delay.
 
+A prompt beyond the scripted turns works for ``think_ms`` (default
+:data:`DEFAULT_THINK_MS`) and then answers :attr:`Scenario.default_reply`: no real agent
+answers instantly, and Herdr's screen detection only sees a turn whose working screen stays
+up across its polls. ``"think_ms": 0`` answers at once (scripted turns script their own
+``wait``).
+
 ``startup_ms`` (optional) is how long the agent takes to start up after drawing its screen:
 a prompt submitted meanwhile stays in the editor with "Startup is still in progress" (as real
 pi does), and pi reports its session only once started.
@@ -60,7 +66,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ACTIONS", "Scenario", "ScenarioError", "Step", "Turn"]
+__all__ = ["ACTIONS", "DEFAULT_THINK_MS", "Scenario", "ScenarioError", "Step", "Turn"]
 
 #: Every step action a scenario may use.
 ACTIONS = (
@@ -68,6 +74,12 @@ ACTIONS = (
     "crash", "blip", "compact",
 )  # fmt: skip
 
+
+#: How long an unscripted turn works before it answers, in Herdr's milliseconds (scaled by
+#: the simulator's time scale): two of the screen polls Herdr runs on an identified agent
+#: (``TICK_IDENTIFIED``, 300 ms, in Herdr's ``src/pane.rs``), so its working screen is seen
+#: by at least one poll even when a poll is late, as it is for every real agent's turn.
+DEFAULT_THINK_MS = 600
 
 #: pi's compaction reasons (its ``session_before_compact`` event)
 COMPACTION_REASONS = ("threshold", "overflow", "manual")
@@ -132,6 +144,8 @@ class Scenario:
     #: meanwhile stays in the editor ("Startup is still in progress", as real pi does), and
     #: pi reports its session only once started.
     startup_ms: int = 0
+    #: Milliseconds an unscripted (default) turn works before answering ``default_reply``.
+    think_ms: int = DEFAULT_THINK_MS
 
     # -- builder ----------------------------------------------------------------------------
 
@@ -220,7 +234,8 @@ class Scenario:
         """The turn for the ``index``-th prompt (0-based): scripted, else the default reply."""
         if 0 <= index < len(self.turns):
             return self.turns[index]
-        return Turn([Step("reply", text=self.default_reply)])
+        reply = Step("reply", text=self.default_reply)
+        return Turn([Step("wait", ms=self.think_ms), reply] if self.think_ms else [reply])
 
     # -- files ------------------------------------------------------------------------------
 
@@ -234,6 +249,8 @@ class Scenario:
             data["models"] = list(self.models)
         if self.startup_ms:
             data["startup_ms"] = self.startup_ms
+        if self.think_ms != DEFAULT_THINK_MS:
+            data["think_ms"] = self.think_ms
         return data
 
     def dump(self, path: str | os.PathLike[str]) -> Path:
@@ -248,7 +265,7 @@ class Scenario:
         """Parse a scenario document; raise :class:`ScenarioError` on anything unknown."""
         if not isinstance(data, dict):
             raise ScenarioError("a scenario must be an object with a 'turns' list")
-        unknown = set(data) - {"turns", "default_reply", "models", "startup_ms"}
+        unknown = set(data) - {"turns", "default_reply", "models", "startup_ms", "think_ms"}
         if unknown:
             raise ScenarioError(f"unknown scenario key(s): {', '.join(sorted(unknown))}")
         default = data.get("default_reply", "ok")
@@ -263,8 +280,11 @@ class Scenario:
         startup = data.get("startup_ms", 0)
         if not isinstance(startup, int) or isinstance(startup, bool) or startup < 0:
             raise ScenarioError("'startup_ms' must be a whole number of milliseconds >= 0")
+        think = data.get("think_ms", DEFAULT_THINK_MS)
+        if not isinstance(think, int) or isinstance(think, bool) or think < 0:
+            raise ScenarioError("'think_ms' must be a whole number of milliseconds >= 0")
         turns_ = [_parse_turn(turn, i) for i, turn in enumerate(turns)]
-        return cls(turns_, default, list(models), startup)
+        return cls(turns_, default, list(models), startup, think)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Scenario:

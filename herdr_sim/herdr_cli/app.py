@@ -40,9 +40,6 @@ _GROUPS = (
     "plugin",
 )
 _UNSUPPORTED_GROUPS = {
-    "completion": "shell completion scripts are not generated",
-    "completions": "shell completion scripts are not generated",
-    "config": "there is no config.toml",
     "channel": "there are no update channels",
 }
 _KNOWN_FLAGS = frozenset(
@@ -119,10 +116,14 @@ def main(argv: list[str] | None = None) -> int:
     from .output import CliExit, dumps, write_err
 
     args = list(sys.argv[1:] if argv is None else argv)
+    transport = sys.modules.get(f"{__package__}.transport")
+    if transport is not None:  # one command line per call (tests run several in-process)
+        transport.attempted = False  # type: ignore[attr-defined]
     try:
         return _run(args, os.environ)
     except UsageError as err:
         write_err(err.message)
+        _refused(args, 2, err.message)
         return 2
     except ServerNotRunningError as err:
         write_err(dumps(err.response, sort_keys=False))
@@ -131,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except FatalError as err:
         write_err(f"Error: {err.debug}")
+        _refused(args, 1, err.display)
         return 1
     except CliExit as exit_:
         return exit_.code
@@ -139,6 +141,20 @@ def main(argv: list[str] | None = None) -> int:
         # interpreter's noise about flushing a dead pipe at exit.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115, PTH123 - lives until exit
         return 101
+
+
+def _refused(args: list[str], code: int, message: str) -> None:
+    """Record a command line refused here, before any server was tried (inside a
+    simulator's pane): the integration check names it, as nothing of it reached the server.
+    A failure after a connection or an ``ssh`` was tried is the transport's, not a refusal."""
+    from ..cli_refusals import REFUSALS_VARIABLE, record
+
+    if REFUSALS_VARIABLE not in os.environ:
+        return
+    transport = sys.modules.get(f"{__package__}.transport")
+    if getattr(transport, "attempted", False) or f"{__package__}.ssh_bridge" in sys.modules:
+        return
+    record(os.environ, args, code, message)
 
 
 def _run(args: list[str], env: Mapping[str, str]) -> int:
@@ -243,10 +259,12 @@ def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
         code: int = sys.modules[name].run(ctx, rest)
         return code
     if command == "server":
-        if not rest or rest[0] == "--handoff-import":
+        if rest and rest[0] == "--handoff-import":
             return None
         from .commands import server
 
+        if not rest:
+            return server.run_foreground(ctx)
         return server.run(ctx, rest)
     if command == "machine":
         from .commands import machine
@@ -260,6 +278,14 @@ def _dispatch(ctx: Context, command: str, rest: list[str]) -> int | None:
         from .commands import terminal
 
         return terminal.run(ctx, rest)
+    if command in ("completion", "completions"):
+        from .completion import run as completion
+
+        return completion(rest)
+    if command == "config":
+        from .commands import config
+
+        return config.run(ctx, rest)
     if command == "integration":
         from .commands import integration
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .output import write_out
 
-__all__ = ["print_requested_help", "print_top_level_help"]
+__all__ = ["command_table", "print_requested_help", "print_top_level_help"]
 
 # Each node: (description, synopsis for leaves or None, children).
 _Node = tuple[str, str | None, dict[str, "_Node"]]
@@ -232,6 +232,14 @@ _TREE: dict[str, _Node] = {
             ),
         },
     ),
+    "config": _group(
+        "The configuration file",
+        {
+            "check": _leaf("Validate config.toml and print diagnostics"),
+            "reset-keys": _leaf("Back up config.toml and remove custom keybindings"),
+        },
+    ),
+    "completion": _leaf("Print a shell completion script", "<bash|elvish|fish|powershell|zsh>"),
     "session": _group(
         "Named sessions (separate servers)",
         {
@@ -242,6 +250,27 @@ _TREE: dict[str, _Node] = {
         },
     ),
 }
+
+
+def command_table() -> dict[tuple[str, ...], tuple[list[str], list[str]]]:
+    """Every command path of this CLI (``()`` is ``herdr`` itself) with its subcommands and
+    the options its synopsis names: what ``herdr completion`` completes."""
+    import re
+
+    table: dict[tuple[str, ...], tuple[list[str], list[str]]] = {
+        (): (list(_TREE), ["--session", "--machine", "--version", "--help"])
+    }
+
+    def visit(path: tuple[str, ...], node: _Node) -> None:
+        _about, synopsis, children = node
+        options = sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", synopsis or "")))
+        table[path] = (list(children), [*options, "--help"])
+        for name, child in children.items():
+            visit((*path, name), child)
+
+    for name, node in _TREE.items():
+        visit((name,), node)
+    return table
 
 
 def _render(path: list[str], node: _Node) -> str:
@@ -301,6 +330,8 @@ def print_top_level_help() -> None:
         ("herdr plugin <subcommand>", "linked plugins, their actions, logs and panes"),
         ("herdr integration <subcommand>", "agent integrations in this HOME"),
         ("herdr machine <subcommand>", "saved SSH machines"),
+        ("herdr config check", "validate config.toml"),
+        ("herdr completion <shell>", "print a shell completion script"),
     ]
     lines = [
         f"herdr (simulator CLI, Herdr {HERDR_VERSION} compatible)",

@@ -16,13 +16,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["install_cli", "script_text"]
+__all__ = ["install_cli", "package_parent", "script_text"]
 
 _SHEBANG_MAX = 120
 _SH_SPECIALS = ("\\", '"', "$", "`")
 
 
-def _package_root() -> Path:
+def package_parent() -> Path:
     """The directory that contains the ``herdr_sim`` package."""
     return Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,7 @@ def _header(interpreter: str) -> str:
 def script_text(interpreter: str | None = None, package_root: Path | None = None) -> str:
     """The launcher's source for ``interpreter`` (default: the running one)."""
     exe = interpreter if interpreter is not None else sys.executable
-    root = str(package_root if package_root is not None else _package_root())
+    root = str(package_root if package_root is not None else package_parent())
     return (
         _header(exe)
         + '"""`herdr` for the Herdr simulator (written by herdr_sim.herdr_cli.install)."""\n'

@@ -7,6 +7,10 @@ machine's real Herdr (``~/.config/herdr``) is never touched:
 
 * ``$HERDR_SIM_CONFIG_DIR`` if set, else ``$XDG_CONFIG_HOME/herdr-sim``, else
   ``~/.config/herdr-sim``;
+* unless ``HERDR_SIM_HERDR_PATHS=1`` asks for Herdr's own directory, ``herdr`` in place of
+  ``herdr-sim`` (``$XDG_CONFIG_HOME/herdr``, ``~/.config/herdr``): for a machine with no real
+  Herdr (CI), where clients that hard-code Herdr's socket path must find the simulator. It
+  is a choice made explicitly, never a fallback;
 * the default session's socket is ``<dir>/herdr.sock``;
 * a named session ``NAME`` lives in ``<dir>/sessions/NAME/herdr.sock``.
 
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SESSION_NAME",
+    "HERDR_PATHS_ENV",
     "ResolvedSocket",
     "SessionNameError",
     "child_path",
@@ -61,6 +66,9 @@ CLIENT_SOCKET_PATH_ENV = "HERDR_CLIENT_SOCKET_PATH"
 CONFIG_DIR_ENV = "HERDR_SIM_CONFIG_DIR"
 #: The directory name used below ``$XDG_CONFIG_HOME`` (real Herdr uses ``herdr``).
 APP_DIR_NAME = "herdr-sim"
+#: ``HERDR_SIM_HERDR_PATHS=1``: use Herdr's own directory name, :data:`HERDR_APP_DIR_NAME`
+HERDR_PATHS_ENV = "HERDR_SIM_HERDR_PATHS"
+HERDR_APP_DIR_NAME = "herdr"
 _MAX_SESSION_NAME_BYTES = 64
 
 
@@ -159,12 +167,13 @@ def config_dir_str(env: Mapping[str, str]) -> str:
     override = env.get(CONFIG_DIR_ENV)
     if override:
         return normalize_path(override)
+    name = HERDR_APP_DIR_NAME if env.get(HERDR_PATHS_ENV) == "1" else APP_DIR_NAME
     xdg = env.get("XDG_CONFIG_HOME")
     if xdg is not None:
-        return child_path(normalize_path(xdg), APP_DIR_NAME)
+        return child_path(normalize_path(xdg), name)
     home = env.get("HOME")
     base = normalize_path(home) if home else _home()
-    return child_path(child_path(base, ".config"), APP_DIR_NAME)
+    return child_path(child_path(base, ".config"), name)
 
 
 def session_dir_str(name: str | None, env: Mapping[str, str]) -> str:

@@ -84,9 +84,32 @@ class BridgeError(Exception):
 
 
 def ssh_config_path(env: Mapping[str, str]) -> str | None:
-    """``<config dir>/ssh/config`` when it exists (the stand-in for ``~/.ssh/config``)."""
+    """``<config dir>/ssh/config`` when it exists (the stand-in for ``~/.ssh/config``).
+
+    ``ssh -F`` runs what the file says (a ``ProxyCommand``, a ``LocalCommand``) and, unlike
+    its default ``~/.ssh/config``, does not check who owns it: so, as the machine catalog
+    is, a config that is a symlink, another user's, or writable by group or others is
+    refused (:class:`BridgeError`) and never passed to ``ssh``.
+    """
+    import stat
+
+    from ..trusted_paths import FOREIGN_OWNER, ownership_problem
+
     path = child_path(child_path(config_dir_str(env), "ssh"), "config")
-    return path if os.path.isfile(path) else None  # noqa: PTH113 - no pathlib in the CLI
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        raise BridgeError(f"ssh config {path} is a symlink: refusing to use it")
+    if not stat.S_ISREG(info.st_mode):
+        return None  # a directory or a device there: no config
+    problem = ownership_problem(info, kind="file")
+    if problem == FOREIGN_OWNER:
+        raise BridgeError(f"ssh config {path} is owned by another user: refusing to use it")
+    if problem is not None:
+        raise BridgeError(f"ssh config {path} is writable by other users: refusing to use it")
+    return path
 
 
 def _quote(word: str) -> str:

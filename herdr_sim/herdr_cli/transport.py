@@ -140,12 +140,19 @@ def encode_request(request_id: str, method: str, params: dict[str, Any]) -> byte
     return (dumps_compact(body) + "\n").encode("utf-8", "surrogateescape")
 
 
+#: whether this process tried to reach a server (a failure after that is not a command line
+#: the CLI refused on its own: :func:`herdr_sim.herdr_cli.app._refused`)
+attempted = False
+
+
 def connect(path: str, timeout: float | None = None) -> _socket.socket:
     """Open a connection to the Unix socket at ``path``.
 
     Raises :class:`ServerNotRunning` for a missing or refused socket and
     :class:`IoFailure` for any other error.
     """
+    global attempted
+    attempted = True
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(timeout)

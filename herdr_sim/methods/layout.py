@@ -7,6 +7,7 @@ from typing import Any
 
 from .. import errors, lifecycle
 from ..errors import HerdrError
+from ..model.geometry import to_f32
 from ..model.layout import MAX_LAYOUT_DEPTH, MAX_LAYOUT_PANES, InvalidRatioError
 from ..model.session import PaneRef, Tab, Workspace
 from ..params import Bool, F, Float, Kind, ListOf, MapOf, Nullable, Obj, ParamError, Str
@@ -140,7 +141,9 @@ def validate_tree(root: dict[str, Any]) -> None:
             if problem is not None:
                 raise HerdrError(errors.INVALID_LAYOUT, problem)
             return
-        if not math.isfinite(node["ratio"]):
+        # Herdr's ratio is an f32: serde makes 1e39 infinite, and validation refuses it
+        # (src/app/api/layouts.rs)
+        if not math.isfinite(to_f32(node["ratio"])):
             raise HerdrError(errors.INVALID_LAYOUT, "split ratio must be finite")
         visit(node["first"], depth + 1)
         visit(node["second"], depth + 1)

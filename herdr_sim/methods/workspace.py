@@ -74,6 +74,9 @@ def open_workspace(
     ws, tab, pane = rt.session.create_workspace(cwd, label, focus)
     ws.auto_label = rt.auto_label(cwd)
     pane.cwd = rt.launch_dir(cwd, env)
+    # the label follows the root pane's cwd from here on (a missing cwd keeps its label
+    # while the shell stays in the HOME it fell back to)
+    ws.auto_label_for = pane.cwd
     ref = rt.session.locate(pane.key)
     try:
         rt.spawn(ref, env)

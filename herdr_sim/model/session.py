@@ -88,6 +88,9 @@ class Workspace:
     label: str | None = None
     #: Herdr's automatic label (git repo name, ``~``, or the cwd's basename), set by the runtime
     auto_label: str = "workspace"
+    #: the root pane's cwd when :attr:`auto_label` was last set (None: :attr:`identity_cwd`);
+    #: the label is recomputed once the root pane's cwd differs from it
+    auto_label_for: str | None = None
     tabs: list[Tab] = field(default_factory=list)
     active_tab: int = 0
     next_tab_number: int = 1

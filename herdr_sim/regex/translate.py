@@ -24,8 +24,10 @@ unknown escapes, unbalanced groups and classes, a repetition with nothing to rep
 Known differences (a pattern Herdr accepts that is refused or read otherwise here):
 Unicode ``\\b``/``\\B`` are RE2's ASCII word boundaries; ``\\b{start}``, ``\\b{end}``,
 ``\\b{start-half}``, ``\\b{end-half}``, ``\\<``, ``\\>``, CRLF mode ``R``, nested classes and
-class set operations (``&&``, ``--``, ``~~``) have no RE2 form and are refused; counted
-repetitions above 1000 exceed RE2's limit; Unicode tables are Python's.
+class set operations (``&&``, ``--``, ``~~``) have no RE2 form and are refused; a count
+above RE2's 1000 is written as siblings of at most 1000 (:meth:`_Translator.long_count`), but
+nested counted repetitions whose counts multiply to more than 1000 (``(a{10}){200}``) are
+refused by RE2; Unicode tables are Python's.
 """
 
 from __future__ import annotations
@@ -90,6 +92,16 @@ _SCRIPT_KEYS = ("sc", "script", "scx", "scriptextensions")
 _GROUP_NAME = re.compile(r"P?<([_A-Za-z][_A-Za-z0-9.\[\]]*)>")
 _FLAGS_SPEC = re.compile(r"([A-Za-z-]*)([:)])")
 _COUNTED = re.compile(r"\{(\d*)(,(\d*))?\}")
+
+
+#: RE2's largest repetition count (``kMaxRepeat``); Rust's is bounded only by its size limit
+RE2_MAX_REPEAT = 1000
+
+
+def _chunks(count: int) -> list[int]:
+    """``count`` as parts of at most :data:`RE2_MAX_REPEAT` (none for 0)."""
+    full, rest = divmod(count, RE2_MAX_REPEAT)
+    return [RE2_MAX_REPEAT] * full + ([rest] if rest else [])
 
 
 def _literal(char: str) -> str:
@@ -216,9 +228,31 @@ class _Translator:
                 end + 1 - start,
             )
         self.pos = end + 1
+        if max(low, high or 0) > RE2_MAX_REPEAT:
+            self.long_count(low, high)
+            return
         upper = "" if high is None else str(high)
         text = f"{{{low}}}" if match.group(2) is None else f"{{{low},{upper}}}"
         self.repeat(start, text)
+
+    def long_count(self, low: int, high: int | None) -> None:
+        """A count above RE2's 1000, which Rust accepts (its limit is the compiled size):
+        the same language as siblings of at most 1000 each, ``X{2500}`` as
+        ``X{1000}X{1000}X{500}`` (still linear; the size is checked by RE2's memory budget).
+        Greediness is moot: the simulator only asks whether a pattern matches."""
+        assert self.atom is not None
+        if self.atom_repeated:
+            self.out[self.atom :] = ["(?:", *self.out[self.atom :], ")"]
+        if self.peek() == "?":
+            self.pos += 1
+        item = "(?:" + "".join(self.out[self.atom :]) + ")"
+        parts = [f"{item}{{{size}}}" for size in _chunks(low)]
+        if high is None:
+            parts.append(f"{item}*")
+        else:
+            parts += [f"{item}{{0,{size}}}" for size in _chunks(high - low)]
+        self.out[self.atom :] = ["(?:", *parts, ")"]
+        self.atom_repeated = True
 
     # -- groups and flags ----------------------------------------------
     def open_group(self, start: int) -> None:
@@ -229,7 +263,8 @@ class _Translator:
         self.pos += 1
         rest = self.src[self.pos :]
         if rest.startswith(("=", "!", "<=", "<!")):
-            raise self.error(LOOK_AROUND, start, 2)
+            # Rust's span covers the whole opener: `(?=`, `(?!`, `(?<=`, `(?<!`
+            raise self.error(LOOK_AROUND, start, 4 if rest.startswith("<") else 3)
         named = _GROUP_NAME.match(rest)
         if named:
             name = named.group(1)

@@ -235,6 +235,49 @@ def test_add_validates_before_contacting_the_machine(
     assert not catalog_file.exists()
 
 
+def untrusted_ssh_config(clean_env: Path, tmp_path: Path, how: str) -> Path:
+    """An ssh config whose ProxyCommand would leave a mark, made untrusted by ``how``."""
+    mark = tmp_path / "proxy-ran"
+    config = clean_env / "ssh" / "config"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"Host *\n  ProxyCommand touch {mark}\n")
+    config.chmod(0o600)
+    if how == "writable":
+        config.chmod(0o666)
+    elif how == "foreign":
+        os.chown(config, 65534, 65534)
+    return mark
+
+
+@pytest.mark.parametrize("how", ["writable", "foreign"])
+@pytest.mark.parametrize("command", ["add", "status"])
+def test_an_ssh_config_others_control_is_refused_not_run(
+    cli: Callable[..., Run],
+    clean_env: Path,
+    tmp_path: Path,
+    write_catalog: Callable[[Any], Path],
+    how: str,
+    command: str,
+) -> None:
+    # `ssh -F` does not check the file's owner as it checks ~/.ssh/config: the simulated
+    # `herdr machine` refuses it as it refuses such a machine catalog
+    if how == "foreign" and os.geteuid() != 0:
+        pytest.skip("needs root to give the file to another user")
+    mark = untrusted_ssh_config(clean_env, tmp_path, how)
+    if command == "add":
+        run = cli("machine", "add", "dev@box")
+    else:
+        write_catalog({"version": 1, "ssh": [profile()]})
+        run = cli("machine", "status", "box")
+    said = {"writable": "is writable by other users", "foreign": "is owned by another user"}
+    reason = f"ssh config {clean_env / 'ssh' / 'config'} {said[how]}: refusing to use it"
+    if command == "add":  # not saved
+        assert run.code == 1 and reason in run.err, run
+    else:  # the machine's status says why it cannot be reached
+        assert run.code == 0 and f"\tunreachable\t{reason}" in run.out, run
+    assert not mark.exists()
+
+
 def test_add_refuses_the_65th_machine(
     cli: Callable[..., Run], write_catalog: Callable[[Any], Path]
 ) -> None:

@@ -185,7 +185,7 @@ def test_top_level_flags_and_unknown_commands(cli: Callable[..., Run], fake: Fak
         ["session", "attach", "work"],
         ["plugin", "install", "owner/repo", "--yes"],
         ["terminal", "attach", "term_1"],
-        ["server"],
+        ["server", "--handoff-import", "/tmp/x.sock", "token"],  # `server` alone runs one
         ["server", "live-handoff"],
         [],
     ],
@@ -256,6 +256,20 @@ def test_help_paths_succeed_on_stdout(
     assert run.code == 0
     assert run.err == ""
     assert f"Usage: herdr {' '.join(a for a in argv if not a.startswith('-'))}" in run.out
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(("word", "code"), [("help", 0), ("x", 2)])
+def test_terminal_session_help_prints_both_usages(
+    fake: FakeHerdr, cli: Callable[..., Run], word: str, code: int
+) -> None:
+    # Herdr's `terminal_session` (src/cli.rs): help words exit 0, anything else 2
+    run = cli("terminal", "session", word)
+    assert (run.code, run.out) == (code, "")
+    assert run.err == (
+        "usage: herdr terminal session control <target> [--takeover] [--cols N] [--rows N]\n"
+        "usage: herdr terminal session observe <target> [--cols N] [--rows N]\n"
+    )
     assert fake.requests == []
 
 

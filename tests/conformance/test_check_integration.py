@@ -115,7 +115,7 @@ def test_a_broken_integration_fails_the_rule_it_breaks(
 
 def test_the_seq_evidence_shows_the_restart_that_went_back(agent_env: dict[str, str]) -> None:
     evidence = [item.text for item in broken(agent_env, "seq", ["seq"]).rule("seq").evidence]
-    assert any(text.startswith("not greater: [run2]") for text in evidence), evidence
+    assert any(text.startswith("same seq again: [run2]") for text in evidence), evidence
 
 
 def test_an_invalid_resume_command_shows_the_servers_refusal(agent_env: dict[str, str]) -> None:
@@ -278,3 +278,26 @@ def test_idle_reports_refused_for_their_resume_command_are_not_read_as_missing(
     evidence = [item.text for item in report.rule("resume").evidence]
     assert "(and " in evidence[0] and "more: #" in evidence[0], evidence
     assert len(evidence) <= 4, evidence
+
+
+def test_a_stale_report_delivered_late_is_information_not_a_failure(
+    agent_env: dict[str, str],
+) -> None:
+    # the working report after the answer reaches Herdr after the idle that follows it:
+    # Herdr ignores it as stale and the pane is idle, so nothing fails
+    report = broken(agent_env, "late", ["seq", "blocked"])
+    assert report.failed_rules == [], report.render(verbose=True)
+    assert "out of order" in report.rule("seq").summary
+    assert any("ignored by Herdr as stale" in e.text for e in report.rule("seq").evidence)
+    assert report.rule("blocked").status == "passed"
+
+
+def test_a_report_the_cli_refuses_locally_is_the_root_cause(agent_env: dict[str, str]) -> None:
+    # `--state busy` never reaches the socket: the simulated CLI records its refusal
+    report = broken(agent_env, "cli-busy", ["states", "turn"])
+    assert report.rule("states").status == "failed", report.render(verbose=True)
+    assert report.root_cause is not None and report.root_cause.kind == "cli-refused"
+    assert "--state busy" in report.root_cause.summary
+    assert "invalid pane agent state: busy" in report.root_cause.summary
+    assert report.rule("turn").status == "not_judged"
+    assert "PASS  states" not in report.render()

@@ -43,7 +43,30 @@ def test_an_exact_resend_of_a_report_is_a_retry_not_a_second_report() -> None:
 def test_a_new_report_that_repeats_the_number_fails() -> None:
     status, _, evidence = seq(observed(report("a", 1), report("b", 1, state="working")))
     assert status == "failed"
-    assert "not greater" in evidence[-1].text
+    assert "same seq again" in evidence[-1].text
+
+
+def test_a_report_that_arrives_after_a_newer_one_is_information() -> None:
+    # sent in the background, seq 2 arrived after seq 3: Herdr ignores it as stale
+    status, summary, evidence = seq(observed(report("a", 1), report("c", 3), report("b", 2)))
+    assert status == "passed", summary
+    assert "1 delivered out of order" in summary
+    assert "arrived after #1 (seq 3)" in evidence[-1].text
+
+
+def test_the_turn_is_judged_on_the_reports_herdr_applied() -> None:
+    from herdr_sim.conformance.rules import turn
+
+    seen = observed(
+        report("a", 1),
+        report("b", 2, state="working"),
+        report("d", 4),
+        report("c", 3, state="working"),  # stale: Herdr left the pane idle
+    )
+    seen.marks["run1.start"] = (0, 0.0)
+    seen.marks["prompt"] = (1, 1.0)
+    status, summary, _ = turn(seen)
+    assert status == "passed", summary
 
 
 def test_an_agent_that_reported_is_not_called_missing_for_its_own_output() -> None:
@@ -63,3 +86,11 @@ def test_a_shell_that_cannot_find_the_agent_is_the_root_cause() -> None:
     cause = causes.find(seen)
     assert cause is not None and cause.kind == "command-not-found"
     assert "bash: agent: command not found" in cause.summary
+
+
+def test_a_restart_that_counts_from_a_lower_unused_number_fails() -> None:
+    seen = observed(report("a", 10), report("b", 20), report("c", 5))
+    seen.log.reports[2].phase = "run2"  # a new process: no race with run1's reports
+    status, _, evidence = seq(seen)
+    assert status == "failed"
+    assert evidence[-1].text.startswith("not greater: [run2]")

@@ -149,12 +149,16 @@ def test_only_subscribed_kinds_are_delivered(
 
 
 @pytest.mark.herdr_sim_only
-def test_subscriptions_carry_live_events_only(
+def test_a_new_subscription_replays_the_retained_past_events_of_its_kind(
     open_stream: OpenStream, herdr_client: HerdrClient
 ) -> None:
+    # Herdr's src/api/subscriptions.rs: a lifecycle subscription starts at `last_sequence: 0`
+    # and each poll walks `events_after` it, so the retained past events come first
     herdr_client.call("workspace.create", cwd="/tmp")
+    herdr_client.call("workspace.rename", workspace_id="w1", label="other kind")
     stream = started(open_stream([{"type": "workspace.created"}]))
     herdr_client.call("workspace.create", cwd="/tmp")
+    assert stream.event()["data"]["workspace"]["workspace_id"] == "w1"
     assert stream.event()["data"]["workspace"]["workspace_id"] == "w2"
 
 

@@ -631,8 +631,14 @@ def test_apply_root_cwd_follows_the_target_workspace(herdr_client: HerdrClient, 
             "pane command must not be empty",
         ),
         (pane_leaf(env={"A=B": "x"}), "env key A=B must not contain '='"),
+        (
+            # finite as a JSON number, infinite as Herdr's f32 ratio (src/api/schema/panes.rs
+            # `ratio: f32`; src/app/api/layouts.rs refuses it)
+            split_node("right", 1e39, pane_leaf(), pane_leaf()),
+            "split ratio must be finite",
+        ),
     ],
-    ids=["too-many-panes", "too-deep", "empty-command", "bad-env"],
+    ids=["too-many-panes", "too-deep", "empty-command", "bad-env", "ratio-infinite-as-f32"],
 )  # fmt: skip
 def test_apply_rejects_invalid_layouts_without_creating_anything(
     herdr_client: HerdrClient, root: str, tree: dict[str, Any], message: str

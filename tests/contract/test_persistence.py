@@ -13,6 +13,7 @@ import pytest
 
 from herdr_sim import Simulator, SimulatorError
 from herdr_sim.client import call
+from tests.waits import wait_until
 
 #: the simulator's own seams or settings (herdr_sim.testing): not a real Herdr's
 pytestmark = pytest.mark.herdr_sim_only
@@ -85,9 +86,9 @@ def test_every_change_is_saved_privately(short_dir: Path, simulators: list[Simul
     api(sim, "workspace.create", cwd="/tmp", label="first")
     path = short_dir / "session.json"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert [ws["label"] for ws in saved(short_dir)["workspaces"]] == ["first"]
+    assert [ws["custom_name"] for ws in saved(short_dir)["workspaces"]] == ["first"]
     api(sim, "workspace.rename", workspace_id="w1", label="renamed")
-    assert [ws["label"] for ws in saved(short_dir)["workspaces"]] == ["renamed"]
+    assert [ws["custom_name"] for ws in saved(short_dir)["workspaces"]] == ["renamed"]
 
 
 def test_the_save_after_each_change_makes_no_fsync(
@@ -108,7 +109,7 @@ def test_the_save_after_each_change_makes_no_fsync(
     simulators.append(sim)
     api(sim, "workspace.create", cwd="/tmp", label="first")
     api(sim, "workspace.rename", workspace_id="w1", label="renamed")
-    assert [ws["label"] for ws in saved(short_dir)["workspaces"]] == ["renamed"]
+    assert [ws["custom_name"] for ws in saved(short_dir)["workspaces"]] == ["renamed"]
     assert synced == []
 
 
@@ -246,3 +247,90 @@ def test_sockets_sharing_a_directory_keep_separate_sessions(
     api(other, "workspace.create", cwd="/tmp", label="other")
     assert (short_dir / "other.session.json").exists()
     assert not (short_dir / "session.json").exists()
+
+
+def test_the_session_file_is_herdrs_snapshot(short_dir: Path) -> None:
+    # Herdr's src/persist/snapshot.rs: SessionSnapshot version 3, its workspace, tab, pane and
+    # layout fields (the layout an externally tagged enum, panes keyed by pane id)
+    sim = start(short_dir)
+    try:
+        sim.call("workspace.create", {"cwd": "/tmp", "label": "kept"})
+        sim.call("pane.split", {"pane_id": "w1:p1", "direction": "right", "ratio": 0.25})
+        sim.call("tab.create", {"workspace_id": "w1", "label": "second"})
+
+        def two_tabs() -> dict[str, Any] | None:
+            data = saved(short_dir)
+            return data if len(data["workspaces"][0]["tabs"]) == 2 else None
+
+        data = wait_until(two_tabs, what="the second tab to be saved")
+    finally:
+        sim.stop()
+    assert data["version"] == 3 and "format" not in data
+    assert {"active", "selected", "sidebar_width", "collapsed_space_keys"} <= set(data)
+    ws = data["workspaces"][0]
+    assert (ws["id"], ws["custom_name"], ws["identity_cwd"]) == ("w1", "kept", "/tmp")
+    assert ws["public_tab_numbers"] == [1, 2] and ws["next_public_tab_number"] == 3
+    assert ws["public_pane_numbers"] == {"1": 1, "2": 2, "3": 3}
+    first, second = ws["tabs"]
+    split = {"direction": "Horizontal", "ratio": 0.25, "first": {"Pane": 1}, "second": {"Pane": 2}}
+    assert first["layout"] == {"Split": split}
+    assert set(first["panes"]) == {"1", "2"} and first["panes"]["1"]["cwd"] == "/tmp"
+    assert (second["custom_name"], second["layout"], second["root_pane"]) == (
+        "second",
+        {"Pane": 3},
+        3,
+    )
+
+
+def test_a_session_json_written_by_herdr_restores(short_dir: Path) -> None:
+    # no simulator extras: Herdr's own fields are enough to come back (pane ids are Herdr's
+    # internal ids here, numbered by public_pane_numbers)
+    tree = {
+        "Split": {
+            "direction": "Vertical",
+            "ratio": 0.5,
+            "first": {"Pane": 7},
+            "second": {"Pane": 9},
+        }
+    }
+    herdrs = {
+        "version": 3,
+        "active": 0,
+        "selected": 0,
+        "workspaces": [
+            {
+                "id": "w653454be8b07f11",
+                "custom_name": "from-herdr",
+                "identity_cwd": "/tmp",
+                "public_pane_numbers": {"7": 1, "9": 2},
+                "next_public_pane_number": 3,
+                "public_tab_numbers": [1],
+                "next_public_tab_number": 2,
+                "tabs": [
+                    {
+                        "custom_name": None,
+                        "layout": tree,
+                        "panes": {"7": {"cwd": "/tmp"}, "9": {"cwd": "/", "label": "logs"}},
+                        "zoomed": False,
+                        "focused": 9,
+                        "root_pane": 7,
+                    }
+                ],
+                "active_tab": 0,
+            }
+        ],
+    }
+    path = short_dir / "session.json"
+    path.write_text(json.dumps(herdrs))
+    path.chmod(0o600)
+    sim = start(short_dir)
+    try:
+        listed = sim.call("pane.list", {})["result"]["panes"]
+        info = sim.call("workspace.get", {"workspace_id": "w1"})["result"]["workspace"]
+    finally:
+        sim.stop()
+    assert info["label"] == "from-herdr"
+    assert [(p["pane_id"], p.get("label"), p["focused"]) for p in listed] == [
+        ("w1:p1", None, False),
+        ("w1:p2", "logs", True),
+    ]

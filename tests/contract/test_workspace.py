@@ -154,6 +154,29 @@ def test_git_marker_without_head_is_not_a_repo(herdr_client: HerdrClient, short_
     assert herdr_client.call("workspace.create", cwd=str(nested))["workspace"]["label"] == "inner"
 
 
+def test_auto_label_follows_the_root_panes_current_cwd(
+    herdr_client: HerdrClient, short_dir: Path
+) -> None:
+    # Herdr's src/workspace.rs display_name_from: the label of the first tab's root pane's
+    # cwd now (resolved_identity_cwd_from), not of the cwd the workspace was created in
+    cwd = short_dir / "proj-b"
+    cwd.mkdir()
+    created = herdr_client.call("workspace.create", cwd=str(cwd))
+    assert created["workspace"]["label"] == "proj-b"
+    root = created["root_pane"]["pane_id"]
+    wait_output(herdr_client.call, root, regex=r"^\$")
+    enter(herdr_client, root, "cd /var")
+
+    def label() -> str:
+        info = herdr_client.call("workspace.get", workspace_id="w1")["workspace"]
+        return str(info["label"])
+
+    wait_until(lambda: label() == "var", what="the label to follow the cd")
+    herdr_client.call("workspace.rename", workspace_id="w1", label="mine")
+    enter(herdr_client, root, "cd /tmp")
+    assert label() == "mine"  # a custom label stays
+
+
 def test_auto_label_is_tilde_for_home(herdr_client: HerdrClient, home: Path) -> None:
     assert herdr_client.call("workspace.create", cwd=str(home))["workspace"]["label"] == "~"
 
@@ -357,6 +380,28 @@ def test_move_keeps_the_active_workspace(herdr_client: HerdrClient, three: list[
     herdr_client.call("workspace.move", workspace_id="w2", insert_index=0)
     listed = herdr_client.call("workspace.list")["workspaces"]
     assert (listed[0]["workspace_id"], listed[0]["focused"]) == ("w2", True)
+
+
+def test_move_that_shifts_the_active_index_re_emits_the_focus_events(
+    herdr_client: HerdrClient, three: list[str], lifecycle: Subscription
+) -> None:
+    # Herdr's src/app/api.rs sync_focus_events keys its last focus by the active
+    # workspace's index: w1 moving from 0 to 2 is a focus change, with its three events
+    moved = herdr_client.call("workspace.move", workspace_id="w1", insert_index=3)
+    assert take(lifecycle, 4) == [
+        envelope(
+            "workspace_moved", workspace_id="w1", insert_index=3, workspaces=moved["workspaces"]
+        ),
+        *focus_events("w1", "w1:t1", "w1:p1"),
+    ]
+
+
+def test_move_that_keeps_the_active_index_emits_no_focus_events(
+    herdr_client: HerdrClient, three: list[str], lifecycle: Subscription
+) -> None:
+    herdr_client.call("workspace.move", workspace_id="w3", insert_index=1)  # w1 stays first
+    herdr_client.call("workspace.rename", workspace_id="w2", label="sentinel")
+    assert kinds(take(lifecycle, 2)) == ["workspace_moved", "workspace_renamed"]
 
 
 def test_move_past_the_end_is_workspace_move_failed(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -314,15 +315,32 @@ def test_without_rules_a_prompted_claude_stalls(api: Api, scenario: Path) -> Non
     assert failed.value.code == "agent_prompt_stalled"
 
 
-def test_serve_builtin_loads_the_builtin_rules(short_dir: Path) -> None:
+@pytest.mark.parametrize("flags", [("--agent-manifests", "builtin"), ()], ids=["named", "default"])
+def test_serve_builtin_loads_the_builtin_rules(short_dir: Path, flags: tuple[str, ...]) -> None:
+    # the default too, while the fakes are on: a plain serve must see a fake claude work
+    by_agent = {item["agent"]: item for item in served_manifests(short_dir, *flags)}
+    assert sorted(by_agent) == sorted(KINDS)
+    assert {item["active_version"] for item in by_agent.values()} == {"0.1.0"}
+
+
+@pytest.mark.parametrize(
+    "flags", [("--agent-manifests", "none"), ("--no-fake-agents",)], ids=["none", "no-fakes"]
+)
+def test_serve_without_rules_when_asked_or_without_the_fakes(
+    short_dir: Path, flags: tuple[str, ...]
+) -> None:
+    assert served_manifests(short_dir, *flags) == []
+
+
+def served_manifests(short_dir: Path, *flags: str) -> list[dict[str, Any]]:
+    """``server.agent_manifests`` of a ``herdr-sim serve`` started with ``flags``."""
     socket = short_dir / "serve.sock"
-    proc = serve(short_dir, "--socket", str(socket), "--agent-manifests", "builtin")
+    proc = serve(short_dir, "--socket", str(socket), *flags)
     try:
         status = call(socket, "server.agent_manifests", {})
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(10) == 0
     finally:
         stop(proc)
-    by_agent = {item["agent"]: item for item in status["manifests"]}
-    assert sorted(by_agent) == sorted(KINDS)
-    assert {item["active_version"] for item in by_agent.values()} == {"0.1.0"}
+    manifests: list[dict[str, Any]] = status["manifests"]
+    return manifests

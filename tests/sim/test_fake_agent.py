@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario, ScenarioError, install_fake_agents
+from herdr_sim.fake_agent.scenario import DEFAULT_THINK_MS
 from herdr_sim.pty import PtyProcess
 from herdr_sim.terminal import Terminal
 from tests.cli.fake_herdr import FakeHerdr
@@ -197,7 +198,21 @@ def test_scenario_builder_makes_turns_and_round_trips_through_a_file(tmp_path: P
     assert loaded == scenario
     assert [len(t.steps) for t in loaded.turns] == [1, 4, 2, 1]
     assert loaded.turns[1].type_ms == 5
-    assert loaded.turn(7).steps[0].text == "ok"  # past the script: the default reply
+    # past the script: a working phase long enough for Herdr's screen polls, then the reply
+    assert [(s.action, s.ms, s.text) for s in loaded.turn(7).steps] == [
+        ("wait", DEFAULT_THINK_MS, ""),
+        ("reply", 0, "ok"),
+    ]
+
+
+def test_scenario_think_ms_sets_the_default_turns_working_phase(tmp_path: Path) -> None:
+    instant = Scenario.from_dict({"think_ms": 0})
+    assert [s.action for s in instant.turn(0).steps] == ["reply"]
+    slow = Scenario(think_ms=2000)
+    assert Scenario.load(slow.dump(tmp_path / "s.json")).turn(0).steps[0].ms == 2000
+    assert "think_ms" not in Scenario().to_dict()
+    with pytest.raises(ScenarioError, match="think_ms"):
+        Scenario.from_dict({"think_ms": -1})
 
 
 def test_scenario_loads_toml(tmp_path: Path) -> None:

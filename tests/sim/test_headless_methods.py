@@ -77,7 +77,10 @@ def test_move_block_gathers_the_block_before_the_target_and_emits_reordered(
     assert [ws["workspace_id"] for ws in result["workspaces"]] == ["w2", "w3", "w1", "w4", "w5"]
     assert order(five) == ["w2", "w3", "w1", "w4", "w5"]
     assert five("pane.current")["pane"]["workspace_id"] == "w1"
-    [event] = sim.events[mark:]
+    # the active w1 moved from index 0 to 2: Herdr's focus check, keyed by the active index
+    # (src/app/api.rs sync_focus_events, run after every request), sends the focus events
+    event, *focus = sim.events[mark:]
+    assert [e["event"] for e in focus] == ["workspace_focused", "tab_focused", "pane_focused"]
     assert event["event"] == "workspace_reordered"
     assert event["data"]["workspace_ids"] == ["w3", "w1", "w4"]
     assert event["data"]["before_workspace_id"] == "w5"
@@ -93,7 +96,8 @@ def test_move_block_to_the_end_has_no_before_id_and_a_no_op_emits_nothing(
     mark = len(sim.events)
     five("workspace.move_block", workspace_ids=["w2", "w1"])
     assert order(five) == ["w3", "w4", "w5", "w2", "w1"]
-    [event] = sim.events[mark:]
+    event, *focus = sim.events[mark:]  # the active w1 is now last: its focus events follow
+    assert event["event"] == "workspace_reordered" and len(focus) == 3
     assert "before_workspace_id" not in event["data"]
     mark = len(sim.events)
     unchanged = five("workspace.move_block", workspace_ids=["w2", "w1"])

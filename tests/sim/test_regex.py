@@ -55,7 +55,11 @@ def test_rust_semantics_hold(pattern: str, text: str, matches: bool) -> None:
 @pytest.mark.parametrize(
     ("pattern", "marks", "message"),
     [
-        ("a(?=b)", " ^^", "look-around, including look-ahead and look-behind, is not supported"),
+        # the span covers the whole opener, as Rust's regex-syntax marks it
+        ("a(?=b)", " ^^^", "look-around, including look-ahead and look-behind, is not supported"),
+        ("a(?!b)", " ^^^", "look-around, including look-ahead and look-behind, is not supported"),
+        ("(?<=a)b", "^^^^", "look-around, including look-ahead and look-behind, is not supported"),
+        ("(?<!a)b", "^^^^", "look-around, including look-ahead and look-behind, is not supported"),
         ("(a)\\1", "   ^^", "backreferences are not supported"),
         ("x\\q", " ^^", "unrecognized escape sequence"),
         ("a)", " ^", "unopened group"),
@@ -73,6 +77,20 @@ def test_refusals_carry_rusts_text(pattern: str, marks: str, message: str) -> No
     with pytest.raises(RustRegexError) as caught:
         compile_rust_regex(pattern)
     assert str(caught.value) == f"regex parse error:\n    {pattern}\n    {marks}\nerror: {message}"
+
+
+def test_counts_above_re2s_limit_are_accepted_as_rust_accepts_them() -> None:
+    # Rust's regex bounds a count only by the compiled size; RE2 stops at 1000
+    exact = compile_rust_regex("^a{1001}$")
+    assert exact.fullmatch("a" * 1001)
+    assert not exact.fullmatch("a" * 1000) and not exact.fullmatch("a" * 1002)
+    ranged = compile_rust_regex("^(?:ab){999,2001}$")
+    assert ranged.fullmatch("ab" * 2001) and ranged.fullmatch("ab" * 999)
+    assert not ranged.fullmatch("ab" * 2002) and not ranged.fullmatch("ab" * 998)
+    assert compile_rust_regex("x{1500,}").search("x" * 1600)
+    assert not compile_rust_regex("x{1500,}?").search("x" * 1499)
+    # still linear: an ambiguous body over a long text answers at once (no backtracking)
+    assert not compile_rust_regex("(a|a){1001}!").search("a" * 100_000)
 
 
 @pytest.mark.parametrize("pattern", [r"\b{start}x", r"\<x", r"[a&&b]", r"(?R)x", r"[[a]]"])

@@ -273,6 +273,15 @@ def test_a_request_with_params_as_a_sequence_is_served(
     assert reply["result"]["type"] == "workspace_created"
 
 
+def test_an_integer_beyond_pythons_digit_limit_is_answered(sim: Simulator) -> None:
+    """More than 4,300 digits: Python's ``int`` refuses it, serde_json reads an infinite f64
+    and Herdr answers ``invalid_request`` on the same connection (never a dropped one)."""
+    line = ('{"id":"big","method":"ping","params":{"x":' + "7" * 4400 + "}}\n").encode()
+    reply = json.loads(raw_exchange(sim.socket_path, line))
+    assert reply["error"]["code"] == "invalid_request"
+    assert "number out of range" in reply["error"]["message"]
+
+
 # -- trimming and nesting -------------------------------------------------------------------------
 
 
@@ -355,6 +364,9 @@ def test_the_answer_carries_herdrs_prefix_and_serde_jsons_position(sim: Simulato
         ('{"id":"1","x":[1 2]}', "expected `,` or `]` at line 1 column 18"),
         ('{"id":"1","x":01}', "invalid number at line 1 column 16"),
         ('{"id":"1","x":1e400}', "number out of range at line 1 column 19"),
+        # an integer of more than 4,300 digits (Python's int limit): serde_json reads it as
+        # an f64, which is infinite (src/api/server.rs parses requests with serde_json)
+        ('{"id":"1","x":' + "9" * 4400 + "}", "number out of range at line 1 column 4414"),
         ('{"id":"1","x":"\\q"}', "invalid escape at line 1 column 17"),
         ('{"id":"1","x":"\\udc00"}', "lone leading surrogate in hex escape at line 1 column 21"),
         (

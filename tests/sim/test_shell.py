@@ -137,6 +137,18 @@ def test_terminal_identity_is_set_and_a_caller_may_override_it() -> None:
         "truecolor",
         "herdr",
     )
+    # Herdr 0.9 names itself with its version too (src/pane.rs apply_pane_terminal_env, as
+    # read at v0.9.3); 0.8.2 set neither variable
+    assert "TERM_PROGRAM_VERSION" not in env
+    env = pane_env(
+        base={"TERM_PROGRAM_VERSION": "3.5"},
+        caller_env={},
+        herdr_env={},
+        cli_dir=None,
+        deterministic=False,
+        herdr_version="0.9.2",
+    )
+    assert (env["TERM_PROGRAM"], env["TERM_PROGRAM_VERSION"]) == ("herdr", "0.9.2")
     # Herdr applies TERM/COLORTERM before the request's env, so the request wins.
     env = pane_env(
         base={}, caller_env={"TERM": "dumb"}, herdr_env={}, cli_dir=None, deterministic=False
@@ -155,6 +167,8 @@ def test_inherited_session_markers_are_dropped() -> None:
         "STY": "1.pts-0",
         "TERM_SESSION_ID": "w0t0p0",
         "TERM_PROGRAM_VERSION": "3.5",
+        "LC_TERMINAL": "iTerm2",
+        "LC_TERMINAL_VERSION": "3.5",
     }
     env = pane_env(
         base={**markers, "KEEP": "yes", "CLAUDE_CONFIG_DIR": "/cfg"},

@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["StopFailed", "is_running_at", "run", "stop_sockets"]
+__all__ = ["StopFailed", "is_running_at", "run", "run_foreground", "stop_sockets"]
 
 STOP_TIMEOUT = 15.0
 _STOP_POLL = 0.025
@@ -103,7 +103,7 @@ def stop_sockets(socket_path: str, watched: list[str], label: str) -> None:
 
 _HELP = (
     "herdr server commands:",
-    "  herdr server                run the headless server (not in the simulator)",
+    "  herdr server                run a simulator in the foreground on this session's socket",
     "  herdr server stop           stop the server behind the API socket",
     "  herdr server live-handoff   hand live panes to a new server (not in the simulator)",
     "  herdr server reload-config  ask the running server to reload its config",
@@ -111,6 +111,35 @@ _HELP = (
     "  herdr server update-agent-manifests [--json]  download manifests (not in the simulator)",
     "  herdr server reload-agent-manifests  reload agent detection manifests",
 )
+
+
+def run_foreground(ctx: Context) -> int:
+    """``herdr server``: run a simulator in the foreground where Herdr's headless server
+    would listen (``src/main.rs`` → ``server::headless::run_server``): the socket this
+    command line resolves to (``--session``, ``HERDR_SOCKET_PATH``, ``HERDR_SESSION``, the
+    default), stopping on SIGINT, SIGTERM and SIGHUP (Herdr's ``ctrlc`` handler with its
+    ``termination`` feature) or ``herdr server stop``. The simulator replaces this process
+    (same pid), so the signals a test suite sends reach it; it is ``herdr-sim serve`` with
+    Herdr's ready and "already running" messages."""
+    import sys
+
+    from ..install import package_parent
+    from .unsupported import unsupported
+
+    if ctx.is_remote:
+        return unsupported("server", "a saved machine's server is started on that machine")
+    socket_path = ctx.socket.socket_path
+    env = dict(ctx.env)
+    root = str(package_parent())
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    argv = [sys.executable, "-m", "herdr_sim", "serve", "--socket", socket_path, "--herdr-server"]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(sys.executable, argv, env)
+    except OSError as err:
+        write_err(f"error: cannot start the simulator: {err}")
+    return 1
 
 
 def run(ctx: Context, args: list[str]) -> int:

@@ -13,6 +13,11 @@ __all__ = ["run"]
 _TITLE_USAGE = ("usage: herdr terminal title set <title>", "       herdr terminal title clear")
 
 
+_SESSION_USAGE = (
+    "usage: herdr terminal session control <target> [--takeover] [--cols N] [--rows N]",
+    "usage: herdr terminal session observe <target> [--cols N] [--rows N]",
+)
+
 _HELP = (
     "herdr terminal commands:",
     "  herdr terminal attach <terminal_id> [--takeover]",
@@ -39,6 +44,9 @@ def run(ctx: Context, args: list[str]) -> int:
                 raise UsageError("usage: herdr terminal title clear")
             return ctx.print_method("cli:terminal:title:clear", "client.window_title.clear", {})
         return unknown_subcommand(action, _TITLE_USAGE)
+    if sub == "session" and (not rest or rest[0] not in ("control", "observe")):
+        # Herdr's `terminal_session` (src/cli.rs): both usages; help is exit 0, else 2
+        return unknown_subcommand(rest[0] if rest else None, _SESSION_USAGE)
     if sub in ("attach", "session"):
         return unsupported(f"terminal {sub}", "it streams a terminal to an attached client")
     return unknown_subcommand(sub, _HELP)

@@ -13,6 +13,12 @@ one rule of the guide the way a sloppy integration would:
 ``no-restore``    does not report when started by its resume command
 ``stuck-working`` after a question's answer reports idle, then working again (left working)
 ``resume-always`` sends its (absolute, so refused) resume command with every idle report
+``cli-busy``      reports ``working`` with ``herdr pane report-agent --state busy`` (the
+                  ``herdr`` CLI refuses it locally: exit 1, nothing reaches the socket)
+
+``late`` is no fault: after a question's answer its ``working`` report reaches Herdr after
+the ``idle`` that follows it (background reports race), so Herdr ignores it as stale and
+the pane is idle, as it should be.
 
 Input: a line is a prompt (working, ``ok``, idle); ``/ask QUESTION`` asks and waits for the
 answer line (blocked); ``/new`` switches to a new session; ``/exit`` exits. Reports go to
@@ -26,6 +32,7 @@ import json
 import os
 import queue
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -43,6 +50,8 @@ FAULTS = (
     "no-restore",
     "stuck-working",
     "resume-always",
+    "cli-busy",
+    "late",
 )
 
 
@@ -60,6 +69,9 @@ class Agent:
         self.worker = threading.Thread(target=self._run, daemon=True)
         self.worker.start()
         self.quiet = fault == "no-restore" and self.resumed
+        #: hold the next report back and send it after the one that follows (``late``)
+        self.hold = False
+        self.held: bytes | None = None
 
     def _herdr(self) -> tuple[str, str] | None:
         env = os.environ
@@ -90,12 +102,25 @@ class Agent:
         body.update(params, seq=self.seq)
         line = {"id": f"broken-agent:{self.seq}", "method": method, "params": body}
         data = (json.dumps(line) + "\n").encode()
+        if self.hold:
+            self.held, self.hold = data, False
+            return
+        if self.held is not None:  # the held report goes out after this one
+            self.jobs.put(data)
+            data, self.held = self.held, None
         if self.fault == "blocking":
             self._send(data, None)
         else:
             self.jobs.put(data)
 
     def state(self, state: str, **extra: Any) -> None:
+        if self.fault == "cli-busy" and state == "working" and self.where is not None:
+            self.seq += 1
+            where = ["pane", "report-agent", self.where[1], "--source", self.source]
+            argv = ["herdr", *where, "--agent", "broken-agent", "--state", "busy"]
+            argv += ["--seq", str(self.seq)]
+            subprocess.run(argv, capture_output=True, check=False, timeout=10)
+            return
         if self.fault == "resume-always" and state == "idle" and "resume_argv" not in extra:
             extra.update(agent_session_id=self.session, resume_argv=self.resume_argv())
         self.report("pane.report_agent", state=state, **extra)
@@ -150,6 +175,8 @@ def main() -> int:
             agent.state("blocked", message=question)
             print(f"? {question}", flush=True)
             answer = sys.stdin.readline().strip()
+            if args.fault == "late":
+                agent.hold = True  # the working report is sent after the idle one
             agent.state("working")
             print(f"answered {answer}; ok", flush=True)
             agent.state("idle")
