@@ -120,17 +120,6 @@ def event_listeners(sim: Simulator) -> int:
     return sim.run_in_loop(lambda rt: rt.hub.listener_count())
 
 
-def retained_events(sim: Simulator, kind: str) -> int:
-    """How many events of ``kind`` (``pane.created`` or ``pane_created``) the event hub
-    retains now: what a new ``events.subscribe`` to that kind replays first (Herdr's
-    subscriptions start at sequence 0). A test that wants only what happens next skips
-    that many."""
-    wanted = kind.replace(".", "_")
-    return sim.run_in_loop(
-        lambda rt: sum(1 for _, envelope in rt.hub.events_after(0) if envelope["event"] == wanted)
-    )
-
-
 def _server(sim: Simulator) -> Server:
     server = sim.socket_server
     if server is None:

@@ -5,9 +5,9 @@ turns each requested subscription into its own active subscription, then loops: 
 round polls each of them once, in request order, and each poll yields at most one event.
 The rules that follow, and that clients see:
 
-* a **lifecycle** subscription keeps its own cursor into the event hub, starting at 0, and
-  returns the first event of its kind after it: so it first replays the retained past events
-  of its kind; the same kind listed twice is delivered twice;
+* a **lifecycle** subscription keeps its own cursor into the event hub, starting at the hub's
+  newest event (live events only, as Herdr 0.9 does), and returns the first event of its kind
+  after it; the same kind listed twice is delivered twice;
 * a **``pane.agent_status_changed``** subscription keeps its own cursor too, so several on
   one pane (say one for ``done`` and one for ``blocked``) each deliver; with no hub event
   for its pane it compares a snapshot of the pane (status and presentation) with the last
@@ -43,15 +43,16 @@ class Active(Protocol):
 class LifecycleSubscription:
     """A plain lifecycle kind (``pane.created`` …) read from the hub after its own cursor.
 
-    The cursor starts at 0, as Herdr's (``src/api/subscriptions.rs``, ``last_sequence: 0``):
-    a new subscription first delivers the retained past events of its kind (the hub keeps
-    the last 512), one per round, then the new ones.
+    The cursor starts at the hub's newest event: Herdr 0.9.0 made new subscriptions carry live
+    events only (its changelog, #1270). Herdr 0.8.2 started every cursor at 0
+    (``src/api/subscriptions.rs``, ``last_sequence: 0``) and so replayed the retained past
+    events of the kind first; docs/simulator/fidelity.md records the choice.
     """
 
     def __init__(self, hub: EventHub, kind: str) -> None:
         self.hub = hub
         self.kind = kind.replace(".", "_")
-        self.cursor = 0
+        self.cursor = hub.current_sequence
 
     async def poll(self) -> Envelope | None:
         for sequence, envelope in self.hub.events_after(self.cursor):

@@ -130,29 +130,16 @@ def home(herdr_server: HerdrServer) -> Path:
 
 @pytest.fixture
 def subscribe(herdr_server: HerdrServer) -> Iterator[Subscribe]:
-    """``subscribe(*subscriptions)`` → an acknowledged Subscription of what happens next.
-    A string is a lifecycle name (``"pane.created"``), a dict a whole subscription. A new
-    lifecycle subscription first replays the hub's retained past events of its kind (as
-    Herdr's do); on the simulator those are read and dropped here, so a test sees what
-    follows (``past=True`` keeps them). After the test each one is hung up and (on the
-    simulator) the server has finished it."""
-    from herdr_sim.methods.events import LIFECYCLE
-    from herdr_sim.testing import retained_events
-
+    """``subscribe(*subscriptions)`` → an acknowledged Subscription. A string is a lifecycle
+    name (``"pane.created"``), a dict a whole subscription. After the test each one is hung
+    up and (on the simulator) the server has finished it."""
     opened: list[Subscription] = []
 
-    def open_(*subscriptions: str | dict[str, Any], past: bool = False) -> Subscription:
+    def open_(*subscriptions: str | dict[str, Any]) -> Subscription:
         wanted = [{"type": sub} if isinstance(sub, str) else sub for sub in subscriptions]
-        sim = herdr_server.sim
-        replayed = 0
-        if sim is not None and not past:
-            kinds = [sub["type"] for sub in wanted if sub["type"] in LIFECYCLE]
-            replayed = sum(retained_events(sim, kind) for kind in kinds)
         sub = Subscription(herdr_server.socket_path, wanted, timeout=10 * SCALE)
         opened.append(sub)
         assert sub.ack["result"] == {"type": "subscription_started"}
-        for _ in range(replayed):
-            sub.next(timeout=5 * SCALE)
         return sub
 
     yield open_
