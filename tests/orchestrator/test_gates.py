@@ -20,6 +20,7 @@ from orchestrator.tools.registry import run_tool
 from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Received, context, received
+from tests.waits import wait_until
 
 BIN = Path(sys.executable).parent
 #: What the test harness itself may send (the plugin's event watcher).
@@ -370,6 +371,38 @@ def test_r2_calls_in_a_pane_outside_allow_cwd_are_refused(
     inside = workspace(herdr_server, allowed)
     if tool != "_dsh_herdr_agent_start":
         assert run_tool(tool, {**args, "pane": inside}, ctx)["ok"] is True
+
+
+def test_r2_calls_are_refused_when_the_foreground_job_works_outside_allow_cwd(
+    herdr_server: HerdrServer, roots: tuple[Path, Path]
+) -> None:
+    """The pane's shell is inside ``allowCwd`` but the job in its foreground runs outside:
+    a command typed now would reach that job, so the R2 call is refused all the same.
+    Planted-bug check: ``pane_cwd_allowed`` reading only the shell's directory (not
+    ``foreground_cwd``) lets the call through and fails here."""
+    assert herdr_server.sim is not None
+    allowed, outside = roots
+    pane = workspace(herdr_server, allowed)
+    herdr_server.sim.call(
+        "pane.send_text", {"pane_id": pane, "text": f"(cd {outside} && exec sleep 100)\r"}
+    )
+
+    def foreground_outside() -> dict[str, Any] | None:
+        assert herdr_server.sim is not None
+        info: dict[str, Any] = herdr_server.sim.call("pane.get", {"pane_id": pane})["result"]
+        found = info.get("pane", info)
+        return found if found.get("foreground_cwd") == str(outside) else None
+
+    seen = wait_until(foreground_outside, what="the foreground job's cwd outside allowCwd")
+    assert seen["cwd"] == str(allowed), "the shell itself must stay inside allowCwd"
+    rec = received(herdr_server)
+    ctx = context(herdr_server, "socket", allow(allowed))
+    result = run_tool("_dsh_herdr_pane_run", {"pane": pane, "command": "echo hi"}, ctx)
+    assert (result["ok"], result.get("errorCode")) == (False, "cwd_not_allowed"), (
+        "a pane whose foreground job works outside allowCwd must refuse R2 calls "
+        f"(pane_cwd_allowed checks foreground_cwd too): {result}"
+    )
+    assert acted(rec) == ["pane.get"], "refused after reading the pane, nothing typed"
 
 
 def test_an_empty_allow_cwd_variable_is_refused_not_read_as_anywhere(
