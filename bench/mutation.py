@@ -75,7 +75,11 @@ MODULES = (
     Module(
         "safe-files",
         "orchestrator/agent_tools/safe_fs.py",
-        ("tests/orchestrator/agent_tools", "tests/orchestrator/managed/test_service_store.py"),
+        (
+            "tests/orchestrator/agent_tools/test_safe_fs.py",
+            "tests/orchestrator/agent_tools/test_task_files_reads.py",
+            "tests/orchestrator/agent_tools/test_remote_files.py",
+        ),
     ),
     Module(
         "request-limits",
@@ -102,7 +106,11 @@ MODULES = (
     Module(
         "agent-result-contract",
         "orchestrator/agent_tools/contract.py",
-        ("tests/orchestrator/agent_tools",),
+        (
+            "tests/orchestrator/agent_tools/test_contract.py",
+            "tests/orchestrator/agent_tools/test_seed_contract.py",
+            "tests/orchestrator/agent_tools/test_result_builder.py",
+        ),
     ),
 )
 
@@ -157,9 +165,6 @@ def _config(module: Module) -> str:
     # a list is one value per line (mutmut splits a multi-line value; one line is one item)
     lines = ["[mutmut]", *(f"{key} =\n    " + "\n    ".join(v) for key, v in lists.items())]
     lines.append("use_git_change_detection = false")
-    # (without debug mutmut 3.8's stats run fails on this suite; with it the run log says
-    # which tests ran for each mutant, which is what a survivor's reader wants anyway)
-    lines.append("debug = true")
     return "\n".join(lines) + "\n"
 
 
@@ -172,8 +177,13 @@ def run_module(module: Module, keep: bool = False) -> Outcome:
     from herdr_sim.schema import contracts_dir
 
     outcome = Outcome(module)
+    contracts = contracts_dir()
+    if not contracts.is_dir():
+        outcome.error = f"Herdr's contracts are not at {contracts}: set HERDR_CONTRACTS_DIR"
+        return outcome
     scratch = Path(tempfile.mkdtemp(prefix=f"mutation-{module.name}-"))
-    env = {**os.environ, "HERDR_CONTRACTS_DIR": str(contracts_dir())}
+    # the scratch copy is not beside shared/: point the tests at the contracts explicitly
+    env = {**os.environ, "HERDR_CONTRACTS_DIR": str(contracts)}
     started = time.monotonic()
     try:
         _scratch_copy(scratch)

@@ -190,6 +190,37 @@ def test_env_policy_refuses_nul_and_function_values(value: str) -> None:
     assert env_problem({"FOO": value}) is not None
 
 
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"BASH_FUNC_x%%": "() { :; }"},
+            (
+                "env: 'BASH_FUNC_x%%' is not a plain variable name ([A-Za-z_][A-Za-z0-9_]*); "
+                "exported shell functions (BASH_FUNC_…%%) and odd names are refused"
+            ),
+        ),
+        (
+            {"LD_PRELOAD": "/tmp/x.so"},
+            (
+                "env: LD_PRELOAD is refused: it can make the new shell or a program started in "
+                "it run code (loader, shell startup or prompt hooks, PATH, interpreter options, "
+                "our own gates); see docs/orchestrator/security.md"
+            ),
+        ),
+        ({"FOO": "a\x00b"}, "env: the value of FOO contains NUL"),
+        (
+            {"FOO": "  () { :; }"},
+            "env: the value of FOO looks like an exported bash function",
+        ),
+    ],
+)
+def test_env_policy_says_why_in_words_a_user_can_act_on(env: dict[str, str], message: str) -> None:
+    """The refusal is the caller's only explanation: it names the entry, the rule and where
+    the rule is documented. A function body after leading blanks is refused too."""
+    assert env_problem(env) == message
+
+
 def test_env_policy_lets_plain_data_through() -> None:
     assert env_problem({"FOO": "bar", "TASK_ID": "t-1", "LANG": "C.UTF-8", "TERM": "xterm"}) is None
 
