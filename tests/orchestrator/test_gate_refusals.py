@@ -18,10 +18,12 @@ from orchestrator.tools.gates import (
     Refusal,
     Refused,
     allowed_cwd,
+    config_of,
     inherited_cwd,
     pane_cwd_allowed,
     require_enabled,
 )
+from orchestrator.tools.tool import ToolContext
 
 PANE = "w1:p1"
 
@@ -120,3 +122,19 @@ def test_a_pane_whose_directory_cannot_be_read_is_refused_not_trusted(
         assert refusal == Refusal(
             "cwd_unknown", f"cannot read pane {PANE}'s directory: socket closed", "pane"
         )
+
+
+def test_an_invalid_configuration_refuses_naming_the_setting(tmp_path: Path) -> None:
+    """The gates' own reading of the configuration fails closed (the call guard's policy
+    usually refuses first; this is the line behind it), and the exception reads as the
+    refusal's message."""
+    ctx = ToolContext(env={"HERDR_ORCHESTRATOR_ALLOW_CWD": "", "HOME": str(tmp_path)})
+    with pytest.raises(Refused) as caught:
+        config_of(ctx)
+    message = (
+        "environment: allowCwd: an empty list is refused: list the allowed directories, or "
+        "remove the setting to allow every directory"
+    )
+    assert caught.value.refusal == Refusal("config_invalid", message, "allowCwd")
+    assert str(caught.value) == message
+    assert config_of(ToolContext(env={"HOME": str(tmp_path)})).enabled is True
