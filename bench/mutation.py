@@ -68,7 +68,7 @@ MODULES = (
         "orchestrator/tools/result.py",
         (
             "tests/orchestrator/test_redaction.py",
-            "tests/orchestrator/test_tools.py",
+            "tests/orchestrator/test_result_contract.py",
             "tests/orchestrator/test_tools_errors.py",
         ),
     ),
