@@ -75,7 +75,11 @@ MODULES = (
     Module(
         "trusted-paths",
         "herdr_sim/trusted_paths.py",
-        ("tests/sim/test_integrations.py", "tests/sim/test_plugins.py"),
+        (
+            "tests/sim/test_ownership_rule.py",
+            "tests/contract/test_trusted_state.py",
+            "tests/sim/test_wire_log.py",
+        ),
     ),
     Module("policy", "orchestrator/tools/policy.py", ("tests/orchestrator/test_policy.py",)),
     Module(
@@ -179,24 +183,20 @@ def _config(module: Module) -> str:
 
 def _statuses(scratch: Path, env: dict[str, str]) -> dict[str, str]:
     """Every mutant's status as ``mutmut results`` reports it."""
-    listed = subprocess.run(
-        _mutmut("results", "--all", "true"),
-        check=False,
-        cwd=scratch,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
     statuses: dict[str, str] = {}
-    for line in listed.stdout.splitlines():
+    for line in _mutmut(scratch, env, "results", "--all", "true").splitlines():
         name, sep, status = line.strip().rpartition(": ")
         if sep and name:
             statuses[name] = status
     return statuses
 
 
-def _mutmut(*args: str) -> list[str]:
-    return ["nice", "-n", "19", str(Path(sys.executable).parent / "mutmut"), *args]
+def _mutmut(scratch: Path, env: dict[str, str], *args: str) -> str:
+    """What ``mutmut args`` printed (stdout, then stderr), run in ``scratch`` at the lowest
+    priority (the job shares the machine)."""
+    argv = ["nice", "-n", "19", str(Path(sys.executable).parent / "mutmut"), *args]
+    done = subprocess.run(argv, check=False, cwd=scratch, env=env, capture_output=True, text=True)
+    return done.stdout + done.stderr
 
 
 def run_module(module: Module, keep: bool = False) -> Outcome:
@@ -218,15 +218,7 @@ def run_module(module: Module, keep: bool = False) -> Outcome:
         log = ""
         for _attempt in range(RUNS):
             # a run that stops early leaves mutants "not checked"; the next run resumes
-            done = subprocess.run(
-                _mutmut("run", "--max-children", "1"),
-                check=False,
-                cwd=scratch,
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            log += done.stdout + done.stderr
+            log += _mutmut(scratch, env, "run", "--max-children", "1")
             outcome.statuses = _statuses(scratch, env)
             if "not checked" not in outcome.statuses.values():
                 break
@@ -237,15 +229,7 @@ def run_module(module: Module, keep: bool = False) -> Outcome:
             tail = log[-3000:]
             outcome.error += "\n" + tail
         for name in outcome.survivors:
-            shown = subprocess.run(
-                _mutmut("show", name),
-                check=False,
-                cwd=scratch,
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            outcome.diffs[name] = shown.stdout.strip()
+            outcome.diffs[name] = _mutmut(scratch, env, "show", name).strip()
     finally:
         outcome.seconds = time.monotonic() - started
         if not keep:
