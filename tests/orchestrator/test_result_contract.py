@@ -9,7 +9,7 @@ from typing import Any
 
 from orchestrator.client.errors import TransportError
 from orchestrator.client.transports import Exchange
-from orchestrator.tools.result import failure, from_exchange, from_transport_error
+from orchestrator.tools.result import command_text, failure, from_exchange, from_transport_error
 
 SECRET = "sk-live-0123456789"
 ARGV = ("herdr", "pane", "run", "w1:p1", f"echo {SECRET}")
@@ -51,7 +51,7 @@ def test_a_read_ships_its_text_once_in_stdout() -> None:
     plain = from_exchange(exchange)
     assert plain["data"] == read and "stdout" not in plain
     # a result without a read's text is passed through as it is
-    other = {"read": "not an object", "pane": {"pane_id": "w1:p1"}}
+    other = {"read": "a text, not an object", "pane": {"pane_id": "w1:p1"}}
     assert from_exchange(_exchange(result=other), text_output=True)["data"] == other
     no_text = {"read": {"source": "visible"}}
     assert from_exchange(_exchange(result=no_text), text_output=True)["data"] == no_text
@@ -105,3 +105,23 @@ def test_an_io_failure_says_whether_the_request_may_have_run() -> None:
     unsent = from_transport_error(ARGV, TransportError("refused", maybe_applied=False))
     assert unsent["stderr"] == "refused (the request was not sent)"
     assert unsent["data"]["maybeApplied"] is False
+
+
+def test_env_values_in_the_command_are_redacted_and_nothing_else() -> None:
+    """Each ``--env`` value is hidden (its name stays readable, and only the first ``=``
+    splits them); an argument elsewhere that has an ``=`` is left as it is."""
+    argv = [
+        "herdr",
+        "workspace",
+        "create",
+        "X=1",
+        "--env",
+        "API_TOKEN=ab=cd",
+        "--env",
+        "PLAIN",
+        "--cwd",
+        "/w",
+    ]
+    assert command_text(argv) == (
+        "herdr workspace create X=1 --env 'API_TOKEN=<redacted: 5 chars>' --env PLAIN --cwd /w"
+    )
