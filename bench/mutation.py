@@ -81,7 +81,11 @@ MODULES = (
             "tests/sim/test_wire_log.py",
         ),
     ),
-    Module("policy", "orchestrator/tools/policy.py", ("tests/orchestrator/test_policy.py",)),
+    Module(
+        "policy",
+        "orchestrator/tools/policy.py",
+        ("tests/orchestrator/test_policy_rules.py", "tests/orchestrator/test_policy.py"),
+    ),
     Module(
         "safe-files",
         "orchestrator/agent_tools/safe_fs.py",

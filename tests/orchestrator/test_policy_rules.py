@@ -1,0 +1,141 @@
+"""The policy's rules on their own, with stand-in tools (``tools.policy``, no Herdr, no
+registry): which tools start agents, which arguments are native agent arguments, how an
+agent is addressed under ``agentNames``, and the exact refusal of each switch. The tool-level
+tests (test_policy.py) prove the rules bind every real tool; these pin each rule's edges."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+from orchestrator.tools.policy import (
+    Denial,
+    Policy,
+    is_agent_name,
+    listed,
+    refusal,
+    starts_agents,
+)
+
+
+def tool(tool_name: str = "x_start", risk: str = "R2", /, **props: Any) -> Any:
+    """A stand-in tool: its name, risk and schema parameters are all the policy reads."""
+    schema = {"properties": props}
+    return cast(Any, SimpleNamespace(name=tool_name, risk=risk, input_schema=schema))
+
+
+STARTER = tool(
+    kind={"type": "string", "default": "pi"}, name={"type": "string"}, args={"type": "array"}
+)
+ADDRESSER = tool("x_prompt", agent={"type": "string"}, target={"type": "string"})
+
+
+def test_a_tool_starts_agents_when_its_kind_parameter_names_agent_kinds() -> None:
+    assert starts_agents(STARTER)
+    assert starts_agents(tool(kind={"enum": ["pi", "codex"]}))
+    assert not starts_agents(tool(kind={"enum": ["pi", "bash"]}))  # not only agent kinds
+    assert not starts_agents(tool(kind="a string, not a schema"))
+    assert not starts_agents(tool())
+    assert not starts_agents(cast(Any, SimpleNamespace(name="x", risk="R2", input_schema={})))
+    odd = SimpleNamespace(name="x", risk="R2", input_schema={"properties": ["kind"]})
+    assert not starts_agents(cast(Any, odd))
+
+
+def test_an_agent_is_addressed_by_name_only() -> None:
+    assert is_agent_name("worker-1")
+    for value in ("w1:p2", "Worker", "", None, 7, "a" * 33):
+        assert not is_agent_name(value), value
+
+
+def test_each_switch_refuses_with_its_code_message_and_field() -> None:
+    kinds = Policy(agent_kinds=("claude", "cod*"))
+    assert refusal(kinds, STARTER, {}) == Denial(
+        "agent_kind_not_allowed", "agent kind 'pi' is not in agentKinds (claude, cod*)", "kind"
+    )  # an absent kind is the schema's default
+    assert refusal(kinds, STARTER, {"kind": "codex"}) is None
+    assert refusal(kinds, STARTER, {"kind": "secret-tool"}) == Denial(
+        "agent_kind_not_allowed", "the agent kind is not in agentKinds (claude, cod*)", "kind"
+    )  # a value that is no agent kind is not quoted back
+    assert refusal(kinds, STARTER, {"kind": 3}) is None  # not a kind: the schema refuses it
+
+    names = Policy(agent_names=("work*",))
+    assert refusal(names, STARTER, {}) == Denial(
+        "agent_name_not_allowed",
+        "agentNames is set: give the agent a name (a generated one cannot be checked)",
+        "name",
+    )
+    assert refusal(names, STARTER, {"name": "boss"}) == Denial(
+        "agent_name_not_allowed", "the agent name is not in agentNames", "name"
+    )
+    assert refusal(names, STARTER, {"name": "worker"}) is None
+    assert refusal(names, ADDRESSER, {"agent": "w1:p2"}) == Denial(
+        "agent_name_not_allowed",
+        "agentNames is set: address the agent by its name (agent is not a name)",
+        "agent",
+    )
+    assert refusal(names, ADDRESSER, {"agent": "worker", "target": "boss"}) == Denial(
+        "agent_name_not_allowed", "the agent is not in agentNames", "target"
+    )
+    assert refusal(names, ADDRESSER, {"agent": "worker"}) is None
+    assert refusal(names, tool("x_read", "R0", agent={}), {"agent": "boss"}) is None
+    assert refusal(Policy(), ADDRESSER, {"agent": "w1:p2"}) is None  # agentNames unset
+
+    no_args = Policy(allow_agent_args=False)
+    assert refusal(no_args, STARTER, {"args": ["--model", "x"]}) == Denial(
+        "agent_args_not_allowed",
+        "native agent arguments are off (allowAgentArgs; off by default over MCP)",
+        "args",
+    )
+    assert refusal(no_args, STARTER, {"args": []}) is None
+    # ``args`` counts only on a tool that starts agents; ``agent_args`` on any tool
+    assert refusal(no_args, tool("x_run", args={}), {"args": ["x"]}) is None
+    other = tool("x_send", agent_args={})
+    assert refusal(no_args, other, {"agent_args": ["x"]}) == Denial(
+        "agent_args_not_allowed",
+        "native agent arguments are off (allowAgentArgs; off by default over MCP)",
+        "agent_args",
+    )
+    assert refusal(Policy(), other, {"agent_args": ["x"]}) is None
+
+
+def test_read_only_disabled_tools_and_an_invalid_configuration() -> None:
+    assert refusal(Policy(read_only=True), STARTER, {}) == Denial(
+        "read_only",
+        "x_start is R2: the configuration is read-only (readOnly = true), only R0 tools run",
+    )
+    assert refusal(Policy(disable_tools=("x_st*",)), STARTER, {}) == Denial(
+        "tool_disabled", "x_start is disabled by configuration (disableTools)"
+    )
+    broken = Policy(config_error="bad file")
+    assert refusal(broken, STARTER, {}) == Denial("config_invalid", "bad file")
+    assert refusal(broken, tool("herdr_doctor", "R0"), {}) is None
+    assert listed(broken, tool("herdr_doctor", "R0"))
+    assert not listed(broken, tool("x_read", "R0"))
+    assert not listed(Policy(read_only=True), STARTER)
+    assert listed(Policy(read_only=True), tool("x_read", "R0"))
+    assert not listed(Policy(disable_tools=("x_*",)), tool("x_read", "R0"))
+
+
+def test_the_doctor_prints_the_effective_policy() -> None:
+    assert Policy().describe() == {
+        "readOnly": False,
+        "disableTools": [],
+        "agentKinds": "*",
+        "agentNames": "*",
+        "allowAgentArgs": True,
+    }
+    assert Policy(
+        read_only=True,
+        disable_tools=("a*",),
+        agent_kinds=("pi",),
+        agent_names=("w*",),
+        allow_agent_args=False,
+        config_error="bad",
+    ).describe() == {
+        "readOnly": True,
+        "disableTools": ["a*"],
+        "agentKinds": ["pi"],
+        "agentNames": ["w*"],
+        "allowAgentArgs": False,
+        "configError": "bad",
+    }
