@@ -8,9 +8,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
+from orchestrator.agent_tools.config import Config
 from orchestrator.tools.policy import (
     Denial,
     Policy,
+    checked_against,
+    effective_policy,
     is_agent_name,
     listed,
     refusal,
@@ -77,6 +80,8 @@ def test_each_switch_refuses_with_its_code_message_and_field() -> None:
         "agent_name_not_allowed", "the agent is not in agentNames", "target"
     )
     assert refusal(names, ADDRESSER, {"agent": "worker"}) is None
+    # a ``name`` that names no agent (a tool that starts none) is not checked
+    assert refusal(names, tool("x_rename", name={}), {"name": "Anything Goes"}) is None
     assert refusal(names, tool("x_read", "R0", agent={}), {"agent": "boss"}) is None
     assert refusal(Policy(), ADDRESSER, {"agent": "w1:p2"}) is None  # agentNames unset
 
@@ -139,3 +144,14 @@ def test_the_doctor_prints_the_effective_policy() -> None:
         "allowAgentArgs": False,
         "configError": "bad",
     }
+
+
+def test_the_effective_policy_is_the_checked_one_else_the_configuration_s() -> None:
+    """A handler sees the policy its call was checked against; outside a checked call it is
+    the configuration's, and with no readable configuration only the doctors run."""
+    assert effective_policy(None) == Policy(config_error="unreadable")
+    assert effective_policy(Config(read_only=True)).read_only is True
+    rules = Policy(agent_names=("w*",))
+    with checked_against(rules):
+        assert effective_policy(Config(read_only=True)) is rules
+    assert effective_policy(Config()).read_only is False
