@@ -5,10 +5,12 @@ tests (test_policy.py) prove the rules bind every real tool; these pin each rule
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
 from orchestrator.agent_tools.config import Config
+from orchestrator.tools.caller import Caller
 from orchestrator.tools.policy import (
     Denial,
     Policy,
@@ -16,9 +18,11 @@ from orchestrator.tools.policy import (
     effective_policy,
     is_agent_name,
     listed,
+    policy_of,
     refusal,
     starts_agents,
 )
+from orchestrator.tools.tool import ToolContext
 
 
 def tool(tool_name: str = "x_start", risk: str = "R2", /, **props: Any) -> Any:
@@ -155,3 +159,23 @@ def test_the_effective_policy_is_the_checked_one_else_the_configuration_s() -> N
     with checked_against(rules):
         assert effective_policy(Config(read_only=True)) is rules
     assert effective_policy(Config()).read_only is False
+
+
+def test_policy_of_a_context_for_a_caller(tmp_path: Path) -> None:
+    """The policy read from a context: for the caller given (native agent arguments are off
+    over MCP by default), invalid configuration and misspelt ``disableTools`` globs reported,
+    and no glob judged when no tool names are given to judge it against."""
+    home = {"HOME": str(tmp_path)}
+    ctx = ToolContext(env=home)
+    assert policy_of(ctx, caller=Caller(kind="mcp")).allow_agent_args is False
+    assert policy_of(ctx, caller=Caller(kind="cli")).allow_agent_args is True
+    broken = ToolContext(env={**home, "HERDR_ORCHESTRATOR_ALLOW_CWD": ""})
+    assert policy_of(broken) == Policy(
+        config_error="environment: allowCwd: an empty list is refused: list the allowed "
+        "directories, or remove the setting to allow every directory"
+    )
+    typo = ToolContext(env={**home, "HERDR_ORCHESTRATOR_DISABLE_TOOLS": "x_strat"})
+    assert policy_of(typo, ["x_start"]) == Policy(
+        config_error="disableTools: 'x_strat' matches no tool (herdr-orchestrator tools)"
+    )
+    assert policy_of(typo).config_error is None  # no names: nothing to judge the glob by
