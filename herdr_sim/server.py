@@ -266,7 +266,9 @@ class Server:
             line = exc.partial  # EOF without newline: what was sent is the request
         except (asyncio.LimitOverrunError, ValueError, TimeoutError):
             return None
-        if len(line) > config.max_request_bytes:
+        # Herdr checks the length after each byte that is not the newline: a line of exactly
+        # the limit is read whole, one byte more is refused (the newline is not counted)
+        if len(line.removesuffix(b"\n")) > config.max_request_bytes:
             return None
         return line
 

@@ -114,6 +114,30 @@ def test_oversized_first_line_is_dropped_and_server_lives(herdr_server: HerdrSer
     assert request(herdr_server.socket_path, "ping")["result"]["type"] == "pong"
 
 
+#: Herdr's limit on the first request line (``MAX_INITIAL_REQUEST_BYTES``)
+LINE_LIMIT = 1024 * 1024
+
+
+def _ping_line(size: int) -> bytes:
+    """A ping request of exactly ``size`` bytes before its newline (padded with spaces,
+    which the server trims)."""
+    ping = b'{"id":"edge","method":"ping","params":{}}'
+    return ping + b" " * (size - len(ping)) + b"\n"
+
+
+def test_a_request_line_of_exactly_the_limit_is_answered(herdr_server: HerdrServer) -> None:
+    """The 1 MiB limit is inclusive: Herdr reads up to the newline and refuses only once
+    more than ``MAX_INITIAL_REQUEST_BYTES`` bytes came without one, so a line of exactly
+    1 MiB (newline aside) is answered and one byte more is dropped. Planted-bug check:
+    ``>`` turned into ``>=`` in the server's first-line read silently drops the 1 MiB
+    request, and fails here."""
+    at_limit = raw_exchange(herdr_server.socket_path, _ping_line(LINE_LIMIT))
+    assert at_limit, "a request line of exactly 1 MiB must be answered, not dropped"
+    assert json.loads(at_limit)["result"]["type"] == "pong"
+    over = raw_exchange(herdr_server.socket_path, _ping_line(LINE_LIMIT + 1))
+    assert over == b"", f"a request line of 1 MiB + 1 byte must be dropped: {over[:200]!r}"
+
+
 @pytest.mark.herdr_sim_only
 def test_silent_client_is_dropped_after_first_line_timeout(short_dir: Path) -> None:
     with Simulator(socket_path=short_dir / "t.sock", first_line_timeout=0.3) as other:

@@ -17,6 +17,7 @@ from orchestrator.core.tool import ToolContext
 from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import received
+from tests.results import assert_refused, field
 
 
 @pytest.fixture
@@ -44,7 +45,7 @@ def test_reads_keep_working_through_the_cli_once_the_socket_is_gone(
     link.unlink()
     after = run_tool("_dsh_herdr_pane_get", {"pane": pane}, ctx)
     assert (after["ok"], after["transport"]) == (True, "cli")
-    assert after["data"]["pane"]["pane_id"] == pane
+    assert field(after, "data", "pane", "pane_id") == pane
     listed = run_tool("_dsh_herdr_workspace_list", {}, ctx)
     assert (listed["ok"], listed["transport"]) == (True, "cli")
     assert rec.calls("pane.get") == [{"pane_id": pane}, {"pane_id": pane}]
@@ -77,8 +78,8 @@ def test_a_mutation_whose_connection_broke_is_not_repeated_by_the_cli(
         {"pane": pane, "text": "once"},
         ToolContext.with_client(auto, herdr_server.env),
     )
-    assert (result["ok"], result["errorCode"]) == (False, "transport_error")
-    assert result["data"]["maybeApplied"] is True
+    assert_refused(result, "transport_error")
+    assert field(result, "data", "maybeApplied") is True
     assert rec.calls("pane.send_text") == [{"pane_id": pane, "text": "once"}]
 
 

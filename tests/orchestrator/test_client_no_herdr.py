@@ -15,6 +15,7 @@ from orchestrator.client.errors import HerdrError
 from orchestrator.client.sync import HerdrClient
 from orchestrator.core.tool import ToolContext
 from orchestrator.pipeline.registry import run_tool
+from tests.results import assert_refused, field
 
 
 @pytest.fixture
@@ -39,8 +40,8 @@ def test_the_python_api_names_the_missing_server(bare_env: dict[str, str]) -> No
     assert "executable" not in caught.value.message
     ctx = ToolContext.with_client(client, bare_env)
     low = run_tool("_dsh_herdr_workspace_list", {}, ctx)
-    assert (low["ok"], low["errorCode"]) == (False, "server_not_running")
-    assert bare_env["HERDR_SOCKET_PATH"] in low["data"]["error"]["message"]
+    assert_refused(low, "server_not_running")
+    assert bare_env["HERDR_SOCKET_PATH"] in field(low, "data", "error", "message")
     value = list_agents({}, ctx)
     assert value["error"]["herdrCode"] == "server_not_running"
     assert bare_env["HERDR_SOCKET_PATH"] in value["error"]["message"]
@@ -57,8 +58,8 @@ def test_herdr_orchestrator_call_names_the_missing_server(
         monkeypatch.setenv(key, value)
     main(["call", "_dsh_herdr_workspace_list"])
     result: dict[str, Any] = json.loads(capsys.readouterr().out)
-    assert result["errorCode"] == "server_not_running", result
-    assert bare_env["HERDR_SOCKET_PATH"] in result["data"]["error"]["message"]
+    assert field(result, "errorCode") == "server_not_running", result
+    assert bare_env["HERDR_SOCKET_PATH"] in field(result, "data", "error", "message")
     main(["call", "herdr_list_agents"])
     agents: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert agents["error"]["herdrCode"] == "server_not_running", agents

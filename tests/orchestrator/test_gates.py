@@ -20,6 +20,8 @@ from orchestrator.tools.env_policy import env_problem
 from pytest_herdr.agents import FakeAgents
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Received, context, received
+from tests.results import assert_refused, field
+from tests.waits import wait_until
 
 BIN = Path(sys.executable).parent
 #: What the test harness itself may send (the plugin's event watcher).
@@ -67,7 +69,7 @@ def test_the_preview_gate_spelt_on_or_y_refuses_r2_calls(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", {GATE: word})
     result = run_tool("_dsh_herdr_pane_run", {"pane": pane, "command": "echo hi"}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "preview_required")
+    assert_refused(result, "preview_required")
     assert acted(rec) == []
 
 
@@ -78,8 +80,8 @@ def test_an_unreadable_preview_gate_refuses_instead_of_reading_off(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", {GATE: "maybe"})
     result = run_tool("_dsh_herdr_pane_run", {"pane": pane, "command": "echo hi"}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "config_invalid")
-    assert f"{GATE}='maybe' is not a boolean" in result["data"]["error"]["message"]
+    assert_refused(result, "config_invalid")
+    assert f"{GATE}='maybe' is not a boolean" in field(result, "data", "error", "message")
     assert acted(rec) == []
 
 
@@ -104,14 +106,14 @@ def test_send_text_that_can_submit_a_line_needs_a_preview_under_the_gate(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", {GATE: "1"})
     result = run_tool("_dsh_herdr_pane_send_text", {"pane": pane, "text": text}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "preview_required")
-    assert result["data"]["target"]["submits"] is True
+    assert_refused(result, "preview_required")
+    assert field(result, "data", "target", "submits") is True
     assert acted(rec) == []
     preview = run_tool(
         "_dsh_herdr_pane_send_text", {"pane": pane, "text": text, "preview": True}, ctx
     )
-    assert preview["ok"] is True and preview["data"]["preview"] is True
-    assert preview["data"]["action"] == "pane.send_text"
+    assert preview["ok"] is True and field(preview, "data", "preview") is True
+    assert field(preview, "data", "action") == "pane.send_text"
     assert text not in repr(preview)
     assert acted(rec) == []
 
@@ -188,6 +190,37 @@ def test_env_policy_refuses_nul_and_function_values(value: str) -> None:
     assert env_problem({"FOO": value}) is not None
 
 
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"BASH_FUNC_x%%": "() { :; }"},
+            (
+                "env: 'BASH_FUNC_x%%' is not a plain variable name ([A-Za-z_][A-Za-z0-9_]*); "
+                "exported shell functions (BASH_FUNC_…%%) and odd names are refused"
+            ),
+        ),
+        (
+            {"LD_PRELOAD": "/tmp/x.so"},
+            (
+                "env: LD_PRELOAD is refused: it can make the new shell or a program started in "
+                "it run code (loader, shell startup or prompt hooks, PATH, interpreter options, "
+                "our own gates); see docs/orchestrator/security.md"
+            ),
+        ),
+        ({"FOO": "a\x00b"}, "env: the value of FOO contains NUL"),
+        (
+            {"FOO": "  () { :; }"},
+            "env: the value of FOO looks like an exported bash function",
+        ),
+    ],
+)
+def test_env_policy_says_why_in_words_a_user_can_act_on(env: dict[str, str], message: str) -> None:
+    """The refusal is the caller's only explanation: it names the entry, the rule and where
+    the rule is documented. A function body after leading blanks is refused too."""
+    assert env_problem(env) == message
+
+
 def test_env_policy_lets_plain_data_through() -> None:
     assert env_problem({"FOO": "bar", "TASK_ID": "t-1", "LANG": "C.UTF-8", "TERM": "xterm"}) is None
 
@@ -213,9 +246,9 @@ def test_creates_refuse_env_that_runs_code_in_the_new_shell(
     marker = tmp_path / "ran"
     args = create_args(tool, tmp_path, pane, {name: f"touch {marker}"})
     result = run_tool(tool, args, context(herdr_server, "socket"))
-    assert (result["ok"], result["errorCode"]) == (False, "invalid_arguments")
-    assert name in result["data"]["error"]["message"]
-    assert result["data"]["field"] == "env"
+    assert_refused(result, "invalid_arguments")
+    assert name in field(result, "data", "error", "message")
+    assert field(result, "data", "field") == "env"
     assert acted(rec) == []
 
 
@@ -254,7 +287,7 @@ def test_enabled_false_refuses_every_create_and_r2_call(
     ctx = context(herdr_server, "socket", {"HERDR_ORCHESTRATOR_ENABLED": word})
     for tool, args in r2_and_create_calls(pane, tmp_path):
         result = run_tool(tool, args, ctx)
-        assert (result["ok"], result["errorCode"]) == (False, "disabled"), tool
+        assert_refused(result, "disabled", tool)
     assert acted(rec) == []
     # Reads still work, and so does typing without a line break.
     assert run_tool("_dsh_herdr_pane_list", {}, ctx)["ok"] is True
@@ -267,8 +300,8 @@ def test_an_invalid_configuration_refuses_creates_loudly(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", {"HERDR_ORCHESTRATOR_ENABLED": "perhaps"})
     result = run_tool("_dsh_herdr_workspace_create", {"cwd": str(tmp_path)}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "config_invalid")
-    assert "perhaps" in result["data"]["error"]["message"]
+    assert_refused(result, "config_invalid")
+    assert "perhaps" in field(result, "data", "error", "message")
     assert acted(rec) == []
 
 
@@ -298,7 +331,7 @@ def test_creates_outside_allow_cwd_are_refused(
     args = create_args(tool, outside, pane, {})
     args.pop("env")
     result = run_tool(tool, args, context(herdr_server, "socket", allow(allowed)))
-    assert (result["ok"], result["errorCode"]) == (False, "cwd_not_allowed")
+    assert_refused(result, "cwd_not_allowed")
     assert acted(rec) == []
 
 
@@ -327,7 +360,7 @@ def test_a_symlink_out_of_allow_cwd_is_refused_on_create(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", allow(allowed))
     result = run_tool("_dsh_herdr_workspace_create", {"cwd": str(allowed / "escape")}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "cwd_not_allowed")
+    assert_refused(result, "cwd_not_allowed")
     assert acted(rec) == []
 
 
@@ -341,7 +374,7 @@ def test_a_split_without_cwd_checks_the_directory_it_inherits(
     ctx = context(herdr_server, "socket", allow(allowed))
     args = {"pane": outside_pane, "direction": "right"}
     result = run_tool("_dsh_herdr_pane_split", args, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "cwd_not_allowed")
+    assert_refused(result, "cwd_not_allowed")
     assert rec.calls("pane.split") == []
     result = run_tool("_dsh_herdr_pane_split", {"pane": inside_pane, "direction": "right"}, ctx)
     assert result["ok"] is True, result
@@ -364,12 +397,44 @@ def test_r2_calls_in_a_pane_outside_allow_cwd_are_refused(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", allow(allowed))
     result = run_tool(tool, {**args, "pane": pane}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "cwd_not_allowed")
-    assert "outside allowCwd" in result["data"]["error"]["message"]
+    assert_refused(result, "cwd_not_allowed")
+    assert "outside allowCwd" in field(result, "data", "error", "message")
     assert acted(rec) == ["pane.get"]  # read, never acted
     inside = workspace(herdr_server, allowed)
     if tool != "_dsh_herdr_agent_start":
         assert run_tool(tool, {**args, "pane": inside}, ctx)["ok"] is True
+
+
+def test_r2_calls_are_refused_when_the_foreground_job_works_outside_allow_cwd(
+    herdr_server: HerdrServer, roots: tuple[Path, Path]
+) -> None:
+    """The pane's shell is inside ``allowCwd`` but the job in its foreground runs outside:
+    a command typed now would reach that job, so the R2 call is refused all the same.
+    Planted-bug check: ``pane_cwd_allowed`` reading only the shell's directory (not
+    ``foreground_cwd``) lets the call through and fails here."""
+    assert herdr_server.sim is not None
+    allowed, outside = roots
+    pane = workspace(herdr_server, allowed)
+    herdr_server.sim.call(
+        "pane.send_text", {"pane_id": pane, "text": f"(cd {outside} && exec sleep 100)\r"}
+    )
+
+    def foreground_outside() -> dict[str, Any] | None:
+        assert herdr_server.sim is not None
+        info: dict[str, Any] = herdr_server.sim.call("pane.get", {"pane_id": pane})["result"]
+        found = info.get("pane", info)
+        return found if found.get("foreground_cwd") == str(outside) else None
+
+    seen = wait_until(foreground_outside, what="the foreground job's cwd outside allowCwd")
+    assert seen["cwd"] == str(allowed), "the shell itself must stay inside allowCwd"
+    rec = received(herdr_server)
+    ctx = context(herdr_server, "socket", allow(allowed))
+    result = run_tool("_dsh_herdr_pane_run", {"pane": pane, "command": "echo hi"}, ctx)
+    assert (result["ok"], result.get("errorCode")) == (False, "cwd_not_allowed"), (
+        "a pane whose foreground job works outside allowCwd must refuse R2 calls "
+        f"(pane_cwd_allowed checks foreground_cwd too): {result}"
+    )
+    assert acted(rec) == ["pane.get"], "refused after reading the pane, nothing typed"
 
 
 def test_an_empty_allow_cwd_variable_is_refused_not_read_as_anywhere(
@@ -378,8 +443,8 @@ def test_an_empty_allow_cwd_variable_is_refused_not_read_as_anywhere(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", {"HERDR_ORCHESTRATOR_ALLOW_CWD": ""})
     result = run_tool("_dsh_herdr_workspace_create", {"cwd": str(tmp_path)}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "config_invalid")
-    assert "empty" in result["data"]["error"]["message"]
+    assert_refused(result, "config_invalid")
+    assert "empty" in field(result, "data", "error", "message")
     assert acted(rec) == []
 
 
@@ -416,7 +481,7 @@ def test_cli_send_text_with_a_newline_under_the_gate_spelt_on(
         **{GATE: "on"},
     )
     assert code == 1
-    assert result["errorCode"] == "preview_required"
+    assert field(result, "errorCode") == "preview_required"
     assert acted(rec) == []
 
 
@@ -424,8 +489,8 @@ def test_cli_create_refuses_ld_preload(herdr_server: HerdrServer, tmp_path: Path
     rec = received(herdr_server)
     args = {"cwd": str(tmp_path), "env": {"LD_PRELOAD": "/tmp/evil.so"}}
     code, result = cli_call(herdr_server, "_dsh_herdr_workspace_create", args)
-    assert (code, result["errorCode"]) == (1, "invalid_arguments")
-    assert "LD_PRELOAD" in result["data"]["error"]["message"]
+    assert (code, field(result, "errorCode")) == (1, "invalid_arguments")
+    assert "LD_PRELOAD" in field(result, "data", "error", "message")
     assert acted(rec) == []
 
 
@@ -440,14 +505,14 @@ def test_cli_enabled_off_and_allow_cwd_bind_low_level_tools(
         {"cwd": str(outside)},
         HERDR_ORCHESTRATOR_ALLOW_CWD=str(allowed),
     )
-    assert (code, result["errorCode"]) == (1, "cwd_not_allowed")
+    assert (code, field(result, "errorCode")) == (1, "cwd_not_allowed")
     code, result = cli_call(
         herdr_server,
         "_dsh_herdr_workspace_create",
         {"cwd": str(allowed)},
         HERDR_ORCHESTRATOR_ENABLED="off",
     )
-    assert (code, result["errorCode"]) == (1, "disabled")
+    assert (code, field(result, "errorCode")) == (1, "disabled")
     assert acted(rec) == []
 
 
@@ -460,8 +525,8 @@ def test_agent_prompt_to_an_agent_outside_allow_cwd_is_refused(
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket", allow(allowed))
     result = run_tool("_dsh_herdr_agent_prompt", {"agent": "ext", "prompt": "go"}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "cwd_not_allowed")
+    assert_refused(result, "cwd_not_allowed")
     assert "agent.prompt" not in acted(rec)
     missing = run_tool("_dsh_herdr_agent_prompt", {"agent": "ghost", "prompt": "go"}, ctx)
-    assert (missing["ok"], missing["errorCode"]) == (False, "cwd_unknown")
+    assert_refused(missing, "cwd_unknown")
     assert "agent.prompt" not in acted(rec)

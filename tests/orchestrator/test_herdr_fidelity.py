@@ -32,6 +32,7 @@ from orchestrator.pipeline.registry import TOOLS, run_tool
 from orchestrator.tools.low_level import AGENT_KINDS
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS, Kind, client, context, pane_of, received
+from tests.results import assert_refused, field
 
 pytestmark = FAST_AGENTS
 
@@ -63,7 +64,7 @@ def test_agent_kinds_are_herdrs_canonical_labels_in_one_table() -> None:
 def test_the_seeds_misspelt_kinds_are_refused_before_herdr(kind: str) -> None:
     args = {"name": "a", "kind": kind, "pane": "w1:p1", "preview": True}
     result = run_tool("_dsh_herdr_agent_start", args, ToolContext(env={}))
-    assert result["errorCode"] == "invalid_arguments"
+    assert field(result, "errorCode") == "invalid_arguments"
 
 
 def test_qwen_is_a_kind_herdr_starts() -> None:
@@ -78,7 +79,7 @@ def test_the_start_timeout_stops_at_herdrs_maximum(timeout: int, accepted: bool)
     result = run_tool("_dsh_herdr_agent_start", args, ToolContext(env={}))
     assert result["ok"] is accepted
     if not accepted:
-        assert result["errorCode"] == "invalid_arguments"
+        assert field(result, "errorCode") == "invalid_arguments"
 
 
 def test_agent_start_without_a_timeout_outlives_herdrs_own_budget() -> None:
@@ -167,12 +168,12 @@ def _agent_doctor(tmp_path: Path, herdr: HerdrClient, env: dict[str, str]) -> di
 def test_an_incompatible_herdr_executable_fails_both_doctors(tmp_path: Path) -> None:
     herdr, env = _stub_client(tmp_path, INCOMPATIBLE)
     result = run_tool("_dsh_herdr_doctor", {}, ToolContext.with_client(herdr, env))
-    assert result["errorCode"] == "protocol_mismatch"
-    assert result["data"]["server"]["compatible"] is False
+    assert field(result, "errorCode") == "protocol_mismatch"
+    assert field(result, "data", "server", "compatible") is False
     # it stopped at the ping: no command that Herdr would refuse was tried
     assert (tmp_path / "calls.log").read_text().splitlines() == ["status server --json"]
     check = _agent_doctor(tmp_path, herdr, env)
-    assert check["status"] == "fail" and "does not speak the protocol" in check["detail"]
+    assert field(check, "status") == "fail" and "does not speak the protocol" in check["detail"]
     with pytest.raises(Exception, match="does not speak the protocol") as caught:
         herdr.ping()
     assert getattr(caught.value, "code", None) == "protocol_mismatch"
@@ -181,7 +182,7 @@ def test_an_incompatible_herdr_executable_fails_both_doctors(tmp_path: Path) -> 
 def test_no_server_over_the_cli_is_server_not_running(tmp_path: Path) -> None:
     herdr, env = _stub_client(tmp_path, NOT_RUNNING)
     result = run_tool("_dsh_herdr_doctor", {}, ToolContext.with_client(herdr, env))
-    assert result["errorCode"] == "server_not_running"
+    assert field(result, "errorCode") == "server_not_running"
     check = _agent_doctor(tmp_path, herdr, env)
     assert "no herdr server is running at /tmp/none.sock" in check["detail"]
     with pytest.raises(ServerNotRunning, match="no herdr server is running"):
@@ -207,15 +208,15 @@ PRESCANNED = [
 ]
 
 
-@pytest.mark.parametrize(("name", "field", "value"), PRESCANNED)
+@pytest.mark.parametrize(("name", "argument", "value"), PRESCANNED)
 def test_a_payload_herdr_would_take_as_a_global_option_is_refused_over_the_cli(
-    herdr_server: HerdrServer, tmp_path: Path, name: str, field: str, value: str
+    herdr_server: HerdrServer, tmp_path: Path, name: str, argument: str, value: str
 ) -> None:
     pane = pane_of(herdr_server, tmp_path)
     rec = received(herdr_server)
-    result = tool(context(herdr_server, "cli"), name, pane=pane, **{field: value})
-    assert result["ok"] is False and result["errorCode"] == "invalid_cli_argument", result
-    assert value.partition("=")[0] in result["data"]["error"]["message"]
+    result = tool(context(herdr_server, "cli"), name, pane=pane, **{argument: value})
+    assert_refused(result, "invalid_cli_argument")
+    assert value.partition("=")[0] in field(result, "data", "error", "message")
     assert rec.methods() == []  # nothing reached Herdr
 
 
@@ -247,7 +248,7 @@ def test_labels_cwds_env_and_ids_that_read_as_options_are_refused_over_the_cli(
 ) -> None:
     rec = received(herdr_server)
     result = tool(context(herdr_server, "cli"), name, **args)
-    assert result["ok"] is False and result["errorCode"] == "invalid_cli_argument", result
+    assert_refused(result, "invalid_cli_argument")
     assert result["exitCode"] == 2
     assert rec.methods() == []
 
@@ -267,13 +268,13 @@ def test_env_names_that_read_as_options_are_no_names_on_any_transport(
     # Herdr's global option, and the env policy refuses such a name before any transport.
     rec = received(herdr_server)
     result = tool(context(herdr_server, transport), name, **args)
-    assert result["ok"] is False and result["errorCode"] == "invalid_arguments", result
+    assert_refused(result, "invalid_arguments")
     assert rec.methods() == []
 
 
 def test_an_option_looking_pane_id_is_not_found_over_the_socket(herdr_server: HerdrServer) -> None:
     result = tool(context(herdr_server, "socket"), "pane_get", pane="--help")
-    assert result["ok"] is False and result["errorCode"] == "pane_not_found"
+    assert_refused(result, "pane_not_found")
 
 
 def test_patterns_and_native_args_after_the_separator_stay_allowed() -> None:
@@ -315,7 +316,7 @@ def test_a_busy_full_screen_agent_is_read_from_its_visible_screen(
     herdr_faults.add("agent.read", error=("agent_not_idle", message), times=1)
     result = tool(context(herdr_server, kind), "agent_read", agent=worker, lines=40)
     assert result["ok"] is True, result
-    assert result["data"]["fallback"] == {"source": "visible", "reason": message}
+    assert field(result, "data", "fallback") == {"source": "visible", "reason": message}
     assert "--source visible" in result["command"]
     sources = [params["source"] for params in rec.calls("agent.read")]
     assert sources == ["recent_unwrapped", "visible"]
@@ -354,7 +355,7 @@ def test_the_split_ratio_and_regex_schemas_say_what_herdr_does() -> None:
 )
 def test_nul_bytes_are_refused_by_the_schema(name: str, args: dict[str, Any]) -> None:
     result = run_tool(f"_dsh_herdr_{name}", args, ToolContext(env={}))
-    assert result["errorCode"] == "invalid_arguments", result
+    assert field(result, "errorCode") == "invalid_arguments", result
 
 
 def test_a_cwd_named_like_an_option_is_made_absolute_so_the_cli_carries_it() -> None:

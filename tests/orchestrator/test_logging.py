@@ -19,6 +19,7 @@ from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.agent_tools.test_spawn import SPAWN, make_ctx, scenario_args
 from tests.orchestrator.support import FAST_AGENTS
+from tests.results import field
 
 pytestmark = FAST_AGENTS
 
@@ -48,7 +49,7 @@ def test_a_spawn_logs_its_steps_with_its_task_id_and_no_secret(
             },
             ctx,
         )
-    assert result["status"] == "completed", result
+    assert field(result, "status") == "completed", result
     task_id = result["taskId"]
     ours = [r for r in caplog.records if r.name.startswith("orchestrator.agent_tools")]
     messages = [r.getMessage() for r in ours]
@@ -71,7 +72,7 @@ def test_a_refusal_is_logged_with_its_code_not_its_message(
     ctx = make_ctx(herdr_server, tmp_path, allow_cwd=(tmp_path / "allowed",))
     with caplog.at_level(logging.INFO, logger="orchestrator"):
         result = run_tool(SPAWN, {"prompt": SECRET_PROMPT, "cwd": str(tmp_path)}, ctx)
-    assert result["status"] == "failed"
+    assert field(result, "status") == "failed"
     refused = [r for r in caplog.records if "refused" in r.getMessage()]
     assert refused and result["error"]["code"] in refused[0].getMessage()
     assert all(getattr(r, "task_id", None) == NO_TASK for r in refused)

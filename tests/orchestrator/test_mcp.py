@@ -32,6 +32,7 @@ from orchestrator.core.tool import Tool, ToolContext
 from orchestrator.mcp_server import RISK_META_KEY, build_server
 from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
+from tests.results import assert_refused, field
 
 T = TypeVar("T")
 
@@ -199,7 +200,7 @@ def test_an_extra_field_is_refused_before_herdr_is_called(herdr_server: HerdrSer
     result = run(body)
     answer = body_of(result)
     assert result.is_error is True
-    assert answer["ok"] is False and answer["errorCode"] == "invalid_arguments"
+    assert_refused(answer, "invalid_arguments")
     assert methods == []
 
 
@@ -212,7 +213,7 @@ def test_a_herdr_error_is_an_error_result_carrying_the_code(herdr_server: HerdrS
     answer = body_of(result)
     assert result.is_error is True
     assert answer["ok"] is False
-    assert answer["data"]["error"]["code"] == "pane_not_found"
+    assert field(answer, "data", "error", "code") == "pane_not_found"
 
 
 def test_a_preview_returns_without_calling_herdr_or_echoing_the_command(
@@ -230,7 +231,7 @@ def test_a_preview_returns_without_calling_herdr_or_echoing_the_command(
     result = run(body)
     answer = body_of(result)
     assert result.is_error is False
-    assert answer["ok"] is True and answer["data"]["preview"] is True
+    assert answer["ok"] is True and field(answer, "data", "preview") is True
     assert "secret-token-123" not in json.dumps(answer)
     assert methods == []
 
@@ -437,7 +438,7 @@ def test_agent_tool_schema_failures_are_agent_result_refusals() -> None:
 
     value = run_tool("herdr_spawn_agent", {"kind": "pi"})
     Draft202012Validator(AGENT_RESULT_SCHEMA).validate(value)
-    assert value["status"] == "failed" and value["nextAction"] == "retry"
+    assert field(value, "status") == "failed" and value["nextAction"] == "retry"
     assert value["error"]["code"] == "INVALID_ARGUMENTS"
     assert value["error"]["field"] == "prompt"
     assert main(["call", "herdr_list_agents", '{"owned_only": "yes"}']) == 1

@@ -40,6 +40,7 @@ from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
 from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr import backends
 from pytest_herdr.backends import HerdrServer
+from tests import results
 from tests.waits import SCALE, wait_until
 
 BIN = Path(sys.executable).parent
@@ -320,8 +321,8 @@ SPAWNS: dict[str, tuple[str, Scenario, dict[str, Any]]] = {
 def world(tier: Tier) -> World:
     """A workspace with a split, and the four spawns (each through MCP), made once per module."""
     created = ok_call(tier, "_dsh_herdr_workspace_create", {"cwd": str(tier.root)})
-    workspace = created["data"]["workspace"]["workspace_id"]
-    pane = created["data"]["root_pane"]["pane_id"]
+    workspace = results.field(created, "data", "workspace", "workspace_id")
+    pane = results.field(created, "data", "root_pane", "pane_id")
     split = ok_call(tier, "_dsh_herdr_pane_split", {"pane": pane, "direction": "right"})
     spawned = {
         label: tier.call(
@@ -336,7 +337,7 @@ def world(tier: Tier) -> World:
         )
         for label, (name, scenario, extra) in SPAWNS.items()
     }
-    return World(workspace, pane, split["data"]["pane"]["pane_id"], spawned)
+    return World(workspace, pane, results.field(split, "data", "pane", "pane_id"), spawned)
 
 
 def ok_call(tier: Tier, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -368,13 +369,13 @@ def test_01_the_handshake_lists_every_tool_and_instructs_a_model(tier: Tier) -> 
 def test_02_low_level_workspaces_tabs_and_panes(tier: Tier, world: World) -> None:
     cwd = str(tier.root)
     created = ok_call(tier, "_dsh_herdr_workspace_create", {"cwd": cwd, "label": "tier"})
-    workspace = created["data"]["workspace"]["workspace_id"]
-    root_pane = created["data"]["root_pane"]["pane_id"]
+    workspace = results.field(created, "data", "workspace", "workspace_id")
+    root_pane = results.field(created, "data", "root_pane", "pane_id")
     ok_call(tier, "_dsh_herdr_workspace_list", {})
     ok_call(tier, "_dsh_herdr_workspace_get", {"workspace": workspace})
     failed_call(tier, "_dsh_herdr_workspace_get", {"workspace": "w999"})
     tabs = ok_call(tier, "_dsh_herdr_tab_list", {"workspace": workspace})
-    tab = tabs["data"]["tabs"][0]["tab_id"]
+    tab = results.field(tabs, "data", "tabs")[0]["tab_id"]
     ok_call(tier, "_dsh_herdr_tab_get", {"tab": tab})
     failed_call(tier, "_dsh_herdr_tab_get", {"tab": "w999:t9"})
     ok_call(tier, "_dsh_herdr_tab_create", {"workspace": workspace, "cwd": cwd})
@@ -410,7 +411,7 @@ def test_03_pane_read_sends_its_text_once(tier: Tier, world: World) -> None:
     preview = ok_call(
         tier, "_dsh_herdr_pane_run", {"pane": pane, "command": "true", "preview": True}
     )
-    assert preview["data"]["preview"] is True
+    assert results.field(preview, "data", "preview") is True
 
 
 def test_04_low_level_agents(tier: Tier, world: World) -> None:
@@ -449,7 +450,7 @@ def test_04_low_level_agents(tier: Tier, world: World) -> None:
 def test_05_low_level_refusals_are_low_level_errors(tier: Tier, name: str) -> None:
     is_error, body = tier.call(name, {"unexpected": 1})
     assert is_error is True
-    assert body["ok"] is False and body["errorCode"] == "invalid_arguments", body
+    results.assert_refused(body, "invalid_arguments")
 
 
 @pytest.mark.parametrize("name", [n for n in ALL_TOOLS if n.startswith("herdr_")])
@@ -457,7 +458,7 @@ def test_06_agent_tool_refusals_are_agent_results(tier: Tier, name: str) -> None
     is_error, body = tier.call(name, {"unexpected": 1})
     assert is_error is True
     full = agent_result(body)
-    assert full["status"] == "failed" and full["nextAction"] == "retry"
+    assert results.field(full, "status") == "failed" and full["nextAction"] == "retry"
     assert full["error"]["code"] == "INVALID_ARGUMENTS"
     assert full["error"]["field"] == "unexpected"
     assert full["tool"] == name
@@ -467,7 +468,7 @@ def test_06_agent_tool_refusals_are_agent_results(tier: Tier, name: str) -> None
 def test_07_spawn_completed_is_not_an_error(world: World) -> None:
     is_error, body = world.spawned["done"]
     full = agent_result(body)
-    assert full["status"] == "completed", full
+    assert results.field(full, "status") == "completed", full
     assert is_error is False
     # the wire form repeats nothing under task that the top level says
     assert not {"taskId", "name", "kind", "paneId", "machine"} & set(body["task"])
@@ -482,7 +483,9 @@ def test_08_spawn_blocked_and_running_are_results_failed_is_an_error(world: Worl
     assert is_error is False
     is_error, body = world.spawned["failed"]
     full = agent_result(body)
-    assert full["status"] == "failed" and full["error"]["code"] == "AGENT_ERROR", full
+    assert results.field(full, "status") == "failed" and full["error"]["code"] == "AGENT_ERROR", (
+        full
+    )
     assert is_error is True
 
 
@@ -558,13 +561,13 @@ def test_11_call_exit_status_follows_the_same_rule(tier: Tier, world: World) -> 
         "herdr_spawn_agent",
         {"prompt": "say done", "cwd": str(tier.root), "name": "tier-cli", "agent_args": done},
     )
-    assert (status, body["status"]) == (0, "completed"), body
+    assert (status, results.field(body, "status")) == (0, "completed"), body
     status, body = call("herdr_get_agent_result", {"target": world.task("blocked")})
-    assert (status, body["status"]) == (0, "blocked"), body
+    assert (status, results.field(body, "status")) == (0, "blocked"), body
     status, body = call("herdr_list_agents", {})
     assert status == 0 and body["agents"], body
     status, body = call("herdr_get_agent_result", {"target": world.task("failed")})
-    assert (status, body["status"]) == (1, "failed"), body
+    assert (status, results.field(body, "status")) == (1, "failed"), body
     status, body = call("herdr_spawn_agent", {})
     assert (status, body["error"]["code"]) == (1, "INVALID_ARGUMENTS"), body
 
@@ -626,14 +629,16 @@ def test_13_previews_name_taken_and_a_blocked_header(tier: Tier, world: World) -
         ("_dsh_herdr_pane_run", {"pane": world.split, "command": "touch never"}),
     ):
         body = ok_call(tier, name, {**arguments, "preview": True})
-        assert body["data"]["preview"] is True and "secret words" not in json.dumps(body)
+        assert results.field(body, "data", "preview") is True and "secret words" not in json.dumps(
+            body
+        )
     for name, arguments in (
         ("herdr_spawn_agent", {"prompt": "secret words", "cwd": str(tier.root)}),
         ("herdr_message_agent", {"target": "tier-asks", "message": "secret words"}),
     ):
         is_error, body = tier.call(name, {**arguments, "preview": True})
         full = agent_result(body)
-        assert (full["status"], full["nextAction"]) == ("idle", "ask_user"), full
+        assert (results.field(full, "status"), full["nextAction"]) == ("idle", "ask_user"), full
         assert full["preview"] is not None and "secret words" not in json.dumps(body)
         assert is_error is False
     assert not (tier.root / "never").exists()
@@ -643,7 +648,7 @@ def test_13_previews_name_taken_and_a_blocked_header(tier: Tier, world: World) -
         "herdr_spawn_agent", {"prompt": "x", "cwd": str(tier.root), "name": "tier-asks"}
     )
     full = agent_result(body)
-    assert (full["status"], full["error"]["code"]) == ("failed", "NAME_TAKEN"), full
+    assert (results.field(full, "status"), full["error"]["code"]) == ("failed", "NAME_TAKEN"), full
     assert full["error"]["field"] == "name" and is_error is True
     assert len(ok_call(tier, "_dsh_herdr_pane_list", {})["data"]["panes"]) == panes
     # a turn ending with the BLOCKED header: blocked with the question, not an error
@@ -653,7 +658,10 @@ def test_13_previews_name_taken_and_a_blocked_header(tier: Tier, world: World) -
         {"prompt": "migrate", "cwd": str(tier.root), "name": "tier-header", "agent_args": asks},
     )
     full = agent_result(body)
-    assert (full["status"], full["question"]) == ("blocked", "Should I drop the table?"), full
+    assert (results.field(full, "status"), full["question"]) == (
+        "blocked",
+        "Should I drop the table?",
+    ), full
     assert full["nextAction"] == "ask_user" and is_error is False
 
 
@@ -685,7 +693,7 @@ def test_14_the_preview_gate_over_stdio(tier: Tier, world: World) -> None:
             body = body_of(result)
             assert result.is_error is True, body
             if name.startswith("_dsh_herdr_"):
-                assert body["errorCode"] == "preview_required", body
+                assert results.field(body, "errorCode") == "preview_required", body
             elif name.startswith("agent_"):
                 assert body["error"]["category"] == "invalid_request", body
                 assert "DSH_HERDR_PREVIEW_REQUIRED" in body["error"]["message"], body

@@ -15,6 +15,7 @@ import pytest
 from orchestrator.cli import main
 from orchestrator.pipeline.registry import ALL_TOOLS
 from pytest_herdr.backends import HerdrServer
+from tests.results import field
 
 BIN = Path(sys.executable).parent
 
@@ -67,7 +68,7 @@ def test_call_exits_1_with_herdrs_error_in_the_result(
     code, result, _ = call(capsys, "_dsh_herdr_pane_get", '{"pane": "p_missing"}')
     assert code == 1
     assert result is not None and result["ok"] is False
-    assert result["data"]["error"]["code"] == "pane_not_found"
+    assert field(result, "data", "error", "code") == "pane_not_found"
 
 
 def test_call_exits_1_when_no_server_is_running(
@@ -76,8 +77,8 @@ def test_call_exits_1_when_no_server_is_running(
     monkeypatch.setenv("HERDR_SOCKET_PATH", str(pointed.directory / "gone.sock"))
     code, result, _ = call(capsys, "_dsh_herdr_workspace_list")
     assert code == 1
-    assert result is not None and result["errorCode"] == "server_not_running"
-    assert result["data"]["error"]["code"] == "server_not_running"
+    assert result is not None and field(result, "errorCode") == "server_not_running"
+    assert field(result, "data", "error", "code") == "server_not_running"
 
 
 def test_call_exits_1_when_the_schema_rejects_the_arguments(
@@ -85,7 +86,7 @@ def test_call_exits_1_when_the_schema_rejects_the_arguments(
 ) -> None:
     code, result, _ = call(capsys, "_dsh_herdr_pane_read", '{"pane": "p_1", "source": "all"}')
     assert code == 1
-    assert result is not None and result["errorCode"] == "invalid_arguments"
+    assert result is not None and field(result, "errorCode") == "invalid_arguments"
 
 
 def test_call_reads_arguments_from_stdin(
@@ -94,7 +95,7 @@ def test_call_reads_arguments_from_stdin(
     monkeypatch.setattr(sys, "stdin", io.StringIO('{"pane": "p_missing"}'))
     code, result, _ = call(capsys, "_dsh_herdr_pane_get", "-")
     assert code == 1
-    assert result is not None and result["data"]["error"]["code"] == "pane_not_found"
+    assert result is not None and field(result, "data", "error", "code") == "pane_not_found"
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from herdr_sim.plugins import parse_manifest
 from orchestrator import cli
 from orchestrator.pipeline.registry import ALL_TOOLS
 from orchestrator.plugin_manifest import CHECK_ACTION, MANIFEST_FILE, PLUGIN_ID, write_manifest
+from tests.results import field
 from tests.waits import wait_until
 
 Api = Callable[..., dict[str, Any]]
@@ -73,11 +74,11 @@ def _run_check_action(api: Api, root: Path) -> dict[str, Any]:
 
 def test_the_simulator_links_the_plugin_and_runs_its_check_action(api: Api, tmp_path: Path) -> None:
     log = _run_check_action(api, write_manifest(tmp_path / "plugin").parent)
-    assert (log["status"], log["exit_code"]) == ("succeeded", 0), log
+    assert (field(log, "status"), log["exit_code"]) == ("succeeded", 0), log
     report = json.loads(log["stdout"])
     assert report["ok"] is True
     server = next(c for c in report["checks"] if c["id"] == "herdr.server")
-    assert server["status"] == "ok"  # it checked the Herdr that invoked it
+    assert field(server, "status") == "ok"  # it checked the Herdr that invoked it
     assert any(c["id"] == "policy" for c in report["checks"])
 
 
@@ -92,11 +93,11 @@ def test_the_check_action_fails_when_a_doctor_check_fails(api: Api, tmp_path: Pa
     )
     wrapper.chmod(0o755)
     log = _run_check_action(api, write_manifest(tmp_path / "plugin", python=str(wrapper)).parent)
-    assert (log["status"], log["exit_code"]) == ("failed", 1), log
+    assert (field(log, "status"), log["exit_code"]) == ("failed", 1), log
     report = json.loads(log["stdout"])
     assert report["ok"] is False
     server = next(c for c in report["checks"] if c["id"] == "herdr.server")
-    assert server["status"] == "fail"
+    assert field(server, "status") == "fail"
 
 
 @pytest.mark.parametrize(

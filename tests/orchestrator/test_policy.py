@@ -22,6 +22,7 @@ from orchestrator.mcp_server import build_server
 from orchestrator.pipeline.registry import ALL_TOOLS, run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Received, context, pane_of, received
+from tests.results import field
 
 #: what the test harness itself may send (the plugin's event watcher)
 HARNESS = {"ping", "events.subscribe"}
@@ -171,7 +172,7 @@ def test_a_disable_glob_matching_no_tool_refuses_everything_but_the_doctors(
     assert codes == ["config_invalid"]
     report = run_tool("herdr_doctor", {}, context(herdr_server, "socket", env))
     policy = next(c for c in report["checks"] if c["id"] == "policy")
-    assert policy["status"] == "fail" and "herdr_spwn_*" in policy["detail"]
+    assert field(policy, "status") == "fail" and "herdr_spwn_*" in policy["detail"]
 
 
 @pytest.mark.parametrize(
@@ -295,6 +296,6 @@ def test_the_doctor_prints_the_effective_policy_for_its_caller(
         "allowAgentArgs": False,
     }
     check = next(c for c in report["checks"] if c["id"] == "policy")
-    assert check["status"] == "ok"
+    assert field(check, "status") == "ok"
     assert "read-only" in check["detail"] and "agent kinds: pi, c*" in check["detail"]
     assert run_tool("herdr_doctor", {}, ctx)["runtime"]["policy"]["allowAgentArgs"] is True

@@ -9,7 +9,7 @@ from orchestrator.agent_tools import contract
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.harvest import to_dict
 from orchestrator.core.config import Config
-from orchestrator.core.result import command_text, redact_text, secret_parts
+from orchestrator.core.result import MIN_SECRET_CHARS, command_text, redact_text, secret_parts
 
 KEY = "sk-live-0123456789abcdef"
 TOKEN = "tok-abcdefghijkl"
@@ -54,3 +54,23 @@ def test_agent_results_use_the_same_rule(tmp_path: Path) -> None:
         f"done with thinking high; token <redacted: {len(TOKEN)} chars>; "
         f"key <redacted: {len(KEY)} chars>"
     )
+
+
+def test_a_secret_of_exactly_the_minimum_length_is_hidden() -> None:
+    """The boundary of ``MIN_SECRET_CHARS``: a value of exactly that many characters is a
+    secret, one character fewer is an ordinary word. Planted-bug check: ``>=`` turned into
+    ``>`` in ``secret_parts`` leaves an 8-character secret readable in stderr,
+    ``finalMessage`` and screen text, and fails here."""
+    at_limit = "k" * MIN_SECRET_CHARS
+    below = "w" * (MIN_SECRET_CHARS - 1)
+    flag_value = "t" * MIN_SECRET_CHARS
+    args = ["--api-key", at_limit, f"--token={flag_value}", below, f"--x={below}"]
+    assert sorted(secret_parts(args)) == [at_limit, flag_value], (
+        f"a {MIN_SECRET_CHARS}-character secret must be hidden and a "
+        f"{MIN_SECRET_CHARS - 1}-character word kept: got {secret_parts(args)}"
+    )
+    text = redact_text(f"key {at_limit} token {flag_value} word {below}", args)
+    assert at_limit not in text and flag_value not in text, (
+        f"a secret of exactly {MIN_SECRET_CHARS} chars shows: {text!r}"
+    )
+    assert below in text, f"a {MIN_SECRET_CHARS - 1}-character word was hidden: {text!r}"

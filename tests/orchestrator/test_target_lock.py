@@ -19,6 +19,7 @@ from orchestrator.pipeline.target_lock import TargetBusy, lock_key, target_lock
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.waits import SCALE
 from tests.orchestrator.support import FAST_AGENTS, client, context, received
+from tests.results import assert_refused
 
 pytestmark = FAST_AGENTS
 
@@ -128,5 +129,5 @@ def test_a_busy_target_is_refused_before_herdr_is_reached(
         result = run_tool(
             "_dsh_herdr_agent_prompt", {"agent": "worker", "prompt": "p", "wait": False}, ctx
         )
-    assert (result["ok"], result["errorCode"]) == (False, "target_busy")
+    assert_refused(result, "target_busy")
     assert [m for m in rec.methods() if m != "events.subscribe"] == []

@@ -12,6 +12,7 @@ from orchestrator.agent_tools.tools import AGENT_TOOLS
 from orchestrator.core.text_rules import AGENT_NAME_PATTERN, NO_NUL, unsendable
 from orchestrator.core.tool import ToolContext
 from orchestrator.pipeline.registry import TOOLS, run_tool
+from tests.results import assert_refused, field
 
 
 def _string_params() -> list[tuple[str, str, bool]]:
@@ -58,7 +59,7 @@ def test_agent_tools_refuse_unsendable_text_as_an_agent_result(
 ) -> None:
     args = {**_required(tool), param: [bad] if array else bad}
     result = run_tool(tool, args, ToolContext(env={}))
-    assert result["status"] == "failed" and result["tool"] == tool, result
+    assert field(result, "status") == "failed" and result["tool"] == tool, result
     assert (result["error"]["code"], result["error"]["field"]) == ("INVALID_ARGUMENTS", param)
     assert bad not in result["error"]["message"]  # never echoed back
     assert "ok" not in result  # the AgentResult shape, not the low-level one
@@ -83,7 +84,7 @@ def test_agent_tool_schemas_say_so_to_hosts() -> None:
 def test_low_level_tools_refuse_them_as_invalid_arguments(name: str, args: dict[str, Any]) -> None:
     # the context has no Herdr at all: a refusal is answered before any call
     result = run_tool(f"_dsh_herdr_{name}", args, ToolContext(env={}))
-    assert (result["ok"], result["errorCode"]) == (False, "invalid_arguments"), result
+    assert_refused(result, "invalid_arguments")
 
 
 def test_the_name_pattern_means_the_same_in_python_and_ecmascript() -> None:

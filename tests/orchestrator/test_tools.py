@@ -18,6 +18,7 @@ from orchestrator.core.tool import ToolContext
 from orchestrator.pipeline.registry import TOOLS, run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import FAST_AGENTS, Kind, Received, client, context, received
+from tests.results import assert_refused, field
 
 pytestmark = FAST_AGENTS
 
@@ -103,7 +104,7 @@ def check_contract(result: Mapping[str, Any]) -> None:
         assert result["exitCode"] == 0 and "errorCode" not in result
     else:
         assert result["exitCode"] != 0
-        assert result["errorCode"] == result["data"]["error"]["code"]
+        assert field(result, "errorCode") == field(result, "data", "error", "code")
 
 
 def subset(expected: Mapping[str, Any], got: Mapping[str, Any]) -> bool:
@@ -154,7 +155,7 @@ def test_every_schema_rejects_unknown_fields_and_names_its_required_ones() -> No
         assert schema["type"] == "object" and schema["additionalProperties"] is False
         assert set(schema["required"]) <= set(schema["properties"])
         result = run_tool(tool.name, {"bogus": 1})
-        assert (result["ok"], result["errorCode"]) == (False, "invalid_arguments"), tool.name
+        assert_refused(result, "invalid_arguments", tool.name)
 
 
 # -- workspaces --------------------------------------------------------------------------------
@@ -162,14 +163,14 @@ def test_every_schema_rejects_unknown_fields_and_names_its_required_ones() -> No
 
 def test_workspace_list(env: Env) -> None:
     result = env.tool("workspace_list")
-    assert [w["workspace_id"] for w in result["data"]["workspaces"]] == [env.workspace]
+    assert [w["workspace_id"] for w in field(result, "data", "workspaces")] == [env.workspace]
     assert env.only("workspace.list") == {}
     assert result["transport"] == env.kind
 
 
 def test_workspace_get(env: Env) -> None:
     result = env.tool("workspace_get", workspace=env.workspace)
-    assert result["data"]["workspace"]["workspace_id"] == env.workspace
+    assert field(result, "data", "workspace", "workspace_id") == env.workspace
     assert env.only("workspace.get") == {"workspace_id": env.workspace}
 
 
@@ -179,7 +180,7 @@ def test_workspace_create_never_takes_focus(env: Env) -> None:
     assert subset({"cwd": str(env.cwd), "label": "task", "env": {"TOKEN": "s3"}}, sent)
     assert sent["focus"] is False
     assert "--no-focus" in result["command"] and "s3" not in result["command"]
-    created = result["data"]
+    created = field(result, "data")
     assert created["workspace"]["focused"] is False
     assert created["root_pane"]["pane_id"].startswith(created["workspace"]["workspace_id"])
     assert env.call("workspace.get", workspace_id=env.workspace)["workspace"]["focused"]
@@ -190,13 +191,13 @@ def test_workspace_create_never_takes_focus(env: Env) -> None:
 
 def test_tab_list(env: Env) -> None:
     result = env.tool("tab_list", workspace=env.workspace)
-    assert [t["tab_id"] for t in result["data"]["tabs"]] == [env.tab]
+    assert [t["tab_id"] for t in field(result, "data", "tabs")] == [env.tab]
     assert env.only("tab.list") == {"workspace_id": env.workspace}
 
 
 def test_tab_get(env: Env) -> None:
     result = env.tool("tab_get", tab=env.tab)
-    assert result["data"]["tab"]["tab_id"] == env.tab
+    assert field(result, "data", "tab", "tab_id") == env.tab
     assert env.only("tab.get") == {"tab_id": env.tab}
 
 
@@ -205,8 +206,8 @@ def test_tab_create_never_takes_focus(env: Env) -> None:
     sent = env.only("tab.create")
     assert subset({"workspace_id": env.workspace, "cwd": str(env.cwd), "env": {"A": "1"}}, sent)
     assert sent["focus"] is False
-    assert result["data"]["tab"]["focused"] is False
-    assert result["data"]["root_pane"]["tab_id"] == result["data"]["tab"]["tab_id"]
+    assert field(result, "data", "tab", "focused") is False
+    assert field(result, "data", "root_pane", "tab_id") == field(result, "data", "tab", "tab_id")
 
 
 # -- panes -------------------------------------------------------------------------------------
@@ -214,7 +215,7 @@ def test_tab_create_never_takes_focus(env: Env) -> None:
 
 def test_pane_list(env: Env) -> None:
     result = env.tool("pane_list", workspace=env.workspace)
-    assert [p["pane_id"] for p in result["data"]["panes"]] == [env.pane]
+    assert [p["pane_id"] for p in field(result, "data", "panes")] == [env.pane]
     assert env.only("pane.list") == {"workspace_id": env.workspace}
 
 
@@ -229,7 +230,7 @@ def test_pane_list(env: Env) -> None:
 )
 def test_pane_queries(env: Env, name: str, method: str, key: str) -> None:
     result = env.tool(name, pane=env.pane)
-    assert key in result["data"]
+    assert key in field(result, "data")
     assert env.only(method) == {"pane_id": env.pane}
 
 
@@ -238,7 +239,7 @@ def test_pane_split_never_takes_focus_and_returns_the_new_pane(env: Env) -> None
     sent = env.only("pane.split")
     assert subset({"target_pane_id": env.pane, "direction": "down", "ratio": 0.25}, sent)
     assert sent["focus"] is False
-    new = result["data"]["pane"]
+    new = field(result, "data", "pane")
     assert new["pane_id"] != env.pane and new["focused"] is False
     layout = env.call("pane.layout", pane_id=env.pane)["layout"]
     assert layout["focused_pane_id"] == env.pane
@@ -269,7 +270,7 @@ def test_pane_run_types_the_command_and_enter_and_redacts_it(env: Env) -> None:
 def test_pane_wait_output_text_or_regex(env: Env, pattern: str, regex: bool) -> None:
     env.call("pane.send_input", pane_id=env.pane, text="echo wait-$((3+4))", keys=["Enter"])
     result = env.tool("pane_wait_output", pane=env.pane, pattern=pattern, regex=regex, timeout=5000)
-    assert result["data"]["matched_line"] == "wait-7"
+    assert field(result, "data", "matched_line") == "wait-7"
     sent = env.only("pane.wait_for_output")
     kind = "regex" if regex else "substring"
     assert subset({"pane_id": env.pane, "match": {"type": kind, "value": pattern}}, sent)
@@ -278,8 +279,8 @@ def test_pane_wait_output_text_or_regex(env: Env, pattern: str, regex: bool) -> 
 
 def test_pane_wait_output_timeout_is_herdrs_timeout(env: Env) -> None:
     result = env.tool("pane_wait_output", pane=env.pane, pattern="never-there", timeout=200)
-    assert (result["ok"], result["errorCode"]) == (False, "timeout")
-    assert result["data"]["error"]["message"] == "timed out waiting for output match"
+    assert_refused(result, "timeout")
+    assert field(result, "data", "error", "message") == "timed out waiting for output match"
     assert result["exitCode"] == 1
 
 
@@ -287,7 +288,7 @@ def test_pane_send_text_types_without_enter(env: Env) -> None:
     result = env.tool("pane_send_text", pane=env.pane, text="echo typed-only")
     assert env.only("pane.send_text") == {"pane_id": env.pane, "text": "echo typed-only"}
     assert "typed-only" not in result["command"]
-    assert result["data"] == {"type": "ok"}
+    assert field(result, "data") == {"type": "ok"}
 
 
 # -- agents ------------------------------------------------------------------------------------
@@ -304,7 +305,7 @@ def test_agent_start_waits_until_interactive(env: Env, tmp_path: Path) -> None:
         args=["--scenario", str(scenario)],
         timeout=20_000,
     )
-    agent = result["data"]["agent"]
+    agent = field(result, "data", "agent")
     assert (agent["name"], agent["agent"], agent["interactive_ready"]) == ("starter", "pi", True)
     sent = env.only("agent.start")
     assert subset({"name": "starter", "kind": "pi", "pane_id": env.pane}, sent)
@@ -314,13 +315,13 @@ def test_agent_start_waits_until_interactive(env: Env, tmp_path: Path) -> None:
 
 def test_agent_list(env: Env, agent: str) -> None:
     result = env.tool("agent_list")
-    assert [a["name"] for a in result["data"]["agents"]] == [agent]
+    assert [a["name"] for a in field(result, "data", "agents")] == [agent]
     assert env.only("agent.list") == {}
 
 
 def test_agent_get(env: Env, agent: str) -> None:
     result = env.tool("agent_get", agent=agent)
-    assert result["data"]["agent"]["pane_id"] == env.pane
+    assert field(result, "data", "agent", "pane_id") == env.pane
     assert env.only("agent.get") == {"target": agent}
 
 
@@ -333,13 +334,13 @@ def test_agent_read_is_recent_unwrapped(env: Env, agent: str) -> None:
 
 def test_agent_wait(env: Env, agent: str) -> None:
     result = env.tool("agent_wait", agent=agent, until=["idle"], timeout=5000)
-    assert result["data"]["agent"]["agent_status"] == "idle"
+    assert field(result, "data", "agent", "agent_status") == "idle"
     assert env.only("agent.wait") == {"target": agent, "until": ["idle"], "timeout_ms": 5000}
 
 
 def test_agent_prompt_waits_for_the_turn_and_redacts_the_prompt(env: Env, agent: str) -> None:
     result = env.tool("agent_prompt", agent=agent, prompt="secret plan", timeout=20_000)
-    assert result["data"]["agent"]["agent_status"] in ("idle", "done")
+    assert field(result, "data", "agent", "agent_status") in ("idle", "done")
     sent = env.only("agent.prompt")
     assert subset({"target": agent, "text": "secret plan"}, sent)
     assert sent["wait"] == {"timeout_ms": 20_000}
@@ -350,7 +351,7 @@ def test_agent_prompt_waits_for_the_turn_and_redacts_the_prompt(env: Env, agent:
 
 def test_agent_explain(env: Env, agent: str) -> None:
     result = env.tool("agent_explain", agent=agent)
-    assert result["data"]["explain"]["agent"] == "pi"
+    assert field(result, "data", "explain", "agent") == "pi"
     assert env.only("agent.explain") == {"target": agent}
 
 
@@ -359,9 +360,9 @@ def test_agent_explain(env: Env, agent: str) -> None:
 
 def test_doctor_reports_server_workspaces_and_agents(env: Env) -> None:
     result = env.tool("doctor")
-    assert result["data"]["server"]["protocol"] == 22
-    assert result["data"]["server"]["compatible"] is True
-    assert [w["workspace_id"] for w in result["data"]["workspaces"]] == [env.workspace]
+    assert field(result, "data", "server", "protocol") == 22
+    assert field(result, "data", "server", "compatible") is True
+    assert [w["workspace_id"] for w in field(result, "data", "workspaces")] == [env.workspace]
     assert {"workspace.list", "agent.list"} <= set(env.rec.methods())
     assert "ping" in env.rec.methods(pings=True)
     # the contract's four checks: version (server), session, workspaces, agents

@@ -13,6 +13,7 @@ from orchestrator.core.tool import ToolContext
 from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
 from tests.orchestrator.support import Kind, client, context, received
+from tests.results import assert_refused, field
 
 KINDS: list[Kind] = ["socket", "cli", "auto"]
 
@@ -42,7 +43,7 @@ def test_preview_calls_nothing_and_redacts_the_target(
     rec = received(herdr_server)
     result = run_tool(tool, {**args, "preview": True}, context(herdr_server, "auto"))
     assert result["ok"] is True and result["exitCode"] is None
-    data = result["data"]
+    data = field(result, "data")
     assert data["preview"] is True
     assert data["action"] == tool.removeprefix("_dsh_herdr_").replace("_", ".", 1)
     assert secret not in repr(data["target"]) and secret not in result["command"]
@@ -57,8 +58,8 @@ def test_preview_required_refuses_r2_calls_without_preview(
     rec = received(herdr_server)
     ctx = context(herdr_server, "auto", {"DSH_HERDR_PREVIEW_REQUIRED": "1"})
     result = run_tool(tool, args, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "preview_required")
-    assert result["data"]["error"]["code"] == "preview_required"
+    assert_refused(result, "preview_required")
+    assert field(result, "data", "error", "code") == "preview_required"
     assert secret not in repr(result)
     assert rec.methods(pings=True) == []
     assert run_tool(tool, {**args, "preview": True}, ctx)["ok"] is True
@@ -82,14 +83,14 @@ def test_invalid_arguments_are_a_result_and_reach_nothing(
 ) -> None:
     rec = received(herdr_server)
     result = run_tool("_dsh_herdr_pane_split", args, context(herdr_server, "socket"))
-    assert (result["ok"], result["errorCode"]) == (False, "invalid_arguments")
-    assert problem in result["data"]["error"]["message"]
+    assert_refused(result, "invalid_arguments")
+    assert problem in field(result, "data", "error", "message")
     assert rec.methods(pings=True) == []
 
 
 def test_an_unknown_tool_is_a_result() -> None:
     result = run_tool("_dsh_herdr_nope", {})
-    assert (result["ok"], result["errorCode"]) == (False, "unknown_tool")
+    assert_refused(result, "unknown_tool")
 
 
 @pytest.mark.parametrize("kind", ["socket", "cli"])
@@ -108,8 +109,8 @@ def test_unknown_ids_report_herdrs_code_in_data_error(
     herdr_server: HerdrServer, kind: Kind, tool: str, args: dict[str, Any], code: str, message: str
 ) -> None:
     result = run_tool(tool, args, context(herdr_server, kind))
-    assert (result["ok"], result["exitCode"], result["errorCode"]) == (False, 1, code)
-    assert result["data"]["error"] == {"code": code, "message": message}
+    assert (result["ok"], result["exitCode"], field(result, "errorCode")) == (False, 1, code)
+    assert field(result, "data", "error") == {"code": code, "message": message}
     assert f'"code":"{code}"' in result["stderr"]
 
 
@@ -120,7 +121,7 @@ def test_a_bad_regex_is_herdrs_invalid_regex(
     pane = make_workspace(herdr_server, tmp_path)
     args = {"pane": pane, "pattern": "(", "regex": True, "timeout": 1000}
     result = run_tool("_dsh_herdr_pane_wait_output", args, context(herdr_server, kind))
-    assert result["errorCode"] == "invalid_regex"
+    assert field(result, "errorCode") == "invalid_regex"
 
 
 # -- no server ---------------------------------------------------------------------------------
@@ -159,8 +160,8 @@ def test_server_not_running_is_reported_once_not_retried(
         HerdrClient.build(kind, socket_path=missing, herdr=wrapper, env=env), env
     )
     result = run_tool("_dsh_herdr_workspace_create", {"cwd": str(short_dir)}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "server_not_running")
-    assert result["data"]["error"]["message"] == (
+    assert_refused(result, "server_not_running")
+    assert field(result, "data", "error", "message") == (
         f"no herdr server is running at {missing}; run `herdr` to start or attach it"
     )
     runs = log.read_text().count("run") if log.exists() else 0
@@ -179,8 +180,8 @@ def test_a_slow_server_hits_the_clients_deadline(
     herdr_faults.add("workspace.list", delay=3.0, times=1)
     ctx = ToolContext.with_client(client(herdr_server, kind, timeout=0.5), herdr_server.env)
     result = run_tool("_dsh_herdr_workspace_list", {}, ctx)
-    assert (result["ok"], result["errorCode"]) == (False, "transport_error")
-    assert "no answer within" in result["data"]["error"]["message"]
+    assert_refused(result, "transport_error")
+    assert "no answer within" in field(result, "data", "error", "message")
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -198,8 +199,10 @@ def test_a_mutation_dropped_after_it_ran_is_reported_never_resent(
     assert herdr_server.sim is not None
     panes = herdr_server.sim.call("pane.list", {})["result"]["panes"]
     assert len(panes) == 2  # it was applied: exactly once
-    assert result["errorCode"] == "transport_error"  # the CLI: Rust's `Error: …EmptyResponse`
-    assert result["data"]["maybeApplied"] is True
+    assert (
+        field(result, "errorCode") == "transport_error"
+    )  # the CLI: Rust's `Error: …EmptyResponse`
+    assert field(result, "data", "maybeApplied") is True
 
 
 def test_auto_repeats_a_dropped_read_through_the_cli(

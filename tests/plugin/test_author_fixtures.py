@@ -163,6 +163,33 @@ def test_pane_env_marker_fixture_factory_and_base_env(pytester: pytest.Pytester)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=6)
 
 
+def test_the_closest_pane_env_marker_wins(pytester: pytest.Pytester) -> None:
+    """Markers on the module, the class and the test all set ``WHO``: the test's own (the
+    closest) wins, and a name only a farther marker sets is kept. Planted-bug check: the
+    ``herdr_pane_env`` fixture reading the markers without ``reversed()`` lets the farthest
+    (the module's) win, and fails here."""
+    pytester.makepyfile(
+        source("""
+        import pytest
+
+        pytestmark = pytest.mark.herdr_pane_env(WHO="module", FROM_MODULE="m")
+
+        @pytest.mark.herdr_pane_env(WHO="class", FROM_CLASS="c")
+        class TestNested:
+            @pytest.mark.herdr_pane_env(WHO="test")
+            def test_closest(self, herdr_pane_env):
+                assert herdr_pane_env == {"WHO": "test", "FROM_MODULE": "m", "FROM_CLASS": "c"}, (
+                    f"the closest herdr_pane_env marker must win: {herdr_pane_env}"
+                )
+
+            def test_class_over_module(self, herdr_pane_env):
+                assert herdr_pane_env["WHO"] == "class", herdr_pane_env
+        """)
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
 def test_pane_env_on_the_real_backend(pytester: pytest.Pytester, standin_herdr: Path) -> None:
     # Herdr gives its panes its own environment: the variables go on the server process
     pytester.makepyfile(

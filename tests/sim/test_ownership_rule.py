@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -24,10 +25,13 @@ from herdr_sim.trusted_paths import (
     NOT_REGULAR,
     OTHERS_ANY,
     WRITABLE,
+    UntrustedPathError,
+    check_directory,
     followable_link,
     open_own_append,
     open_own_file,
     ownership_problem,
+    read_own_file,
 )
 
 
@@ -140,15 +144,17 @@ def test_open_own_append_creates_narrows_and_refuses(tmp_path: Path) -> None:
     """The private-log opener of the wire log and the audit log: created 0600, a wider (or
     other) mode of ours set to 0600, a FIFO refused without a hang, a link never followed."""
     problems: list[str] = []
+    kinds: list[int] = []
 
-    def refuse(problem: str, _info: os.stat_result) -> Exception:
+    def refuse(problem: str, info: os.stat_result) -> Exception:
         problems.append(problem)
+        kinds.append(stat.S_IFMT(info.st_mode))  # the refusal sees what was opened
         return _Refused(problem)
 
     fresh = tmp_path / "fresh.log"
     os.close(open_own_append(fresh, refuse))
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o600
-    for mode in (0o666, 0o700):
+    for mode in (0o666, 0o700, 0o755):
         wide = tmp_path / f"wide-{mode:o}.log"
         wide.write_text("kept\n")
         wide.chmod(mode)
@@ -169,6 +175,7 @@ def test_open_own_append_creates_narrows_and_refuses(tmp_path: Path) -> None:
     finally:
         os.close(reader)
     assert problems == [NOT_REGULAR]
+    assert kinds == [stat.S_IFIFO]
     link = tmp_path / "link"
     link.symlink_to(fresh)
     with pytest.raises(OSError, match="symbolic links") as raised:
@@ -213,3 +220,48 @@ def test_open_own_file_checks_on_the_descriptor(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         open_own_file(tmp_path / "absent", refuse)
     assert len(problems) == 3
+
+
+def test_check_directory_refuses_a_file_and_another_user_s_link(tmp_path: Path) -> None:
+    """A directory check wants a directory all the way up, and follows only a link of this
+    user's or root's (a link's owner is set with ``lchown``: the suite runs as root)."""
+    check_directory(tmp_path, "state dir")  # ours, under the sticky /tmp: fine
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    with pytest.raises(
+        UntrustedPathError, match=f"^state dir {re.escape(str(plain))} is not a dir"
+    ):
+        check_directory(plain, "state dir")
+    if os.geteuid() != 0:
+        pytest.skip("giving a link to another user needs root")
+    link = tmp_path / "planted"
+    link.symlink_to(tmp_path)
+    os.lchown(link, 4242, -1)
+    expected = f"state dir {link} is a symlink owned by uid 4242, not this user (uid 0): "
+    with pytest.raises(UntrustedPathError, match=f"^{re.escape(expected)}not following it$"):
+        check_directory(link, "state dir")
+
+
+def test_read_own_file_reads_it_whole_and_words_each_refusal(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    data = os.urandom(3 << 20)  # read in several chunks: they are joined as they came
+    big.write_bytes(data)
+    big.chmod(0o600)
+    assert read_own_file(big, "session") == data
+    assert read_own_file(tmp_path / "missing", "session") is None
+    shared = tmp_path / "shared"
+    shared.write_text("x")
+    shared.chmod(0o666)
+    with pytest.raises(
+        UntrustedPathError,
+        match=re.escape(
+            f"session {shared} is writable by other users (mode 0666): refusing to use"
+        ),
+    ):
+        read_own_file(shared, "session")
+    under_a_file = big / "child"
+    with pytest.raises(
+        UntrustedPathError,
+        match=re.escape(f"session {under_a_file} cannot be opened: Not a directory"),
+    ):
+        read_own_file(under_a_file, "session")

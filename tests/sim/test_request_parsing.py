@@ -29,7 +29,7 @@ from herdr_sim import server as herdr_server
 from herdr_sim.methods import load_all
 from herdr_sim.protocol.kinds import RUST_WHITESPACE
 from herdr_sim.registry import PROTOCOL_22_METHODS
-from herdr_sim.request_json import RECURSION_LIMIT, rust_trim
+from herdr_sim.request_json import RECURSION_LIMIT, rust_float, rust_trim
 from herdr_sim.request_shapes import SHAPES
 from herdr_sim.server import Request, RequestError, parse_request
 from tests.contract.helpers import raw_exchange
@@ -511,3 +511,34 @@ def test_the_fast_path_reads_what_serde_jsons_reader_reads(
     assert (fast.id, fast.end) == (slow.id, slow.end)
     assert [key for key, _ in fast.entries] == [key for key, _ in slow.entries]
     assert json.dumps(fast.entries) == json.dumps(slow.entries)
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [
+        (1.0, "1.0"),
+        (0.1, "0.1"),
+        (123.456, "123.456"),
+        (-2.5, "-2.5"),
+        (0.0, "0.0"),
+        (-0.0, "-0.0"),
+        (1e-5, "0.00001"),
+        (1.2345e-5, "0.000012345"),
+        (1e-6, "1e-6"),
+        (1.5e-7, "1.5e-7"),
+        (1e15, "1000000000000000.0"),
+        (9.999e15, "9999000000000000.0"),
+        (1e16, "1e+16"),
+        (1e20, "1e+20"),
+        (2.0**60, "1.152921504606847e+18"),
+        (5e-324, "5e-324"),
+        (float("nan"), "NaN"),
+        (float("inf"), "inf"),
+        (float("-inf"), "-inf"),
+    ],
+)
+def test_a_float_in_an_error_is_printed_as_serde_prints_it(value: float, printed: str) -> None:
+    """serde_json's float in an error message: the shortest round-trip digits, plain for
+    decimal exponents -5 to 15, else ``1e+20``/``1.5e-7`` (``rust_float``'s rule, pinned at
+    each edge of the plain range)."""
+    assert rust_float(value) == printed

@@ -101,6 +101,15 @@ def test_env_values_are_redacted_as_forensics_redacts_them(tmp_path: Path) -> No
     assert line["params"]["env"]["API_TOKEN"] == "s3cret"  # the server's copy is untouched
 
 
+def test_env_maps_inside_lists_are_redacted_and_other_items_kept() -> None:
+    """An ``env`` map nested in a list (a launch plan's panes, an event batch) is redacted
+    like one at the top; the list's other items come through unchanged."""
+    line = {"panes": [{"env": {"API_TOKEN": "s3cret"}, "cwd": "/w"}, "plain", 3]}
+    assert forensics.redact(line) == {
+        "panes": [{"env": {"API_TOKEN": REDACTED}, "cwd": "/w"}, "plain", 3]
+    }
+
+
 def test_a_simulator_logging_its_wire_keeps_env_secrets_off_disk(
     tmp_path: Path, short_dir: Path
 ) -> None:
