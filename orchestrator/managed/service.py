@@ -110,6 +110,15 @@ def _uuid(text: str) -> str | None:
     return value if value == text.lower() else None
 
 
+#: the run ids this process is launching, whichever service instance launches them: the
+#: supervisor takes a ``starting`` generation recorded by this process but launched by none
+#: of its threads for an interrupted launch, so the set is the process's, not an instance's
+#: (per instance, concurrent calls each with its own service closed each other's launches
+#: and handed out their labels twice)
+_LAUNCHING: set[str] = set()
+_LAUNCHING_LOCK = threading.Lock()
+
+
 class ManagedService:
     """One lead controller: its identity, agents and operations (module docstring)."""
 
@@ -152,8 +161,8 @@ class ManagedService:
         self.results = ResultStore(self.store.root / "results")
         #: kept health attention for the pull path (set by the background monitor)
         self.attention_source: Callable[[], list[dict[str, Any]]] | None = None
-        self._launching: set[str] = set()
-        self._launching_lock = threading.Lock()
+        self._launching = _LAUNCHING
+        self._launching_lock = _LAUNCHING_LOCK
         self.supervisor = Supervisor(
             self.store,
             client_of,

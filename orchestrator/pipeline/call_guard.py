@@ -35,7 +35,7 @@ from orchestrator.core.caller import Caller, current_caller
 from orchestrator.core.config import LOCAL_MACHINE, Config, ConfigError, default_state_dir
 from orchestrator.core.safe_fs import UnsafeFile
 from orchestrator.core.tool import PREVIEW_REQUIRED_ENV, STARTING_EFFECTS, Tool, ToolContext
-from orchestrator.logs import task_logger
+from orchestrator.logs import task_logger, task_scope
 from orchestrator.pipeline import audit, target_lock
 from orchestrator.pipeline.outcome import call_failed
 from orchestrator.pipeline.refusals import name_the_machine, render_refusal
@@ -85,14 +85,17 @@ def governed_call(
     ``names`` are the tools offered (a ``disableTools`` glob must match one of them).
     """
     started = time.monotonic()
-    config = config_of(ctx)
-    rules = policy_of(ctx, names)
-    given: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
-    outcome, result = _steps(tool, arguments, given, ctx, config, rules, run)
-    if tool.risk != "R0":
-        if outcome == "ran":
-            outcome = "failed" if call_failed(tool.name, result) else "ok"
-        _audit(tool, arguments, ctx, config, outcome, result, time.monotonic() - started)
+    # the whole call in one task scope: a refusal's or the audit's records carry this call's
+    # task (none before a handler binds one), never one left bound by an earlier call
+    with task_scope():
+        config = config_of(ctx)
+        rules = policy_of(ctx, names)
+        given: Mapping[str, Any] = arguments if isinstance(arguments, Mapping) else {}
+        outcome, result = _steps(tool, arguments, given, ctx, config, rules, run)
+        if tool.risk != "R0":
+            if outcome == "ran":
+                outcome = "failed" if call_failed(tool.name, result) else "ok"
+            _audit(tool, arguments, ctx, config, outcome, result, time.monotonic() - started)
     return result
 
 

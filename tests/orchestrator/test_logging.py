@@ -79,6 +79,22 @@ def test_a_refusal_is_logged_with_its_code_not_its_message(
     assert all(SECRET_PROMPT not in r.getMessage() for r in caplog.records)
 
 
+def test_a_refusal_never_carries_a_task_left_bound_by_earlier_code(
+    herdr_server: HerdrServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A task id bound outside any call (a handler called directly, say) must not label the
+    records of a later call's refusal: the runner scopes the whole call."""
+    ctx = make_ctx(herdr_server, tmp_path, allow_cwd=(tmp_path / "allowed",))
+    with task_scope():
+        bind_task("t-left-over")
+        with caplog.at_level(logging.INFO, logger="orchestrator"):
+            run_tool(SPAWN, {"prompt": "p", "cwd": str(tmp_path)}, ctx)
+    labelled = {getattr(r, "task_id", None) for r in caplog.records}
+    assert labelled == {NO_TASK}, [
+        (r.getMessage(), getattr(r, "task_id", None)) for r in caplog.records
+    ]
+
+
 def test_task_scope_and_the_adapter() -> None:
     stream = io.StringIO()
     handler = logs.configure("DEBUG", stream)

@@ -272,7 +272,7 @@ def test_five_concurrent_delegations_get_distinct_labels(world: ManagedWorld) ->
         thread.start()
     for thread in threads:
         thread.join(60)
-    assert all(o["ok"] for o in outcomes), outcomes
+    assert all(o["ok"] for o in outcomes), [o for o in outcomes if not o["ok"]]
     labels = sorted(o["agent"] for o in outcomes)
     assert labels == ["scout", "scout-2", "scout-3", "scout-4", "scout-5"]
     for outcome in outcomes:
