@@ -70,8 +70,28 @@ def test_proc_info_of_this_process() -> None:
     assert info.pgid == os.getpgrp()
     assert info.sid == os.getsid(0)
     assert info.cwd == str(Path.cwd())
-    assert info.argv == tuple(sys.orig_argv)
     assert info.state in {"R", "S"}
+
+
+def test_proc_info_reads_a_processs_argv_as_it_was_given(tmp_path: Path) -> None:
+    # a child of known argv: this process's own may be retitled (pytest-xdist sets its
+    # workers' titles through setproctitle, which rewrites /proc/self/cmdline); it says
+    # "ready" once it runs, so it has exec'd (before that /proc shows this process's argv)
+    code = "import sys; print('ready', flush=True); sys.stdin.read()"
+    argv = (sys.executable, "-c", code, "an arg with spaces", "")
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tmp_path)
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        assert child.stdout.readline() == b"ready\n"
+        info = procfs.proc_info(child.pid)
+        assert info is not None
+        assert info.argv == argv
+        assert info.cwd == str(tmp_path)
+        assert info.ppid == os.getpid()
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+        child.stdout.close()
 
 
 def test_missing_process_is_none() -> None:
