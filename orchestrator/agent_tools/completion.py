@@ -58,6 +58,9 @@ SUBMIT_GRACE_MS = 10_000
 #: ``done``). After this long without a change to the session file, the turn is over without
 #: an answer (``NO_ANSWER``).
 ANSWER_GRACE_MS = 15_000
+#: The record's ``extra`` key holding how many user messages a pi task's session had when
+#: the latest message was typed (:func:`latest_turn`).
+TURN_USERS = "turnUsers"
 #: How often the concurrency cap re-checks a detached task's agent with Herdr.
 LIVENESS_CHECK_S = 0.5
 
@@ -176,6 +179,22 @@ def task_file(record: TaskRecord, artifact_root: Path) -> str:
     return str(record.artifact_path(artifact_root) / TASK_FILE)
 
 
+def latest_turn(
+    record: TaskRecord,
+    session: str,
+    artifact_root: Path,
+    *,
+    files: RemoteFiles | None = None,
+) -> transcript.PromptAnswer | None:
+    """What the session says of the task's latest prompt: the task prompt, or the message
+    sent after it (:data:`TURN_USERS` marks where that message's turn begins). Until the
+    message is in the session, its turn is not "prompted", whatever older answer is last."""
+    users = record.extra.get(TURN_USERS)
+    if isinstance(users, int) and not isinstance(users, bool):
+        return transcript.answer_after(session, users, files=files)
+    return transcript.answer_to(session, task_file(record, artifact_root), files=files)
+
+
 def turn_answer(
     record: TaskRecord,
     session: str | None,
@@ -190,7 +209,7 @@ def turn_answer(
     if not session:
         return None
     try:
-        found = transcript.answer_to(session, task_file(record, artifact_root), files=files)
+        found = latest_turn(record, session, artifact_root, files=files)
     except OSError:  # not a regular file (never followed, never blocked on)
         return None
     return found.answer if found is not None else None
@@ -391,7 +410,7 @@ def _judge_pi(
     now: float,
     files: RemoteFiles,
 ) -> Verdict:
-    found = transcript.answer_to(session, task_file(record, artifact_root), files=files)
+    found = latest_turn(record, session, artifact_root, files=files)
     answer = found.answer if found is not None else None
     settled = info.agent_status in SETTLED
     if answer is not None:
@@ -634,12 +653,14 @@ __all__ = [
     "ANSWER_GRACE_MS",
     "SETTLED",
     "SUBMIT_GRACE_MS",
+    "TURN_USERS",
     "Delivery",
     "Verdict",
     "before_delivery",
     "held",
     "holds_slot",
     "judge",
+    "latest_turn",
     "phase",
     "sending",
     "sent",

@@ -67,9 +67,14 @@ from orchestrator.agent_tools.harvest import to_dict
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.questions import mark_turn_start, protocol_question, screen_question
 from orchestrator.agent_tools.records import TaskNotFound, TaskRecord, now_iso
-from orchestrator.agent_tools.remote_files import LocalFiles, RemoteUnavailable, task_files
+from orchestrator.agent_tools.remote_files import (
+    LocalFiles,
+    RemoteFiles,
+    RemoteUnavailable,
+    task_files,
+)
 from orchestrator.agent_tools.remote_task import reserve_message_seq
-from orchestrator.agent_tools.transcript import last_assistant_message
+from orchestrator.agent_tools.transcript import last_assistant_message, user_count
 from orchestrator.agent_tools.worktree import (
     Worktree,
     WorktreeError,
@@ -318,6 +323,19 @@ def resolve_owned(ctx: AgentToolsContext, tool: str, target: str) -> TaskRecord:
         raise Refused(
             refusal(tool, ResultError("TASK_NOT_FOUND", str(exc), field="target"))
         ) from None
+
+
+def _users_before(record: TaskRecord, files: RemoteFiles, blocked: bool) -> int | None:
+    """The user messages in a pi task's session before a message is typed, by which its
+    answer is told from an older one; ``None`` when that cannot be told here: an answer to
+    a question (pi takes it inside the blocked turn, not as a new user message), another
+    kind, no session yet, or a session that cannot be read now."""
+    if blocked or record.kind != "pi" or not record.session_path:
+        return None
+    try:
+        return user_count(record.session_path, files=files)
+    except (OSError, RemoteUnavailable):
+        return None
 
 
 def _gone(
@@ -679,6 +697,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         gate = exc.refusal
         return refusal(MESSAGE, ResultError(gate.agent_code, gate.message, field="target"))
     to = agent.name or agent.pane_id
+    users_before: int | None = None
     evidence: list[Evidence] = []
     warnings: list[str] = []
     blocked = agent.agent_status == "blocked"
@@ -692,6 +711,13 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
         # A BLOCKED the child reported before this message is answered by it.
         files = task_files(ctx.config, record.machine)
         record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir, files=files)
+        users_before = _users_before(record, files, blocked)
+        if users_before is not None:
+            count = users_before
+            record = ctx.store.modify(
+                record.task_id,
+                lambda current: {"extra": {**current.extra, completion.TURN_USERS: count}},
+            )
     settled: AgentInfo | None = None
     deadline = time.monotonic() + timeout_ms / 1000
     try:
@@ -799,6 +825,22 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     files = task_files(ctx.config, record.machine)
     try:
         last = last_assistant_message(record.session_path, files=files)
+        if users_before is not None and record.session_path:
+            turn = completion.latest_turn(
+                record, record.session_path, ctx.config.artifact_dir, files=files
+            )
+            if turn is None or turn.answer is None:
+                # Herdr's settled status can predate the message (or the agent settled
+                # without taking it): the older answer still last in the session is not
+                # this message's, so the turn is not known to be over
+                prompted = turn is not None and turn.prompted
+                shown = "no answer to it yet" if prompted else "the message not yet in it"
+                evidence.append(Evidence("session", shown, path=record.session_path))
+                return task_result(
+                    ctx, MESSAGE, record, "running", evidence=evidence, warnings=warnings,
+                    started=started,
+                )  # fmt: skip
+            last = turn.answer
     except RemoteUnavailable:
         last = None  # the session cannot be read now
         warnings.append(f"the agent's session on {record.machine} could not be read")

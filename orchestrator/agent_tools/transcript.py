@@ -52,12 +52,14 @@ __all__ = [
     "ToolCall",
     "TranscriptMessage",
     "TranscriptPage",
+    "answer_after",
     "answer_to",
     "last_assistant_message",
     "load_messages",
     "read_entries",
     "read_transcript",
     "tool_detail",
+    "user_count",
 ]
 
 DEFAULT_LIMIT = 20
@@ -557,6 +559,42 @@ class PromptAnswer:
     prompted: bool
     answer: LastAssistant | None = None
     latest: LastAssistant | None = None
+
+
+def user_count(path: str | Path, *, files: RemoteFiles | None = None) -> int:
+    """How many user messages the session's active branch holds (0 for a missing file):
+    taken before a message is typed, it marks where that message's turn must begin
+    (:func:`answer_after`). ``OSError`` for a path that is not a regular file."""
+    try:
+        entries = read_entries(path, files=files)
+    except FileNotFoundError:
+        return 0
+    return sum(1 for entry in _active_branch(entries) if _user_text(entry) is not None)
+
+
+def answer_after(
+    path: str | Path, users_before: int, *, files: RemoteFiles | None = None
+) -> PromptAnswer:
+    """What the session says of a message typed when it held ``users_before`` user
+    messages (:func:`user_count`): ``prompted`` once a newer user message is on the active
+    branch, and ``answer`` the final assistant message after the newest one. An agent that
+    went idle without taking the message (or whose idle status predates it) still shows the
+    older answer last; this tells the two apart, where the last assistant message cannot."""
+    try:
+        entries = read_entries(path, files=files)
+    except FileNotFoundError:
+        return PromptAnswer(prompted=False)
+    branch = _active_branch(entries)
+    users = [i for i, entry in enumerate(branch) if _user_text(entry) is not None]
+    if len(users) <= users_before:
+        return PromptAnswer(prompted=False)
+    latest: LastAssistant | None = None
+    for entry in branch[users[users_before] + 1 :]:
+        latest = _assistant(entry) or latest
+    answer: LastAssistant | None = None
+    for entry in branch[users[-1] + 1 :]:
+        answer = _assistant(entry) or answer
+    return PromptAnswer(True, answer if answer is not None and answer.final else None, latest)
 
 
 def answer_to(

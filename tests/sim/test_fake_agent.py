@@ -38,13 +38,11 @@ class Running:
     """A fake agent in a pty; its screen is kept current by a reader thread."""
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.started = time.monotonic()
         self.proc = PtyProcess.spawn(
             argv, cwd=str(cwd), env=env, cols=100, rows=30, adopt_orphans=False
         )
         self.term = Terminal(100, 30)
         self.lock = threading.Lock()
-        self.first_output: float | None = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
@@ -64,8 +62,6 @@ class Running:
             if not data:
                 return
             with self.lock:
-                if self.first_output is None:
-                    self.first_output = time.monotonic()
                 self.term.feed(data)
 
     def screen(self) -> str:
@@ -278,11 +274,10 @@ def test_install_writes_fast_launchers_for_every_kind(tmp_path: Path) -> None:
 # -- the fake pi -------------------------------------------------------------------------------
 
 
-def test_pi_is_ready_within_300_ms_and_shows_an_idle_prompt_box(world: World) -> None:
+def test_pi_starts_to_an_idle_prompt_box(world: World) -> None:
+    # how fast the first frame comes is measured by bench/agent_start.py, not here
     pi = world.start("pi", herdr=False)
     screen = pi.wait_screen(RULE, timeout=2)
-    assert pi.first_output is not None
-    assert pi.first_output - pi.started < 0.3
     assert "Working..." not in screen
     assert "\n>\n" in screen
 

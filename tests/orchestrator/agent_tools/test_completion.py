@@ -245,7 +245,13 @@ def test_a_restored_agent_resuming_the_tasks_session_is_still_the_tasks_to_contr
                 ctx,
             )
         )
+        if answered["status"] == "running":
+            # Herdr's prompt wait ends at the first status change after the prompt; a
+            # restored agent still settling can make one before the message's turn starts
+            # (real Herdr too): the turn is then awaited from its session, as a caller would
+            answered = get_result(ctx, target=done["taskId"], timeout_ms=20_000)
         assert answered["status"] == "completed", answered
+        assert answered["finalMessage"] != "answered before", answered
         assert "and now?" in Path(session).read_text()  # the resumed session got the message
         closed = checked(close_agent({"target": done["taskId"]}, ctx))
         assert (closed["status"], closed["task"]["status"]) == ("gone", "closed"), closed
@@ -453,3 +459,34 @@ def test_a_spawn_that_failed_before_its_prompt_reports_its_own_error(
     assert result["error"]["code"] == "NAME_TAKEN"
     assert result["error"]["herdrCode"] == "agent_name_taken"
     assert result["task"]["error"]["code"] == "NAME_TAKEN"
+
+
+def test_a_message_whose_turn_is_not_in_the_session_is_not_completed(
+    ctx: AgentToolsContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Herdr answered agent.prompt's wait with a settled status that predates the message (a
+    # restored agent under load did so): the session's last answer is the older turn's, and
+    # message_agent used to call that "completed" with the old answer as its final message.
+    done = spawn(
+        ctx, prompt="first", cwd=str(tmp_path),
+        agent_args=scenario_args(tmp_path, Scenario().reply("answered before")),
+    )  # fmt: skip
+    assert done["status"] == "completed", done
+    client = ctx.client
+
+    def settled_before_the_message(pane_id: str, text: str, **_: Any) -> AgentInfo:
+        return client.agent_get(pane_id)  # nothing typed: the turn never starts
+
+    monkeypatch.setattr(client, "agent_prompt", settled_before_the_message)
+    result = checked(
+        message_agent({"target": done["taskId"], "message": "and now?", "wait": True}, ctx)
+    )
+    assert result["status"] == "running", result
+    assert result.get("finalMessage") is None, result
+    details = [item["detail"] for item in result["evidence"]]
+    assert "the message not yet in it" in details, details
+    assert ctx.store.get(done["taskId"]).status == "running"
+    # nor does a harvest right after take the older answer for the message's
+    harvested = get_result(ctx, target=done["taskId"], wait=False)
+    assert harvested["status"] == "running", harvested
+    assert harvested.get("finalMessage") is None, harvested
