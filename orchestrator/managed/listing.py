@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.managed.definitions import AgentDefinition
+from orchestrator.managed.definitions import AgentDefinition, Roster
 from orchestrator.managed.footing import ServiceFooting
 from orchestrator.managed.projection import project
-from orchestrator.managed.supervisor import public_record
+from orchestrator.managed.supervisor import ReconcileReport, public_record
 
 __all__ = ["READ_ONLY_NOTE", "list_agents"]
 
@@ -25,8 +25,41 @@ READ_ONLY_NOTE = (
 
 
 def list_agents(footing: ServiceFooting) -> dict[str, Any]:
+    """``agent_list``: reconcile (delivering unless read-only), then the owned agents with
+    their projected tools, the roster, what was delivered and the kept attention."""
     pull = footing.pull
     report = footing.reconciled(pull=pull)
+    agents = _agent_rows(footing, report)
+    roster = footing.roster()
+    definitions = [_definition_row(d) for _, d in sorted(roster.definitions.items())]
+    deliveries = _delivery_rows(report)
+    attention = footing.attention_source() if footing.attention_source is not None else []
+    lines = _list_text(footing, agents, roster, definitions, deliveries, attention)
+    return {
+        "ok": True,
+        "action": "list",
+        "owner_session_id": footing.controller_id,
+        "delivery": "none" if footing.read_only else "pull" if pull else "pane",
+        "agents": agents,
+        "agent_definitions": definitions,
+        "deliveries": deliveries,
+        "attention": attention,
+        "refused_definitions": [
+            {
+                "layer": r.layer,
+                "name": r.name,
+                "path": str(r.path) if r.path else None,
+                "reason": r.reason,
+            }
+            for r in roster.refusals
+        ],
+        "text": "\n".join(lines),
+    }
+
+
+def _agent_rows(footing: ServiceFooting, report: ReconcileReport) -> list[dict[str, Any]]:
+    """The owned agents (direct, then descendants) as public records, then one
+    recovery-only row per unreadable record."""
     agents = []
     for observation, direct in [
         *((o, True) for o in report.observations),
@@ -53,9 +86,12 @@ def list_agents(footing: ServiceFooting) -> dict[str, Any]:
         }
         for problem in problems
     )
-    roster = footing.roster()
-    definitions = [_definition_row(d) for _, d in sorted(roster.definitions.items())]
-    deliveries: list[dict[str, Any]] = [
+    return agents
+
+
+def _delivery_rows(report: ReconcileReport) -> list[dict[str, Any]]:
+    """What the reconcile delivered (results and questions), each with its ids."""
+    return [
         {
             "kind": d.kind,
             "agent": d.agent,
@@ -69,6 +105,17 @@ def list_agents(footing: ServiceFooting) -> dict[str, Any]:
         }
         for d in report.delivered
     ]
+
+
+def _list_text(
+    footing: ServiceFooting,
+    agents: list[dict[str, Any]],
+    roster: Roster,
+    definitions: list[dict[str, Any]],
+    deliveries: list[dict[str, Any]],
+    attention: list[dict[str, Any]],
+) -> list[str]:
+    """The model-facing lines of the list."""
     lines = [f"Agents: {len(agents)}", ""]
     for agent in agents:
         tools = ", ".join(agent.get("available_tools") or []) or "nothing"
@@ -95,29 +142,9 @@ def list_agents(footing: ServiceFooting) -> dict[str, Any]:
         lines += ["", delivery["text"]]
     if footing.read_only:
         lines += ["", READ_ONLY_NOTE]
-    attention = footing.attention_source() if footing.attention_source is not None else []
     for item in attention:
         lines += ["", str(item["text"])]
-    return {
-        "ok": True,
-        "action": "list",
-        "owner_session_id": footing.controller_id,
-        "delivery": "none" if footing.read_only else "pull" if pull else "pane",
-        "agents": agents,
-        "agent_definitions": definitions,
-        "deliveries": deliveries,
-        "attention": attention,
-        "refused_definitions": [
-            {
-                "layer": r.layer,
-                "name": r.name,
-                "path": str(r.path) if r.path else None,
-                "reason": r.reason,
-            }
-            for r in roster.refusals
-        ],
-        "text": "\n".join(lines),
-    }
+    return lines
 
 
 def _definition_row(definition: AgentDefinition) -> dict[str, Any]:
