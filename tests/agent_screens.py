@@ -1,16 +1,18 @@
 """How an agent's screen treats the pane it starts in, as a Herdr client sees it.
 
 A pane holds 60 numbered lines of earlier output; an agent starts below them, shows its
-input box, and exits. :func:`observe` records, through the API only (``pane.read`` and the
-scroll metrics of ``pane.get``), what a client that archives a pane's history or scrapes its
-screen depends on:
+input box, and exits. :func:`observe` records, through the API (``pane.read`` and the
+scroll metrics of ``pane.get``) and the simulator's terminal model, what a client that
+archives a pane's history or scrapes its screen depends on:
 
 * whether the earlier lines stay in the pane's history (``recent`` read) while the agent
   runs and after it exits;
 * whether they stay on the visible screen above the agent's own rows (an inline renderer
   draws below them; a full-screen one clears them away);
-* whether the agent is on the alternate screen: Herdr reports ``0/0`` scroll metrics there
-  (``scroll_metrics`` in ``src/pane/terminal.rs``), though the main screen has a history;
+* whether the agent is on the alternate screen, as the simulator's terminal model knows it;
+  a client sees it as Herdr's ``0/0`` scroll metrics there (``scroll_metrics`` in
+  ``src/pane/terminal.rs``), though the main screen has a history, and that is checked to
+  agree;
 * where the input box sits: the row, counted from the bottom of the screen, that shows text
   typed into it (not yet submitted);
 * what of the agent's last frame stays readable after it exits.
@@ -27,11 +29,12 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pytest_herdr import Pane
+from pytest_herdr.backends import HerdrServer
 from tests.waits import wait_until
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "observe",
     "recorded",
     "short_directory",
+    "terminal_model",
 ]
 
 #: how many numbered lines the pane holds before the agent starts
@@ -89,14 +93,30 @@ def _history(pane: Pane) -> str:
     return pane.read("recent", lines=1000)
 
 
-def _moment(pane: Pane) -> dict[str, Any]:
+def terminal_model(server: HerdrServer, pane: Pane) -> Callable[[], bool]:
+    """Whether ``pane``'s terminal (in the simulator ``server`` runs) is on the alternate
+    screen now, read from the terminal model on the simulator's thread."""
+    sim = server.sim
+    assert sim is not None, "the screens are observed in the simulator"
+
+    def alternate() -> bool:
+        return sim.run_in_loop(
+            lambda rt: rt.process(rt.pane(pane.pane_id)).terminal.alternate_screen
+        )
+
+    return alternate
+
+
+def _moment(pane: Pane, alternate: Callable[[], bool]) -> dict[str, Any]:
     """The history and screen facts common to both moments (running, exited)."""
-    scroll = pane.info.get("scroll", {})
-    history = _history(pane)
+    on_alternate = alternate()
+    scroll = pane.info["scroll"]
+    # Herdr's client-side view of the alternate screen: no history to scroll
+    assert (scroll["max_offset_from_bottom"] == 0) == on_alternate, scroll
     return {
-        "earlier_lines_in_history": len(_earlier_in(history)),
+        "earlier_lines_in_history": len(_earlier_in(_history(pane))),
         "earlier_lines_on_screen": bool(_earlier_in(pane.read("visible"))),
-        "alternate_screen": scroll.get("max_offset_from_bottom") == 0,
+        "alternate_screen": on_alternate,
     }
 
 
@@ -107,8 +127,8 @@ def _input_row_from_bottom(pane: Pane) -> int:
     seen: list[tuple[int | None, float]] = []
 
     def row() -> tuple[int] | None:
-        """The row, once it has stayed put for a second (a starting agent's footer can still
-        grow a row or lose one: real Codex did, once)."""
+        """The row, once it has stayed put for a second (an agent that has just started may
+        still redraw its footer)."""
         hits = [i for i, text in enumerate(_rows(pane.read("visible"))) if TYPED in text]
         now = (height - 1 - hits[-1]) if hits else None
         if not seen or seen[-1][0] != now:
@@ -122,20 +142,20 @@ def _input_row_from_bottom(pane: Pane) -> int:
     return found[0]
 
 
-def observe(pane: Pane, kind: str, exited: Any) -> dict[str, Any]:
+def observe(pane: Pane, kind: str, alternate: Callable[[], bool]) -> dict[str, Any]:
     """Observe the agent of ``kind`` running in ``pane`` (its input box up and idle), exit it
-    with its exit command, wait with ``exited()`` until it is gone, and observe again."""
-    running = _moment(pane)
+    with its exit command, wait until Herdr no longer sees an agent in the pane, and observe
+    again; ``alternate()``: whether the pane's terminal is on the alternate screen."""
+    running = _moment(pane, alternate)
     running["input_row_from_bottom"] = _input_row_from_bottom(pane)
     frame = [row.strip() for row in _rows(pane.read("visible")) if row.strip()]
     pane.send(EXIT[kind], "Enter")
-    wait_until(exited, 60, interval=0.1, what=f"{kind} to exit")
-    after = _moment(pane)
+    wait_until(lambda: "agent" not in pane.info, 60, interval=0.1, what=f"{kind} to exit")
+    after = _moment(pane, alternate)
     history = {row.strip() for row in _rows(_history(pane))}
     kept = [row for row in frame if row in history and not row.startswith("line-")]
     after["last_frame_rows_kept"] = "all" if len(kept) == len(frame) else "some" if kept else "none"
-    return {"rows": pane.info.get("scroll", {}).get("viewport_rows"), "running": running,
-            "exited": after}  # fmt: skip
+    return {"rows": pane.info["scroll"]["viewport_rows"], "running": running, "exited": after}
 
 
 def recorded(kind: str) -> dict[str, Any]:

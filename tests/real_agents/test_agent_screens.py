@@ -24,7 +24,7 @@ import pytest
 from herdr_sim.fake_llm import FakeLLM
 from pytest_herdr.fixtures import ServerFactory
 from pytest_herdr.real_agents import RealAgents
-from tests.agent_screens import RECORDS, fill, observe, recorded, short_directory
+from tests.agent_screens import RECORDS, fill, observe, recorded, short_directory, terminal_model
 from tests.real_agents.observed import MANIFESTS
 
 pytestmark = pytest.mark.real_agent
@@ -44,7 +44,7 @@ def test_the_real_agents_screen_in_a_pane_with_earlier_output(
     agents: RealAgents, kind: str
 ) -> None:
     real = agents.start(kind, manifests=MANIFESTS, before=fill)
-    seen = observe(real.pane, kind, lambda: "agent" not in real.pane.info)
+    seen = observe(real.pane, kind, terminal_model(real.server, real.pane))
     if os.environ.get(RECORD_ENV) == "1":
         RECORDS.mkdir(exist_ok=True)
         (RECORDS / f"{kind}.json").write_text(json.dumps(seen, indent=2) + "\n")

@@ -15,16 +15,17 @@ import pytest
 
 from pytest_herdr import HerdrClient, Pane
 from pytest_herdr.agents import start_agent
-from tests.agent_screens import READY, fill, observe, recorded
+from pytest_herdr.backends import HerdrServer
+from tests.agent_screens import READY, fill, observe, recorded, terminal_model
 from tests.waits import wait_until
 
 
 @pytest.mark.parametrize("kind", ["pi", "claude", "codex"])
 def test_the_fake_agents_screen_matches_the_real_agents(
-    herdr_client: HerdrClient, herdr_pane: Pane, kind: str
+    herdr_server: HerdrServer, herdr_client: HerdrClient, herdr_pane: Pane, kind: str
 ) -> None:
     fill(herdr_pane)
     start_agent(herdr_client, kind, herdr_pane, f"fake-{kind}", [], 20.0)
     wait_until(lambda: READY[kind] in herdr_pane.read("visible"), 20, what="the fake's screen")
-    seen = observe(herdr_pane, kind, lambda: "agent" not in herdr_pane.info)
+    seen = observe(herdr_pane, kind, terminal_model(herdr_server, herdr_pane))
     assert seen == recorded(kind)
