@@ -8,7 +8,7 @@ real agent's behaviour), and ``tests/sim/test_fake_agent_screen_fidelity.py`` ho
 fake of the same kind to it. ``PYTEST_HERDR_RECORD_SCREENS=1`` rewrites the files from the
 real agents instead. Marker ``real_agent``.
 
-The agents run in a short directory (:data:`tests.agent_screens.short_directory`): Codex
+The agents run in a short directory (:func:`tests.agent_screens.short_directory`): Codex
 wraps its status row, which names the working directory, so under pytest's long temporary
 paths its input row would sit a row higher than in a project of an ordinary path.
 """
