@@ -697,14 +697,15 @@ def _launch(
 
     # Interactive is not yet taking prompts (real pi): wait for the session report first.
     left_ms = max(0, timeout_ms - int((time.monotonic() - began) * 1000))
-    _, late = start_watch.wait_for_session(client, pane_id, kind, left_ms)
+    seen, late = start_watch.wait_for_session(client, pane_id, kind, left_ms)
     if late is not None:
         notes.append(late)
     logger.info("agent %s started", name)
     # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
-    # after a crash can tell "prompt never sent" from "sent, and answered".
-    before = _fresh(actx, pane_id) or started.agent
+    # after a crash can tell "prompt never sent" from "sent, and answered". The session
+    # wait's last look is that fresh: it is not asked for again.
+    before = seen or _fresh(actx, pane_id) or started.agent
     session = completion.session_path_of(before) or completion.session_path_of(started.agent)
     sending = completion.sending(before)
     record = actx.store.update(
