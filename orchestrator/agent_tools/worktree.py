@@ -524,7 +524,8 @@ def diff(
     :class:`Worktree` (its base commit). Committed, staged, unstaged and untracked changes
     all count; the user's own index is never touched. With ``files`` for another machine
     git runs there (over SSH) and the patch comes back here; at most
-    :data:`REMOTE_PATCH_LIMIT` bytes of it are read (``bytes`` is then what was read).
+    :data:`REMOTE_PATCH_LIMIT` bytes of git's output are read (``bytes`` is then the part of
+    the patch that was read).
     """
     if isinstance(base, Baseline):
         against = base.tree or base.commit
