@@ -591,6 +591,8 @@ class _Launch:
     work_cwd: str = ""
     pane_id: str = ""
     notes: list[str] = field(default_factory=list)
+    #: the agent as the session wait last saw it, just before the prompt (None: not asked)
+    seen: AgentInfo | None = None
 
     def fail(self, code: str, message: str, **kwargs: Any) -> dict[str, Any]:
         """:func:`_fail` for this task (its record, slot and start time)."""
@@ -771,7 +773,7 @@ def _start_agent(
         )  # fmt: skip
     # Interactive is not yet taking prompts (real pi): wait for the session report first.
     left_ms = max(0, run.timeout_ms - int((time.monotonic() - run.began) * 1000))
-    _, late = start_watch.wait_for_session(client, pane_id, run.kind, left_ms)
+    run.seen, late = start_watch.wait_for_session(client, pane_id, run.kind, left_ms)
     if late is not None:
         notes.append(late)
     logger.info("agent %s started", run.name)
@@ -786,8 +788,9 @@ def _send_kickoff(
     actx, client, record = run.actx, run.actx.client, run.record
     # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
-    # after a crash can tell "prompt never sent" from "sent, and answered".
-    before = _fresh(actx, run.pane_id) or started.agent
+    # after a crash can tell "prompt never sent" from "sent, and answered". The session
+    # wait's last look is that fresh: it is not asked for again.
+    before = run.seen or _fresh(actx, run.pane_id) or started.agent
     session = completion.session_path_of(before) or completion.session_path_of(started.agent)
     sending = completion.sending(before)
     record = actx.store.update(

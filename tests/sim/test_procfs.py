@@ -302,3 +302,38 @@ def test_descendants_drop_a_listed_child_whose_pid_was_reused(
         (fake / str(pid) / "task" / str(pid) / "children").write_bytes(children)
     monkeypatch.setattr(procfs, "_PROC", fake)
     assert [p.pid for p in procfs.descendants(10)] == [11]
+
+
+def test_marked_pids_since_skips_processes_older_than_the_mark() -> None:
+    """A simulator's stop looks for its mark in the processes started since its token was
+    made, not in every environment on the machine (most of a stop's time on a busy one)."""
+    entry = f"HERDR_SIM_TEST_MARK=since-{os.getpid()}:1"
+    name, value = entry.split("=", 1)
+    env = {**os.environ, name: value}
+    older = subprocess.Popen(["sleep", "100"], env=env)
+    try:
+        _wait_exec(older.pid)
+        end = time.monotonic() + 10
+        while procfs.boot_ticks() <= (procfs.start_ticks(older.pid) or 0):
+            assert time.monotonic() < end
+            time.sleep(0.01)  # one clock tick: the next process is younger
+        since = procfs.boot_ticks()
+        newer = subprocess.Popen(["sleep", "100"], env=env)
+        try:
+            _wait_exec(newer.pid)
+            assert procfs.marked_pids(entry, exact=True) == sorted([older.pid, newer.pid])
+            assert procfs.marked_pids(entry, exact=True, since=since) == [newer.pid]
+        finally:
+            newer.kill()
+            newer.wait()
+    finally:
+        older.kill()
+        older.wait()
+
+
+def _wait_exec(pid: int) -> None:
+    """Until ``pid`` has exec'd ``sleep`` (its environment is the new one then), bounded."""
+    end = time.monotonic() + 10
+    while (info := procfs.proc_info(pid)) is None or info.name != "sleep":
+        assert time.monotonic() < end
+        time.sleep(0.01)
