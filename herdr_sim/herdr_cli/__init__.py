@@ -22,8 +22,7 @@ __all__ = ["install_cli", "main"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "install_cli":
-        from .install import install_cli
+    # the shared loader is imported on first use, not here (see herdr_sim/__init__.py)
+    from orchestrator._lazy import resolve
 
-        return install_cli
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return resolve(__name__, {"install_cli": "install"}, name)

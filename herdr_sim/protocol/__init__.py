@@ -304,10 +304,7 @@ CLI_ERROR_CODES: frozenset[str] = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _KINDS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import kinds
+    # the shared loader is imported on first use, not here (see herdr_sim/__init__.py)
+    from orchestrator._lazy import resolve
 
-    value = getattr(kinds, name)
-    globals()[name] = value
-    return value
+    return resolve(__name__, dict.fromkeys(_KINDS, "kinds"), name)
