@@ -4,6 +4,7 @@ plugin's public face of them (``pytest_herdr.wait_until`` / ``WaitTimeout``)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import pytest
 
@@ -12,7 +13,7 @@ from orchestrator.client.poll import Deadline, WaitTimeout, wait_until
 
 
 def test_the_first_truthy_value_is_returned_and_falsy_ones_mean_not_yet() -> None:
-    answers = iter([None, False, [], 0, "ready"])
+    answers: Iterator[object] = iter([None, False, [], 0, "ready"])
     assert wait_until(lambda: next(answers), timeout=5, interval=0) == "ready"
 
 
