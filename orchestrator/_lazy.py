@@ -1,10 +1,13 @@
 """Lazy package faces, written once: a module ``__getattr__`` from a name → module table.
 
 A package root names its public names in a table and lets :func:`lazy_getattr` build its
-module ``__getattr__`` (or, where even importing this module is too dear at import time,
-calls :func:`resolve` from a two-line ``__getattr__`` of its own: ``herdr_sim``'s roots, whose
-``herdr`` CLI starts in milliseconds and must not load the ``orchestrator`` package first).
-Importing the package stays cheap and a name's module loads on first use.
+module ``__getattr__``; where even importing this module at import time is too dear, the
+root calls :func:`resolve` from a two-line ``__getattr__`` of its own (``herdr_sim`` and
+``herdr_sim.client``: the simulator's ``herdr`` CLI starts in milliseconds and must not load
+the ``orchestrator`` package). Importing the package stays cheap and a name's module loads on
+first use. Two loaders stay hand-written, each saying why: ``herdr_sim.protocol`` and
+``herdr_sim.herdr_cli``, which the CLI's hot path asks (every ``from . import submodule``
+asks the package's ``__getattr__`` first), so they must not import this module at all.
 
 A table value is the submodule that defines the name, relative to ``base`` (the package
 itself unless given); ``"module:other"`` takes the name from ``other`` in that module (a

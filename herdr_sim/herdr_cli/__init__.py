@@ -22,7 +22,11 @@ __all__ = ["install_cli", "main"]
 
 
 def __getattr__(name: str) -> Any:
-    # the shared loader is imported on first use, not here (see herdr_sim/__init__.py)
-    from orchestrator._lazy import resolve
+    # Hand-written on purpose, not orchestrator._lazy's: every `from . import submodule` of
+    # the CLI asks this hook first, and the shared loader's package (orchestrator: logging,
+    # typing) would cost every CLI start milliseconds (tests/cli/test_startup.py).
+    if name == "install_cli":
+        from .install import install_cli
 
-    return resolve(__name__, {"install_cli": "install"}, name)
+        return install_cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

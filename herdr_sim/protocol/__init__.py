@@ -304,7 +304,13 @@ CLI_ERROR_CODES: frozenset[str] = frozenset(
 
 
 def __getattr__(name: str) -> Any:
-    # the shared loader is imported on first use, not here (see herdr_sim/__init__.py)
-    from orchestrator._lazy import resolve
+    # Hand-written on purpose, not orchestrator._lazy's: the `herdr` CLI reads these names
+    # on its hot path, and the shared loader's package (orchestrator: logging, typing) would
+    # cost every CLI start milliseconds (tests/cli/test_startup.py counts its modules).
+    if name not in _KINDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import kinds
 
-    return resolve(__name__, dict.fromkeys(_KINDS, "kinds"), name)
+    value = getattr(kinds, name)
+    globals()[name] = value
+    return value
