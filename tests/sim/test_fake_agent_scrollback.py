@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from herdr_sim.fake_agent import LAUNCHER_KINDS
-from pytest_herdr import HerdrClient, Pane
+from pytest_herdr import Pane, WireClient
 from tests.waits import wait_until
 
 #: what each kind shows once its screen is drawn
@@ -21,7 +21,7 @@ READY = {"pi": "─" * 20, "claude": "❯", "codex": "›", "opencode": "╹▀�
 
 @pytest.mark.parametrize("kind", LAUNCHER_KINDS)
 def test_earlier_output_stays_in_the_history(
-    herdr_client: HerdrClient, herdr_pane: Pane, kind: str
+    herdr_client: WireClient, herdr_pane: Pane, kind: str
 ) -> None:
     pane = herdr_pane.pane_id
     herdr_client.call("pane.send_input", pane_id=pane, text="seq -f 'line-%g' 1 60", keys=["Enter"])
