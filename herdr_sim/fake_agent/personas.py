@@ -88,7 +88,10 @@ def render(
                 " enter to submit · esc to cancel",
             ]
         else:
-            footer = [_rule(width), f"> {typed}", _rule(width), f" {cwd} · {model}"]
+            # real pi 1.6: the editor between two rules, then the cwd and the usage rows
+            usage = " 0.0%/128k (auto)"
+            footer = [_rule(width), f"> {typed}", _rule(width), f" {cwd}",
+                      usage + model.rjust(max(1, width - len(usage) - 1))]  # fmt: skip
             if state == "working":
                 footer.insert(0, f"{spin} Working... (esc to interrupt)")
     elif kind == "claude":
@@ -119,7 +122,8 @@ def render(
                 " Press enter to confirm or esc to cancel",
             ]
         else:
-            footer = [f"› {typed}", f"  {model} · {cwd}"]
+            # real Codex 0.171: the input row, a blank row, the model row, the hints row
+            footer = [f"› {typed}", "", f"  {model} · {cwd}", "  ? for shortcuts"]
             if state == "working":
                 footer.insert(0, f"• Working ({elapsed_s}s • esc to interrupt)")
     elif kind == "opencode":
