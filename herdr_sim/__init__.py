@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .config import SimulatorConfig
-    from .errors import HerdrError
+    from .errors import HerdrRequestError
     from .faults import Fault, FaultPlan
     from .simulator import Simulator, SimulatorError
 
@@ -24,7 +24,7 @@ _LAZY = {
     "Simulator": "simulator",
     "SimulatorError": "simulator",
     "SimulatorConfig": "config",
-    "HerdrError": "errors",
+    "HerdrRequestError": "errors",
     "Fault": "faults",
     "FaultPlan": "faults",
 }
@@ -34,7 +34,7 @@ __all__ = [
     "PROTOCOL",
     "Fault",
     "FaultPlan",
-    "HerdrError",
+    "HerdrRequestError",
     "Simulator",
     "SimulatorConfig",
     "SimulatorError",
@@ -42,12 +42,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'herdr_sim' has no attribute {name!r}")
-    from importlib import import_module
+#: old public names: they still resolve, with a DeprecationWarning
+_DEPRECATED = {"HerdrError": "HerdrRequestError"}
 
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> Any:
+    # the shared loader is imported on first use, not here: it lives in the orchestrator
+    # package, whose import would cost every `herdr` CLI start milliseconds
+    from orchestrator._lazy import resolve
+
+    return resolve(__name__, _LAZY, name, deprecated=_DEPRECATED)

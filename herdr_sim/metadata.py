@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Protocol
+
+from orchestrator.client.untrusted_text import strip_control
 
 from . import errors, lifecycle
 from .errors import HerdrError
@@ -94,14 +95,9 @@ def normalize_ttl(ttl_ms: int | None) -> float | None:
     return ttl_ms / 1000
 
 
-def _is_control(ch: str) -> bool:
-    """Rust's ``char::is_control``: general category Cc only."""
-    return unicodedata.category(ch) == "Cc"
-
-
 def _clean_text(value: str, limit: int = TOKEN_VALUE_MAX) -> str | None:
     """Trim, drop control characters, keep ``limit`` characters, trim again; blank → None."""
-    kept = "".join(ch for ch in value.strip() if not _is_control(ch))[:limit].strip()
+    kept = strip_control(value.strip())[:limit].strip()
     return kept or None
 
 

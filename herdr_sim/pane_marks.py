@@ -25,8 +25,9 @@ import os
 import secrets
 import select
 import signal
-import time
 from pathlib import Path
+
+from orchestrator.client.poll import Deadline
 
 from . import procfs
 from .trusted_paths import UntrustedPathError, read_own_file
@@ -135,8 +136,8 @@ def end_marked(entry: str, timeout: float = 3.0, *, since: int | None = None) ->
     poller = select.poll()
     for pidfd in pidfds:
         poller.register(pidfd, select.POLLIN)
-    waiting, deadline = set(pidfds), time.monotonic() + timeout
-    while waiting and (left := deadline - time.monotonic()) > 0:
+    waiting, deadline = set(pidfds), Deadline(timeout)
+    while waiting and (left := deadline.left()) > 0:
         for pidfd, _ in poller.poll(left * 1000):
             waiting.discard(pidfd)
             poller.unregister(pidfd)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from herdr_sim.client import RequestFailed
 from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario
 
-from .client import HerdrClient
+from .client import WireClient
 from .handles import Pane
 from .waits import AGENT_WAIT, SCALE, HerdrWait, WaitTimeout, wait_until
 
@@ -32,7 +32,7 @@ FAKE_KINDS: tuple[str, ...] = tuple(LAUNCHER_KINDS)
 class Agent:
     """One named agent, by name."""
 
-    client: HerdrClient
+    client: WireClient
     name: str
     pane: Pane
     #: the server's event recorder: a prompt or wait returns once it has the end status too
@@ -101,7 +101,7 @@ class FakeAgents:
 
     def __init__(
         self,
-        client: HerdrClient,
+        client: WireClient,
         directory: Path,
         default_pane: Pane | None,
         events: EventRecorder | None = None,
@@ -178,7 +178,7 @@ class FakeAgents:
 
 
 def start_agent(
-    client: HerdrClient,
+    client: WireClient,
     kind: str,
     pane: Pane,
     name: str,

@@ -36,7 +36,7 @@ from herdr_sim.real_agents import (
 
 from .agents import Agent, start_agent
 from .backends import HerdrServer
-from .client import HerdrClient
+from .client import WireClient
 from .fixtures import ServerFactory
 from .handles import Pane, Workspace
 from .waits import wait_until
@@ -111,7 +111,7 @@ class RealAgent:
     home: AgentHome
     llm: FakeLLM
     server: HerdrServer
-    client: HerdrClient
+    client: WireClient
     workspace: Workspace
     #: the agent's working directory (its project)
     cwd: Path
@@ -146,16 +146,16 @@ class RealAgents:
     llm: FakeLLM
     server_factory: ServerFactory
     directory: Path
-    _servers: dict[Path | None, tuple[HerdrServer, HerdrClient]] = field(default_factory=dict)
+    _servers: dict[Path | None, tuple[HerdrServer, WireClient]] = field(default_factory=dict)
     _numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
-    def server(self, manifests: Path | None = None) -> tuple[HerdrServer, HerdrClient]:
+    def server(self, manifests: Path | None = None) -> tuple[HerdrServer, WireClient]:
         """The simulator the agents run in: no fake agents on its panes' PATH and the screen
         rules of ``manifests`` (a directory of Herdr's detection manifests) or none, so what
         Herdr knows of a real agent comes from the agent, its integration and those rules."""
         if manifests not in self._servers:
             server = self.server_factory(fake_agents=False, agent_manifests_dir=manifests)
-            self._servers[manifests] = (server, HerdrClient(server.socket_path))
+            self._servers[manifests] = (server, WireClient(server.socket_path))
         return self._servers[manifests]
 
     def start(

@@ -265,6 +265,8 @@ class FakeAgent(KeyInput):
         self.enter_screen()
         self.draw()
         startup = self.scenario.startup_ms / 1000 * self.time_scale
+        # own deadline: a start-up timer the fake agent's own select() loop checks; the fake
+        # imports only its own modules, to start as fast as a real agent's launcher
         self.starting_until = time.monotonic() + startup if startup > 0 else 0.0
         if not self.starting_until:
             self.started()

@@ -26,10 +26,14 @@ third-party persona ``fake-agent`` integrates as the guide tells a third-party a
 
 from __future__ import annotations
 
-__all__ = ["ANSWER_MARKS", "KINDS", "PERSONA_SOURCES", "PROMPT_ECHOES", "render"]
+__all__ = ["ANSWER_MARKS", "KINDS", "LAUNCHER_KINDS", "PERSONA_SOURCES", "PROMPT_ECHOES", "render"]
 
+#: The agent kinds the project fakes, each a launcher of its name: the one list of them (the
+#: launchers, the simulator's own integrations, the real agents and the plugin's fake-agent
+#: fixtures all take theirs from here).
+LAUNCHER_KINDS = ("pi", "claude", "codex", "opencode")
 #: The kinds a launcher can be installed as, plus the third-party persona.
-KINDS = ("pi", "claude", "codex", "opencode", "fake-agent")
+KINDS = (*LAUNCHER_KINDS, "fake-agent")
 
 #: The report ``source`` (and request id prefix) of each kind; None: this kind never reports.
 PERSONA_SOURCES = {

@@ -14,8 +14,9 @@ plugins installed.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
+
+from orchestrator.client.untrusted_text import strip_control
 
 from .. import errors
 from ..errors import HerdrError
@@ -154,7 +155,7 @@ def normalize_source(source: str) -> str:
 
 def normalize_label(label: str) -> str:
     """Trimmed, then control characters dropped; 1–32 characters left."""
-    kept = "".join(ch for ch in label.strip(RUST_WHITESPACE) if unicodedata.category(ch) != "Cc")
+    kept = strip_control(label.strip(RUST_WHITESPACE))
     if not kept or len(kept) > MAX_LABEL_CHARS:
         raise _invalid(
             f"agent view label must be non-empty and at most {MAX_LABEL_CHARS} characters"

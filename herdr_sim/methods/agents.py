@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Self
 
+from orchestrator.client.poll import Deadline
+
 from .. import errors
 from ..errors import HerdrError
 from ..events import Envelope, Signal
@@ -387,7 +389,7 @@ class _Watch:
         ``stalled`` (baseline, ms) turns the deadline into ``agent_prompt_stalled``.
         """
         rt, initial = self.rt, wait.initial
-        deadline = None if wait.timeout is None else time.monotonic() + wait.timeout
+        deadline = Deadline(wait.timeout)
         terminal_id, pane_id = initial["terminal_id"], initial["pane_id"]
         name = initial.get("name") if initial.get("name") == wait.target else None
         label = initial.get("agent")
@@ -437,7 +439,7 @@ class _Watch:
                     return {**agent, "agent_status": matched}
                 if settled(agent):
                     return agent
-            remaining = None if deadline is None else deadline - time.monotonic()
+            remaining = deadline.remaining()
             if remaining is not None and remaining <= 0:
                 agent = pinned()
                 if settled(agent):

@@ -19,8 +19,9 @@ The simulator, like a Herdr server nobody attached to, has no foreground client 
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
+
+from orchestrator.client.untrusted_text import strip_control
 
 from .. import errors
 from ..errors import HerdrError
@@ -36,8 +37,7 @@ WINDOW_TITLE_MAX = 200
 
 def sanitize_window_title(text: str) -> str | None:
     """Herdr's window-title rule; None when nothing is left."""
-    kept = [ch for ch in text if unicodedata.category(ch) != "Cc"][:WINDOW_TITLE_MAX]
-    title = "".join(kept).strip(RUST_WHITESPACE)
+    title = strip_control(text)[:WINDOW_TITLE_MAX].strip(RUST_WHITESPACE)
     return title or None
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
+
+from orchestrator.client.untrusted_text import CONTROL
 
 from .. import errors
 from ..errors import HerdrError
@@ -28,7 +29,7 @@ def sanitize(text: str, limit: int) -> str:
     for ch in text:
         if ch in "\n\r\t":
             ch = " "
-        elif unicodedata.category(ch) == "Cc":
+        elif ch in CONTROL:
             continue
         if ch.isspace():
             if previous_space:

@@ -48,7 +48,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -78,6 +77,7 @@ from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
 from orchestrator.client.types import AgentInfo, AgentStarted
+from orchestrator.client.untrusted_text import has_control
 from orchestrator.core import aliases
 from orchestrator.core.config import (
     Config,
@@ -98,7 +98,6 @@ MIN_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 3_600_000
 #: Herdr's bounds for ``agent start --timeout`` (exclusive lower, inclusive upper).
 START_TIMEOUT_MS = 60_000
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Label of the workspace holding one tab per task.
 WORKSPACE_LABEL = "herdr-agents"
 SETTLED = SETTLED_STATUSES
@@ -290,7 +289,7 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
             "FIELD_INVALID", "prompt is not valid Unicode text (it holds lone surrogates)", "prompt"
         ) from None
     for arg in args.get("agent_args") or ():
-        if _CONTROL.search(str(arg)):
+        if has_control(str(arg)):
             raise _Refused(
                 "FIELD_INVALID",
                 "agent_args must not contain control characters (Herdr refuses them)",

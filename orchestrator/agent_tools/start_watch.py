@@ -34,6 +34,7 @@ from typing import Any
 
 from orchestrator.agent_tools import screen_text
 from orchestrator.client.errors import ClientError
+from orchestrator.client.poll import Deadline
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.types import AgentInfo, AgentStarted
 from orchestrator.core.result import redact_text
@@ -187,7 +188,7 @@ def wait_for_session(
     if kind not in SESSION_AT_START:
         return None, None
     budget = max(0, min(timeout_ms, SESSION_GRACE_MS))
-    deadline = time.monotonic() + budget / 1000
+    deadline = Deadline(budget / 1000)
     info: AgentInfo | None = None
     while True:
         try:
@@ -196,7 +197,7 @@ def wait_for_session(
             return info, None  # the prompt that follows reports what happened
         if info.raw.get("agent_session") is not None:
             return info, None
-        if time.monotonic() >= deadline:
+        if deadline.expired():
             return info, (
                 f"the {kind} agent reported no session within {budget} ms of starting (is "
                 f"Herdr's {kind} integration installed?); the task prompt was sent anyway, and "

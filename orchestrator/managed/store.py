@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from orchestrator.client.poll import Deadline
 from orchestrator.core.safe_fs import (
     UnsafeFile,
     ensure_private_dir,
@@ -226,7 +227,7 @@ class _ReentrantFlock:
 
     @contextlib.contextmanager
     def hold(self, *, timeout: float | None) -> Iterator[None]:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = Deadline(timeout)
         if not self._thread.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
             raise LockBusy(str(self.path))
         try:
@@ -240,7 +241,7 @@ class _ReentrantFlock:
                             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                             break
                         except BlockingIOError:
-                            if deadline is not None and time.monotonic() >= deadline:
+                            if deadline.expired():
                                 raise LockBusy(str(self.path)) from None
                             time.sleep(0.01)
                 except BaseException:

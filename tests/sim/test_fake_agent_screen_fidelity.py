@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_herdr import HerdrClient, Pane
+from pytest_herdr import Pane, WireClient
 from pytest_herdr.agents import start_agent
 from pytest_herdr.backends import HerdrServer
 from tests.agent_screens import READY, fill, observe, recorded, terminal_model
@@ -22,7 +22,7 @@ from tests.waits import wait_until
 
 @pytest.mark.parametrize("kind", ["pi", "claude", "codex"])
 def test_the_fake_agents_screen_matches_the_real_agents(
-    herdr_server: HerdrServer, herdr_client: HerdrClient, herdr_pane: Pane, kind: str
+    herdr_server: HerdrServer, herdr_client: WireClient, herdr_pane: Pane, kind: str
 ) -> None:
     fill(herdr_pane)
     start_agent(herdr_client, kind, herdr_pane, f"fake-{kind}", [], 20.0)

@@ -14,14 +14,14 @@ from __future__ import annotations
 import pytest
 
 from herdr_sim.fake_agent import LAUNCHER_KINDS
-from pytest_herdr import HerdrClient, Pane
+from pytest_herdr import Pane, WireClient
 from tests.agent_screens import EARLIER, EXIT, READY, fill
 from tests.waits import wait_until
 
 
 @pytest.mark.parametrize("kind", LAUNCHER_KINDS)
 def test_earlier_output_is_hidden_while_the_fake_runs_and_kept_in_the_history(
-    herdr_client: HerdrClient, herdr_pane: Pane, kind: str
+    herdr_client: WireClient, herdr_pane: Pane, kind: str
 ) -> None:
     fill(herdr_pane)
     herdr_pane.run(kind)

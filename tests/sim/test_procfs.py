@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from herdr_sim import procfs
+from orchestrator.client.poll import Deadline
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
     """Kill the leaves first so their parents reap them: no orphan, no zombie. A child seen
     between fork and exec is not named ``sleep`` yet: kill again until the parent is done
     (bounded)."""
-    end = time.monotonic() + 10
+    end = Deadline(10)
     while True:
         for info in procfs.descendants(proc.pid):
             if info.name == "sleep":
@@ -42,7 +43,7 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
         try:
             proc.wait(0.1)
         except subprocess.TimeoutExpired:
-            if time.monotonic() > end:
+            if end.expired():
                 raise
             continue
         if proc.stdout is not None:
@@ -54,10 +55,10 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
 
 def _wait_children(pid: int, count: int) -> list[procfs.ProcInfo]:
     """Poll /proc (bounded): children appear at fork, their name only after exec."""
-    end = time.monotonic() + 10
+    end = Deadline(10)
     while True:
         found = [p for p in procfs.descendants(pid) if p.name == "sleep"]
-        if len(found) == count or time.monotonic() > end:
+        if len(found) == count or end.expired():
             return found
         time.sleep(0.01)
 
@@ -109,10 +110,10 @@ def test_comm_with_spaces_and_parentheses_is_parsed(tmp_path: Path) -> None:
     proc = subprocess.Popen([str(odd), "100"], cwd=tmp_path)
     try:
         # Bounded poll: comm changes at exec, the new command line a moment later.
-        end = time.monotonic() + 10
+        end = Deadline(10)
         info = procfs.proc_info(proc.pid)
         while info is None or info.name != "a) b (c" or info.argv is None:
-            assert time.monotonic() < end
+            assert not end.expired()
             time.sleep(0.01)
             info = procfs.proc_info(proc.pid)
         assert info is not None
