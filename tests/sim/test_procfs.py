@@ -15,6 +15,7 @@ import pytest
 
 from herdr_sim import procfs
 from orchestrator.client.poll import Deadline
+from tests.waits import wait_until
 
 
 @pytest.fixture
@@ -314,10 +315,13 @@ def test_marked_pids_since_skips_processes_older_than_the_mark() -> None:
     older = subprocess.Popen(["sleep", "100"], env=env)
     try:
         _wait_exec(older.pid)
-        end = time.monotonic() + 10
-        while procfs.boot_ticks() <= (procfs.start_ticks(older.pid) or 0):
-            assert time.monotonic() < end
-            time.sleep(0.01)  # one clock tick: the next process is younger
+        # one clock tick later, the next process is younger
+        wait_until(
+            lambda: procfs.boot_ticks() > (procfs.start_ticks(older.pid) or 0),
+            10,
+            0.01,
+            "a clock tick after the older process started",
+        )
         since = procfs.boot_ticks()
         newer = subprocess.Popen(["sleep", "100"], env=env)
         try:
@@ -334,7 +338,9 @@ def test_marked_pids_since_skips_processes_older_than_the_mark() -> None:
 
 def _wait_exec(pid: int) -> None:
     """Until ``pid`` has exec'd ``sleep`` (its environment is the new one then), bounded."""
-    end = time.monotonic() + 10
-    while (info := procfs.proc_info(pid)) is None or info.name != "sleep":
-        assert time.monotonic() < end
-        time.sleep(0.01)
+
+    def exec_d() -> bool:
+        info = procfs.proc_info(pid)
+        return info is not None and info.name == "sleep"
+
+    wait_until(exec_d, 10, 0.01, f"{pid} to exec sleep")
