@@ -316,8 +316,14 @@ class Supervisor:
 
     def _owner_pane_sink(self, owner: Generation) -> Sink | None:
         """Delivery to a delegating agent ``owner``: into its own pane, only while it is
-        idle, and only while the pane provably still runs it."""
-        if owner.pane_id is None or self.observe(owner).evidence.presence != "live":
+        idle, and only while the pane provably still runs it — and only once its own turn
+        end has run (its state no longer ``working``). Herdr's idle can come first; a
+        delivery typed then, marked ``delivering`` before its text, made the turn end that
+        was still to run see nothing owed and post the owner's result too early."""
+        if owner.pane_id is None:
+            return None
+        evidence = self.observe(owner).evidence
+        if evidence.presence != "live" or evidence.operation == "working":
             return None
         channel = PaneOwner(self._client_of(), owner.pane_id, self.store.root / SPOOL_DIR)
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from orchestrator.managed.mailbox import Box, Kind
+from orchestrator.managed.projection import Evidence
 from orchestrator.managed.results import ResultStore
-from orchestrator.managed.store import ManagedStore
-from orchestrator.managed.supervisor import Delivery, Supervisor
+from orchestrator.managed.store import Generation, ManagedStore
+from orchestrator.managed.supervisor import Delivery, Observation, Supervisor
 from tests.orchestrator.managed.test_service_store import generation
 
 
@@ -63,3 +66,29 @@ def test_an_ask_the_owner_could_not_take_is_not_recorded_and_is_offered_again(
     # a third pass delivers nothing more: exactly once
     supervisor._deliver_ask(after, mailbox, ask, delivered, idle_owner)
     assert len(offered) == 2 and len(delivered) == 1
+
+
+def test_nothing_is_typed_to_a_delegating_owner_before_its_own_turn_end_has_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Herdr can call the owner idle before the owner's turn-end hook has run. A delivery
+    typed then is marked ``delivering`` first, so that late turn end saw nothing owed and
+    posted the owner's result a turn early (a delegation test failed on it under load).
+    The owner's pane is offered only once its own state has left ``working``."""
+    store = ManagedStore(tmp_path)
+    supervisor = Supervisor(store, _unreachable, "owner", ResultStore(tmp_path / "results"))  # type: ignore[arg-type]
+    owner = store.save(generation(label="boss", pane_id="w1:p2"))
+    seen: dict[str, Evidence] = {}
+
+    def observe(generation: Generation) -> Observation:
+        return Observation(generation, seen["evidence"])
+
+    monkeypatch.setattr(supervisor, "observe", observe)
+    monkeypatch.setattr(supervisor, "_client_of", lambda: object())
+    seen["evidence"] = Evidence("live", operation="working", herdr_status="idle")
+    assert supervisor._owner_pane_sink(owner) is None, (
+        "an owner Herdr calls idle whose own turn end has not run yet was offered a delivery"
+    )
+    for settled in ("idle", "asking"):
+        seen["evidence"] = Evidence("live", operation=settled, herdr_status="idle")
+        assert supervisor._owner_pane_sink(owner) is not None, settled
