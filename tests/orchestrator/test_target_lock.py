@@ -20,6 +20,7 @@ from pytest_herdr.backends import HerdrServer
 from pytest_herdr.waits import SCALE
 from tests.orchestrator.support import FAST_AGENTS, client, context, received
 from tests.results import assert_refused
+from tests.waits import wait_until
 
 pytestmark = FAST_AGENTS
 
@@ -40,6 +41,14 @@ def test_twenty_concurrent_prompts_to_one_agent_are_twenty_turns_in_order(
     scenario.write_text(json.dumps({"turns": turns}))
     herdr = client(herdr_server, "socket")
     herdr.agent_start("worker", "pi", pane, args=["--scenario", str(scenario)], timeout_ms=20_000)
+    # interactive_ready comes from the (shortened) settle delay: under load the fake pi may
+    # still be starting, and its late startup report would count as a state change
+    wait_until(
+        lambda: "agent_session" in herdr.agent_get("worker").raw,
+        20,
+        0.02,
+        "the fake pi's startup report",
+    )
     rec = received(herdr_server)
     ctx = context(herdr_server, "socket")
     results: dict[int, dict[str, Any]] = {}
