@@ -140,6 +140,10 @@ _Answer = tuple[str, bool, str | None]
 _answers: weakref.WeakKeyDictionary[
     Terminal, tuple[tuple[int, int], dict[tuple[str, int | None, str], asyncio.Future[_Answer]]]
 ] = weakref.WeakKeyDictionary()
+#: the ``pane.output_matched`` envelope built for a question and pane, per terminal state
+_envelopes: weakref.WeakKeyDictionary[
+    Terminal, tuple[tuple[int, int], dict[tuple[tuple[str, int | None, str], str], Envelope]]
+] = weakref.WeakKeyDictionary()
 
 
 async def _answer(
@@ -214,9 +218,19 @@ class OutputSubscription:
         if self.matching:
             return None
         self.matching = True
-        result = read_result(ref, self.source, "text", text, truncated)
-        data = {"pane_id": result["pane_id"], "matched_line": line, "read": result}
-        return {"event": "pane.output_matched", "data": data}
+        # one envelope for every stream that asked the same question of this pane state, so
+        # the server encodes it once (herdr_sim/event_lines.py)
+        kept = _envelopes.get(terminal)
+        if kept is None or kept[0] != state:
+            kept = (state, {})
+            _envelopes[terminal] = kept
+        key = (self.question, ref.pane_id)
+        envelope = kept[1].get(key)
+        if envelope is None:
+            result = read_result(ref, self.source, "text", text, truncated)
+            data = {"pane_id": result["pane_id"], "matched_line": line, "read": result}
+            envelope = kept[1][key] = {"event": "pane.output_matched", "data": data}
+        return envelope
 
 
 class ScrollSubscription:
