@@ -368,6 +368,8 @@ class Server:
             self.in_flight -= 1
             if entry.mutates:
                 self.runtime.after_request()
+        if entry.mutates:
+            await self.runtime.session_saved()
         return {"id": request_id, "result": result}
 
     def _record_error(self, exc: BaseException) -> None:
