@@ -50,6 +50,8 @@ class SessionSaver:
         self._taken = 0  # changes in the newest snapshot taken
         self._written = 0  # changes in the newest snapshot written (or that failed)
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        #: the newest snapshot handed to the writer: an equal one is not written again
+        self._last: dict[str, Any] | None = None
         self._closed = False
 
     def request(self) -> None:
@@ -77,6 +79,10 @@ class SessionSaver:
             log.exception("could not take the session's snapshot")
             self._done(generation)
             return None
+        if data == self._last:  # most requests change nothing that is saved
+            self._done(generation)
+            return None
+        self._last = data
         if self._executor is None:
             self._executor = ThreadPoolExecutor(1, thread_name_prefix="herdr-session-save")
         writing = asyncio.get_running_loop().run_in_executor(self._executor, self._write, data)
@@ -89,12 +95,16 @@ class SessionSaver:
             persist.write_atomic(self._path, data)
         except OSError:
             log.exception("could not save the session to %s", self._path)
+            raise
 
     def _written_callback(self, writing: asyncio.Future[None], generation: int) -> None:
         if self._writing is writing:
             self._writing = None
-        if not writing.cancelled() and writing.exception() is not None:
-            log.error("saving the session failed", exc_info=writing.exception())
+        error = None if writing.cancelled() else writing.exception()
+        if writing.cancelled() or error is not None:
+            self._last = None  # not in the file: the next snapshot is written again
+        if error is not None and not isinstance(error, OSError):  # an OSError is logged
+            log.error("saving the session failed", exc_info=error)
         self._done(generation)
         if self._requested > self._taken and not self._closed:
             self._start()

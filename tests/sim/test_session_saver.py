@@ -126,3 +126,17 @@ def test_a_change_made_just_before_stop_is_saved(
         sim.stop()
     assert _labels(json.loads((short_dir / "session.json").read_text())) == ["last"]
     assert _labels(gate.writes[-1]) == ["last"]
+
+
+def test_a_request_that_changes_nothing_saved_writes_nothing(
+    sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typing into a pane is a mutating request, but the saved session is the same: it is
+    answered without waiting for a write, and none is made."""
+    path = sim.socket_path
+    pane = call(path, "workspace.create", {"label": "one"})["root_pane"]["pane_id"]
+    gate = Gate(monkeypatch)
+    gate.open()
+    call(path, "pane.send_text", {"pane_id": pane, "text": "true"})
+    call(path, "workspace.rename", {"workspace_id": "w1", "label": "two"})
+    assert [_labels(data) for data in gate.writes] == [["two"]]
