@@ -27,7 +27,7 @@ import weakref
 from typing import Any, Protocol
 
 from .. import errors
-from ..events import Envelope, EventHub
+from ..events import Envelope, EventHub, Signal
 from ..runtime import Runtime
 from ..terminal import Terminal
 from .pane_io import Matcher, find_matching_line, output_match_source, read_result, read_terminal
@@ -199,10 +199,14 @@ class OutputSubscription:
         #: which the edge rule turns into no event, so the poll skips both (issue 17: fifty
         #: streams re-read and re-matched every quiet pane each time any pane printed).
         self.seen: tuple[int, int, int, int] | None = None
+        #: the output signal of the pane the last poll found (every round polls first), so
+        #: the stream's wait needs no second lookup of the pane (events.py ``_wake_signals``)
+        self.output: Signal | None = None
 
     async def poll(self) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
         proc = None if ref is None else self.rt.processes.get(ref.pane.key)
+        self.output = None if proc is None else proc.output
         if ref is None or proc is None:
             return None
         terminal = proc.terminal
@@ -240,12 +244,15 @@ class ScrollSubscription:
         self.rt = rt
         self.pane_id: str = probe["pane_id"]
         self.last: dict[str, int] | None = probe.get("scroll")
+        #: as :attr:`OutputSubscription.output`
+        self.output: Signal | None = None
 
     async def poll(self) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
+        proc = None if ref is None else self.rt.processes.get(ref.pane.key)
+        self.output = None if proc is None else proc.output
         if ref is None:
             return None
-        proc = self.rt.processes.get(ref.pane.key)
         scroll = None if proc is None else proc.terminal.scroll_metrics().view()
         if scroll == self.last:
             return None
