@@ -199,11 +199,17 @@ class OutputSubscription:
         #: which the edge rule turns into no event, so the poll skips both (issue 17: fifty
         #: streams re-read and re-matched every quiet pane each time any pane printed).
         self.seen: tuple[int, int, int, int] | None = None
+        #: ``rt.state_changed.fired`` when the pane id was last looked up: a pane id names
+        #: another pane (or none) only after a request or a pane's exit, which fire it
+        self.looked_up = -1
         #: the output signal of the pane the last poll found (every round polls first), so
         #: the stream's wait needs no second lookup of the pane (events.py ``_wake_signals``)
         self.output: Signal | None = None
 
     async def poll(self) -> Envelope | None:
+        if self._unchanged():
+            return None
+        self.looked_up = self.rt.state_changed.fired
         ref = self.rt.session.find_pane(self.pane_id)
         proc = None if ref is None else self.rt.processes.get(ref.pane.key)
         self.output = None if proc is None else proc.output
@@ -235,6 +241,18 @@ class OutputSubscription:
             data = {"pane_id": result["pane_id"], "matched_line": line, "read": result}
             envelope = kept[1][key] = {"event": "pane.output_matched", "data": data}
         return envelope
+
+    def _unchanged(self) -> bool:
+        """Whether the pane the last poll read is still the one named and its terminal
+        shows what that poll saw: then this poll can only be silent, and it skips the pane
+        lookup too (fifty streams looked up every watched pane whenever any one printed)."""
+        if self.seen is None or self.looked_up != self.rt.state_changed.fired:
+            return False
+        key, terminal_id, changes, offset = self.seen
+        proc = self.rt.processes.get(key)
+        if proc is None or id(proc.terminal) != terminal_id or proc.terminal.changes != changes:
+            return False
+        return proc.terminal.scroll_metrics().offset_from_bottom == offset
 
 
 class ScrollSubscription:
