@@ -30,9 +30,12 @@ class Signal:
 
     def __init__(self) -> None:
         self._waiters: list[asyncio.Future[None]] = []
+        #: how many times it fired: "has anything changed since I looked" without a wait
+        self.fired = 0
 
     def fire(self) -> None:
         """Wake everyone waiting now."""
+        self.fired += 1
         waiters, self._waiters = self._waiters, []
         for fut in waiters:
             if not fut.done():

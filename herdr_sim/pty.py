@@ -8,21 +8,14 @@ no SIGCHLD handler, which only the main thread could install), input through a
 buffer flushed by ``add_writer``.  An idle pane costs two registered fds and no
 CPU.
 
-Spawning is ``ptyprocess`` (fork on a new pty, the slave the child's
-controlling terminal, exec errors passed back through a pipe); only the fork is
-borrowed.  ``ptyprocess`` reaps with ``waitpid`` and its finaliser closes the
-pty and sleeps, so the pid and a private copy of the master fd are taken from it
-at once and everything after the fork is ours: one reaper (a pidfd, no child
-watcher racing it: the ``ECHILD`` trouble in STYLE.md §3.1, which is also why
-asyncio's subprocess API is not used), the program looked up on the *pane's*
-``PATH`` and the cwd changed in the child where a failure is reported instead of
-escaping into a forked copy of the simulator.
-The cost, measured on a loaded 2-core machine against the former
-``subprocess.Popen`` (``start_new_session`` and a ``TIOCSCTTY`` preexec): a spawn
-call takes 2.0 ms instead of 1.6 ms at best (60 interleaved spawns of ``cat`` from a
-threaded, simulator-sized interpreter; medians 2.8-4.5 ms against 2.8-3.9 ms, noise),
-and ``bench/split_vs_tmux.py`` stays within its noise (median ratio of five
-interleaved runs 1.93x against 1.87x).
+Spawning is glibc's ``posix_spawn`` (:mod:`herdr_sim.pty_spawn`): no fork of the
+simulator, whose page tables a fork would copy while holding the GIL (100 panes started at
+once held the loop for seconds); the child is a new session's leader with the slave as its
+controlling terminal, and a failure to change into the cwd or to exec comes back as an
+errno.  Everything after the spawn is ours: one reaper (a pidfd, no child watcher racing
+it: the ``ECHILD`` trouble in STYLE.md §3.1, which is also why asyncio's subprocess API is
+not used), and the program looked up on the *pane's* ``PATH`` (relative to its cwd) before
+the spawn, so a missing program raises ``FileNotFoundError`` naming it.
 
 Like Herdr's pty library, the child starts with every signal at its default
 disposition and an empty signal mask, whatever thread spawns it and whatever the
@@ -44,8 +37,6 @@ import contextlib
 import ctypes
 import errno
 import fcntl
-import gc
-import io
 import logging
 import os
 import select
@@ -58,11 +49,10 @@ import weakref
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
-import ptyprocess
-
 from orchestrator.client.poll import Deadline
 
 from . import procfs
+from .pty_spawn import spawn_on_pty
 
 __all__ = [
     "EXIT_OUTPUT_GRACE",
@@ -148,29 +138,6 @@ def default_signal_state() -> None:
             signal.signal(sig, signal.SIG_DFL)
 
 
-def _child_exec(
-    program: str, argv: Sequence[str], cwd: str, env: Mapping[str, str]
-) -> Callable[[], None]:
-    """What the child runs after the fork: its cwd, a clean signal state, the exec.
-
-    It execs itself (``ptyprocess`` would replace ``argv[0]`` by the resolved
-    path; Herdr passes it as given).  Only the forking thread exists in the
-    child and it holds the GIL; this does no import, no logging and takes no
-    lock another thread could have held (the garbage collector is off, see
-    :meth:`PtyProcess.spawn`).  An exception is passed to the parent by
-    ``ptyprocess`` and raised there with its type (``FileNotFoundError`` ...).
-    """
-    args = list(argv)
-    environ = dict(env)
-
-    def run() -> None:
-        os.chdir(cwd)
-        default_signal_state()
-        os.execve(program, args, environ)
-
-    return run
-
-
 class _Child:
     """The pane's direct child: its pid and, once reaped by us, its exit status.
 
@@ -209,29 +176,6 @@ class _Child:
         if code is None:
             raise TimeoutError(f"pid {self.pid} still running after {timeout:g} s")
         return code
-
-
-class _Forked(ptyprocess.PtyProcess):  # type: ignore[misc]  # ptyprocess is untyped
-    """``ptyprocess``'s fork, without its finaliser's blocking close-sleep-waitpid.
-
-    :meth:`PtyProcess.spawn` takes the pid and the master from it on success.
-    An instance it never got (exec failed after the fork) still holds a child
-    that has already written its error and is exiting: close and reap it here.
-    """
-
-    pid: int
-    fd: int
-    closed: bool
-    fileobj: io.BufferedRWPair
-
-    def __del__(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        with contextlib.suppress(OSError):
-            self.fileobj.close()
-        with contextlib.suppress(OSError):
-            os.waitpid(self.pid, 0)
 
 
 def _resolve(program: str, env: Mapping[str, str], cwd: str) -> str:
@@ -432,34 +376,20 @@ class PtyProcess:
         if not Path(cwd).is_dir():
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), cwd)
         program = _resolve(argv[0], env, cwd)
-        adopted = subreaper_enabled()  # before the fork: every orphan of the pane comes back
-        # Like subprocess with a preexec_fn: no collection (and so no finaliser)
-        # may run in the child between fork and exec.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
+        adopted = subreaper_enabled()  # before the spawn: every orphan of the pane comes back
+        master, slave = os.openpty()  # both close-on-exec
         try:
-            # ptyprocess sets the size in the child before exec, so the
-            # program's first TIOCGWINSZ sees the real size.
-            forked = _Forked.spawn(
-                [program],  # an absolute path, so its own lookup is a no-op
-                dimensions=(rows, cols),
-                preexec_fn=_child_exec(program, argv, cwd, env),
-            )
+            # Set before the program starts, so its first TIOCGWINSZ sees the real size.
+            fcntl.ioctl(master, termios.TIOCSWINSZ, _winsize(cols, rows))
+            pid = spawn_on_pty(program, argv, cwd=cwd, env=env, slave=os.ttyname(slave))
+        except BaseException:
+            os.close(master)
+            raise
         finally:
-            if gc_was_enabled:
-                gc.enable()
-        try:
-            # A private, non-inheritable copy: ptyprocess's file object owns its fd.
-            master = os.dup(forked.fd)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.kill(forked.pid, signal.SIGKILL)
-            raise  # the finaliser closes its fd and reaps the child
-        forked.closed = True  # ours from here: its finaliser must not touch the child
-        forked.fileobj.close()
+            os.close(slave)
         os.set_blocking(master, False)
-        log.debug("spawned pty child", extra={"herdr_pid": forked.pid, "herdr_argv": list(argv)})
-        return cls(_Child(forked.pid), master, adopted=adopted)
+        log.debug("spawned pty child", extra={"herdr_pid": pid, "herdr_argv": list(argv)})
+        return cls(_Child(pid), master, adopted=adopted)
 
     @property
     def returncode(self) -> int | None:

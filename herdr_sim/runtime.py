@@ -36,6 +36,7 @@ from .pane_marks import MARK_VARIABLE, PaneMarks, end_marked
 from .pane_process import PaneProcess
 from .procfs import cwd_of, proc_info
 from .pty import PtyProcess
+from .session_saver import SessionSaver
 from .shell import ShellConfig, pane_command, pane_env
 from .terminal import Terminal
 from .timers import TIME_SCALE_ENV
@@ -109,6 +110,12 @@ class Runtime:
         #: the mark every pane process inherits, so none outlives its pane (pane_marks.py)
         self.marks = PaneMarks(socket_path)
         self._save_scheduled = False
+        #: writes the session off the loop, in order (session_saver.py)
+        self._saver = (
+            SessionSaver(self.session_path, self._snapshot)
+            if self.session_path is not None
+            else None
+        )
         #: the agent engine's live side: launches, detection reports, every agent change
         self.agents = AgentService(self)
 
@@ -403,16 +410,21 @@ class Runtime:
 
     def _save(self) -> None:
         self._save_scheduled = False
-        if self.session_path is None:
-            return
+        if self._saver is not None:
+            self._saver.request()
+
+    async def session_saved(self) -> None:
+        """Return once the changes made so far are in the session file (the loop serves
+        others meanwhile): a mutating request is answered after its change is saved."""
+        if self._save_scheduled:
+            self._save()  # the save this loop turn would make, made now
+        if self._saver is not None:
+            await self._saver.saved()
+
+    def _snapshot(self) -> dict[str, Any]:
+        """The session as saved, live cwds included (taken on the loop, written off it)."""
         cwd_of = {ref.pane.key: self.live_cwd(ref) for ref in self.session.all_panes()}
-        try:
-            data = persist.to_herdr(
-                persist.snapshot(self.session, cwd_of, self.agents.launches.saved)
-            )
-            persist.write_atomic(self.session_path, data)
-        except OSError:
-            log.exception("could not save the session to %s", self.session_path)
+        return persist.to_herdr(persist.snapshot(self.session, cwd_of, self.agents.launches.saved))
 
     def restore(self) -> int:
         """Restore a saved session (if any): same ids, new terminals, resume commands run.
@@ -484,8 +496,11 @@ class Runtime:
     async def shutdown(self) -> None:
         """Save the session one last time (live cwds included), then end every pane's
         process tree (server stop). Herdr 0.9.2 also saves the layout before shutdown."""
-        if self.processes:
-            self._save()
+        if self._saver is not None:
+            # the last state written after every earlier one, and waited for: a change
+            # made just before the stop is saved (with no pane left, a failed restore
+            # must not overwrite the saved session with nothing)
+            await self._saver.close(final=bool(self.processes) or self._save_scheduled)
         await self.reap(list(self.processes))
         # Whatever escaped its pane's end (started while the pane was being ended), then
         # the registry a SIGKILLed server would have left for the next start.

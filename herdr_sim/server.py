@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from . import errors
 from .errors import HerdrError
+from .event_lines import EncodedLines, EventBatch
 from .params import Enum, Obj, ParamError, check, shaped
 from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
 from .request_context import current_peer_pid, current_request_id
@@ -162,6 +163,8 @@ class Server:
         #: handlers running now; seen from the loop, a handler counted here has already
         #: reached its first await (tests use it to act while a wait is in progress)
         self.in_flight = 0
+        #: the event lines of every stream: one event sent to many subscribers is encoded once
+        self._event_lines = EncodedLines(encode)
         self._closing = False
         #: every client transport from accept to connection_lost
         self._transports: set[asyncio.BaseTransport] = set()
@@ -303,11 +306,20 @@ class Server:
                 return
         stream = self.methods[method].stream if method in self.methods else None
         if stream is not None:
+            batch = EventBatch(writer, _WRITE_TIMEOUT)
 
             async def send(line: Line, kind: str) -> None:
-                await self._write(writer, line, kind)
+                if kind != "event":
+                    batch.flush()
+                    await self._write(writer, line, kind)
+                    return
+                tap(kind, line, self.taps)
+                await batch.add(self._event_lines.line(line))
 
-            await stream(self.runtime, request_id, params, reader, send)
+            try:
+                await stream(self.runtime, request_id, params, reader, send)
+            finally:
+                batch.flush()
             return
         response = await self._dispatch_watching_disconnect(request_id, method, params, reader)
         if response is None or (fault is not None and fault.drop == "after"):
@@ -356,6 +368,8 @@ class Server:
             self.in_flight -= 1
             if entry.mutates:
                 self.runtime.after_request()
+        if entry.mutates:
+            await self.runtime.session_saved()
         return {"id": request_id, "result": result}
 
     def _record_error(self, exc: BaseException) -> None:

@@ -173,14 +173,15 @@ POLL_INTERVAL = 0.1
 
 
 def _wake_signals(rt: Runtime, active: list[Active]) -> list[Signal]:
-    """What can make a poll find something: a hub event, a state change, pane output."""
+    """What can make a poll find something: a hub event, a state change, pane output (of
+    the panes the round's polls found: a pane appearing under a watched id is a state
+    change, which wakes the stream to poll, and so to find, it)."""
     signals = [rt.hub.published, rt.state_changed]
     for subscription in active:
-        if isinstance(subscription, OutputSubscription | ScrollSubscription):
-            ref = rt.session.find_pane(subscription.pane_id)
-            proc = None if ref is None else rt.processes.get(ref.pane.key)
-            if proc is not None:
-                signals.append(proc.output)
+        if not isinstance(subscription, OutputSubscription | ScrollSubscription):
+            continue
+        if subscription.output is not None:
+            signals.append(subscription.output)
     return signals
 
 

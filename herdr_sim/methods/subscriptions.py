@@ -27,7 +27,7 @@ import weakref
 from typing import Any, Protocol
 
 from .. import errors
-from ..events import Envelope, EventHub
+from ..events import Envelope, EventHub, Signal
 from ..runtime import Runtime
 from ..terminal import Terminal
 from .pane_io import Matcher, find_matching_line, output_match_source, read_result, read_terminal
@@ -140,6 +140,10 @@ _Answer = tuple[str, bool, str | None]
 _answers: weakref.WeakKeyDictionary[
     Terminal, tuple[tuple[int, int], dict[tuple[str, int | None, str], asyncio.Future[_Answer]]]
 ] = weakref.WeakKeyDictionary()
+#: the ``pane.output_matched`` envelope built for a question and pane, per terminal state
+_envelopes: weakref.WeakKeyDictionary[
+    Terminal, tuple[tuple[int, int], dict[tuple[tuple[str, int | None, str], str], Envelope]]
+] = weakref.WeakKeyDictionary()
 
 
 async def _answer(
@@ -195,10 +199,20 @@ class OutputSubscription:
         #: which the edge rule turns into no event, so the poll skips both (issue 17: fifty
         #: streams re-read and re-matched every quiet pane each time any pane printed).
         self.seen: tuple[int, int, int, int] | None = None
+        #: ``rt.state_changed.fired`` when the pane id was last looked up: a pane id names
+        #: another pane (or none) only after a request or a pane's exit, which fire it
+        self.looked_up = -1
+        #: the output signal of the pane the last poll found (every round polls first), so
+        #: the stream's wait needs no second lookup of the pane (events.py ``_wake_signals``)
+        self.output: Signal | None = None
 
     async def poll(self) -> Envelope | None:
+        if self._unchanged():
+            return None
+        self.looked_up = self.rt.state_changed.fired
         ref = self.rt.session.find_pane(self.pane_id)
         proc = None if ref is None else self.rt.processes.get(ref.pane.key)
+        self.output = None if proc is None else proc.output
         if ref is None or proc is None:
             return None
         terminal = proc.terminal
@@ -214,9 +228,31 @@ class OutputSubscription:
         if self.matching:
             return None
         self.matching = True
-        result = read_result(ref, self.source, "text", text, truncated)
-        data = {"pane_id": result["pane_id"], "matched_line": line, "read": result}
-        return {"event": "pane.output_matched", "data": data}
+        # one envelope for every stream that asked the same question of this pane state, so
+        # the server encodes it once (herdr_sim/event_lines.py)
+        kept = _envelopes.get(terminal)
+        if kept is None or kept[0] != state:
+            kept = (state, {})
+            _envelopes[terminal] = kept
+        key = (self.question, ref.pane_id)
+        envelope = kept[1].get(key)
+        if envelope is None:
+            result = read_result(ref, self.source, "text", text, truncated)
+            data = {"pane_id": result["pane_id"], "matched_line": line, "read": result}
+            envelope = kept[1][key] = {"event": "pane.output_matched", "data": data}
+        return envelope
+
+    def _unchanged(self) -> bool:
+        """Whether the pane the last poll read is still the one named and its terminal
+        shows what that poll saw: then this poll can only be silent, and it skips the pane
+        lookup too (fifty streams looked up every watched pane whenever any one printed)."""
+        if self.seen is None or self.looked_up != self.rt.state_changed.fired:
+            return False
+        key, terminal_id, changes, offset = self.seen
+        proc = self.rt.processes.get(key)
+        if proc is None or id(proc.terminal) != terminal_id or proc.terminal.changes != changes:
+            return False
+        return proc.terminal.scroll_metrics().offset_from_bottom == offset
 
 
 class ScrollSubscription:
@@ -226,12 +262,15 @@ class ScrollSubscription:
         self.rt = rt
         self.pane_id: str = probe["pane_id"]
         self.last: dict[str, int] | None = probe.get("scroll")
+        #: as :attr:`OutputSubscription.output`
+        self.output: Signal | None = None
 
     async def poll(self) -> Envelope | None:
         ref = self.rt.session.find_pane(self.pane_id)
+        proc = None if ref is None else self.rt.processes.get(ref.pane.key)
+        self.output = None if proc is None else proc.output
         if ref is None:
             return None
-        proc = self.rt.processes.get(ref.pane.key)
         scroll = None if proc is None else proc.terminal.scroll_metrics().view()
         if scroll == self.last:
             return None

@@ -7,6 +7,7 @@ spelling and ids never collide.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from itertools import count
@@ -16,6 +17,7 @@ ALPHABET: Final = "123456789ABCDEFGHJKMNPQRSTVWXYZ0"
 _DIGIT: Final = {ch: index for index, ch in enumerate(ALPHABET)}
 
 
+@functools.lru_cache(maxsize=4096)  # every lookup of a public id encodes numbers
 def encode_number(value: int) -> str:
     """Encode a positive number in Herdr's bijective base 32 (0 encodes as ``0``)."""
     if value < 0:

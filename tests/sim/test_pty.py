@@ -22,6 +22,7 @@ import pytest
 
 from herdr_sim import procfs
 from herdr_sim.pty import PtyClosedError, PtyProcess
+from herdr_sim.pty_spawn import spawn_on_pty
 from herdr_sim.shell import ShellConfig, pane_command, pane_env
 from orchestrator.client.poll import Deadline
 from tests.waits import SCALE
@@ -712,3 +713,40 @@ def test_child_of_a_non_main_thread_gets_default_dispositions(runtime_dir: Path)
         assert _signal_masks(proc.pid) == {"SigBlk": 0, "SigIgn": 0}
     finally:
         proc.terminate_sync(timeout=1.0)
+
+
+def test_a_pane_starts_without_forking_the_simulator(
+    runtime_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork copies the page tables of the whole simulator while holding the GIL (100 panes
+    starting at once held its loop for seconds): panes start through ``posix_spawn``."""
+
+    def no_fork(*_args: object) -> int:
+        raise AssertionError("the simulator's process was forked")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setattr(os, "forkpty", no_fork)
+    proc = _spawn_cat(runtime_dir)
+    try:
+        info = procfs.proc_info(proc.pid)
+        assert info is not None and info.sid == proc.pid  # a session leader, as before
+    finally:
+        proc.terminate_sync(timeout=1.0)
+
+
+def test_a_cwd_that_vanishes_before_the_spawn_is_reported_by_name(runtime_dir: Path) -> None:
+    """The spawn's own failures come back as the errno of the step, naming what failed."""
+    with pytest.raises(FileNotFoundError) as missing_cwd:
+        spawn_on_pty(
+            "/bin/true", ["true"], cwd=str(runtime_dir / "gone"), env={}, slave="/dev/null"
+        )
+    assert missing_cwd.value.filename == str(runtime_dir / "gone")
+    with pytest.raises(FileNotFoundError) as missing_program:
+        spawn_on_pty(
+            str(runtime_dir / "gone-program"),
+            ["gone-program"],
+            cwd=str(runtime_dir),
+            env={},
+            slave="/dev/null",
+        )
+    assert missing_program.value.filename == "gone-program"
