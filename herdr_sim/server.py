@@ -332,23 +332,34 @@ class Server:
         self, request_id: str, method: str, params: dict[str, Any], reader: asyncio.StreamReader
     ) -> Line | None:
         """Run the handler; abandon it silently if the client hangs up first (Herdr does)."""
-        handler = asyncio.ensure_future(self.dispatch(request_id, method, params))
+        handler = asyncio.ensure_future(self.dispatch(request_id, method, params, saved=False))
         hangup = asyncio.ensure_future(reader.read(1))
         try:
             done, _ = await asyncio.wait({handler, hangup}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             hangup.cancel()
         if handler in done:
-            return handler.result()
-        if hangup in done and not hangup.cancelled() and hangup.result() == b"":
+            response = handler.result()
+        elif hangup in done and not hangup.cancelled() and hangup.result() == b"":
             handler.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await handler
             return None
-        return await handler
+        else:
+            response = await handler
+        # The answer to a change waits for its session save, outside the hang-up watch: a
+        # client that half-closes after its request (end of input, not a hang-up) is
+        # answered, as Herdr answers it, however long the save takes.
+        entry = self.methods.get(method)
+        if entry is not None and entry.mutates and method not in UNSUPPORTED:
+            await self.runtime.session_saved()
+        return response
 
-    async def dispatch(self, request_id: str, method: str, params: dict[str, Any]) -> Line:
-        """Run one checked request and build its response envelope."""
+    async def dispatch(
+        self, request_id: str, method: str, params: dict[str, Any], *, saved: bool = True
+    ) -> Line:
+        """Run one checked request and build its response envelope; with ``saved``, a
+        change is also in the session file before this returns."""
         if method in UNSUPPORTED:
             return error_line(request_id, errors.not_supported(method))
         entry = self.methods[method]
@@ -368,7 +379,7 @@ class Server:
             self.in_flight -= 1
             if entry.mutates:
                 self.runtime.after_request()
-        if entry.mutates:
+        if entry.mutates and saved:
             await self.runtime.session_saved()
         return {"id": request_id, "result": result}
 

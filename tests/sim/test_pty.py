@@ -9,6 +9,7 @@ can never satisfy a wait meant for the command's output.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import shutil
@@ -26,6 +27,7 @@ from herdr_sim.pty_spawn import spawn_on_pty
 from herdr_sim.shell import ShellConfig, pane_command, pane_env
 from orchestrator.client.poll import Deadline
 from tests.waits import SCALE
+from tests.waits import wait_until as poll_until
 
 WAIT = float(os.environ.get("HERDR_TEST_WAIT", "10"))
 
@@ -678,6 +680,10 @@ def test_ctrl_c_interrupts_a_foreground_program_of_a_pane_spawned_with_sigint_ig
     run_async(body)
 
 
+def _cmdline(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]
+
+
 def test_program_is_found_from_the_pane_cwd_and_keeps_its_argv0(runtime_dir: Path) -> None:
     """As ``subprocess`` (and Herdr) start it: lookup after the chdir, ``argv[0]`` as given."""
     tool = runtime_dir / "tools" / "my-cat"
@@ -692,7 +698,14 @@ def test_program_is_found_from_the_pane_cwd_and_keeps_its_argv0(runtime_dir: Pat
     for argv, env in spawned:
         proc = PtyProcess.spawn(argv, cwd=str(runtime_dir), env=env, cols=80, rows=24)
         try:
-            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")[:-1]
+            # the spawn returns once the exec has begun; the new image's arguments show in
+            # /proc a moment later (an empty cmdline until then)
+            cmdline = poll_until(
+                functools.partial(_cmdline, proc.pid),
+                WAIT,
+                0.005,
+                f"{argv} in {proc.pid}'s cmdline",
+            )
             assert [arg.decode() for arg in cmdline] == argv
         finally:
             proc.terminate_sync(timeout=1.0)
