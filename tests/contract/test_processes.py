@@ -171,5 +171,5 @@ def test_serve_logs_errors_to_stderr(short_dir: Path) -> None:
         logged = proc.stderr.read()
     finally:
         stop(proc)
-    assert "herdr-sim: ERROR herdr_sim.runtime: could not save the session" in logged
+    assert "herdr-sim: ERROR herdr_sim.session_saver: could not save the session" in logged
     assert "Traceback" in logged
