@@ -74,7 +74,7 @@ MODULES = (
     ),
     Module(
         "trusted-paths",
-        "herdr_sim/trusted_paths.py",
+        "orchestrator/client/file_trust/ownership.py",
         (
             "tests/sim/test_ownership_rule.py",
             "tests/contract/test_trusted_state.py",
@@ -88,7 +88,7 @@ MODULES = (
     ),
     Module(
         "safe-files",
-        "orchestrator/core/safe_fs.py",
+        "orchestrator/client/file_trust/private_files.py",
         (
             "tests/orchestrator/test_safe_fs.py",
             "tests/orchestrator/agent_tools/test_task_files_reads.py",

@@ -23,7 +23,12 @@ import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from .trusted_paths import FOREIGN_OWNER, NOT_DIRECTORY, WRITABLE, ownership_problem
+from orchestrator.client.file_trust.ownership import (
+    FOREIGN_OWNER,
+    NOT_DIRECTORY,
+    WRITABLE,
+    ownership_problem,
+)
 
 __all__ = [
     "AGENT_CONFIG_DIRS",

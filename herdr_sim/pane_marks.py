@@ -12,8 +12,8 @@ A server killed with SIGKILL cleans nothing up. Its token is therefore recorded 
 socket (``<stem>.processes``, a 0600 file of this user) while it runs and removed when it
 stops; the next server on that socket, or the next test run reclaiming a dead run's
 directory (:func:`reclaim`), ends whatever still carries the dead server's token. Only a
-registry that is this user's own file is read (:mod:`herdr_sim.trusted_paths`), and only
-this user's processes are signalled.
+registry that is this user's own file is read (:mod:`orchestrator.client.file_trust.ownership`),
+and only this user's processes are signalled.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ import signal
 import time
 from pathlib import Path
 
+from orchestrator.client.file_trust.ownership import UntrustedPathError, read_own_file
+
 from . import procfs
-from .trusted_paths import UntrustedPathError, read_own_file
 
 __all__ = ["MARK_VARIABLE", "PaneMarks", "end_marked", "reclaim", "registry_file"]
 

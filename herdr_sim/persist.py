@@ -43,13 +43,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from orchestrator.client.file_trust.ownership import (
+    UntrustedPathError,
+    check_directory,
+    read_own_file,
+)
+from orchestrator.client.protocol import parse_canonical_agent_label
+
 from .gitrepo import git_space
 from .model.agents import AgentRecord, SessionRef, is_official, session_ref_error
 from .model.ids import workspace_public_id
 from .model.layout import Layout, LayoutTree, PaneNode, SplitNode
 from .model.session import Pane, Session, Tab, Workspace, WorktreeSpace
-from .protocol import parse_canonical_agent_label
-from .trusted_paths import UntrustedPathError, check_directory, read_own_file
 
 FORMAT = "herdr-sim-session"
 VERSION = 1
@@ -425,8 +430,8 @@ def load(path: Path) -> dict[str, Any] | None:
     """The saved state, None when there is none; :class:`RestoreError` when unusable.
 
     Only our own state is trusted: a session file (or its directory) that another user owns
-    or can write, or a symlink, is refused (:mod:`herdr_sim.trusted_paths`), as restoring
-    runs each pane's ``launch_argv`` and types its resume command.
+    or can write, or a symlink, is refused (:mod:`orchestrator.client.file_trust.ownership`), as
+    restoring runs each pane's ``launch_argv`` and types its resume command.
     """
     try:
         check_directory(path.parent, "session directory")

@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import trusted_paths
+from orchestrator.client.file_trust import ownership as trusted_paths
+
 from .errors import PLUGIN_UNTRUSTED
 
 __all__ = [
@@ -146,7 +147,7 @@ def _untrusted(what: str, problem: str) -> PluginError:
 
 def check_trusted(st: os.stat_result, what: str) -> None:
     """Refuse a file or directory that another user owns or that group/others may write
-    (:func:`herdr_sim.trusted_paths.ownership_problem`)."""
+    (:func:`orchestrator.client.file_trust.ownership.ownership_problem`)."""
     problem = trusted_paths.ownership_problem(st)
     if problem is not None:
         raise _untrusted(what, problem)

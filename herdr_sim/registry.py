@@ -16,8 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.client.protocol import METHODS as _PROTOCOL_METHODS
+
 from .params import Obj
-from .protocol import METHODS as _PROTOCOL_METHODS
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -83,7 +84,8 @@ def streams(name: str) -> Callable[[StreamHandler], StreamHandler]:
     return register
 
 
-#: Every method name of protocol 22, in the schema's order (from :mod:`herdr_sim.protocol`).
+#: Every method name of protocol 22, in the schema's order (from
+#: :mod:`orchestrator.client.protocol`).
 PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
 #: Protocol methods the simulator knowingly does not implement, with the reason.

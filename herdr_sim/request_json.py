@@ -31,7 +31,7 @@ import math
 import re
 from typing import Any, NamedTuple
 
-from .protocol.kinds import RUST_WHITESPACE
+from orchestrator.client.protocol.kinds import RUST_WHITESPACE
 
 #: serde_json's default nesting limit: the 128th open container is refused
 RECURSION_LIMIT = 128

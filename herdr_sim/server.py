@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from orchestrator.client.file_trust.ownership import check_directory
+
 from . import errors
 from .errors import HerdrError
 from .params import Enum, Obj, ParamError, check, shaped
@@ -31,7 +33,6 @@ from .request_context import current_peer_pid, current_request_id
 from .request_json import JsonError, at_column, read_request, rust_trim
 from .request_shapes import SHAPES
 from .runtime import Runtime
-from .trusted_paths import check_directory
 
 log = logging.getLogger(__name__)
 
@@ -427,7 +428,7 @@ def prepare_socket_dir(directory: Path) -> None:
     caller chose); the socket itself is always 0600, so only its owner can connect. Either
     way the directory and those above it must be ours (or root's) and writable by nobody
     else unless sticky, or another user could swap the socket
-    (:func:`herdr_sim.trusted_paths.check_directory`; :class:`UntrustedPathError`).
+    (:func:`orchestrator.client.file_trust.ownership.check_directory`; :class:`UntrustedPathError`).
     """
     if not directory.is_dir():
         directory.mkdir(parents=True, mode=0o700)

@@ -90,7 +90,7 @@ def resolve_socket_path(config: SimulatorConfig) -> Path:
         return config.socket_path
     import os
 
-    from .herdr_cli.paths import config_dir, session_socket_path
+    from orchestrator.client.socket_paths import config_dir, session_socket_path
 
     if config.session_name is not None:
         return session_socket_path(config.session_name, os.environ)

@@ -63,9 +63,10 @@ def serve_machine_host(
     The SSH client block goes to ``<config dir>/ssh/config`` and the profile to the catalog;
     both are removed again on the way out (the rest lives in ``directory``).
     """
+    from orchestrator.client.socket_paths import config_dir_str
+
     from .config import SimulatorConfig
     from .herdr_cli.endpoints import CatalogError, EndpointCatalog
-    from .herdr_cli.paths import config_dir_str
     from .simulator import Simulator, SimulatorError
 
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)

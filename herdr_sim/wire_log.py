@@ -18,8 +18,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from orchestrator.client.file_trust.ownership import FOREIGN_OWNER, open_own_append
+
 from .redaction import redact
-from .trusted_paths import FOREIGN_OWNER, open_own_append
 
 
 class UnsafeWireLog(OSError):
@@ -32,7 +33,8 @@ def open_private_append(path: Path) -> int:
     Refused (:class:`UnsafeWireLog`, or the ``OSError`` of ``open``): a symlink as the last
     component (``O_NOFOLLOW``), anything but a regular file (a FIFO is opened non-blocking so
     the check runs instead of a hang), a file owned by another user. A file of ours with
-    wider permissions is narrowed to 0600 (:func:`herdr_sim.trusted_paths.open_own_append`).
+    wider permissions is narrowed to 0600
+    (:func:`orchestrator.client.file_trust.ownership.open_own_append`).
     """
 
     def refuse(problem: str, _info: os.stat_result) -> UnsafeWireLog:

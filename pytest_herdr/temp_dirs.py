@@ -55,7 +55,11 @@ def reclaim_abandoned(prefix: str = "herdr-", root: Path = ROOT) -> list[Path]:
     gone, ending the pane processes their simulators left first; the ones removed."""
     from herdr_sim.pane_marks import reclaim
     from herdr_sim.procfs import start_ticks
-    from herdr_sim.trusted_paths import UntrustedPathError, ownership_problem, read_own_file
+    from orchestrator.client.file_trust.ownership import (
+        UntrustedPathError,
+        ownership_problem,
+        read_own_file,
+    )
 
     removed: list[Path] = []
     try:

@@ -38,14 +38,14 @@ from herdr_sim.detect.process import (
     foreground_shell_agent_action,
     probe_foreground_process,
 )
-from herdr_sim.protocol import (
+from herdr_sim.regex import RustRegexError, compile_rust_regex, translate
+from orchestrator.client.protocol import (
     AGENT_LABELS,
     SCREEN_MANIFEST_AGENTS,
     interactive_executable,
     parse_agent_label,
     parse_canonical_agent_label,
 )
-from herdr_sim.regex import RustRegexError, compile_rust_regex, translate
 
 #: The simulator's own detection manifests, one per fake kind: they recognise the fake
 #: agents' screens only (a real agent's screen needs Herdr's manifests).

@@ -37,7 +37,7 @@ from herdr_sim.detect.manifest import (
     read_manifest,
 )
 from herdr_sim.detect.regions import region_text, rust_lines
-from herdr_sim.protocol import SCREEN_MANIFEST_AGENTS, parse_agent_label
+from orchestrator.client.protocol import SCREEN_MANIFEST_AGENTS, parse_agent_label
 
 __all__ = [
     "DEFAULT_KNOWN_AGENT_IDLE_FALLBACK",

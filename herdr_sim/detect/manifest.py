@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.protocol import RUST_WHITESPACE, parse_agent_label
 from herdr_sim.regex import RustRegex, RustRegexError, compile_rust_regex
+from orchestrator.client.protocol import RUST_WHITESPACE, parse_agent_label
 
 __all__ = [
     "MANIFEST_ENGINE_VERSION",

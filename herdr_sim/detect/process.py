@@ -34,11 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from herdr_sim import procfs
-from herdr_sim.protocol import (
-    RUST_WHITESPACE,
-    normalized_lookup_name,
-    parse_agent_label,
-)
+from orchestrator.client.protocol import RUST_WHITESPACE, normalized_lookup_name, parse_agent_label
 
 __all__ = [
     "ForegroundJob",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from herdr_sim.detect.manifest import region_line_count
-from herdr_sim.protocol import RUST_WHITESPACE
+from orchestrator.client.protocol import RUST_WHITESPACE
 
 __all__ = ["is_horizontal_rule", "region_text", "rust_lines"]
 

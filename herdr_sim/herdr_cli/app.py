@@ -167,7 +167,11 @@ def _run(args: list[str], env: Mapping[str, str]) -> int:
         if remote is not None:
             return remote
 
-    from .paths import SessionNameError, normalize_session_name, resolve_socket
+    from orchestrator.client.socket_paths import (
+        SessionNameError,
+        normalize_session_name,
+        resolve_socket,
+    )
 
     if args[:2] == ["session", "attach"] and not (
         len(args) > 2 and args[2] in ("help", "--help", "-h")

@@ -221,7 +221,7 @@ _PREFIXES = frozenset(
 
 def config_path(env: Mapping[str, str]) -> str:
     """``$HERDR_CONFIG_PATH``, else ``config.toml`` in the simulator's config directory."""
-    from .paths import child_path, config_dir_str
+    from orchestrator.client.socket_paths import child_path, config_dir_str
 
     override = env.get(CONFIG_PATH_ENV)
     if override is not None:

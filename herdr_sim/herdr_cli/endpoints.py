@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..trusted_paths import open_own_file
-from .paths import SessionNameError, config_dir_str, validate_session_name
+from orchestrator.client.file_trust.ownership import open_own_file
+from orchestrator.client.socket_paths import SessionNameError, config_dir_str, validate_session_name
 
 __all__ = [
     "CATALOG_VERSION",

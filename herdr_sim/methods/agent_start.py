@@ -19,19 +19,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from orchestrator.client.protocol import (
+    AGENT_NAME_PATTERN,
+    INVALID_AGENT_NAME_MESSAGE,
+    interactive_executable,
+    parse_agent_label,
+)
+from orchestrator.client.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
+
 from ..detect.process import foreground_job
 from ..errors import HerdrError
 from ..model.agents import is_agent
 from ..model.session import PaneRef
 from ..pane_process import PaneProcess
 from ..params import F, ListOf, Obj, Str
-from ..protocol import (
-    AGENT_NAME_PATTERN,
-    INVALID_AGENT_NAME_MESSAGE,
-    interactive_executable,
-    parse_agent_label,
-)
-from ..protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
 from ..registry import method
 from ..runtime import Runtime
 from .specs import OPT_U64, REQ_STR

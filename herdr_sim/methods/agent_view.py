@@ -17,10 +17,11 @@ import re
 import unicodedata
 from typing import Any
 
+from orchestrator.client.protocol import RUST_WHITESPACE
+
 from .. import errors
 from ..errors import HerdrError
 from ..params import Bool, Enum, F, Kind, ListOf, Nullable, Obj, ParamError, Str, Tagged
-from ..protocol import RUST_WHITESPACE
 from ..registry import method
 from ..runtime import Runtime
 from .specs import OPT_STR, REQ_STR

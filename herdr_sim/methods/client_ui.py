@@ -22,10 +22,11 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from orchestrator.client.protocol import RUST_WHITESPACE
+
 from .. import errors
 from ..errors import HerdrError
 from ..params import Obj
-from ..protocol import RUST_WHITESPACE
 from ..registry import method
 from ..runtime import Runtime
 from .specs import EMPTY, REQ_STR

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.client import socket_paths as paths
+
 from ..errors import HerdrError
-from ..herdr_cli import paths
 from ..model.session import PaneRef
 from ..params import Bool, Enum, F, Kind, Nullable, Obj
 from ..plugin_commands import CommandResult, run_command

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.agent_tools.remote_files import RemoteFiles
-from orchestrator.core import safe_fs
+from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.logs import CONTROL_CHARACTERS
 
 __all__ = [

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.client.errors import ClientError
+from orchestrator.client.file_trust.private_files import UnsafeFile, read_bounded
 from orchestrator.client.sync import HerdrClient
 from orchestrator.core import aliases
-from orchestrator.core.safe_fs import UnsafeFile, read_bounded
 from orchestrator.managed.body_files import expand_body
 from orchestrator.managed.definitions import (
     BUILTIN_DIR,

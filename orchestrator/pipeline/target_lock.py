@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core.safe_fs import ensure_private_dir
+from orchestrator.client.file_trust.private_files import ensure_private_dir
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool

@@ -152,8 +152,7 @@ def _print(ctx: Context, method: str, params: dict[str, Any]) -> int:
 def _registry(ctx: Context) -> Any:
     from herdr_sim._version import HERDR_VERSION
     from herdr_sim.plugins import Registry
-
-    from ..paths import config_dir
+    from orchestrator.client.socket_paths import config_dir
 
     return Registry(config_dir(ctx.env), HERDR_VERSION)
 
@@ -235,8 +234,7 @@ def _source_display(plugin: dict[str, Any]) -> str:
 
 def _print_list_human(ctx: Context, plugins: list[dict[str, Any]]) -> int:
     from herdr_sim.plugins import plugin_config_dir
-
-    from ..paths import config_dir
+    from orchestrator.client.socket_paths import config_dir
 
     if not plugins:
         write_out("No plugins installed.\n")
@@ -257,8 +255,7 @@ def _print_list_human(ctx: Context, plugins: list[dict[str, Any]]) -> int:
 
 def _config_dir(ctx: Context, args: list[str]) -> int:
     from herdr_sim.plugins import ensure_plugin_user_dirs, plugin_config_dir
-
-    from ..paths import config_dir
+    from orchestrator.client.socket_paths import config_dir
 
     plugin_id = _one_id(args, "usage: herdr plugin config-dir <plugin_id>")
     base = config_dir(ctx.env)

@@ -26,7 +26,7 @@ or written:
   0700 and never chmods one that exists: a directory owned by another user, or writable by
   group or others, is refused (another local user could read or plant files there). The
   rule is the project's one "ours alone" predicate,
-  :func:`herdr_sim.trusted_paths.ownership_problem`.
+  :func:`orchestrator.client.file_trust.ownership.ownership_problem`.
 
 :class:`UnsafeFile` (an ``OSError``) is raised for anything refused, with a message that names
 the path and the reason.
@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from herdr_sim.trusted_paths import (
+from orchestrator.client.file_trust.ownership import (
     FOREIGN_OWNER,
     NOT_DIRECTORY,
     WRITABLE,

@@ -12,7 +12,7 @@ the response envelope: the simulator's ``herdr`` CLI sends through its protocol 
 (``checked`` says whether Herdr's CLI guards that request), the orchestrator's client through
 its socket transport (it checks the protocol once per client and ignores ``checked``).
 Exceptions ``send`` raises pass through untouched, so each caller maps its own transport
-failures. Import-light on purpose, like the rest of :mod:`herdr_sim.protocol`.
+failures. Import-light on purpose, like the rest of :mod:`orchestrator.client.protocol`.
 """
 
 from __future__ import annotations
