@@ -34,7 +34,7 @@ from typing import Any
 
 from ..timers import TIME_SCALE_ENV
 from .claude_flags import CLAUDE_VERSION, ClaudeUsageError, claude_help, parse_claude_args
-from .managed import ManagedMode
+from .extensions import PiExtension, attach_extensions
 from .opencode_store import OpencodeSession, opencode_db, opencode_id
 from .personas import ANSWER_MARKS, PERSONA_SOURCES, PROMPT_ECHOES, render
 from .reporter import Reporter, herdr_env
@@ -265,8 +265,9 @@ class FakeAgent:
         self.last_error: str | None = None
         self.session_id, self.session = self._open_session(env)
         self.env = env
-        #: the managed side (pi with ``PI_HERDSMAN_MAILBOX``: :mod:`.managed`), once started
-        self.managed: ManagedMode | None = None
+        #: the managed side (pi with ``PI_HERDSMAN_MAILBOX`` running the managed-child
+        #: extension its launch names: :mod:`.extensions`), once started
+        self.managed: PiExtension | None = None
         #: the current steps ended with a successful ``ask_owner`` (the turn ends there)
         self.asked_owner = False
         where = herdr_env(env)
@@ -409,7 +410,8 @@ class FakeAgent:
         (its ``state.json`` is the controller's readiness proof)."""
         self.report_startup()
         if self.kind == "pi" and self.managed is None:
-            self.managed = ManagedMode.attach(
+            self.managed = attach_extensions(
+                self.options.extensions,
                 self.env,
                 session_id=self.session_id,
                 session_file=str(self.session.path),

@@ -1,11 +1,14 @@
-"""The fake pi as a managed child: it speaks the V4 mailbox as the pi extension does.
+"""The managed-child extension for the simulator's fake pi: the twin of
+``herdr-managed-child.ts``, speaking the V4 mailbox as that extension does.
 
-Why: a controller delegates to a managed pi child through a file mailbox (seed 002). The
-real child runs pi-herdsman's extension; the fake pi must speak the same protocol so every
-managed-agent path is testable on the simulator without node. The rules are not written
-again here: this driver runs the one protocol brain, :class:`orchestrator.managed.child.
-ManagedChild`, in-process (imported lazily, only when ``PI_HERDSMAN_MAILBOX`` is set, so an
-unmanaged fake starts as fast as before), and maps its actions onto the fake's turns:
+Why: a controller delegates to a managed pi child through a file mailbox. The real child
+runs the TypeScript extension; the fake pi runs no TypeScript, so the extension file names
+this module in its header (``// fake pi: ...``) and the fake pi loads it from there, as pi
+loads the extension its launch installs or names (``herdr_sim.fake_agent.extensions``): the
+simulator never imports it of its own accord. The rules are not written again here: this
+driver runs the one protocol brain, :class:`orchestrator.managed.child.ManagedChild`,
+in-process (imported lazily, only when ``PI_HERDSMAN_MAILBOX`` is set, so an unmanaged
+fake starts as fast as before), and maps its actions onto the fake's turns:
 
 * ``start_turn`` (a task, a reply, a control while idle): the text is submitted as a prompt,
   so the next scenario turn runs for it;
@@ -29,7 +32,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from orchestrator.managed.child import ManagedChild
 
-__all__ = ["MAILBOX_ENV", "POLL_S", "ManagedMode"]
+__all__ = ["MAILBOX_ENV", "POLL_S", "ManagedMode", "attach"]
 
 #: the variable that makes a pi managed (``orchestrator.managed.env.MAILBOX_ENV``; a test
 #: checks they are the same, so this module need not import the orchestrator to look)
@@ -198,3 +201,8 @@ class ManagedMode:
             "reply, which resumes it automatically. Stop now."
         )
         return sent, False
+
+
+#: the fake pi's entry point (``herdr_sim.fake_agent.extensions``): the running extension,
+#: or None when this pi is not a managed child
+attach = ManagedMode.attach
