@@ -48,7 +48,7 @@ class Module:
 
 
 MODULES = (
-    Module("redaction", "herdr_sim/redaction.py", ("tests/sim/test_wire_log.py",)),
+    Module("redaction", "herdr_sim/persist/redaction.py", ("tests/sim/test_wire_log.py",)),
     Module(
         "env-policy",
         "orchestrator/tools/env_policy.py",
@@ -97,7 +97,7 @@ MODULES = (
     ),
     Module(
         "request-limits",
-        "herdr_sim/request_json.py",
+        "herdr_sim/wire/request_json.py",
         ("tests/sim/test_request_parsing.py", "tests/contract/test_transport.py"),
     ),
     Module(
@@ -205,7 +205,7 @@ def _mutmut(scratch: Path, env: dict[str, str], *args: str) -> str:
 
 def run_module(module: Module, keep: bool = False) -> Outcome:
     """Mutate ``module`` in a scratch copy and collect each mutant's status."""
-    from herdr_sim.schema import contracts_dir
+    from herdr_sim.wire.schema import contracts_dir
 
     outcome = Outcome(module)
     contracts = contracts_dir()

@@ -15,8 +15,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from herdr_sim.wire.errors import HerdrError
+
     from .config import SimulatorConfig
-    from .errors import HerdrError
     from .faults import Fault, FaultPlan
     from .simulator import Simulator, SimulatorError
 
@@ -24,7 +25,7 @@ _LAZY = {
     "Simulator": "simulator",
     "SimulatorError": "simulator",
     "SimulatorConfig": "config",
-    "HerdrError": "errors",
+    "HerdrError": "wire.errors",
     "Fault": "faults",
     "FaultPlan": "faults",
 }

@@ -4,7 +4,7 @@ A client connects, writes one JSON line, reads one JSON line, and the server clo
 ``events.subscribe``, which streams. The first line must arrive within 5 s and fit in 1 MiB,
 else the connection is dropped without an answer; it is trimmed with Rust's ``str::trim``
 (nothing is answered when nothing is left) and read as Herdr's serde reads its ``Request``
-(:mod:`herdr_sim.request_json`, :func:`parse_request`): a line that is not a valid request
+(:mod:`herdr_sim.wire.request_json`, :func:`parse_request`): a line that is not a valid request
 is answered ``invalid_request`` with an empty id and serde_json's message. Handlers never
 see raw JSON: params are checked here against the registry's specs.
 """
@@ -23,16 +23,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, Obj, ParamError, check, shaped
+from herdr_sim.wire.registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
+from herdr_sim.wire.request_context import current_peer_pid, current_request_id
+from herdr_sim.wire.request_json import JsonError, at_column, read_request, rust_trim
+from herdr_sim.wire.request_shapes import SHAPES
 from orchestrator.client.file_trust.ownership import check_directory
-
-from . import errors
-from .errors import HerdrError
-from .params import Enum, Obj, ParamError, check, shaped
-from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
-from .request_context import current_peer_pid, current_request_id
-from .request_json import JsonError, at_column, read_request, rust_trim
-from .request_shapes import SHAPES
-from .runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +82,7 @@ class Request(NamedTuple):
 
 
 def parse_request(text: str, methods: Mapping[str, MethodEntry]) -> Request:
-    """Decode one trimmed request line as Herdr's serde does (:mod:`herdr_sim.request_json`
+    """Decode one trimmed request line as Herdr's serde does (:mod:`herdr_sim.wire.request_json`
     reads the object; here the ``Method`` enum and its params are decoded from it);
     ``methods`` is the method table (:func:`herdr_sim.methods.load_all`)."""
     try:

@@ -33,16 +33,16 @@ REPO = Path(__file__).resolve().parent.parent
 
 #: herdr_sim's core: nothing here may reach a handler module (herdr_sim.methods.*)
 CORE = (
-    "herdr_sim.runtime",
-    "herdr_sim.agent_service",
-    "herdr_sim.launches",
-    "herdr_sim.lifecycle",
-    "herdr_sim.events",
-    "herdr_sim.detection",
+    "herdr_sim.services.runtime",
+    "herdr_sim.services.agents",
+    "herdr_sim.services.launches",
+    "herdr_sim.services.lifecycle",
+    "herdr_sim.services.events",
+    "herdr_sim.detection.live",
     "herdr_sim.server",
-    "herdr_sim.persist",
-    "herdr_sim.metadata",
-    "herdr_sim.registry",
+    "herdr_sim.persist.session",
+    "herdr_sim.services.metadata",
+    "herdr_sim.wire.registry",
 )
 
 

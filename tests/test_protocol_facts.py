@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import herdr_sim
-from herdr_sim import errors as sim_errors
+from herdr_sim.wire import errors as sim_errors
 from orchestrator.client import errors as client_errors
 from orchestrator.client import protocol, sync
 from orchestrator.client.protocol import startup

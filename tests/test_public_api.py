@@ -23,7 +23,7 @@ PUBLIC_MODULES = frozenset(
     {
         "herdr_sim.client",
         "herdr_sim.conformance",
-        "herdr_sim.detect",
+        "herdr_sim.detection",
         "herdr_sim.fake_agent",
         "herdr_sim.fake_llm",
         "orchestrator.client.protocol",

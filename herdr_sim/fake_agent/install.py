@@ -21,7 +21,7 @@ LAUNCHER_KINDS = ("pi", "claude", "codex", "opencode")
 
 def launcher_text(kind: str, interpreter: str | None = None) -> str:
     """The source of the launcher for ``kind``."""
-    from ..herdr_cli.install import _header, package_parent
+    from herdr_sim.host.cli_install import _header, package_parent
 
     exe = interpreter if interpreter is not None else sys.executable
     root = str(package_parent())

@@ -16,14 +16,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .install import install_cli
+    from herdr_sim.host.cli_install import install_cli
 
 __all__ = ["install_cli", "main"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "install_cli":
-        from .install import install_cli
+        from herdr_sim.host.cli_install import install_cli
 
         return install_cli
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -331,7 +331,7 @@ def _is(kind: str, value: Any) -> bool:
 def _describe(value: Any) -> str:
     """serde's ``Unexpected`` for a TOML value: JSON's words (one place for them), and a
     TOML date-time, which JSON lacks, as serde names it."""
-    from ..request_json import describe
+    from herdr_sim.wire.request_json import describe
 
     if isinstance(value, (bool, int, float, str, list, dict)):
         return describe(value)

@@ -35,7 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .endpoints import SavedMachine
+    from herdr_sim.machines.endpoints import SavedMachine
 
 __all__ = [
     "BRIDGE_CHECK_MARKER",

@@ -4,13 +4,13 @@
 characters, name taken, exact pane id, pane busy or without a terminal, timeout bounds),
 names the pane, types the agent's command line — quoted for the pane's shell — and
 answers at once with ``launch_pending: true``. The launch then moves through Herdr's
-phases (:mod:`herdr_sim.launches`), driven by the runtime's launch book
-(``rt.agents.launches``, :class:`herdr_sim.agent_service.LaunchBook`), which also tells
+phases (:mod:`herdr_sim.services.launches`), driven by the runtime's launch book
+(``rt.agents.launches``, :class:`herdr_sim.services.agents.LaunchBook`), which also tells
 session persistence what to save of it.
 
 The settle delay is ``SimulatorConfig.agent_start_settle`` (Herdr: 3 s) so test suites can
 run fast; it and the default deadline (30 s without ``timeout_ms``) run at the simulator's
-time scale (:mod:`herdr_sim.timers`). The timeout bounds stay Herdr's (3000 <
+time scale (:mod:`herdr_sim.services.timers`). The timeout bounds stay Herdr's (3000 <
 ``timeout_ms`` ≤ 300000), and a given ``timeout_ms`` is the client's time, never scaled.
 """
 
@@ -19,6 +19,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from herdr_sim.detection.process import foreground_job
+from herdr_sim.services.pane_process import PaneProcess
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import F, ListOf, Obj, Str
+from herdr_sim.wire.registry import method
 from orchestrator.client.protocol import (
     AGENT_NAME_PATTERN,
     INVALID_AGENT_NAME_MESSAGE,
@@ -27,14 +33,8 @@ from orchestrator.client.protocol import (
 )
 from orchestrator.client.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
 
-from ..detect.process import foreground_job
-from ..errors import HerdrError
 from ..model.agents import is_agent
 from ..model.session import PaneRef
-from ..pane_process import PaneProcess
-from ..params import F, ListOf, Obj, Str
-from ..registry import method
-from ..runtime import Runtime
 from .specs import OPT_U64, REQ_STR
 
 INVALID_AGENT_NAME = "invalid_agent_name"

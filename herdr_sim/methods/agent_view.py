@@ -17,13 +17,24 @@ import re
 import unicodedata
 from typing import Any
 
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import (
+    Bool,
+    Enum,
+    F,
+    Kind,
+    ListOf,
+    Nullable,
+    Obj,
+    ParamError,
+    Str,
+    Tagged,
+)
+from herdr_sim.wire.registry import method
 from orchestrator.client.protocol import RUST_WHITESPACE
 
-from .. import errors
-from ..errors import HerdrError
-from ..params import Bool, Enum, F, Kind, ListOf, Nullable, Obj, ParamError, Str, Tagged
-from ..registry import method
-from ..runtime import Runtime
 from .specs import OPT_STR, REQ_STR
 
 MAX_FILTER_DEPTH = 8

@@ -22,13 +22,13 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Obj
+from herdr_sim.wire.registry import method
 from orchestrator.client.protocol import RUST_WHITESPACE
 
-from .. import errors
-from ..errors import HerdrError
-from ..params import Obj
-from ..registry import method
-from ..runtime import Runtime
 from .specs import EMPTY, REQ_STR
 
 #: ``MAX_WINDOW_TITLE_CHARS``

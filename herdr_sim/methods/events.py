@@ -16,13 +16,14 @@ import contextlib
 import time
 from typing import Any
 
-from .. import errors
-from ..errors import HerdrError
-from ..events import Signal, wait_any
-from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
+from herdr_sim.services.events import Signal, wait_any
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, F, ListOf, Nullable, Obj, Tagged
+from herdr_sim.wire.registry import Send, method, streams
+
 from ..regex import run_matching
-from ..registry import Send, method, streams
-from ..runtime import Runtime
 from .pane_io import compile_match
 from .specs import AGENT_STATUS, OPT_STR, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
 from .subscriptions import (

@@ -5,11 +5,12 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from .. import errors
-from ..errors import HerdrError
-from ..params import Enum, F, Nullable, Obj
-from ..registry import method
-from ..runtime import Notification, Runtime
+from herdr_sim.services.runtime import Notification, Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, F, Nullable, Obj
+from herdr_sim.wire.registry import method
+
 from .specs import OPT_STR, REQ_STR
 
 TITLE_MAX = 80

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..params import Enum, F, Obj
-from ..registry import method
-from ..runtime import Runtime
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.params import Enum, F, Obj
+from herdr_sim.wire.registry import method
+
 from .specs import REQ_STR
 
 RIGHT_CLICK_TARGET = Enum(values=("herdr", "pane"))

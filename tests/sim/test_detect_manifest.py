@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from herdr_sim.detect import ManifestError, load_manifests, parse_manifest
-from herdr_sim.detect.manifest import validate_region_name
+from herdr_sim.detection import ManifestError, load_manifests, parse_manifest
+from herdr_sim.detection.manifest import validate_region_name
 from herdr_sim.regex import RustRegex, RustRegexError, compile_rust_regex, translate
 from orchestrator.client.protocol import (
     SCREEN_MANIFEST_AGENTS,

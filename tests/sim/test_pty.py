@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim import procfs
-from herdr_sim.pty import PtyClosedError, PtyProcess
-from herdr_sim.shell import ShellConfig, pane_command, pane_env
+from herdr_sim.host import procfs
+from herdr_sim.host.pty import PtyClosedError, PtyProcess
+from herdr_sim.host.shell import ShellConfig, pane_command, pane_env
 from tests.waits import SCALE
 
 WAIT = float(os.environ.get("HERDR_TEST_WAIT", "10"))

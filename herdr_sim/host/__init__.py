@@ -1,0 +1,1 @@
+"""herdr_sim.host."""
