@@ -205,7 +205,7 @@ def _mutmut(scratch: Path, env: dict[str, str], *args: str) -> str:
 
 def run_module(module: Module, keep: bool = False) -> Outcome:
     """Mutate ``module`` in a scratch copy and collect each mutant's status."""
-    from herdr_sim.wire.schema import contracts_dir
+    from herdr_sim.schema import contracts_dir
 
     outcome = Outcome(module)
     contracts = contracts_dir()

@@ -86,7 +86,7 @@ def _milliseconds(text: str) -> int:
 
 def _time_scale(text: str) -> float:
     """``--time-scale``'s value: a finite number > 0."""
-    from herdr_sim.services.timers import check_time_scale
+    from herdr_sim.timers import check_time_scale
 
     try:
         return check_time_scale(float(text))
@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         print(install_cli(args.dir))
         return 0
     if args.command == "api":
-        from herdr_sim.wire.schema import build_schema
+        from herdr_sim.schema import build_schema
 
         text = json.dumps(build_schema(), indent=2) + "\n"
         if args.output:
@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if args.command == "docs":
-        from herdr_sim.wire.schema import supported_methods_markdown
+        from herdr_sim.schema import supported_methods_markdown
 
         sys.stdout.write(supported_methods_markdown())
         return 0

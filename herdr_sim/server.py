@@ -23,11 +23,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from herdr_sim.registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Enum, Obj, ParamError, check, shaped
-from herdr_sim.wire.registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
 from herdr_sim.wire.request_context import current_peer_pid, current_request_id
 from herdr_sim.wire.request_json import JsonError, at_column, read_request, rust_trim
 from herdr_sim.wire.request_shapes import SHAPES

@@ -24,7 +24,7 @@ Where the lines come from:
 
 Bundles: :meth:`ContractChecker.from_path` (any schema file),
 :meth:`ContractChecker.from_binary` (``herdr api schema --json`` of a binary) or, by default,
-the simulator's own schema (:func:`herdr_sim.wire.schema.build_schema`: ``request`` from its
+the simulator's own schema (:func:`herdr_sim.schema.build_schema`: ``request`` from its
 registry, with each method's result ``type`` as ``x-herdr-result-type``, and the result and
 event parts from Herdr's published bundle when it is found); parts a bundle lacks are
 checked for their envelope shape only.
@@ -211,7 +211,7 @@ class SchemaBundle:
 def simulator_bundle() -> SchemaBundle:
     """The simulator's own generated protocol-22 schema (what ``herdr api schema --json`` of
     the simulator prints)."""
-    from herdr_sim.wire.schema import build_schema
+    from herdr_sim.schema import build_schema
 
     return SchemaBundle(build_schema(), "herdr-sim (generated protocol-22 schema)")
 

@@ -155,7 +155,7 @@ def herdr_sim_config(request: pytest.FixtureRequest, herdr_settings: Settings) -
 
 def _marker_scale(args: tuple[Any, ...], nodeid: str) -> float:
     """``@pytest.mark.herdr_time_scale(factor)``'s factor, checked."""
-    from herdr_sim.services.timers import check_time_scale
+    from herdr_sim.timers import check_time_scale
 
     try:
         (factor,) = args

@@ -175,7 +175,7 @@ class Settings:
 
 def _time_scale(value: str | None) -> float:
     """``--herdr-time-scale``: a finite number > 0."""
-    from herdr_sim.services.timers import check_time_scale
+    from herdr_sim.timers import check_time_scale
 
     try:
         return check_time_scale(float(value or "1"))

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import herdr_sim.wire.schema
+import herdr_sim.schema
 from pytest_herdr.contracts import ContractChecker, SchemaBundle
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def contracts_dir() -> Path:
     """Where Herdr's schemas and manifests are (the simulator's own lookup)."""
-    return herdr_sim.wire.schema.contracts_dir()
+    return herdr_sim.schema.contracts_dir()
 
 
 def schema_path() -> Path:

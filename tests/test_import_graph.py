@@ -38,11 +38,11 @@ CORE = (
     "herdr_sim.services.launches",
     "herdr_sim.services.lifecycle",
     "herdr_sim.services.events",
-    "herdr_sim.detection.live",
+    "herdr_sim.services.detection_loop",
     "herdr_sim.server",
     "herdr_sim.persist.session",
     "herdr_sim.services.metadata",
-    "herdr_sim.wire.registry",
+    "herdr_sim.registry",
 )
 
 

@@ -5,7 +5,7 @@ Run as ``pi``, ``claude``, ``codex`` or ``opencode`` (the launchers that
 persona ``herdr-sim fake-agent``. The scenario comes from ``--scenario FILE`` or the
 ``HERDR_SIM_FAKE_SCENARIO`` environment variable (a path); without one every prompt gets
 the reply ``ok``. The scenario's delays (``startup_ms``, ``type_ms``, ``wait``, ``blip``) run
-at the simulator's time scale (``HERDR_SIM_TIME_SCALE``, :mod:`herdr_sim.services.timers`), as the
+at the simulator's time scale (``HERDR_SIM_TIME_SCALE``, :mod:`herdr_sim.timers`), as the
 simulator's own timers do. The fake ``claude`` reads its command line as Claude Code does
 (:mod:`.claude_flags`; ``-p`` answers one prompt on stdout without a screen); each kind keeps
 its session where and as its real agent does (:mod:`.session` for pi, :mod:`.transcripts`
@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.services.timers import TIME_SCALE_ENV
+from herdr_sim.timers import TIME_SCALE_ENV
 
 from .claude_flags import CLAUDE_VERSION, ClaudeUsageError, claude_help, parse_claude_args
 from .extensions import PiExtension, attach_extensions

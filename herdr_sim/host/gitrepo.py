@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from herdr_sim.services.places import git_dir_of, git_repo_root
+from herdr_sim.host.places import git_dir_of, git_repo_root
 
 __all__ = [
     "ExistingWorktree",

@@ -1,5 +1,5 @@
 """Method handlers, one module per API area; each registers itself in
-:mod:`herdr_sim.wire.registry`.
+:mod:`herdr_sim.registry`.
 
 The core (runtime, server, registry) never imports a handler: whoever builds a server
 (:class:`herdr_sim.simulator.Simulator`) or documents the API loads them here and hands the
@@ -8,7 +8,7 @@ table over.
 
 from __future__ import annotations
 
-from ..wire.registry import METHODS, MethodEntry
+from herdr_sim.registry import METHODS, MethodEntry
 
 __all__ = ["load_all"]
 

@@ -1,7 +1,7 @@
 """Screen-detection methods: ``agent.explain``, ``server.agent_manifests`` and
 ``server.reload_agent_manifests`` (reference §3.1, §4; Herdr's ``src/app/api/agents.rs``).
 
-They read the manifests of the runtime's :class:`~herdr_sim.detection.live.DetectionLoop`
+They read the manifests of the runtime's :class:`~herdr_sim.services.detection_loop.DetectionLoop`
 (loaded from ``SimulatorConfig.agent_manifests_dir``). ``agent.explain`` resolves its target
 like every ``agent.*`` method; while a full-lifecycle integration holds the pane it answers
 Herdr's fixed "screen detection skipped" object, otherwise it evaluates the agent's manifest
@@ -19,10 +19,10 @@ from herdr_sim.detection import (
     load_manifests,
     parse_agent_label,
 )
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Obj
-from herdr_sim.wire.registry import method
 
 from ..model.agents import effective
 from .agents import resolve

@@ -15,11 +15,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Enum, F, ListOf, Nullable, Obj, Str
-from herdr_sim.wire.registry import method
 
 from ..model import agents
 from ..model.session import PaneRef

@@ -10,7 +10,7 @@ session persistence what to save of it.
 
 The settle delay is ``SimulatorConfig.agent_start_settle`` (Herdr: 3 s) so test suites can
 run fast; it and the default deadline (30 s without ``timeout_ms``) run at the simulator's
-time scale (:mod:`herdr_sim.services.timers`). The timeout bounds stay Herdr's (3000 <
+time scale (:mod:`herdr_sim.timers`). The timeout bounds stay Herdr's (3000 <
 ``timeout_ms`` ≤ 300000), and a given ``timeout_ms`` is the client's time, never scaled.
 """
 
@@ -20,11 +20,11 @@ import re
 from typing import Any
 
 from herdr_sim.detection.process import foreground_job
+from herdr_sim.registry import method
 from herdr_sim.services.pane_process import PaneProcess
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import F, ListOf, Obj, Str
-from herdr_sim.wire.registry import method
 from orchestrator.client.protocol import (
     AGENT_NAME_PATTERN,
     INVALID_AGENT_NAME_MESSAGE,

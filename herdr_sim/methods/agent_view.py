@@ -17,6 +17,7 @@ import re
 import unicodedata
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
@@ -32,7 +33,6 @@ from herdr_sim.wire.params import (
     Str,
     Tagged,
 )
-from herdr_sim.wire.registry import method
 from orchestrator.client.protocol import RUST_WHITESPACE
 
 from .specs import OPT_STR, REQ_STR

@@ -21,12 +21,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Self
 
+from herdr_sim.registry import method
 from herdr_sim.services.events import Envelope, Signal
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, ListOf, Nullable, Obj, Str
-from herdr_sim.wire.registry import method
 
 from ..model.agents import AgentRecord, effective, is_agent, known_agent
 from ..model.session import PaneRef

@@ -39,11 +39,11 @@ from typing import Any
 
 from herdr_sim.herdr_plugins.registry import simulator_state_dir
 from herdr_sim.persist.session import write_atomic
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, Int, Nullable, Obj
-from herdr_sim.wire.registry import method
 from orchestrator.client import socket_paths as paths
 from orchestrator.client.file_trust.ownership import (
     UntrustedPathError,

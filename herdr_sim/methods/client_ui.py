@@ -22,11 +22,11 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Obj
-from herdr_sim.wire.registry import method
 from orchestrator.client.protocol import RUST_WHITESPACE
 
 from .specs import EMPTY, REQ_STR

@@ -16,12 +16,12 @@ import contextlib
 import time
 from typing import Any
 
+from herdr_sim.registry import Send, method, streams
 from herdr_sim.services.events import Signal, wait_any
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, ListOf, Nullable, Obj, Tagged
-from herdr_sim.wire.registry import Send, method, streams
 
 from ..regex import run_matching
 from .pane_io import compile_match

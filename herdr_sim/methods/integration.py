@@ -13,11 +13,11 @@ import asyncio
 import os
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Enum, F, Obj
-from herdr_sim.wire.registry import method
 
 from ..integrations import TARGETS, install, integration_list, uninstall
 from .specs import EMPTY

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from herdr_sim.host.shell import validate_env
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
@@ -22,7 +23,6 @@ from herdr_sim.wire.params import (
     ParamError,
     Str,
 )
-from herdr_sim.wire.registry import method
 
 from ..model.geometry import to_f32
 from ..model.layout import MAX_LAYOUT_DEPTH, MAX_LAYOUT_PANES, InvalidRatioError

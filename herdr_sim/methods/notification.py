@@ -5,11 +5,11 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Notification, Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Enum, F, Nullable, Obj
-from herdr_sim.wire.registry import method
 
 from .specs import OPT_STR, REQ_STR
 

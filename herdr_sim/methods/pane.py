@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.metadata import apply_pane_metadata, metadata_params
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Enum, F, Float, Nullable, Obj, Tagged
-from herdr_sim.wire.registry import method
 
 from ..model.layout import Layout
 from ..model.session import PaneRef, Tab, Workspace

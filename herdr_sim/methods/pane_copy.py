@@ -24,10 +24,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.errors import CONTENT_REVISION_MISMATCH, INVALID_PARAMS, HerdrError
 from herdr_sim.wire.params import Enum, F, Int, Nullable, Obj
-from herdr_sim.wire.registry import method
 
 from ..model.session import PaneRef
 from ..terminal import PaneText, Terminal, TextMatch, TextPoint

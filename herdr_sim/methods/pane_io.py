@@ -10,11 +10,11 @@ from typing import Any
 from herdr_sim.host.keys import InvalidKeyError, encode_keys
 from herdr_sim.host.procfs import ProcInfo, children_of, foreground_processes, group_members_under
 from herdr_sim.host.pty import subreaper_enabled
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, ListOf, Obj, Str
-from herdr_sim.wire.registry import method
 
 from ..model.session import PaneRef
 from ..regex import RustRegex, RustRegexError, compile_rust_regex, run_matching

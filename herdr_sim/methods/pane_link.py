@@ -22,10 +22,10 @@ import logging
 from typing import Any
 
 from herdr_sim.herdr_plugins.registry import PluginError, effective_platforms, manifest_available
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import F, Int, Obj
-from herdr_sim.wire.registry import method
 
 from ..model.session import PaneRef
 from ..terminal import TextPoint

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.params import F, Int, Obj
-from herdr_sim.wire.registry import method
 
 from .specs import REQ_STR
 

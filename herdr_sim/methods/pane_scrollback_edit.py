@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.errors import EDIT_SCROLLBACK_FAILED, HerdrError
-from herdr_sim.wire.registry import method
 
 from ..model.session import PaneRef
 from .plugin_panes import _watch_overlay as watch_overlay

@@ -22,12 +22,12 @@ from herdr_sim.herdr_plugins.registry import (
     manifest_available,
     normalize_action_id,
 )
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Enum, F, Kind, Nullable, Obj, ParamError
-from herdr_sim.wire.registry import method
 
 from ..model.session import PaneRef
 from .pane import _focus_and_report as focus_and_report

@@ -41,10 +41,10 @@ from herdr_sim.herdr_plugins.registry import (
     plugin_state_dir,
     simulator_state_dir,
 )
+from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, Enum, F, Kind, Nullable, Obj
-from herdr_sim.wire.registry import method
 from herdr_sim.wire.request_context import current_request_id
 from orchestrator.client import socket_paths as paths
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import F, Int, Obj
-from herdr_sim.wire.registry import method
 
 from ..model.session import ModelError
 from .specs import ENV, FOCUS, OPT_STR, REQ_STR

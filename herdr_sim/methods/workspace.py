@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from herdr_sim.host.shell import validate_env
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.metadata import (
     apply_workspace_metadata,
@@ -15,7 +16,6 @@ from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, Int, Obj
-from herdr_sim.wire.registry import method
 
 from ..model.ids import parse_position
 from ..model.session import ModelError, PaneRef, Tab, Workspace

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import F, ListOf, Obj, Str
-from herdr_sim.wire.registry import method
 
 from ..model.session import Workspace
 from .specs import OPT_STR

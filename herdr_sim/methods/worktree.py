@@ -23,12 +23,12 @@ from typing import Any
 
 from herdr_sim.host import gitrepo
 from herdr_sim.host.gitrepo import ExistingWorktree, GitFailure, GitSpace
+from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, Obj
-from herdr_sim.wire.registry import method
 
 from ..model.session import PaneRef, Workspace, WorktreeSpace
 from .specs import FOCUS, OPT_STR, REQ_STR

@@ -11,7 +11,7 @@ one live side:
 * :class:`LaunchBook` — the live ``agent.start`` launches, their timers, and what the
   session file records of them;
 * :meth:`AgentService.set_detection` and :meth:`AgentService.shell_returned` — what process
-  and screen detection (:mod:`herdr_sim.detection.live`) feed in.
+  and screen detection (:mod:`herdr_sim.services.detection_loop`) feed in.
 
 It reaches the runtime only through :class:`AgentHost`, so nothing here imports the
 runtime or a handler module (the runtime imports this module, handlers call it).

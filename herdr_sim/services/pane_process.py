@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from herdr_sim.host.pty import PtyProcess
+from herdr_sim.services.events import Signal
 from herdr_sim.terminal import Terminal
-
-from .events import Signal
 
 __all__ = ["PaneProcess"]
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from herdr_sim.config import SimulatorConfig
-from herdr_sim.detection.live import DetectionLoop
 from herdr_sim.faults import FaultPlan
+from herdr_sim.host import places
 from herdr_sim.host.pane_marks import MARK_VARIABLE, PaneMarks, end_marked
 from herdr_sim.host.procfs import cwd_of, proc_info
 from herdr_sim.host.pty import PtyProcess
@@ -32,9 +32,12 @@ from herdr_sim.model.session import PaneRef, Session, Tab, Workspace
 from herdr_sim.persist import session as persist
 from herdr_sim.persist.cli_refusals import FILE_NAME as REFUSALS_FILE
 from herdr_sim.persist.cli_refusals import REFUSALS_VARIABLE
-from herdr_sim.services import lifecycle, places
+from herdr_sim.services import lifecycle
 from herdr_sim.services.agents import AgentService
+from herdr_sim.services.detection_loop import DetectionLoop
+from herdr_sim.services.pane_process import PaneProcess
 from herdr_sim.terminal import Terminal
+from herdr_sim.timers import TIME_SCALE_ENV
 from herdr_sim.wire import errors
 from herdr_sim.wire.views import (
     agent_info,
@@ -49,8 +52,6 @@ from herdr_sim.wire.views import (
 from .agent_home import default_agent_home, pane_base_env
 from .events import EventHub, Signal
 from .metadata import MetaStore
-from .pane_process import PaneProcess
-from .timers import TIME_SCALE_ENV
 
 __all__ = ["Notification", "PaneProcess", "Runtime"]
 
@@ -495,7 +496,7 @@ class Runtime:
         await asyncio.to_thread(end_marked, f"{MARK_VARIABLE}={self.marks.token}:")
         self.marks.unregister()
 
-    # -- agent detection and fake agents (herdr_sim/detection/live.py) -------------------------
+    # -- agent detection and fake agents (herdr_sim/services/detection_loop.py) ----------------
 
     def agent_job(self, ref: PaneRef) -> int | None:
         """The pane's foreground job when an agent reports from it, or None when the report

@@ -6,7 +6,7 @@ with an empty id. The specs here reproduce that: :func:`check` returns the param
 defaults filled in, or raises :class:`ParamError` carrying serde's message
 ("missing field `text`", "invalid type: integer `5`, expected a string", "unknown variant
 `x`, expected one of `a`, `b`, `c`"). Unknown extra fields are ignored, as serde does by
-default. The same specs generate the simulator's JSON schema (``herdr_sim.wire.schema``).
+default. The same specs generate the simulator's JSON schema (``herdr_sim.schema``).
 
 Params reach serde as buffered ``Content`` (``Request`` flattens ``Method``), and a struct
 decoded from content follows serde_derive's generated visitor: a JSON object is read key by

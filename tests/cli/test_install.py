@@ -180,7 +180,7 @@ def test_pane_list_starts_fast(
 def test_api_schema_summary_json_and_output_under_dash_s(
     clean_env: Path, script: Callable[..., Run], sock_dir: Path
 ) -> None:
-    from herdr_sim.wire.schema import build_schema
+    from herdr_sim.schema import build_schema
 
     schema = build_schema()
     summary = script("api", "schema")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.wire.schema import build_schema
+from herdr_sim.schema import build_schema
 from pytest_herdr.differences import DIFFERENCES
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator, testing
-from herdr_sim.wire.registry import PROTOCOL_22_METHODS
+from herdr_sim.registry import PROTOCOL_22_METHODS
 from tests.published_clients.cases import CASES, World
 from tests.published_clients.drive import Driver
 from tests.waits import wait_until

@@ -21,7 +21,7 @@ from herdr_sim import Simulator
 from herdr_sim._version import HERDR_VERSION
 from herdr_sim.client import RequestFailed
 from herdr_sim.methods.client_shell import announcements_path, release_notes_path
-from herdr_sim.wire.registry import UNSUPPORTED
+from herdr_sim.registry import UNSUPPORTED
 
 Api = Callable[..., dict[str, Any]]
 

@@ -20,8 +20,8 @@ import pytest
 
 from herdr_sim.client import RequestFailed, call
 from herdr_sim.methods.pane_scrollback_edit import editor_argv
+from herdr_sim.registry import UNSUPPORTED
 from herdr_sim.simulator import Simulator
-from herdr_sim.wire.registry import UNSUPPORTED
 from tests.sim.test_plugins import MANIFEST, config_dir, make_plugin
 from tests.waits import wait_until
 

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from herdr_sim.detection.engine import Detection
-from herdr_sim.detection.live import DetectionLoop, DetectionTiming, _Watch
+from herdr_sim.services.detection_loop import DetectionLoop, DetectionTiming, _Watch
 
 HOLD = 0.3
 

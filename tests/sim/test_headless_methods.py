@@ -16,7 +16,7 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed, Subscription
-from herdr_sim.wire.registry import UNSUPPORTED
+from herdr_sim.registry import UNSUPPORTED
 from pytest_herdr.cli_runner import HerdrCli
 from tests.waits import SCALE
 

@@ -29,7 +29,7 @@ def test_importing_the_package_starts_and_loads_nothing_heavy() -> None:
     # The `herdr` CLI imports herdr_sim on every command: it must stay lazy.
     code = (
         "import sys, herdr_sim; "
-        "heavy = {'asyncio', 'pyte', 'logging', 'herdr_sim.simulator', 'herdr_sim.wire.registry'}; "
+        "heavy = {'asyncio', 'pyte', 'logging', 'herdr_sim.simulator', 'herdr_sim.registry'}; "
         "print(sorted(heavy & set(sys.modules)))"
     )
     out = subprocess.run(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from herdr_sim.methods import load_all
-from herdr_sim.wire.registry import PROTOCOL_22_METHODS, UNSUPPORTED
-from herdr_sim.wire.schema import build_schema, supported_methods_markdown
+from herdr_sim.registry import PROTOCOL_22_METHODS, UNSUPPORTED
+from herdr_sim.schema import build_schema, supported_methods_markdown
 from tests.contract_check import REPO, schema_bundle
 
 DOCS = REPO / "docs" / "simulator"

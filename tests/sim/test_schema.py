@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from herdr_sim.herdr_cli import main
-from herdr_sim.wire.schema import build_schema
+from herdr_sim.schema import build_schema
 from pytest_herdr.contracts import ContractChecker
 from tests.contract_check import schema_bundle, schema_path
 

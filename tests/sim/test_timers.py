@@ -1,4 +1,4 @@
-"""The time scale of Herdr's timers (``SimulatorConfig.time_scale``, herdr_sim/services/timers.py):
+"""The time scale of Herdr's timers (``SimulatorConfig.time_scale``, herdr_sim/timers.py):
 one factor for every Herdr-side delay and default wait, applied in one place, their order
 kept; a bad factor fails when the simulator is made; the pane processes (the fake agents)
 learn it from ``HERDR_SIM_TIME_SCALE``."""
@@ -18,7 +18,7 @@ from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed
 from herdr_sim.config import SimulatorConfig
 from herdr_sim.fake_agent.app import time_scale_of
-from herdr_sim.services.timers import TIME_SCALE_ENV, Timers
+from herdr_sim.timers import TIME_SCALE_ENV, Timers
 from tests.waits import SCALE, wait_until
 
 pytestmark = pytest.mark.herdr_sim_only

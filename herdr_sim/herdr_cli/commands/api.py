@@ -1,7 +1,7 @@
 """`herdr api ...`: the live session snapshot and the bundled API schema.
 
 Real Herdr bundles its JSON schema in the binary; the simulator's equivalent is the schema
-it builds for itself (:func:`herdr_sim.wire.schema.build_schema`), printed in the same layout
+it builds for itself (:func:`herdr_sim.schema.build_schema`), printed in the same layout
 (two-space indentation, sorted keys, trailing newline).
 """
 
@@ -50,7 +50,7 @@ def _load_schema() -> dict[str, Any]:
         import site
 
         site.main()
-    from herdr_sim.wire.schema import build_schema
+    from herdr_sim.schema import build_schema
 
     return build_schema()
 

@@ -16,9 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from herdr_sim.wire.params import Obj
 from orchestrator.client.protocol import METHODS as _PROTOCOL_METHODS
-
-from .params import Obj
 
 if TYPE_CHECKING:
     from herdr_sim.services.runtime import Runtime

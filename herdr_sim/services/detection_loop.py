@@ -45,7 +45,7 @@ from herdr_sim.detection import ManifestSet, detect_agent_process, load_manifest
 from herdr_sim.model.agents import AgentState
 from herdr_sim.model.session import PaneRef, Session
 from herdr_sim.services.pane_process import PaneProcess
-from herdr_sim.services.timers import ACQUIRE_REPROBE, ACQUISITION_WINDOW, RECHECK_IDENTIFIED
+from herdr_sim.timers import ACQUIRE_REPROBE, ACQUISITION_WINDOW, RECHECK_IDENTIFIED
 
 __all__ = ["DetectionHost", "DetectionLoop", "DetectionTiming", "Report"]
 
