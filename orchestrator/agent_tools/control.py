@@ -38,6 +38,7 @@ import os
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ from orchestrator.agent_tools.remote_files import (
     task_files,
 )
 from orchestrator.agent_tools.remote_task import reserve_message_seq
-from orchestrator.agent_tools.transcript import last_assistant_message, user_count
+from orchestrator.agent_tools.transcript import LastAssistant, last_assistant_message, user_count
 from orchestrator.agent_tools.worktree import (
     Worktree,
     WorktreeError,
@@ -633,10 +634,60 @@ def _restore(ctx: AgentToolsContext, record: TaskRecord, before: TaskRecord) -> 
     return completion.write_status(ctx.store, record, before.status, error)
 
 
+@dataclass
+class _Message:
+    """One ``herdr_message_agent`` call as its steps go: what was asked, the task and agent
+    it reached, and the evidence and warnings gathered on the way."""
+
+    ctx: AgentToolsContext
+    started: float
+    target: str
+    text: str
+    kind: Any
+    round_: int
+    wait: bool
+    timeout_ms: int
+    machine: str
+    given: Any
+    record: TaskRecord | None = None
+    #: the task's record before this message (restored when nothing was delivered)
+    before: TaskRecord | None = None
+    agent: AgentInfo | None = None
+    blocked: bool = False
+    users_before: int | None = None
+    settled: AgentInfo | None = None
+    evidence: list[Evidence] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def live(self) -> AgentInfo:
+        """The agent the message goes to (resolved by :func:`_reach_agent`)."""
+        assert self.agent is not None
+        return self.agent
+
+
 def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
     """Deliver a message (or the answer to a blocked agent's question); optionally wait."""
     started = time.monotonic()
     ctx = agent_context(tool_ctx)
+    msg = _message_request(ctx, params, started)
+    if isinstance(msg, dict):
+        return msg
+    reached = _reach_agent(msg)
+    if reached is not None:
+        return reached
+    _open_turn(msg)
+    failed = _deliver(msg)
+    if failed is not None:
+        return failed
+    return _message_outcome(msg)
+
+
+def _message_request(
+    ctx: AgentToolsContext, params: Mapping[str, Any], started: float
+) -> _Message | dict[str, Any]:
+    """The call's parameters, past the configuration, machine and preview gates (a refusal
+    or a preview is answered instead)."""
     refused_config = config_refusal(MESSAGE, ctx)
     if refused_config is not None:
         return refused_config
@@ -657,18 +708,33 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     gated = preview_gate(MESSAGE, ctx, params, "prompt an agent", would, started=started)
     if gated is not None:
         return gated
-    round_ = int(params.get("round", 1))
-    wait = bool(params.get("wait", False))
-    timeout_ms = max(
-        0, min(int(params.get("timeout_ms", DEFAULT_MESSAGE_TIMEOUT_MS)), MAX_TIMEOUT_MS)
+    return _Message(
+        ctx=ctx,
+        started=started,
+        target=target,
+        text=text,
+        kind=kind,
+        round_=int(params.get("round", 1)),
+        wait=bool(params.get("wait", False)),
+        timeout_ms=max(
+            0, min(int(params.get("timeout_ms", DEFAULT_MESSAGE_TIMEOUT_MS)), MAX_TIMEOUT_MS)
+        ),
+        machine=machine,
+        given=given,
     )
+
+
+def _reach_agent(msg: _Message) -> dict[str, Any] | None:
+    """The task (if ``target`` names one) and its live agent, or the agent ``target`` names;
+    a refusal when there is none, or its directory is not allowed."""
+    ctx, target = msg.ctx, msg.target
     record: TaskRecord | None
     try:
-        record = ctx.store.find(target, machine if given else None)
+        record = ctx.store.find(target, msg.machine if msg.given else None)
         bind_task(record.task_id)
     except TaskNotFound:
         record = None
-    ctx.select_machine(record.machine if record is not None else machine)
+    ctx.select_machine(record.machine if record is not None else msg.machine)
     try:
         if record is not None:
             agent = _live_agent(ctx, record)
@@ -680,7 +746,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
                     ctx,
                     MESSAGE,
                     record,
-                    started,
+                    msg.started,
                     f"no agent {record.name} in pane {record.pane_id}",
                 )
         else:
@@ -696,120 +762,151 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     except GatesRefused as exc:
         gate = exc.refusal
         return refusal(MESSAGE, ResultError(gate.agent_code, gate.message, field="target"))
-    to = agent.name or agent.pane_id
-    users_before: int | None = None
-    evidence: list[Evidence] = []
-    warnings: list[str] = []
-    blocked = agent.agent_status == "blocked"
-    before = record
-    if record is not None:
-        # Through the record-write check: a spawn still in flight keeps its "starting" record
-        # and a record changed since it was read is not written over.
-        record = completion.write_status(
-            ctx.store, record, "running", None, _session_path(record, agent)
+    msg.record, msg.before, msg.agent = record, record, agent
+    msg.blocked = agent.agent_status == "blocked"
+    return None
+
+
+def _open_turn(msg: _Message) -> None:
+    """A task's record goes ``running`` and remembers where this message's turn starts
+    (the question it answers, the user messages before it in the session)."""
+    ctx, record = msg.ctx, msg.record
+    if record is None:
+        return
+    # Through the record-write check: a spawn still in flight keeps its "starting" record
+    # and a record changed since it was read is not written over.
+    record = completion.write_status(
+        ctx.store, record, "running", None, _session_path(record, msg.live)
+    )
+    # A BLOCKED the child reported before this message is answered by it.
+    files = task_files(ctx.config, record.machine)
+    record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir, files=files)
+    msg.users_before = _users_before(record, files, msg.blocked)
+    if msg.users_before is not None:
+        count = msg.users_before
+        record = ctx.store.modify(
+            record.task_id,
+            lambda current: {"extra": {**current.extra, completion.TURN_USERS: count}},
         )
-        # A BLOCKED the child reported before this message is answered by it.
-        files = task_files(ctx.config, record.machine)
-        record = mark_turn_start(ctx.store, record, ctx.config.artifact_dir, files=files)
-        users_before = _users_before(record, files, blocked)
-        if users_before is not None:
-            count = users_before
-            record = ctx.store.modify(
-                record.task_id,
-                lambda current: {"extra": {**current.extra, completion.TURN_USERS: count}},
-            )
-    settled: AgentInfo | None = None
-    deadline = time.monotonic() + timeout_ms / 1000
+    msg.record = record
+
+
+def _deliver(msg: _Message) -> dict[str, Any] | None:
+    """Type the answer or send the message (and wait, when asked); a failure that ends the
+    call is answered here, a timeout only noted."""
+    ctx, record, before, agent = msg.ctx, msg.record, msg.before, msg.live
+    deadline = time.monotonic() + msg.timeout_ms / 1000
     try:
-        if blocked:
-            if kind not in (None, "ANSWER"):
-                warnings.append(f"the agent was blocked: the {kind} text was typed as its answer")
-            ctx.client.pane_run(agent.pane_id, answer_text(text))
-            evidence.append(
-                _herdr_evidence("the agent was blocked: the text was typed as its answer")
-            )
+        if msg.blocked:
+            _type_answer(msg)
         else:
-            directory = artifact_dir_of(ctx, record) if record else _external_dir(ctx, agent)
-            # a task's message file goes where the task runs (over SSH: on its machine)
-            remote = task_files(ctx.config, record.machine) if record else LocalFiles()
-            over_ssh = not isinstance(remote, LocalFiles)
-            try:
-                prepared = prepare_message(
-                    text,
-                    to=to,
-                    artifact_dir=directory,
-                    seq=(
-                        reserve_message_seq(remote, str(directory))
-                        if over_ssh
-                        else _next_seq(directory)
-                    ),
-                    kind=kind,
-                    round_=round_,
-                )
-                written = prepared.write(remote if over_ssh else None)
-            except OSError as exc:
-                # messages/ replaced by a link (or a full disk): nothing is typed
-                error = ResultError(
-                    "ARTIFACT_UNSAFE" if isinstance(exc, safe_fs.UnsafeFile) else "WRITE_FAILED",
-                    f"the message file could not be written: {exc.strerror or exc}",
-                )
-                if record is None or before is None:
-                    return refusal(MESSAGE, error, next_action="inspect")
-                record = _restore(ctx, record, before)
-                return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
-            if written is not None:
-                evidence.append(Evidence("record", "message written to a file", path=str(written)))
-            if wait:
-                # One request: Herdr waits for the turn to start, then to settle (a separate
-                # agent.wait could see the status from before the prompt and return at once).
-                settled = ctx.client.agent_prompt(
-                    agent.pane_id,
-                    prepared.prompt,
-                    wait=True,
-                    until=SETTLED_STATUSES,
-                    timeout_ms=timeout_ms,
-                )
-            else:
-                ctx.client.agent_prompt(agent.pane_id, prepared.prompt)
-            evidence.append(_herdr_evidence(f"message sent to {to} with agent.prompt"))
-        if blocked:
-            # The answer must take the agent out of its question before we return, waiting
-            # or not: a harvest right after would otherwise read the stale "blocked" and
-            # send the caller back to the user with a question already answered.
-            budget = min(timeout_ms, SETTLE_MS)
-            ctx.client.agent_wait(
-                agent.pane_id, until=("working", "idle", "done"), timeout_ms=budget
-            )
-        if wait and blocked:
-            left = max(0, int((deadline - time.monotonic()) * 1000))
-            settled = ctx.client.agent_wait(agent.pane_id, until=SETTLED_STATUSES, timeout_ms=left)
+            unsent = _send_message(msg)
+            if unsent is not None:
+                return unsent
+        if msg.blocked:
+            _await_answer_taken(msg, deadline)
     except Timeout as exc:
         if exc.code == "agent_prompt_stalled":
             # Herdr saw no state change within its 5 s: not "not settled within timeout_ms"
-            evidence.append(_herdr_evidence(f"no state change after the message ({exc.code})"))
-            warnings.append(
+            msg.evidence.append(_herdr_evidence(f"no state change after the message ({exc.code})"))
+            msg.warnings.append(
                 "the agent showed no sign of taking the message within 5 s (an agent still "
                 "starting up keeps it in its editor): it may never start this turn; look at "
                 "its pane before sending it again"
             )
         else:
-            evidence.append(_herdr_evidence(f"not settled within {timeout_ms} ms"))
+            msg.evidence.append(_herdr_evidence(f"not settled within {msg.timeout_ms} ms"))
     except NotFound:
         if record is not None:
-            return _gone(ctx, MESSAGE, record, started, f"pane {agent.pane_id} disappeared")
-        return refusal(MESSAGE, ResultError("TASK_NOT_FOUND", f"agent {target!r} is gone"))
+            return _gone(ctx, MESSAGE, record, msg.started, f"pane {agent.pane_id} disappeared")
+        return refusal(MESSAGE, ResultError("TASK_NOT_FOUND", f"agent {msg.target!r} is gone"))
     except ClientError as exc:
         code = exc.code if isinstance(exc, HerdrError) else None
         error = ResultError("HERDR_ERROR", str(exc), herdr_code=code)
         if record is None or before is None:
             return refusal(MESSAGE, error, next_action="inspect")
-        if not evidence:  # nothing was delivered: the task is as it was
+        if not msg.evidence:  # nothing was delivered: the task is as it was
             record = _restore(ctx, record, before)
-        return task_result(ctx, MESSAGE, record, "failed", error=error, started=started)
+        return task_result(ctx, MESSAGE, record, "failed", error=error, started=msg.started)
+    return None
+
+
+def _type_answer(msg: _Message) -> None:
+    """A blocked agent's question is answered: the text is typed into its pane."""
+    if msg.kind not in (None, "ANSWER"):
+        msg.warnings.append(f"the agent was blocked: the {msg.kind} text was typed as its answer")
+    msg.ctx.client.pane_run(msg.live.pane_id, answer_text(msg.text))
+    msg.evidence.append(_herdr_evidence("the agent was blocked: the text was typed as its answer"))
+
+
+def _send_message(msg: _Message) -> dict[str, Any] | None:
+    """The message written to the task's message file and prompted (waiting for the turn
+    to settle when asked); a file that cannot be written is answered, nothing typed."""
+    ctx, record, before, agent = msg.ctx, msg.record, msg.before, msg.live
+    to = agent.name or agent.pane_id
+    directory = artifact_dir_of(ctx, record) if record else _external_dir(ctx, agent)
+    # a task's message file goes where the task runs (over SSH: on its machine)
+    remote = task_files(ctx.config, record.machine) if record else LocalFiles()
+    over_ssh = not isinstance(remote, LocalFiles)
+    try:
+        prepared = prepare_message(
+            msg.text,
+            to=to,
+            artifact_dir=directory,
+            seq=(reserve_message_seq(remote, str(directory)) if over_ssh else _next_seq(directory)),
+            kind=msg.kind,
+            round_=msg.round_,
+        )
+        written = prepared.write(remote if over_ssh else None)
+    except OSError as exc:
+        # messages/ replaced by a link (or a full disk): nothing is typed
+        error = ResultError(
+            "ARTIFACT_UNSAFE" if isinstance(exc, safe_fs.UnsafeFile) else "WRITE_FAILED",
+            f"the message file could not be written: {exc.strerror or exc}",
+        )
+        if record is None or before is None:
+            return refusal(MESSAGE, error, next_action="inspect")
+        record = _restore(ctx, record, before)
+        return task_result(ctx, MESSAGE, record, "failed", error=error, started=msg.started)
+    if written is not None:
+        msg.evidence.append(Evidence("record", "message written to a file", path=str(written)))
+    if msg.wait:
+        # One request: Herdr waits for the turn to start, then to settle (a separate
+        # agent.wait could see the status from before the prompt and return at once).
+        msg.settled = ctx.client.agent_prompt(
+            agent.pane_id,
+            prepared.prompt,
+            wait=True,
+            until=SETTLED_STATUSES,
+            timeout_ms=msg.timeout_ms,
+        )
+    else:
+        ctx.client.agent_prompt(agent.pane_id, prepared.prompt)
+    msg.evidence.append(_herdr_evidence(f"message sent to {to} with agent.prompt"))
+    return None
+
+
+def _await_answer_taken(msg: _Message, deadline: float) -> None:
+    """The answer takes the agent out of its question before the call returns, waiting or
+    not: a harvest right after would otherwise read the stale "blocked" and send the caller
+    back to the user with a question already answered. With ``wait``, then the turn."""
+    client, pane_id = msg.ctx.client, msg.live.pane_id
+    budget = min(msg.timeout_ms, SETTLE_MS)
+    client.agent_wait(pane_id, until=("working", "idle", "done"), timeout_ms=budget)
+    if msg.wait:
+        left = max(0, int((deadline - time.monotonic()) * 1000))
+        msg.settled = client.agent_wait(pane_id, until=SETTLED_STATUSES, timeout_ms=left)
+
+
+def _message_outcome(msg: _Message) -> dict[str, Any]:
+    """What the delivered message led to: an observation of an agent without a task, a
+    task still running, or its turn's judged end."""
+    ctx, record, settled = msg.ctx, msg.record, msg.settled
+    evidence, warnings, started = msg.evidence, msg.warnings, msg.started
     if record is None:
         if settled is not None:
             evidence.append(_herdr_evidence(f"agent status {settled.agent_status}"))
-        return _observation(agent, started, evidence, warnings, ctx.machine)
+        return _observation(msg.live, started, evidence, warnings, ctx.machine)
     if settled is None:
         return task_result(
             ctx, MESSAGE, record, "running", evidence=evidence, warnings=warnings, started=started
@@ -825,7 +922,7 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     files = task_files(ctx.config, record.machine)
     try:
         last = last_assistant_message(record.session_path, files=files)
-        if users_before is not None and record.session_path:
+        if msg.users_before is not None and record.session_path:
             turn = completion.latest_turn(
                 record, record.session_path, ctx.config.artifact_dir, files=files
             )
@@ -844,6 +941,14 @@ def message_agent(params: Mapping[str, Any], tool_ctx: ToolContext) -> dict[str,
     except RemoteUnavailable:
         last = None  # the session cannot be read now
         warnings.append(f"the agent's session on {record.machine} could not be read")
+    return _judged_turn(msg, record, last, files)
+
+
+def _judged_turn(
+    msg: _Message, record: TaskRecord, last: LastAssistant | None, files: RemoteFiles
+) -> dict[str, Any]:
+    """The settled turn's end from its answer: failed, a question (blocked), or completed."""
+    ctx, evidence, warnings, started = msg.ctx, msg.evidence, msg.warnings, msg.started
     if last is not None:
         evidence.append(
             Evidence(

@@ -51,6 +51,7 @@ import os
 import re
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +73,11 @@ from orchestrator.agent_tools.harvest import (
 )
 from orchestrator.agent_tools.preview import PREVIEW_SCHEMA, preview_gate
 from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now_iso
-from orchestrator.agent_tools.remote_files import task_files
+from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
 from orchestrator.client.protocol import SETTLED_STATUSES
-from orchestrator.client.types import AgentInfo
+from orchestrator.client.types import AgentInfo, AgentStarted
 from orchestrator.core import aliases
 from orchestrator.core.config import (
     Config,
@@ -570,6 +571,34 @@ def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:
         raise
 
 
+@dataclass
+class _Launch:
+    """One spawn's launch as its steps go: the task, its slot, the agent's kind and name,
+    and what each step found (the pane, the warnings)."""
+
+    actx: AgentToolsContext
+    record: TaskRecord
+    slot: Slot
+    began: float
+    kind: str
+    name: str
+    wait: bool
+    timeout_ms: int
+    #: the agent's extra arguments (redacted by the one rule: tools.result.secret_parts)
+    secrets: list[str]
+    #: where the task's files are (this host, or the machine over SSH)
+    files: RemoteFiles
+    work_cwd: str = ""
+    pane_id: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def fail(self, code: str, message: str, **kwargs: Any) -> dict[str, Any]:
+        """:func:`_fail` for this task (its record, slot and start time)."""
+        return _fail(
+            self.actx, self.record, code, message, slot=self.slot, began=self.began, **kwargs
+        )
+
+
 def _launch(
     actx: AgentToolsContext,
     record: TaskRecord,
@@ -586,14 +615,42 @@ def _launch(
     began: float,
 ) -> dict[str, Any]:
     """Everything after the slot: working tree, envelope, pane, agent, prompt, harvest."""
+    run = _Launch(
+        actx=actx,
+        record=record,
+        slot=slot,
+        began=began,
+        kind=resolved.kind,
+        name=record.name or default_name(resolved.kind, record.task_id),
+        wait=wait,
+        timeout_ms=timeout_ms,
+        secrets=list(agent_args),
+        files=task_files(actx.config, record.machine),
+    )
+    failed = _prepare_tree(run, cwd, isolated)
+    if failed is not None:
+        return failed
+    task = _write_envelope(run, prompt, role, isolated)
+    if isinstance(task, dict):
+        return task
+    failed = _place_pane(run)
+    if failed is not None:
+        return failed
+    started = _start_agent(run, task, (*resolved.argv, *agent_args))
+    if isinstance(started, dict):
+        return started
+    sent = _send_kickoff(run, started, task)
+    if isinstance(sent, dict):
+        return sent
+    info, timed_out = sent
+    return _after_prompt(run, info, timed_out)
+
+
+def _prepare_tree(run: _Launch, cwd: Path, isolated: bool) -> dict[str, Any] | None:
+    """The working tree: a fresh worktree, or a snapshot of the cwd to diff against later."""
+    actx, record = run.actx, run.record
     config = actx.config
-    kind = resolved.kind
-    name = record.name or default_name(kind, record.task_id)
-    assert record.artifact_dir is not None
-    artifact_dir = Path(record.artifact_dir)
-    # The working tree: a fresh worktree, or a snapshot of the cwd to diff against later.
-    work_cwd = str(cwd)
-    files = task_files(config, record.machine)  # this host, or the machine over SSH
+    run.work_cwd = str(cwd)
     try:
         if isolated:
             tree = worktree.create_worktree(
@@ -605,106 +662,132 @@ def _launch(
                 base_commit=tree.base_commit,
                 branch=tree.branch,
             )
-            work_cwd = _same_subdirectory(cwd, tree.path)
+            run.work_cwd = _same_subdirectory(cwd, tree.path)
         else:
             try:
-                baseline = worktree.snapshot(cwd, files=files)
+                baseline = worktree.snapshot(cwd, files=run.files)
             except worktree.WorktreeError:
                 baseline = None  # not a git repository: no diff
             if baseline is not None:
                 extra = {**record.extra, "baseline": baseline.to_json()}
                 record = actx.store.update(record.task_id, base_commit=baseline.commit, extra=extra)
     except (worktree.WorktreeError, OSError) as exc:
-        return _fail(actx, record, "WORKTREE_FAILED", str(exc), slot=slot, began=began)
+        run.record = record
+        return run.fail("WORKTREE_FAILED", str(exc))
+    run.record = record
+    return None
 
+
+def _write_envelope(
+    run: _Launch, prompt: str, role: str, isolated: bool
+) -> envelope.TaskEnvelope | dict[str, Any]:
+    """The task envelope (goal, result and inbox paths) written where the task runs."""
+    record = run.record
+    assert record.artifact_dir is not None
     task = envelope.TaskEnvelope(
         task_id=record.task_id,
         goal=prompt,
-        artifact_dir=artifact_dir,
-        cwd=work_cwd,
+        artifact_dir=Path(record.artifact_dir),
+        cwd=run.work_cwd,
         role="reviewer" if role == "reviewer" else "worker",
-        name=name,
+        name=run.name,
         branch=record.branch,
         base_commit=record.base_commit if isolated else None,
     )
     try:
-        task.write(files)
+        task.write(run.files)
     except OSError as exc:  # RemoteUnavailable too: no agent exists yet, nothing to resend
-        return _fail(
-            actx, record, "ARTIFACT_WRITE_FAILED",
+        return run.fail(
+            "ARTIFACT_WRITE_FAILED",
             f"the task envelope {task.task_path} could not be written: {exc}",
-            slot=slot, began=began,
-        )  # fmt: skip
+        )
+    return task
 
-    client = actx.client
+
+def _place_pane(run: _Launch) -> dict[str, Any] | None:
+    """The task's pane, recorded (its placement's warnings kept for the result)."""
+    actx = run.actx
     try:
-        pane_id, workspace_id, tab_id, notes = _place(actx, work_cwd, name)
+        pane_id, workspace_id, tab_id, run.notes = _place(actx, run.work_cwd, run.name)
     except ClientError as exc:
         code = exc.code if isinstance(exc, HerdrError) else None
-        return _fail(
-            actx, record, "PANE_CREATE_FAILED", str(exc), herdr=code, slot=slot, began=began
-        )
-    record = actx.store.update(
-        record.task_id, pane_id=pane_id, workspace_id=workspace_id, tab_id=tab_id
+        return run.fail("PANE_CREATE_FAILED", str(exc), herdr=code)
+    run.pane_id = pane_id
+    run.record = actx.store.update(
+        run.record.task_id, pane_id=pane_id, workspace_id=workspace_id, tab_id=tab_id
     )
     logger.info("pane %s placed", pane_id)
+    return None
 
-    argv = (*resolved.argv, *agent_args)
-    secrets = list(agent_args)  # redacted by the one rule (tools.result.secret_parts)
+
+def _start_agent(
+    run: _Launch, task: envelope.TaskEnvelope, argv: tuple[str, ...]
+) -> AgentStarted | dict[str, Any]:
+    """The agent started in the pane (Herdr's ``agent.start``), up to its session report;
+    a start that failed, or that stopped at a question, is answered instead."""
+    actx, client, pane_id, notes = run.actx, run.actx.client, run.pane_id, run.notes
+    secrets = run.secrets
     try:
         started = start_watch.start_agent(
             client,
-            name,
-            kind,
+            run.name,
+            run.kind,
             pane_id,
             args=argv,
-            timeout_ms=min(START_TIMEOUT_MS, timeout_ms),
+            timeout_ms=min(START_TIMEOUT_MS, run.timeout_ms),
             secrets=secrets,
         )
     except start_watch.ExitedDuringStart as exc:
-        return _fail(
-            actx, record, "AGENT_START_FAILED", str(exc), slot=slot, began=began,
-            close_pane=True, warnings=notes,
-        )  # fmt: skip
+        return run.fail("AGENT_START_FAILED", str(exc), close_pane=True, warnings=notes)
     except HerdrError as exc:
         if exc.code == "agent_not_ready":
             # Blocked while starting (a trust or login dialog): the user decides, not us.
             logger.info("the agent asked a question while starting: held, not prompted")
-            record = actx.store.update(record.task_id, status="blocked", delivery=completion.held())
-            slot.detach()
+            record = actx.store.update(
+                run.record.task_id, status="blocked", delivery=completion.held()
+            )
+            run.slot.detach()
             notes.append(
                 "the agent asked a question while starting; the task envelope has NOT been "
                 f"sent yet (it is in {task.task_path})"
             )
-            return harvest(actx, record, tool=TOOL, wait=False, started=began, warnings=notes)
+            return harvest(actx, record, tool=TOOL, wait=False, started=run.began, warnings=notes)
         if exc.code == "agent_name_taken":
             # Another start took the name after our check: nothing of ours ran.
-            return _fail(
-                actx, record, "NAME_TAKEN", name_taken_message(name), herdr=exc.code,
-                slot=slot, began=began, field="name", close_pane=True, warnings=notes,
+            return run.fail(
+                "NAME_TAKEN", name_taken_message(run.name), herdr=exc.code,
+                field="name", close_pane=True, warnings=notes,
             )  # fmt: skip
-        return _fail(
-            actx, record, "AGENT_START_FAILED",
+        return run.fail(
+            "AGENT_START_FAILED",
             _with_tail(exc.message, start_watch.pane_tail(client, pane_id, secrets)),
-            herdr=exc.code, slot=slot, began=began, close_pane=True, warnings=notes,
+            herdr=exc.code, close_pane=True, warnings=notes,
         )  # fmt: skip
     except ClientError as exc:
-        return _fail(
-            actx, record, "AGENT_START_FAILED",
+        return run.fail(
+            "AGENT_START_FAILED",
             _with_tail(str(exc), start_watch.pane_tail(client, pane_id, secrets)),
-            slot=slot, began=began, close_pane=True, warnings=notes,
+            close_pane=True, warnings=notes,
         )  # fmt: skip
-
     # Interactive is not yet taking prompts (real pi): wait for the session report first.
-    left_ms = max(0, timeout_ms - int((time.monotonic() - began) * 1000))
-    _, late = start_watch.wait_for_session(client, pane_id, kind, left_ms)
+    left_ms = max(0, run.timeout_ms - int((time.monotonic() - run.began) * 1000))
+    _, late = start_watch.wait_for_session(client, pane_id, run.kind, left_ms)
     if late is not None:
         notes.append(late)
-    logger.info("agent %s started", name)
+    logger.info("agent %s started", run.name)
+    return started
+
+
+def _send_kickoff(
+    run: _Launch, started: AgentStarted, task: envelope.TaskEnvelope
+) -> tuple[AgentInfo | None, bool] | dict[str, Any]:
+    """The task's kickoff prompt delivered (completion.py's delivery record around it):
+    Herdr's answer to the prompt and whether the wait ran out, or the failure answered."""
+    actx, client, record = run.actx, run.actx.client, run.record
     # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
     # after a crash can tell "prompt never sent" from "sent, and answered".
-    before = _fresh(actx, pane_id) or started.agent
+    before = _fresh(actx, run.pane_id) or started.agent
     session = completion.session_path_of(before) or completion.session_path_of(started.agent)
     sending = completion.sending(before)
     record = actx.store.update(
@@ -712,86 +795,94 @@ def _launch(
         **sending,
         **({"session_path": session} if session else {}),
     )
+    run.record = record
     kickoff = task.kickoff_prompt()
     info: AgentInfo | None = None
     timed_out = False
     try:
-        if wait:
+        if run.wait:
             info = client.agent_prompt(
-                name, kickoff, wait=True, until=SETTLED, timeout_ms=timeout_ms
+                run.name, kickoff, wait=True, until=SETTLED, timeout_ms=run.timeout_ms
             )
         else:
             # Return once the prompt was seen to land (the first status change after it),
             # so the handle never reports a turn that has not started yet as finished.
             info = client.agent_prompt(
-                name, kickoff, wait=True, until=STARTED, timeout_ms=SUBMIT_TIMEOUT_MS
+                run.name, kickoff, wait=True, until=STARTED, timeout_ms=SUBMIT_TIMEOUT_MS
             )
-        record = actx.store.update(
+        run.record = actx.store.update(
             record.task_id, status="running", delivery=completion.sent(record, info)
         )
     except HerdrError as exc:
         if exc.code == "timeout":
             # Herdr saw the prompt land (a stall is agent_prompt_stalled), the turn runs on.
             timed_out = True
-            record = actx.store.update(
+            run.record = actx.store.update(
                 record.task_id, status="running", delivery=completion.sent(record, None)
             )
-        elif exc.code == "agent_not_running":
-            # Gone while Herdr waited on the turn it was given: the harvest reports how.
-            record = actx.store.update(record.task_id, status="running")
-        elif exc.code == "agent_not_found":
-            # Gone before the prompt reached it (Herdr found no such agent to prompt): Herdr
-            # saw it start, then it exited (a bad model, a crash at start-up). The task never
-            # began: a start failure with the pane's last lines (redacted), as when it exits
-            # while Herdr still waits for it to come up.
-            tail = start_watch.pane_tail(client, pane_id, secrets)
-            return _fail(
-                actx, record, "AGENT_START_FAILED",
-                _with_tail(f"the {kind} agent exited before its prompt was delivered", tail),
-                herdr=exc.code, slot=slot, began=began, close_pane=True, warnings=notes,
-            )  # fmt: skip
-        elif exc.code == "agent_prompt_stalled":
-            return _fail(
-                actx,
-                record,
-                "PROMPT_NOT_SUBMITTED",
-                exc.message,
-                herdr=exc.code,
-                slot=slot,
-                began=began,
-            )
-        elif exc.code == MAYBE_APPLIED_CODE:
-            record = _prompt_unconfirmed(actx, record, exc.message, notes)
         else:
-            return _fail(
-                actx, record, "PROMPT_FAILED", exc.message, herdr=exc.code, slot=slot, began=began
-            )
+            failed = _prompt_refused(run, exc)
+            if failed is not None:
+                return failed
     except TransportError as exc:
         if not exc.maybe_applied:
-            return _fail(actx, record, "PROMPT_FAILED", str(exc), slot=slot, began=began)
-        record = _prompt_unconfirmed(actx, record, str(exc), notes)
+            return run.fail("PROMPT_FAILED", str(exc))
+        run.record = _prompt_unconfirmed(actx, record, str(exc), run.notes)
     except ClientError as exc:
-        return _fail(actx, record, "PROMPT_FAILED", str(exc), slot=slot, began=began)
+        return run.fail("PROMPT_FAILED", str(exc))
+    return info, timed_out
 
+
+def _prompt_refused(run: _Launch, exc: HerdrError) -> dict[str, Any] | None:
+    """Herdr's error to the kickoff prompt (other than its wait running out): the failure
+    answered, or ``None`` when the task runs on (its record updated)."""
+    actx, record = run.actx, run.record
+    if exc.code == "agent_not_running":
+        # Gone while Herdr waited on the turn it was given: the harvest reports how.
+        run.record = actx.store.update(record.task_id, status="running")
+        return None
+    if exc.code == "agent_not_found":
+        # Gone before the prompt reached it (Herdr found no such agent to prompt): Herdr
+        # saw it start, then it exited (a bad model, a crash at start-up). The task never
+        # began: a start failure with the pane's last lines (redacted), as when it exits
+        # while Herdr still waits for it to come up.
+        tail = start_watch.pane_tail(actx.client, run.pane_id, run.secrets)
+        return run.fail(
+            "AGENT_START_FAILED",
+            _with_tail(f"the {run.kind} agent exited before its prompt was delivered", tail),
+            herdr=exc.code, close_pane=True, warnings=run.notes,
+        )  # fmt: skip
+    if exc.code == "agent_prompt_stalled":
+        return run.fail("PROMPT_NOT_SUBMITTED", exc.message, herdr=exc.code)
+    if exc.code == MAYBE_APPLIED_CODE:
+        run.record = _prompt_unconfirmed(actx, record, exc.message, run.notes)
+        return None
+    return run.fail("PROMPT_FAILED", exc.message, herdr=exc.code)
+
+
+def _after_prompt(run: _Launch, info: AgentInfo | None, timed_out: bool) -> dict[str, Any]:
+    """The spawn's answer: at once without ``wait``; with it, the harvest of the turn
+    (which waits on for the evidence within what is left of ``timeout_ms``)."""
+    actx, record, slot = run.actx, run.record, run.slot
     logger.info("prompt step over: record %s%s", record.status, ", wait ran out" * timed_out)
-    if not wait:
+    if not run.wait:
         slot.detach()
         return harvest(
-            actx, record, tool=TOOL, wait=False, started=began, warnings=notes,
-            info=_fresh(actx, pane_id),
+            actx, record, tool=TOOL, wait=False, started=run.began, warnings=run.notes,
+            info=_fresh(actx, run.pane_id),
         )  # fmt: skip
     # Herdr's "settled" is not yet the answer (a transient done; pi's session not written):
     # the harvest waits on for the evidence within what is left of timeout_ms.
-    left = max(0, timeout_ms - int((time.monotonic() - began) * 1000))
+    left = max(0, run.timeout_ms - int((time.monotonic() - run.began) * 1000))
     result = harvest(
         actx,
         record,
         tool=TOOL,
         wait=True,
-        timeout_ms=timeout_ms if timed_out else left,
+        timeout_ms=run.timeout_ms if timed_out else left,
         lines=DEFAULT_LINES,
-        started=began,
-        warnings=notes,
+        started=run.began,
+        warnings=run.notes,
         info=info,
         timed_out=timed_out,
     )

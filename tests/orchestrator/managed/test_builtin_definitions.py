@@ -112,7 +112,7 @@ def test_a_fresh_setup_delegates_to_a_builtin_definition(world: ManagedWorld) ->
 def test_an_empty_roster_says_where_definitions_go(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("orchestrator.managed.service.BUILTIN_DIR", tmp_path / "none")
+    monkeypatch.setattr("orchestrator.managed.footing.BUILTIN_DIR", tmp_path / "none")
     ctx = offline_ctx(tmp_path)
     listed = run_tool("agent_list", {}, ctx)
     assert listed["agent_definitions"] == []
