@@ -24,10 +24,15 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import Protocol
+
+from .session import _agent_dir
+
+#: a process environment, or a mapping standing in for one
+Environ = dict[str, str] | os._Environ[str]
 
 __all__ = ["TWIN_HEADER", "PiExtension", "attach_extensions", "extension_files", "twin_module"]
 
@@ -48,15 +53,14 @@ class PiExtension(Protocol):
     def ask(self, question: str) -> tuple[str, bool]: ...
 
 
-def extension_files(named: Sequence[str], env: Mapping[str, str]) -> list[Path]:
+def extension_files(named: Sequence[str], env: Environ) -> list[Path]:
     """The extension files a pi started with ``-e`` values ``named`` in ``env`` loads: its
-    agent dir's ``extensions/*.ts`` (sorted), then the named ones, each once."""
+    agent dir's (``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``) ``extensions/*.ts``
+    (sorted), then the named ones, each once."""
     found: list[Path] = []
-    agent_dir = env.get("PI_CODING_AGENT_DIR")
-    if agent_dir:
-        directory = Path(agent_dir).expanduser() / "extensions"
-        with contextlib.suppress(OSError):  # no extensions directory: nothing installed
-            found += sorted(p for p in directory.iterdir() if p.suffix == ".ts")
+    directory = _agent_dir(env).expanduser() / "extensions"
+    with contextlib.suppress(OSError):  # no extensions directory: nothing installed
+        found += sorted(p for p in directory.iterdir() if p.suffix == ".ts")
     found += [Path(name).expanduser() for name in named]
     unique: list[Path] = []
     for path in found:
@@ -86,7 +90,7 @@ def twin_module(path: Path) -> str | None:
 
 def attach_extensions(
     named: Sequence[str],
-    env: Mapping[str, str],
+    env: Environ,
     *,
     session_id: str,
     session_file: str,

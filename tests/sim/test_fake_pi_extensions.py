@@ -18,6 +18,11 @@ def test_the_managed_child_extension_names_its_twin() -> None:
     assert twin_module(EXTENSION_SOURCE) == TWIN
 
 
+def test_pi_s_default_agent_dir_is_read_without_the_variable(tmp_path: Path) -> None:
+    installed = install_child_extension(tmp_path / ".pi" / "agent" / "extensions")
+    assert extension_files([], {"HOME": str(tmp_path)}) == [installed]
+
+
 def test_the_agent_dirs_extensions_then_the_named_ones_each_once(tmp_path: Path) -> None:
     installed = install_child_extension(tmp_path / "agent" / "extensions")
     (tmp_path / "agent" / "extensions" / "notes.txt").write_text("// fake pi: os\n")
@@ -26,7 +31,8 @@ def test_the_agent_dirs_extensions_then_the_named_ones_each_once(tmp_path: Path)
     env = {"PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
     assert extension_files([str(named), str(installed)], env) == [installed, named]
     assert twin_module(named) is None
-    assert extension_files([], {}) == []
+    assert extension_files([], {"HOME": str(tmp_path / "home")}) == []  # none installed
+    assert extension_files([], {"HOME": str(tmp_path)}) == []  # ~/.pi/agent: none either
 
 
 def test_a_fifo_or_a_missing_file_names_no_twin(tmp_path: Path) -> None:
@@ -55,13 +61,13 @@ def test_an_unloadable_twin_is_shown_and_skipped(tmp_path: Path) -> None:
     broken = tmp_path / "broken.ts"
     broken.write_text("// fake pi: no_such_package.twin\n")
     said: list[str] = []
-    assert _attach([str(broken)], {}, said) is None
+    assert _attach([str(broken)], {"HOME": str(tmp_path)}, said) is None
     assert said and "no_such_package.twin" in said[0]
 
 
-def test_the_twin_stays_inactive_outside_a_managed_child() -> None:
+def test_the_twin_stays_inactive_outside_a_managed_child(tmp_path: Path) -> None:
     said: list[str] = []
-    assert _attach([str(EXTENSION_SOURCE)], {}, said) is None
+    assert _attach([str(EXTENSION_SOURCE)], {"HOME": str(tmp_path)}, said) is None
     assert said == []
 
 
