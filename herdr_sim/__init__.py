@@ -15,17 +15,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from herdr_sim.wire.errors import HerdrError
-
     from .config import SimulatorConfig
     from .faults import Fault, FaultPlan
     from .simulator import Simulator, SimulatorError
+    from .wire.errors import HerdrRequestError
 
 _LAZY = {
     "Simulator": "simulator",
     "SimulatorError": "simulator",
     "SimulatorConfig": "config",
-    "HerdrError": "wire.errors",
+    "HerdrRequestError": "wire.errors",
     "Fault": "faults",
     "FaultPlan": "faults",
 }
@@ -35,7 +34,7 @@ __all__ = [
     "PROTOCOL",
     "Fault",
     "FaultPlan",
-    "HerdrError",
+    "HerdrRequestError",
     "Simulator",
     "SimulatorConfig",
     "SimulatorError",
@@ -43,12 +42,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'herdr_sim' has no attribute {name!r}")
-    from importlib import import_module
+#: old public names: they still resolve, with a DeprecationWarning
+_DEPRECATED = {"HerdrError": "HerdrRequestError"}
 
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+
+def __getattr__(name: str) -> Any:
+    # the shared loader is imported on first use, not here: it lives in the orchestrator
+    # package, whose import would cost every `herdr` CLI start milliseconds
+    from orchestrator.client._lazy import resolve
+
+    return resolve(__name__, _LAZY, name, deprecated=_DEPRECATED)

@@ -23,19 +23,16 @@ if TYPE_CHECKING:
 
 __all__ = ["ProtocolError", "RequestFailed", "Subscription", "call", "request", "send_line"]
 
-_WIRE = {"Subscription", "call", "request", "send_line"}
+#: each name → its module under ``orchestrator.client`` (``module:name`` for a rename)
+_LAZY = {
+    **dict.fromkeys(("Subscription", "call", "request", "send_line"), "wire"),
+    "RequestFailed": "errors:HerdrError",
+    "ProtocolError": "errors",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _WIRE:
-        from orchestrator.client import wire
+    # the shared loader is imported on first use, not here (see herdr_sim/__init__.py)
+    from orchestrator.client._lazy import resolve
 
-        value = getattr(wire, name)
-    elif name == "RequestFailed":
-        from orchestrator.client.errors import HerdrError as value
-    elif name == "ProtocolError":
-        from orchestrator.client.errors import ProtocolError as value
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+    return resolve(__name__, _LAZY, name, base="orchestrator.client")

@@ -202,7 +202,9 @@ def _parser() -> argparse.ArgumentParser:
         "~/.cache/pytest-herdr/agents (or $PYTEST_HERDR_AGENTS_DIR) unless already there; "
         "prints the install directory.",
     )
-    agents.add_argument("kind", choices=["pi", "claude", "codex", "opencode"])
+    from .fake_agent.personas import LAUNCHER_KINDS  # the real agents' kinds are the fakes'
+
+    agents.add_argument("kind", choices=LAUNCHER_KINDS)
     agents.add_argument("--cache", type=Path, help="the agents cache directory")
 
     host = sub.add_parser(

@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, ParamSpec, TextIO, TypeVar
 
+from orchestrator.client.untrusted_text import LINE_SEPARATORS, control_pattern
+
 __all__ = [
     "CONTROL_CHARACTERS",
     "FORMAT",
@@ -53,7 +55,7 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s [task %(task_id)s] %(message)s"
 
 #: what a log line must never carry raw: C0 and C1 controls, DEL, and Unicode's line and
 #: paragraph separators (each can end a line or rewrite what a terminal shows)
-CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+CONTROL_CHARACTERS = control_pattern(also=LINE_SEPARATORS)
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -9,6 +9,7 @@ waits through Herdr's own ``agent.prompt`` and ``agent.wait``.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from herdr_sim.client import RequestFailed
 from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario
 
-from .client import HerdrClient
+from .client import WireClient
 from .handles import Pane
 from .waits import AGENT_WAIT, SCALE, HerdrWait, WaitTimeout, wait_until
 
@@ -31,7 +32,7 @@ FAKE_KINDS: tuple[str, ...] = tuple(LAUNCHER_KINDS)
 class Agent:
     """One named agent, by name."""
 
-    client: HerdrClient
+    client: WireClient
     name: str
     pane: Pane
     #: the server's event recorder: a prompt or wait returns once it has the end status too
@@ -100,7 +101,7 @@ class FakeAgents:
 
     def __init__(
         self,
-        client: HerdrClient,
+        client: WireClient,
         directory: Path,
         default_pane: Pane | None,
         events: EventRecorder | None = None,
@@ -136,8 +137,15 @@ class FakeAgents:
         ready_timeout: float | None = None,
     ) -> Agent:
         """Start a fake agent of ``kind`` with ``scenario`` in ``pane`` (default: the test's
-        ``herdr_pane``) and wait until it is ``interactive_ready`` (bounded:
-        ``ready_timeout``, default 30 s at the server's time scale)."""
+        ``herdr_pane``) and wait until it is ``interactive_ready`` and has made its startup
+        report (bounded: ``ready_timeout``, default 30 s at the server's time scale).
+
+        Herdr calls an agent ready once its process is seen and the settle delay has passed;
+        a test server shortens that delay, and on a loaded machine a fake agent can still be
+        starting then (its terminal modes not set, its first reports in flight, so a prompt
+        could race them). Every fake reports its session when it is up, so that report is
+        waited for too, except for a scenario that starts up slowly on purpose
+        (``start_slowly``): it returns at ``interactive_ready``, as Herdr's CLI does."""
         target = pane or self.default_pane
         if target is None:
             raise ValueError("no pane: pass pane=… (or use the herdr_pane fixture)")
@@ -146,7 +154,8 @@ class FakeAgents:
             argv = ["--scenario", str(self.write(scenario)), *argv]
         agent_name = name or f"{kind}-{next(self._numbers)}"
         bound = AGENT_WAIT * self.time_scale if ready_timeout is None else ready_timeout
-        return start_agent(
+        began = time.monotonic()
+        agent = start_agent(
             self.client,
             kind,
             target,
@@ -156,10 +165,20 @@ class FakeAgents:
             events=self.events,
             time_scale=self.time_scale,
         )
+        if scenario is not None and scenario.startup_ms:
+            return agent
+        left = max(0.0, bound - (time.monotonic() - began))
+        wait_until(
+            lambda: "agent_session" in agent.info,
+            left,
+            interval=0.02,
+            what=f"{agent_name}'s startup report (its session)",
+        )
+        return agent
 
 
 def start_agent(
-    client: HerdrClient,
+    client: WireClient,
     kind: str,
     pane: Pane,
     name: str,

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from herdr_sim.client import request
+from orchestrator.client.poll import Deadline
 
 from .events import EventRecorder
 from .forensics import WireTail
@@ -326,7 +327,7 @@ def _launch_real(
 
 def _wait_ready(proc: subprocess.Popen[bytes], socket_path: Path, log_path: Path) -> None:
     """Poll ``ping`` until the server answers (bounded); fail with its log if it dies."""
-    deadline = time.monotonic() + REAL_START_TIMEOUT
+    deadline = Deadline(REAL_START_TIMEOUT)
     while True:
         if proc.poll() is not None:
             log = log_path.read_text(errors="replace")[-2000:]
@@ -334,7 +335,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], socket_path: Path, log_path: Path
         with contextlib.suppress(OSError, ValueError):
             if "result" in request(socket_path, "ping", {}, timeout=2):
                 return
-        if time.monotonic() > deadline:
+        if deadline.expired():
             raise BackendError(f"herdr server did not answer ping within {REAL_START_TIMEOUT} s")
         time.sleep(0.05)  # polling a socket that does not exist yet: nothing to wait on
 

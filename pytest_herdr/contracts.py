@@ -19,7 +19,7 @@ Where the lines come from:
 * a subprocess simulator: start it with ``$HERDR_SIM_WIRE_LOG`` set to a file and call
   :meth:`ContractChecker.follow_wire_log`;
 * a real Herdr, whose wire cannot be tapped: talk to it through
-  :class:`pytest_herdr.client.HerdrClient` with the checker among its ``observers``; it shows
+  :class:`pytest_herdr.WireClient` with the checker among its ``observers``; it shows
   them every request it sends and every line it gets back.
 
 Bundles: :meth:`ContractChecker.from_path` (any schema file),
@@ -525,7 +525,7 @@ class ContractChecker:
         return found
 
     def __call__(self, kind: str, line: Line) -> None:
-        """A wire tap (``herdr_sim.server.WIRE_TAPS``, a ``HerdrClient`` observer)."""
+        """A wire tap (``herdr_sim.server.WIRE_TAPS``, a ``WireClient`` observer)."""
         self.observe(kind, line)
 
     @property

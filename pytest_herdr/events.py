@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from herdr_sim.client import call
+from orchestrator.client.poll import Deadline
 
 from .waits import SCALE, WaitTimeout
 
@@ -188,13 +189,13 @@ class EventRecorder:
         start) whose data satisfies ``predicate``, already recorded or still to come;
         :class:`WaitTimeout` after ``timeout`` seconds."""
         wanted = _spellings((kind,))
-        deadline = time.monotonic() + timeout * SCALE
+        deadline = Deadline(timeout * SCALE)
         with self._changed:
             while True:
                 for event in self._events[since:]:
                     if event.kind in wanted and predicate(event.data):
                         return event
-                left = deadline - time.monotonic()
+                left = deadline.left()
                 if left <= 0:
                     since_text = f" since mark {since}" if since else ""
                     raise WaitTimeout(
@@ -218,12 +219,12 @@ class EventRecorder:
         what the test reads from the recorder next includes it. A pane the recorder does not
         watch is left alone (it cannot be caught up with); :class:`WaitTimeout` if the
         recorder has not seen it within ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout * SCALE
+        deadline = Deadline(timeout * SCALE)
         with self._changed:
             if pane_id not in self._watched:
                 return
             while not self._caught_up(pane_id, status, since, changed):
-                left = deadline - time.monotonic()
+                left = deadline.left()
                 if left <= 0 or self.error is not None:  # a stopped recorder records no more
                     why = self.error or f"not within {timeout * SCALE:.1f} s"
                     raise WaitTimeout(

@@ -23,7 +23,7 @@ from . import backends
 from .agents import FakeAgents
 from .backends import HerdrServer, request_log_of
 from .cli_runner import HerdrCli
-from .client import AsyncHerdrClient, HerdrClient, Observer
+from .client import AsyncWireClient, Observer, WireClient
 from .differences import skip_for
 from .events import OWN_ID, EventRecorder
 from .forensics import ID_PREFIX
@@ -297,9 +297,9 @@ CLIENT_ID_PREFIX = "pytest-herdr"
 
 
 @pytest.fixture
-def herdr_client(request: pytest.FixtureRequest, herdr_server: HerdrServer) -> HerdrClient:
+def herdr_client(request: pytest.FixtureRequest, herdr_server: HerdrServer) -> WireClient:
     """A synchronous client for ``herdr_server``: ``herdr_client.call("pane.list")``."""
-    return HerdrClient(
+    return WireClient(
         herdr_server.socket_path,
         observers=_observers(request, herdr_server),
         id_prefix=CLIENT_ID_PREFIX,
@@ -309,9 +309,9 @@ def herdr_client(request: pytest.FixtureRequest, herdr_server: HerdrServer) -> H
 @pytest.fixture
 def herdr_async_client(
     request: pytest.FixtureRequest, herdr_server: HerdrServer
-) -> AsyncHerdrClient:
+) -> AsyncWireClient:
     """The asyncio client for ``herdr_server``: ``await herdr_async_client.call("ping")``."""
-    return AsyncHerdrClient(
+    return AsyncWireClient(
         herdr_server.socket_path,
         observers=_observers(request, herdr_server),
         id_prefix=CLIENT_ID_PREFIX,
@@ -327,7 +327,7 @@ def herdr_cli(herdr_server: HerdrServer) -> HerdrCli:
 
 @pytest.fixture
 def herdr_workspace(
-    herdr_client: HerdrClient, herdr_server: HerdrServer, tmp_path: Path
+    herdr_client: WireClient, herdr_server: HerdrServer, tmp_path: Path
 ) -> Workspace:
     """A new workspace named ``test_<8 hex>`` in the test's ``tmp_path``; its root pane is
     ``herdr_workspace.root``, whose agent status changes ``herdr_events`` records from the
@@ -347,7 +347,7 @@ def herdr_pane(herdr_workspace: Workspace) -> Pane:
 
 @pytest.fixture
 def herdr_fake_agent(
-    herdr_client: HerdrClient, herdr_server: HerdrServer, herdr_pane: Pane
+    herdr_client: WireClient, herdr_server: HerdrServer, herdr_pane: Pane
 ) -> FakeAgents:
     """Builds fake-agent scenarios and starts fake agents (``pi``, ``claude``, ``codex``,
     ``opencode``) in ``herdr_pane`` or any pane:
@@ -391,7 +391,7 @@ def herdr_faults(herdr_server: HerdrServer, herdr_backend_name: Backend) -> Faul
 
 
 @pytest.fixture
-def herdr_wait(herdr_client: HerdrClient, herdr_server: HerdrServer) -> HerdrWait:
+def herdr_wait(herdr_client: WireClient, herdr_server: HerdrServer) -> HerdrWait:
     """Bounded waits through Herdr's server-side waits: ``herdr_wait.for_output(pane, "$")``,
     ``herdr_wait.for_agent(name, "idle")``, ``herdr_wait.until(predicate)``. A status wait
     returns once ``herdr_events`` has recorded the status too. Its default bound (10 s) runs

@@ -2,7 +2,7 @@
 
 * :class:`WireTail` — a bounded ring buffer of the last requests and responses on the wire;
   a wire tap (``herdr_sim.server.WIRE_TAPS``, or a
-  the observers of a :class:`~pytest_herdr.client.HerdrClient` for a real Herdr).
+  the observers of a :class:`~pytest_herdr.WireClient` for a real Herdr).
 * :func:`timeline_of` — the agent-state timeline, read from the events an
   :class:`~pytest_herdr.events.EventRecorder` recorded from fixture setup to the failure.
 * :class:`Forensics` — collects, with protocol methods only (so it works against the

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .client import HerdrClient
+from .client import WireClient
 from .waits import HerdrWait
 
 ReadSource = Literal["visible", "recent", "recent_unwrapped", "detection"]
@@ -24,7 +24,7 @@ Direction = Literal["right", "down"]
 class Pane:
     """One pane, by id."""
 
-    client: HerdrClient
+    client: WireClient
     pane_id: str
     workspace_id: str
     tab_id: str
@@ -81,7 +81,7 @@ class Pane:
         self.client.call("pane.close", pane_id=self.pane_id)
 
     @classmethod
-    def from_info(cls, client: HerdrClient, info: dict[str, Any]) -> Pane:
+    def from_info(cls, client: WireClient, info: dict[str, Any]) -> Pane:
         """A handle from a PaneInfo object."""
         return cls(client, info["pane_id"], info["workspace_id"], info["tab_id"])
 
@@ -90,7 +90,7 @@ class Pane:
 class Workspace:
     """One workspace, by id, with the pane it was created with."""
 
-    client: HerdrClient
+    client: WireClient
     workspace_id: str
     tab_id: str
     root: Pane
@@ -126,7 +126,7 @@ class Workspace:
     @classmethod
     def create(
         cls,
-        client: HerdrClient,
+        client: WireClient,
         cwd: str,
         *,
         label: str | None = None,

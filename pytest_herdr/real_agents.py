@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -36,7 +36,7 @@ from herdr_sim.real_agents import (
 
 from .agents import Agent, start_agent
 from .backends import HerdrServer
-from .client import HerdrClient
+from .client import WireClient
 from .fixtures import ServerFactory
 from .handles import Pane, Workspace
 from .waits import wait_until
@@ -111,7 +111,7 @@ class RealAgent:
     home: AgentHome
     llm: FakeLLM
     server: HerdrServer
-    client: HerdrClient
+    client: WireClient
     workspace: Workspace
     #: the agent's working directory (its project)
     cwd: Path
@@ -146,16 +146,16 @@ class RealAgents:
     llm: FakeLLM
     server_factory: ServerFactory
     directory: Path
-    _servers: dict[Path | None, tuple[HerdrServer, HerdrClient]] = field(default_factory=dict)
+    _servers: dict[Path | None, tuple[HerdrServer, WireClient]] = field(default_factory=dict)
     _numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
-    def server(self, manifests: Path | None = None) -> tuple[HerdrServer, HerdrClient]:
+    def server(self, manifests: Path | None = None) -> tuple[HerdrServer, WireClient]:
         """The simulator the agents run in: no fake agents on its panes' PATH and the screen
         rules of ``manifests`` (a directory of Herdr's detection manifests) or none, so what
         Herdr knows of a real agent comes from the agent, its integration and those rules."""
         if manifests not in self._servers:
             server = self.server_factory(fake_agents=False, agent_manifests_dir=manifests)
-            self._servers[manifests] = (server, HerdrClient(server.socket_path))
+            self._servers[manifests] = (server, WireClient(server.socket_path))
         return self._servers[manifests]
 
     def start(
@@ -169,6 +169,7 @@ class RealAgents:
         extra_extensions: tuple[Path, ...] = (),
         manifests: Path | None = None,
         ready_timeout: float = 60.0,
+        before: Callable[[Pane], object] | None = None,
     ) -> RealAgent:
         """Start a real ``kind`` agent (``pi``, ``claude``, ``codex``, ``opencode``) with
         ``agent.start`` in a new workspace and wait until it is ``interactive_ready`` and its
@@ -177,7 +178,8 @@ class RealAgents:
         Claude Code's and Codex's session hook, opencode's plugin); ``extra_extensions``
         are more pi extensions (``.ts`` files) to install beside it; ``manifests`` is a
         directory of Herdr's screen-detection manifests for the simulator to read the
-        agent's screen with (default: none)."""
+        agent's screen with (default: none); ``before(pane)`` runs in the new pane before
+        the agent starts there (e.g. printing output the agent then starts below)."""
         if kind not in REAL_KINDS:
             raise ValueError(f"no real agent {kind!r}; real kinds: {', '.join(REAL_KINDS)}")
         installed = require_agent(kind)
@@ -203,6 +205,8 @@ class RealAgents:
         )
         if server.events is not None:
             server.events.watch(root.pane_id)
+        if before is not None:
+            before(root)
         agent = start_agent(
             client, kind, root, name or f"{kind}-{number}", [*home.args(), *args], ready_timeout
         )

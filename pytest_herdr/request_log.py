@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from herdr_sim.persist.redaction import redact
+from orchestrator.client.poll import Deadline
 
 from .differences import skip_for
 from .events import OWN_ID as EVENTS_ID
@@ -283,14 +284,14 @@ class RequestLog:
                 timeout,
             )
             return Release(event.at, pane_id, event.data.get("agent"), "unknown")
-        deadline = time.monotonic() + timeout * SCALE
+        deadline = Deadline(timeout * SCALE)
         with self._changed:
             while True:
                 for release in self._releases:
                     if release.pane_id == pane_id:
                         self._answered(release, deadline)
                         return release
-                left = deadline - time.monotonic()
+                left = deadline.left()
                 if left <= 0:
                     raise WaitTimeout(
                         f"pane {pane_id}'s agent was not released within {timeout * SCALE:.1f} s"
@@ -308,12 +309,12 @@ class RequestLog:
 
     # -- assertions ---------------------------------------------------------------------------
 
-    def _answered(self, release: Release, deadline: float) -> None:
+    def _answered(self, release: Release, deadline: Deadline) -> None:
         """Give a releasing request its answer (written after the release) until
         ``deadline``, so what follows a wait reads it answered."""
         request = release.request
         while request is not None and request.response is None:
-            left = deadline - time.monotonic()
+            left = deadline.left()
             if left <= 0:
                 return
             self._changed.wait(left)

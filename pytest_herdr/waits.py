@@ -14,14 +14,28 @@ recorder has seen the status too, so ``herdr_events`` read right after a wait ho
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from orchestrator.client import poll
 from orchestrator.client.errors import Timeout
+from orchestrator.client.poll import INTERVAL, WaitTimeout
 
-from .client import HerdrClient
+from .client import WireClient
 from .scene import WireEntry
+
+#: ``WaitTimeout`` is :mod:`orchestrator.client.poll`'s, re-exported (the package root's face)
+__all__ = [
+    "AGENT_WAIT",
+    "DEFAULT_WAIT",
+    "SCALE",
+    "HerdrWait",
+    "StatusRecorder",
+    "WaitTimeout",
+    "WireTail",
+    "report_outcomes",
+    "wait_until",
+]
 
 
 class WireTail(Protocol):
@@ -44,10 +58,6 @@ SCALE = float(os.environ.get("HERDR_WAIT_SCALE", "1") or "1")
 DEFAULT_WAIT = 10.0
 #: the default bound of a fake agent's start, prompt and wait (Herdr's time, scaled likewise)
 AGENT_WAIT = 30.0
-
-
-class WaitTimeout(AssertionError):
-    """A bounded wait ran out; the message says what was awaited and what was last seen."""
 
 
 _REPORT = "pane.report_agent"
@@ -98,25 +108,20 @@ def report_outcomes(tail: WireTail, pane_id: str | None, state: str) -> str:
 def wait_until(
     predicate: Callable[[], T | None],
     timeout: float = DEFAULT_WAIT,
-    interval: float = 0.02,
+    interval: float = INTERVAL,
     what: str = "",
+    *,
+    retry: tuple[type[Exception], ...] = (),
 ) -> T:
     """Call ``predicate`` until it returns something truthy; return that value (never None:
     the type says so).
 
-    Raises :class:`WaitTimeout` after ``timeout`` seconds (times ``HERDR_WAIT_SCALE``).
+    Raises :class:`WaitTimeout` after ``timeout`` seconds (times ``HERDR_WAIT_SCALE``),
+    naming ``what`` and the last value seen; an exception of a type in ``retry`` counts as
+    "not yet" (:func:`orchestrator.client.poll.wait_until`, which this scales).
     """
     __tracebackhide__ = True
-    deadline = time.monotonic() + timeout * SCALE
-    last = predicate()
-    while not last:
-        if time.monotonic() >= deadline:
-            label = what or getattr(predicate, "__name__", "condition")
-            raise WaitTimeout(f"timed out after {timeout * SCALE:.1f} s waiting for {label}; "
-                              f"last value: {last!r}")  # fmt: skip
-        time.sleep(interval)  # polling interval of a bounded poll, not a fixed delay
-        last = predicate()
-    return last
+    return poll.wait_until(predicate, timeout * SCALE, interval, what, retry=retry)
 
 
 class StatusRecorder(Protocol):
@@ -140,7 +145,7 @@ class HerdrWait:
 
     def __init__(
         self,
-        client: HerdrClient,
+        client: WireClient,
         timeout: float = DEFAULT_WAIT,
         events: StatusRecorder | None = None,
         *,

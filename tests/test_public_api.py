@@ -3,7 +3,8 @@ import, and docs that import only public names from public modules.
 
 A doc that imports a deep path (``orchestrator.client.sync``) makes that path a promise
 nobody decided to keep; the docs' examples are the API users copy. docs/architecture.md
-lists the public modules; this test holds the docs to that list.
+lists the public modules; this test holds the docs to that list: the ```` ```python ````
+blocks of README.md and docs/, and the example files under docs/ (``docs/**/*.py``).
 """
 
 from __future__ import annotations
@@ -39,26 +40,38 @@ def doc_files() -> list[Path]:
     return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
 
+def doc_sources() -> list[tuple[str, str]]:
+    """``(doc, source)``: each ```python block of the Markdown docs, each example file whole."""
+    sources = [
+        (str(path.relative_to(REPO)), block)
+        for path in doc_files()
+        for block in _BLOCK.findall(path.read_text(encoding="utf-8"))
+    ]
+    sources += [
+        (str(path.relative_to(REPO)), path.read_text(encoding="utf-8"))
+        for path in sorted((REPO / "docs").rglob("*.py"))
+    ]
+    return sources
+
+
 def doc_imports() -> list[tuple[str, str, str | None]]:
-    """``(doc, module, name)`` for every import of our packages in a ```python block."""
+    """``(doc, module, name)`` for every import of our packages in the docs' Python."""
     found: list[tuple[str, str, str | None]] = []
-    for path in doc_files():
-        where = str(path.relative_to(REPO))
-        for block in _BLOCK.findall(path.read_text(encoding="utf-8")):
-            try:
-                tree = ast.parse(block)
-            except SyntaxError:  # an excerpt with "..." lines: read its import lines alone
-                lines = [
-                    line.strip()
-                    for line in block.splitlines()
-                    if line.strip().startswith(("from ", "import "))
-                ]
-                tree = ast.parse("\n".join(lines))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                    found.extend((where, node.module, alias.name) for alias in node.names)
-                elif isinstance(node, ast.Import):
-                    found.extend((where, alias.name, None) for alias in node.names)
+    for where, block in doc_sources():
+        try:
+            tree = ast.parse(block)
+        except SyntaxError:  # an excerpt with "..." lines: read its import lines alone
+            lines = [
+                line.strip()
+                for line in block.splitlines()
+                if line.strip().startswith(("from ", "import "))
+            ]
+            tree = ast.parse("\n".join(lines))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.extend((where, node.module, alias.name) for alias in node.names)
+            elif isinstance(node, ast.Import):
+                found.extend((where, alias.name, None) for alias in node.names)
     return [item for item in found if item[1].split(".")[0] in PACKAGES]
 
 
@@ -104,8 +117,12 @@ def test_a_lazy_face_type_checking_imports_match_its_table(face: str) -> None:
 
 
 def test_the_docs_import_our_packages_somewhere() -> None:
-    # the parser itself: it finds the README's import of the simulator
-    assert ("README.md", "herdr_sim", "Simulator") in doc_imports()
+    # the parser itself: it finds the README's import of the simulator, and an example
+    # file's import of the plugin's poller
+    imports = doc_imports()
+    assert ("README.md", "herdr_sim", "Simulator") in imports
+    example = "docs/pytest-plugin/examples/agent-author/test_my_agent.py"
+    assert (example, "pytest_herdr", "wait_until") in imports
 
 
 def test_docs_import_only_public_modules() -> None:
@@ -145,3 +162,39 @@ def test_a_package_root_name_is_in_its_all() -> None:
         and name not in importlib.import_module(module).__all__
     )
     assert undeclared == []
+
+
+def test_one_name_is_one_class_across_the_package_faces() -> None:
+    """A name two faces export is the same object in both (``pytest_herdr.WireClient`` is
+    ``orchestrator.client.WireClient``); a different thing gets a different name (the
+    simulator's ``HerdrRequestError`` is not the client's ``HerdrError``)."""
+    seen: dict[str, tuple[str, object]] = {}
+    clashes = []
+    for face in (*PACKAGES, "orchestrator.client", "herdr_sim.client"):
+        module = importlib.import_module(face)
+        for name in module.__all__:
+            if name.startswith("__"):
+                continue
+            value = getattr(module, name)
+            first = seen.setdefault(name, (face, value))
+            if first[1] is not value:
+                clashes.append(f"{first[0]}.{name} is not {face}.{name}")
+    assert clashes == []
+
+
+@pytest.mark.parametrize(
+    ("face", "old", "new"),
+    [
+        ("pytest_herdr", "HerdrClient", "WireClient"),
+        ("pytest_herdr", "AsyncHerdrClient", "AsyncWireClient"),
+        ("herdr_sim", "HerdrError", "HerdrRequestError"),
+    ],
+)
+def test_an_old_name_still_resolves_with_a_deprecation_warning(
+    face: str, old: str, new: str
+) -> None:
+    module = importlib.import_module(face)
+    assert old not in module.__all__
+    with pytest.warns(DeprecationWarning, match=rf"{face}\.{old} is deprecated: use {face}\.{new}"):
+        value = getattr(module, old)
+    assert value is getattr(module, new)

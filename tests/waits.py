@@ -1,29 +1,22 @@
-"""Bounded waits for tests: poll a predicate until it holds or the bound passes."""
+"""Bounded waits for tests: the plugin's public poller with the suite's shorter default bound."""
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
-T = TypeVar("T")
+from pytest_herdr import wait_until as _wait_until
+from pytest_herdr.waits import SCALE
 
-#: scale every bound on slow machines (HERDR_WAIT_SCALE=3 triples them)
-SCALE = float(os.environ.get("HERDR_WAIT_SCALE", "1"))
+__all__ = ["SCALE", "wait_until"]
+
+T = TypeVar("T")
 
 
 def wait_until(
     predicate: Callable[[], T | None], timeout: float = 5.0, interval: float = 0.02, what: str = ""
 ) -> T:
-    """Return the first truthy value of ``predicate()``; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout * SCALE
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(
-                f"timed out after {timeout * SCALE:.1f}s waiting for {what or predicate}"
-            )
-        time.sleep(interval)
+    """Return the first truthy value of ``predicate()``; fail (:class:`pytest_herdr.WaitTimeout`,
+    an AssertionError) after ``timeout`` seconds times ``HERDR_WAIT_SCALE``."""
+    __tracebackhide__ = True
+    return _wait_until(predicate, timeout, interval, what)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from orchestrator.client.poll import Deadline
 from orchestrator.client.wire import connect
 
 from .format import Cassette, Header, Record
@@ -142,10 +143,10 @@ class _Connection:
     def line(self, index: int, timeout: float) -> Any:
         """Herdr's ``index``-th line (from 0), :data:`MISSING` when the connection closed
         or ``timeout`` passed first."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         with self._ready:
             while len(self.lines) <= index and not self.closed:
-                remaining = deadline - time.monotonic()
+                remaining = deadline.left()
                 if remaining <= 0:
                     break
                 self._ready.wait(remaining)

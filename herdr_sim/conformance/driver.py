@@ -28,6 +28,7 @@ import pexpect
 
 from herdr_sim.host import keys
 from herdr_sim.host.pty import default_signal_state
+from orchestrator.client.poll import Deadline
 
 from ..simulator import Simulator
 from . import defaults
@@ -193,18 +194,18 @@ def _encode(items: Sequence[str]) -> bytes:
 
 def _wait(predicate: Callable[[], Any], timeout: float) -> Any:
     """The first truthy value of ``predicate`` within ``timeout`` seconds, else None."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while True:
         value = predicate()
-        if value or time.monotonic() >= deadline:
+        if value or deadline.expired():
             return value or None
         time.sleep(_POLL)
 
 
 def _read_until_quiet(child: pexpect.spawn[bytes], out: bytearray, timeout: float) -> None:
     """Collect output until some arrived and then none for ``SETTLE`` s, or ``timeout``, or EOF."""
-    deadline = time.monotonic() + timeout
-    while (remaining := deadline - time.monotonic()) > 0:
+    deadline = Deadline(timeout)
+    while (remaining := deadline.left()) > 0:
         wait = min(SETTLE, remaining) if out else remaining
         try:
             out.extend(child.read_nonblocking(65536, timeout=wait))
@@ -221,7 +222,7 @@ def _read_until_exit(child: pexpect.spawn[bytes], out: bytearray, timeout: float
     pexpect's own wait after end-of-output blocks without bound, so the exit is awaited on a
     pidfd (readable once the child is a zombie) before pexpect reaps it.
     """
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     try:
         child.expect(pexpect.EOF, timeout=timeout)
     except pexpect.TIMEOUT:
@@ -233,7 +234,7 @@ def _read_until_exit(child: pexpect.spawn[bytes], out: bytearray, timeout: float
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
-        if not poller.poll(max(deadline - time.monotonic(), 0) * 1000):
+        if not poller.poll(deadline.left() * 1000):
             return False
     finally:
         os.close(pidfd)

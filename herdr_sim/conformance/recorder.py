@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.client.poll import Deadline
+
 if TYPE_CHECKING:
     from ..simulator import Simulator
 
@@ -206,7 +208,7 @@ class ReportLog:
     ) -> Report | None:
         """The first report from index ``since`` on that matches, waiting at most
         ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
 
         def found() -> Report | None:
             for report in self.reports[since:]:
@@ -219,7 +221,7 @@ class ReportLog:
                 hit = found()
                 if hit is not None:
                     return hit
-                left = deadline - time.monotonic()
+                left = deadline.left()
                 if left <= 0:
                     return None
                 self._cond.wait(min(left, 0.1))

@@ -38,6 +38,7 @@ from .options import Options, UsageError
 from .personas import PERSONA_SOURCES, PROMPT_ECHOES
 from .reporter import Reporter, herdr_env
 from .scenario import Scenario, ScenarioError, Turn
+from .screen import farewell_frame
 from .session import iso_now
 
 __all__ = ["FakeAgent", "Options", "UsageError", "main", "parse_args"]
@@ -263,9 +264,11 @@ class FakeAgent(KeyInput):
         if self.kind == "pi":  # real pi turns bracketed paste on: a pasted prompt is one prompt
             os.write(sys.stdout.fileno(), b"\x1b[?2004h")
         signal.signal(signal.SIGWINCH, lambda signum, frame: self.draw())
-        self.keep_scrollback()
+        self.enter_screen()
         self.draw()
         startup = self.scenario.startup_ms / 1000 * self.time_scale
+        # own deadline: a start-up timer the fake agent's own select() loop checks; the fake
+        # imports only its own modules, to start as fast as a real agent's launcher
         self.starting_until = time.monotonic() + startup if startup > 0 else 0.0
         if not self.starting_until:
             self.started()
@@ -289,13 +292,14 @@ class FakeAgent(KeyInput):
         finally:
             if self.managed is not None:
                 self.managed.stop()
+            self.leave_screen()
             if self.kind == "pi":
                 os.write(sys.stdout.fileno(), b"\x1b[?2004l")
             self.restore_terminal()
         self.report_exit()
         if self.reporter is not None:
             self.reporter.close(2.0)
-        os.write(sys.stdout.fileno(), b"\x1b[H\x1b[2J")
+        os.write(sys.stdout.fileno(), farewell_frame(self.kind, self._frame).encode())
         print(self.goodbye(), flush=True)
         return 0
 

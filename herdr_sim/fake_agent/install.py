@@ -13,10 +13,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["LAUNCHER_KINDS", "install_fake_agents", "launcher_text"]
+from .personas import LAUNCHER_KINDS
 
-#: The executable names written by :func:`install_fake_agents`.
-LAUNCHER_KINDS = ("pi", "claude", "codex", "opencode")
+#: ``LAUNCHER_KINDS``: the executable names written by :func:`install_fake_agents`
+__all__ = ["LAUNCHER_KINDS", "install_fake_agents", "launcher_text"]
 
 
 def launcher_text(kind: str, interpreter: str | None = None) -> str:

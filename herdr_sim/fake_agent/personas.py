@@ -26,10 +26,14 @@ third-party persona ``fake-agent`` integrates as the guide tells a third-party a
 
 from __future__ import annotations
 
-__all__ = ["ANSWER_MARKS", "KINDS", "PERSONA_SOURCES", "PROMPT_ECHOES", "render"]
+__all__ = ["ANSWER_MARKS", "KINDS", "LAUNCHER_KINDS", "PERSONA_SOURCES", "PROMPT_ECHOES", "render"]
 
+#: The agent kinds the project fakes, each a launcher of its name: the one list of them (the
+#: launchers, the simulator's own integrations, the real agents and the plugin's fake-agent
+#: fixtures all take theirs from here).
+LAUNCHER_KINDS = ("pi", "claude", "codex", "opencode")
 #: The kinds a launcher can be installed as, plus the third-party persona.
-KINDS = ("pi", "claude", "codex", "opencode", "fake-agent")
+KINDS = (*LAUNCHER_KINDS, "fake-agent")
 
 #: The report ``source`` (and request id prefix) of each kind; None: this kind never reports.
 PERSONA_SOURCES = {
@@ -84,7 +88,10 @@ def render(
                 " enter to submit · esc to cancel",
             ]
         else:
-            footer = [_rule(width), f"> {typed}", _rule(width), f" {cwd} · {model}"]
+            # real pi 1.6: the editor between two rules, then the cwd and the usage rows
+            usage = " 0.0%/128k (auto)"
+            footer = [_rule(width), f"> {typed}", _rule(width), f" {cwd}",
+                      usage + model.rjust(max(1, width - len(usage) - 1))]  # fmt: skip
             if state == "working":
                 footer.insert(0, f"{spin} Working... (esc to interrupt)")
     elif kind == "claude":
@@ -115,7 +122,8 @@ def render(
                 " Press enter to confirm or esc to cancel",
             ]
         else:
-            footer = [f"› {typed}", f"  {model} · {cwd}"]
+            # real Codex 0.171: the input row, a blank row, the model row, the hints row
+            footer = [f"› {typed}", "", f"  {model} · {cwd}", "  ? for shortcuts"]
             if state == "working":
                 footer.insert(0, f"• Working ({elapsed_s}s • esc to interrupt)")
     elif kind == "opencode":

@@ -260,6 +260,7 @@ class Turns(Screen, Reports, TerminalMode):
             while True:
                 self._sleep(_TICK)
         elif step.action == "crash":
+            self.leave_screen()
             self.restore_terminal()
             os._exit(step.code)
         return started

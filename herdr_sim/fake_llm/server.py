@@ -18,6 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
 
+from orchestrator.client.poll import Deadline
+
 from .script import Script, Turn
 from .wire import API_PATHS, Answer, Digest, digest, error_body, render, stream
 
@@ -159,10 +161,10 @@ class FakeLLM:
     # -- assertions ----------------------------------------------------------------------
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
         """Wait (bounded) until ``count`` requests are recorded; all of them so far."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         with self._lock:
             while len(self.requests) < count:
-                left = deadline - time.monotonic()
+                left = deadline.left()
                 if left <= 0:
                     raise TimeoutError(
                         f"fake LLM: {len(self.requests)} request(s) after {timeout}s, "

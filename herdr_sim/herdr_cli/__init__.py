@@ -22,6 +22,9 @@ __all__ = ["install_cli", "main"]
 
 
 def __getattr__(name: str) -> Any:
+    # Hand-written on purpose, not orchestrator.client._lazy's: every `from . import submodule` of
+    # the CLI asks this hook first, and the shared loader's package (orchestrator: logging,
+    # typing) would cost every CLI start milliseconds (tests/cli/test_startup.py).
     if name == "install_cli":
         from herdr_sim.host.cli_install import install_cli
 

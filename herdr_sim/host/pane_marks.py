@@ -25,10 +25,10 @@ import os
 import secrets
 import select
 import signal
-import time
 from pathlib import Path
 
 from orchestrator.client.file_trust.ownership import UntrustedPathError, read_own_file
+from orchestrator.client.poll import Deadline
 
 from . import procfs
 
@@ -51,6 +51,9 @@ class PaneMarks:
     def __init__(self, socket_path: Path) -> None:
         self.token = secrets.token_hex(8)
         self.registry = registry_file(socket_path)
+        #: when the token was made, a second early (:func:`procfs.boot_ticks`): no process
+        #: older than that carries it, so ending this server's processes skips them
+        self.since = procfs.boot_ticks() - os.sysconf("SC_CLK_TCK")
 
     def value(self, key: int) -> str:
         """The mark of pane ``key`` (the variable's value)."""
@@ -111,11 +114,12 @@ def _alive(pid: int) -> bool:
     return info is not None and info.state != "Z"
 
 
-def end_marked(entry: str, timeout: float = 3.0) -> int:
+def end_marked(entry: str, timeout: float = 3.0, *, since: int | None = None) -> int:
     """SIGKILL every process of this user whose environment holds ``entry`` (a mark or a
-    token prefix), reaping those that are our children; how many were signalled."""
+    token prefix), reaping those that are our children; how many were signalled. ``since``:
+    only processes started then or later (:func:`procfs.marked_pids`)."""
     pidfds: list[int] = []
-    for pid in procfs.marked_pids(entry):
+    for pid in procfs.marked_pids(entry, since=since):
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:
@@ -132,8 +136,8 @@ def end_marked(entry: str, timeout: float = 3.0) -> int:
     poller = select.poll()
     for pidfd in pidfds:
         poller.register(pidfd, select.POLLIN)
-    waiting, deadline = set(pidfds), time.monotonic() + timeout
-    while waiting and (left := deadline - time.monotonic()) > 0:
+    waiting, deadline = set(pidfds), Deadline(timeout)
+    while waiting and (left := deadline.left()) > 0:
         for pidfd, _ in poller.poll(left * 1000):
             waiting.discard(pidfd)
             poller.unregister(pidfd)

@@ -11,6 +11,7 @@ raising.  Nothing in this module writes or signals anything.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 __all__ = [
     "ProcInfo",
     "all_processes",
+    "boot_ticks",
     "carries_mark",
     "children_of",
     "cwd_of",
@@ -69,6 +71,8 @@ class _Stat:
     pgid: int
     sid: int
     tpgid: int
+    start: int = 0
+    """When the process started, in clock ticks since boot (:func:`boot_ticks`); 0 unknown."""
 
 
 def _parse_stat(pid: int, raw: bytes) -> _Stat | None:
@@ -94,6 +98,7 @@ def _parse_stat(pid: int, raw: bytes) -> _Stat | None:
             pgid=int(fields[2]),
             sid=int(fields[3]),
             tpgid=int(fields[5]),
+            start=int(fields[19]) if len(fields) > 19 else 0,
         )
     except ValueError:
         return None
@@ -304,14 +309,26 @@ def carries_mark(pid: int, entry: str, *, exact: bool = False) -> bool:
     return any(item.startswith(wanted) for item in entries)
 
 
-def marked_pids(entry: str, *, exact: bool = False) -> list[int]:
+def boot_ticks() -> int:
+    """Now, in the unit of a process's start time in ``/proc/PID/stat`` (clock ticks since
+    boot)."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+def marked_pids(entry: str, *, exact: bool = False, since: int | None = None) -> list[int]:
     """Live processes of this user whose environment holds ``entry`` (see
     :func:`carries_mark`), by pid: how a pane's processes are found after they left its
-    session and lost their parent (``setsid``, ``nohup``, a double fork)."""
+    session and lost their parent (``setsid``, ``nohup``, a double fork).
+
+    ``since`` (:func:`boot_ticks`): only processes started then or later are looked at. A
+    mark made at that time cannot be in an older process's environment, and reading every
+    environment on the machine (hundreds, on a busy one) was most of a simulator's stop."""
     return [
         stat.pid
         for stat in sorted(_stats(), key=lambda s: s.pid)
-        if stat.state != "Z" and carries_mark(stat.pid, entry, exact=exact)
+        if stat.state != "Z"
+        and (since is None or not stat.start or stat.start >= since)
+        and carries_mark(stat.pid, entry, exact=exact)
     ]
 
 

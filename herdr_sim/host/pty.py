@@ -54,12 +54,13 @@ import struct
 import sys
 import termios
 import threading
-import time
 import weakref
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 
 import ptyprocess
+
+from orchestrator.client.poll import Deadline
 
 from . import procfs
 
@@ -878,9 +879,9 @@ async def _wait_readable_async(
 def _wait_readable_sync(fds: list[int], timeout: float) -> None:
     """Blocking twin of :func:`_wait_readable_async`."""
     pending = set(fds)
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while pending:
-        remaining = deadline - time.monotonic()
+        remaining = deadline.left()
         if remaining <= 0:
             return
         poller = select.poll()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..fake_agent.personas import LAUNCHER_KINDS
 from ..real_agents.home import SESSION_HOOK_ASSET, hook_command
 from ..real_agents.opencode import PLUGIN_ASSET
 from ..real_agents.pi import EXTENSION_ASSET
@@ -57,7 +58,7 @@ Env = Mapping[str, str]
 ASSETS = Path(__file__).with_name("assets")
 
 #: the targets the simulator has an integration of its own for (its fake agents' kinds)
-PROVIDED = ("pi", "claude", "codex", "opencode")
+PROVIDED = LAUNCHER_KINDS
 
 #: what Claude's settings may hold from Herdr's integrations, old and current (event,
 #: actions): install and uninstall remove all of them (``claude_settings.rs``)

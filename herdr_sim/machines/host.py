@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orchestrator.client.poll import Deadline
+
 __all__ = ["SshHost", "SshHostUnavailable", "find_sshd"]
 
 #: Where Debian (and most systems) install sshd; it is not on an ordinary user's PATH.
@@ -194,8 +196,8 @@ class SshHost:
 
     def _wait_listening(self, timeout: float) -> bool:
         """Wait (bounded) until the port accepts connections, or the server died."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        deadline = Deadline(timeout)
+        while not deadline.expired():
             if self._proc is None or self._proc.poll() is not None:
                 return False
             with (

@@ -14,7 +14,6 @@ plugins installed.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from herdr_sim.registry import method
@@ -34,6 +33,7 @@ from herdr_sim.wire.params import (
     Tagged,
 )
 from orchestrator.client.protocol import RUST_WHITESPACE
+from orchestrator.client.untrusted_text import strip_control
 
 from .specs import OPT_STR, REQ_STR
 
@@ -166,7 +166,7 @@ def normalize_source(source: str) -> str:
 
 def normalize_label(label: str) -> str:
     """Trimmed, then control characters dropped; 1–32 characters left."""
-    kept = "".join(ch for ch in label.strip(RUST_WHITESPACE) if unicodedata.category(ch) != "Cc")
+    kept = strip_control(label.strip(RUST_WHITESPACE))
     if not kept or len(kept) > MAX_LABEL_CHARS:
         raise _invalid(
             f"agent view label must be non-empty and at most {MAX_LABEL_CHARS} characters"

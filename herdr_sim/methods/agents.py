@@ -27,6 +27,7 @@ from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, ListOf, Nullable, Obj, Str
+from orchestrator.client.poll import Deadline
 
 from ..model.agents import AgentRecord, effective, is_agent, known_agent
 from ..model.session import PaneRef
@@ -388,7 +389,7 @@ class _Watch:
         ``stalled`` (baseline, ms) turns the deadline into ``agent_prompt_stalled``.
         """
         rt, initial = self.rt, wait.initial
-        deadline = None if wait.timeout is None else time.monotonic() + wait.timeout
+        deadline = Deadline(wait.timeout)
         terminal_id, pane_id = initial["terminal_id"], initial["pane_id"]
         name = initial.get("name") if initial.get("name") == wait.target else None
         label = initial.get("agent")
@@ -438,7 +439,7 @@ class _Watch:
                     return {**agent, "agent_status": matched}
                 if settled(agent):
                     return agent
-            remaining = None if deadline is None else deadline - time.monotonic()
+            remaining = deadline.remaining()
             if remaining is not None and remaining <= 0:
                 agent = pinned()
                 if settled(agent):

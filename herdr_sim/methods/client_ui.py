@@ -19,7 +19,6 @@ The simulator, like a Herdr server nobody attached to, has no foreground client 
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from herdr_sim.registry import method
@@ -28,6 +27,7 @@ from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Obj
 from orchestrator.client.protocol import RUST_WHITESPACE
+from orchestrator.client.untrusted_text import strip_control
 
 from .specs import EMPTY, REQ_STR
 
@@ -37,8 +37,7 @@ WINDOW_TITLE_MAX = 200
 
 def sanitize_window_title(text: str) -> str | None:
     """Herdr's window-title rule; None when nothing is left."""
-    kept = [ch for ch in text if unicodedata.category(ch) != "Cc"][:WINDOW_TITLE_MAX]
-    title = "".join(kept).strip(RUST_WHITESPACE)
+    title = strip_control(text)[:WINDOW_TITLE_MAX].strip(RUST_WHITESPACE)
     return title or None
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from typing import Any
 
 from herdr_sim.registry import Send, method, streams
@@ -22,6 +21,7 @@ from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, ListOf, Nullable, Obj, Tagged
+from orchestrator.client.poll import Deadline
 
 from ..regex import run_matching
 from .pane_io import compile_match
@@ -198,7 +198,7 @@ async def wait(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
             "events.wait currently supports pane agent status matches",
         )
     pane_id, wanted = match["pane_id"], match["agent_status"]
-    deadline = None if p["timeout_ms"] is None else time.monotonic() + p["timeout_ms"] / 1000
+    deadline = Deadline(None if p["timeout_ms"] is None else p["timeout_ms"] / 1000)
     ref = rt.session.find_pane(pane_id)
     if ref is None:
         error = errors.pane_not_found(pane_id)
@@ -215,7 +215,7 @@ async def wait(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
                 "type": "wait_matched",
                 "event": {"event": "pane_agent_status_changed", "data": data},
             }
-        remaining = None if deadline is None else deadline - time.monotonic()
+        remaining = deadline.remaining()
         if remaining is not None and remaining <= 0:
             raise HerdrError(errors.TIMEOUT, "timed out waiting for event match")
         pause = POLL_INTERVAL if remaining is None else min(remaining, POLL_INTERVAL)

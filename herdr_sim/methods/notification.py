@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from herdr_sim.registry import method
@@ -10,6 +9,7 @@ from herdr_sim.services.runtime import Notification, Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Enum, F, Nullable, Obj
+from orchestrator.client.untrusted_text import CONTROL
 
 from .specs import OPT_STR, REQ_STR
 
@@ -29,7 +29,7 @@ def sanitize(text: str, limit: int) -> str:
     for ch in text:
         if ch in "\n\r\t":
             ch = " "
-        elif unicodedata.category(ch) == "Cc":
+        elif ch in CONTROL:
             continue
         if ch.isspace():
             if previous_space:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from typing import Any
 
 from herdr_sim.host.keys import InvalidKeyError, encode_keys
@@ -15,6 +14,7 @@ from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, ListOf, Obj, Str
+from orchestrator.client.poll import Deadline
 
 from ..model.session import PaneRef
 from ..regex import RustRegex, RustRegexError, compile_rust_regex, run_matching
@@ -223,14 +223,14 @@ async def wait_for_output(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
     """
     matcher = await run_matching(compile_match, p["match"])
     source = output_match_source(p["source"])
-    deadline = None if p["timeout_ms"] is None else time.monotonic() + p["timeout_ms"] / 1000
+    deadline = Deadline(None if p["timeout_ms"] is None else p["timeout_ms"] / 1000)
     ref = rt.pane(p["pane_id"])
     while True:
         if ref.pane.key not in rt.session.panes or ref.pane.key not in rt.processes:
             raise errors.pane_not_found(p["pane_id"])
         proc = rt.processes[ref.pane.key]
         result = read_pane(rt, ref, source, p["lines"], "text")
-        remaining = None if deadline is None else deadline - time.monotonic()
+        remaining = deadline.remaining()
         bound = None if remaining is None else max(remaining, MATCH_GRACE_S)
         try:
             line = await find_matching_line(result["text"], matcher, bound)
@@ -244,7 +244,7 @@ async def wait_for_output(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
                 "matched_line": line,
                 "read": result,
             }
-        remaining = None if deadline is None else deadline - time.monotonic()
+        remaining = deadline.remaining()
         if remaining is not None and remaining <= 0:
             raise HerdrError(errors.TIMEOUT, "timed out waiting for output match")
         # Wake on new output; the 0.1 s cap keeps Herdr's poll cadence for moved panes.

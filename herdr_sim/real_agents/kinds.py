@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..fake_agent.personas import LAUNCHER_KINDS
 from .claude import prepare_claude_home
 from .codex import prepare_codex_home
 from .home import AgentHome
@@ -12,8 +13,9 @@ from .pi import prepare_pi_home
 
 __all__ = ["REAL_KINDS", "prepare_home"]
 
-#: the real agents the project can install and run offline, in the order they were tried
-REAL_KINDS = ("pi", "claude", "codex", "opencode")
+#: the real agents the project can install and run offline: the kinds it fakes, in the order
+#: they were tried
+REAL_KINDS = LAUNCHER_KINDS
 
 
 def prepare_home(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, Protocol
@@ -26,6 +25,7 @@ from herdr_sim.services import lifecycle
 from herdr_sim.wire import errors
 from herdr_sim.wire.errors import HerdrError
 from herdr_sim.wire.params import Bool, F, Int, MapOf, Nullable, Obj, Str
+from orchestrator.client.untrusted_text import strip_control
 
 from .events import EventHub
 
@@ -96,14 +96,9 @@ def normalize_ttl(ttl_ms: int | None) -> float | None:
     return ttl_ms / 1000
 
 
-def _is_control(ch: str) -> bool:
-    """Rust's ``char::is_control``: general category Cc only."""
-    return unicodedata.category(ch) == "Cc"
-
-
 def _clean_text(value: str, limit: int = TOKEN_VALUE_MAX) -> str | None:
     """Trim, drop control characters, keep ``limit`` characters, trim again; blank → None."""
-    kept = "".join(ch for ch in value.strip() if not _is_control(ch))[:limit].strip()
+    kept = strip_control(value.strip())[:limit].strip()
     return kept or None
 
 

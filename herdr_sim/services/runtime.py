@@ -493,7 +493,8 @@ class Runtime:
         await self.reap(list(self.processes))
         # Whatever escaped its pane's end (started while the pane was being ended), then
         # the registry a SIGKILLed server would have left for the next start.
-        await asyncio.to_thread(end_marked, f"{MARK_VARIABLE}={self.marks.token}:")
+        entry = f"{MARK_VARIABLE}={self.marks.token}:"
+        await asyncio.to_thread(end_marked, entry, since=self.marks.since)
         self.marks.unregister()
 
     # -- agent detection and fake agents (herdr_sim/services/detection_loop.py) ----------------

@@ -1,6 +1,6 @@
 """Herdr's wire error codes and message templates, in one place.
 
-Every error the simulator puts on the wire is a :class:`HerdrError` raised by a handler and
+Every error the simulator puts on the wire is a :class:`HerdrRequestError` raised by a handler and
 serialised by the server alone. Keeping the codes and message templates here means matching
 real Herdr's strings is a one-file job (the fakeredis ``_msgs.py`` idea).
 """
@@ -89,8 +89,10 @@ SIMULATOR_OWN_CODES: Final = frozenset(
 )
 
 
-class HerdrError(Exception):
-    """An error answered on the wire as ``{"id":…,"error":{"code":…,"message":…}}``."""
+class HerdrRequestError(Exception):
+    """An error answered on the wire as ``{"id":…,"error":{"code":…,"message":…}}``: the
+    simulator's refusal of a request (the client's side of it is
+    :class:`orchestrator.client.HerdrError`)."""
 
     def __init__(self, code: str, message: str, *, id_suffix: str = "") -> None:
         super().__init__(f"{code}: {message}")
@@ -106,6 +108,12 @@ class HerdrError(Exception):
 
 
 # --- message builders (exact templates of real Herdr) ----------------------------------------
+
+
+#: the simulator's modules' spelling of :class:`HerdrRequestError` (the same class; the public
+#: face, ``herdr_sim.HerdrRequestError``, has the one name, distinct from the client's
+#: ``orchestrator.client.HerdrError``)
+HerdrError = HerdrRequestError
 
 
 def invalid_request(detail: str) -> HerdrError:

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Literal
 
 from orchestrator.agent_tools.remote_files import RemoteFiles
+from orchestrator.client import untrusted_text
 from orchestrator.client.file_trust import private_files as safe_fs
+from orchestrator.client.untrusted_text import strip_control
 from orchestrator.logs import CONTROL_CHARACTERS
 
 __all__ = [
@@ -56,8 +58,6 @@ MessageKind = Literal["NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER"]
 MESSAGE_KINDS: tuple[MessageKind, ...] = ("NOTE", "REVIEW_FINDINGS", "ACCEPT", "REJECT", "ANSWER")
 
 _BLANKS = re.compile(r"\s+")
-_FILE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_CLOSING_TAG = re.compile(r"<(\s*/\s*agent-message)", re.IGNORECASE)
 
 
 def one_line(text: str) -> str:
@@ -67,7 +67,7 @@ def one_line(text: str) -> str:
 
 def _clean_file_text(text: str) -> str:
     """Keep newlines and tabs, drop other control characters (escape sequences)."""
-    return _FILE_CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return strip_control(text.replace("\r\n", "\n").replace("\r", "\n"), keep="\n\t")
 
 
 def write_atomic(path: Path, text: str) -> Path:
@@ -80,7 +80,7 @@ def write_atomic(path: Path, text: str) -> Path:
 def escape_closing_tag(text: str) -> str:
     """``text`` with every ``</agent-message`` (any case, blanks around the slash) defused as
     ``&lt;/…``, so a body can never close the wrapper it travels in (inline or in a file)."""
-    return _CLOSING_TAG.sub(r"&lt;\1", text)
+    return untrusted_text.escape_closing_tag(text, "agent-message")
 
 
 def _bullets(items: Sequence[str]) -> str:

@@ -52,6 +52,7 @@ from orchestrator.agent_tools.records import (
 from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, SshFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
 from orchestrator.client.file_trust import private_files as safe_fs
+from orchestrator.client.poll import Deadline
 from orchestrator.client.protocol import SETTLED_STATUSES
 from orchestrator.client.types import AgentInfo
 from orchestrator.core.config import (
@@ -285,12 +286,12 @@ def _await(
     actx: AgentToolsContext,
     record: TaskRecord,
     info: AgentInfo | None,
-    deadline: float,
+    deadline: Deadline,
 ) -> AgentInfo | None:
     """Wait (bounded by ``deadline``) for something that may change the verdict: the spawn's
     next step while the prompt is not delivered, the turn's end while the agent works, a new
     turn or the session's answer while it is settled without one. The agent as seen then."""
-    remaining = max(0, int((deadline - time.monotonic()) * 1000))
+    remaining = int(deadline.left() * 1000)
     if completion.phase(record) == "pending" or record.pane_id is None or info is None:
         time.sleep(min(_POLL_S, remaining / 1000))
         return _look(actx, record)
@@ -348,7 +349,7 @@ def harvest(
     session = record.session_path
     root = actx.config.artifact_dir
     files = task_files(actx.config, record.machine)  # where its files are (maybe over SSH)
-    deadline = time.monotonic() + (timeout_ms / 1000 if wait and not timed_out else 0)
+    deadline = Deadline(timeout_ms / 1000 if wait and not timed_out else 0)
     verdict: completion.Verdict | None = None
 
     try:
@@ -361,9 +362,9 @@ def harvest(
                 verdict = completion.before_delivery(record, info, session, root, files=files)
             if verdict is None and info is not None and info.agent_status != "blocked":
                 verdict = completion.judge(record, info, session, root, files=files)
-            if verdict is not None and (verdict.conclusive or time.monotonic() >= deadline):
+            if verdict is not None and (verdict.conclusive or deadline.expired()):
                 break
-            if verdict is None or time.monotonic() >= deadline:
+            if verdict is None or deadline.expired():
                 break  # blocked, or no agent: reported below
             info = _await(actx, record, info, deadline)
             record = _reread(actx, record)

@@ -42,7 +42,6 @@ import selectors
 import shlex
 import subprocess
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +50,7 @@ from typing import IO, Protocol
 from orchestrator.client.child_env import child_env
 from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.client.file_trust.private_files import BoundedRead, UnsafeFile
+from orchestrator.client.poll import Deadline
 from orchestrator.core.config import Config, check_ssh_target
 
 #: seconds a command on the machine (one read, one git call) may take
@@ -162,13 +162,13 @@ def run_bounded(
     err: list[bytes] = []
     sizes = {"out": 0, "err": 0}
     truncated = False
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     with selectors.DefaultSelector() as sel:
         sel.register(proc.stdout, selectors.EVENT_READ, "out")
         sel.register(proc.stderr, selectors.EVENT_READ, "err")
         try:
             while sel.get_map():
-                left = deadline - time.monotonic()
+                left = deadline.left()
                 if left <= 0:
                     proc.kill()
                     proc.wait()

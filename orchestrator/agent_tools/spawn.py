@@ -48,7 +48,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -78,6 +77,7 @@ from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
 from orchestrator.client.protocol import SETTLED_STATUSES
 from orchestrator.client.types import AgentInfo, AgentStarted
+from orchestrator.client.untrusted_text import has_control
 from orchestrator.core import aliases
 from orchestrator.core.config import (
     Config,
@@ -98,7 +98,6 @@ MIN_TIMEOUT_MS = 10_000
 MAX_TIMEOUT_MS = 3_600_000
 #: Herdr's bounds for ``agent start --timeout`` (exclusive lower, inclusive upper).
 START_TIMEOUT_MS = 60_000
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Label of the workspace holding one tab per task.
 WORKSPACE_LABEL = "herdr-agents"
 SETTLED = SETTLED_STATUSES
@@ -290,7 +289,7 @@ def _check(args: Mapping[str, Any], actx: AgentToolsContext) -> tuple[Path, alia
             "FIELD_INVALID", "prompt is not valid Unicode text (it holds lone surrogates)", "prompt"
         ) from None
     for arg in args.get("agent_args") or ():
-        if _CONTROL.search(str(arg)):
+        if has_control(str(arg)):
             raise _Refused(
                 "FIELD_INVALID",
                 "agent_args must not contain control characters (Herdr refuses them)",
@@ -591,6 +590,8 @@ class _Launch:
     work_cwd: str = ""
     pane_id: str = ""
     notes: list[str] = field(default_factory=list)
+    #: the agent as the session wait last saw it, just before the prompt (None: not asked)
+    seen: AgentInfo | None = None
 
     def fail(self, code: str, message: str, **kwargs: Any) -> dict[str, Any]:
         """:func:`_fail` for this task (its record, slot and start time)."""
@@ -771,7 +772,7 @@ def _start_agent(
         )  # fmt: skip
     # Interactive is not yet taking prompts (real pi): wait for the session report first.
     left_ms = max(0, run.timeout_ms - int((time.monotonic() - run.began) * 1000))
-    _, late = start_watch.wait_for_session(client, pane_id, run.kind, left_ms)
+    run.seen, late = start_watch.wait_for_session(client, pane_id, run.kind, left_ms)
     if late is not None:
         notes.append(late)
     logger.info("agent %s started", run.name)
@@ -786,8 +787,9 @@ def _send_kickoff(
     actx, client, record = run.actx, run.actx.client, run.record
     # Delivery (completion.py): the record stays "starting" until Herdr accepted the prompt;
     # first it notes the agent and Herdr's state counter the prompt goes to, so a harvest
-    # after a crash can tell "prompt never sent" from "sent, and answered".
-    before = _fresh(actx, run.pane_id) or started.agent
+    # after a crash can tell "prompt never sent" from "sent, and answered". The session
+    # wait's last look is that fresh: it is not asked for again.
+    before = run.seen or _fresh(actx, run.pane_id) or started.agent
     session = completion.session_path_of(before) or completion.session_path_of(started.agent)
     sending = completion.sending(before)
     record = actx.store.update(

@@ -34,6 +34,7 @@ from typing import Any
 
 from orchestrator.agent_tools import screen_text
 from orchestrator.client.errors import ClientError
+from orchestrator.client.poll import Deadline
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.types import AgentInfo, AgentStarted
 from orchestrator.core.result import redact_text
@@ -126,13 +127,15 @@ def start_agent(
     timeout_ms: int,
     secrets: Sequence[str] = (),
     poll_s: float = POLL_S,
-    grace_s: float = GRACE_S,
+    grace_s: float | None = None,
 ) -> AgentStarted:
     """``client.agent_start``, or :class:`ExitedDuringStart` as soon as the command ended.
 
     Herdr's own failures (``HerdrError``, transport errors) are raised as the client raises
-    them.
+    them. ``grace_s``: :data:`GRACE_S` as it is at the call (a test of a failing start
+    shortens it there instead of waiting five seconds).
     """
+    grace = GRACE_S if grace_s is None else grace_s
     outcome: dict[str, Any] = {}
     done = threading.Event()
 
@@ -163,7 +166,7 @@ def start_agent(
             continue
         now = time.monotonic()
         alone_since = alone_since if alone_since is not None else now
-        if not (seen_ours or now - alone_since >= grace_s):
+        if not (seen_ours or now - alone_since >= grace):
             continue
         # Two looks in a row, and Herdr not calling the agent up: never a false alarm.
         confirmations += 1
@@ -185,7 +188,7 @@ def wait_for_session(
     if kind not in SESSION_AT_START:
         return None, None
     budget = max(0, min(timeout_ms, SESSION_GRACE_MS))
-    deadline = time.monotonic() + budget / 1000
+    deadline = Deadline(budget / 1000)
     info: AgentInfo | None = None
     while True:
         try:
@@ -194,7 +197,7 @@ def wait_for_session(
             return info, None  # the prompt that follows reports what happened
         if info.raw.get("agent_session") is not None:
             return info, None
-        if time.monotonic() >= deadline:
+        if deadline.expired():
             return info, (
                 f"the {kind} agent reported no session within {budget} ms of starting (is "
                 f"Herdr's {kind} integration installed?); the task prompt was sent anyway, and "

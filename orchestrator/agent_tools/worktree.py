@@ -28,8 +28,9 @@ programs git runs on its own — an fsmonitor, clean/smudge/process filters, hoo
 textconv drivers, a pager. Every git call (:func:`_git_argv`) passes, on the command line
 where it outranks every config file, ``core.fsmonitor=false``, ``core.hooksPath=/dev/null``,
 ``core.pager=cat`` and, for each filter driver any config defines (listed with ``git config``,
-which runs nothing, right before every command that may touch file content; ``rev-parse``,
-which never does, skips the lookup), empty
+which runs nothing, once per operation right before its first command that may touch file
+content: a snapshot's ``add`` and ``write-tree``, a diff's ``add`` and ``diff`` share one
+lookup, a few milliseconds apart; ``rev-parse``, which never reads content, skips it), empty
 ``clean``/``smudge``/``process`` commands and ``required=false``
 (a driver whose name holds ``=`` cannot be overridden with ``-c``: git is then not run at all,
 ``GIT_UNSAFE_CONFIG``);
@@ -161,12 +162,22 @@ def _filter_drivers(cwd: str | Path, files: RemoteFiles | None = None) -> list[s
 _NO_CONTENT = frozenset({"rev-parse"})
 
 
-def _git_argv(cwd: str | Path, *args: str, files: RemoteFiles | None = None) -> list[str]:
-    """``git`` with the settings that keep the repository's own programs from running."""
+def _git_argv(
+    cwd: str | Path,
+    *args: str,
+    files: RemoteFiles | None = None,
+    drivers: Sequence[str] | None = None,
+) -> list[str]:
+    """``git`` with the settings that keep the repository's own programs from running;
+    ``drivers``: the filter drivers one operation looked up for all its commands (None: look
+    them up for this command)."""
     argv = ["git"]
     for setting in _SAFE_CONFIG:
         argv += ["-c", setting]
-    drivers = [] if args and args[0] in _NO_CONTENT else _filter_drivers(cwd, files)
+    if args and args[0] in _NO_CONTENT:
+        drivers = []
+    elif drivers is None:
+        drivers = _filter_drivers(cwd, files)
     for name in drivers:
         if "=" in name:  # ``-c`` splits at the first "=": such a driver cannot be disabled
             raise WorktreeError(
@@ -186,9 +197,13 @@ def _git(
     check: bool = True,
     code: str = "GIT_FAILED",
     files: RemoteFiles | None = None,
+    drivers: Sequence[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     remote = _remote(files)
-    done = _git_local(cwd, args, env) if remote is None else _git_remote(remote, cwd, args, env)
+    if remote is None:
+        done = _git_local(cwd, args, env, drivers)
+    else:
+        done = _git_remote(remote, cwd, args, env, drivers)
     if check and done.returncode != 0:
         detail = done.stderr.strip().splitlines()
         reason = detail[-1] if detail else f"exit code {done.returncode}"
@@ -197,10 +212,14 @@ def _git(
 
 
 def _git_remote(
-    files: RemoteFiles, cwd: str | Path, args: Sequence[str], env: Mapping[str, str] | None
+    files: RemoteFiles,
+    cwd: str | Path,
+    args: Sequence[str],
+    env: Mapping[str, str] | None,
+    drivers: Sequence[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """git on the machine ``files`` reaches; its output decoded as the local one's is."""
-    argv = _git_argv(cwd, *args, files=files)
+    argv = _git_argv(cwd, *args, files=files, drivers=drivers)
     ran = files.run(argv, env={**_GIT_FIXED_ENV, **(env or {})})
     if ran.returncode == 127:
         raise WorktreeError("GIT_MISSING", f"git is not installed on machine {files.machine!r}")
@@ -213,10 +232,13 @@ def _git_remote(
 
 
 def _git_local(
-    cwd: str | Path, args: Sequence[str], env: Mapping[str, str] | None
+    cwd: str | Path,
+    args: Sequence[str],
+    env: Mapping[str, str] | None,
+    drivers: Sequence[str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     try:
-        argv = _git_argv(cwd, *args)
+        argv = _git_argv(cwd, *args, drivers=drivers)
         done = subprocess.run(
             argv,
             capture_output=True,
@@ -312,12 +334,46 @@ class Worktree:
         }
 
 
-def _temporary_index(top: Path, files: RemoteFiles | None = None) -> tuple[str, Path]:
+@dataclass(frozen=True)
+class _Place:
+    """Where an operation's git commands run, asked of git once (:func:`_locate`)."""
+
+    top: Path
+    """The top of the working tree."""
+    index: str
+    """The real index file's absolute path."""
+    head: str | None
+    """The commit HEAD names (None when not asked for)."""
+
+
+def _locate(cwd: str | Path, files: RemoteFiles | None, *, head: bool) -> _Place:
+    """The working tree's top, its index file and (``head``) HEAD's commit, from ONE
+    ``rev-parse`` (three before: a snapshot or a diff of twenty parallel tasks started sixty
+    processes for it). When that one fails or answers something unexpected, the questions are
+    asked one by one, so every error is the one :func:`repo_root` and :func:`_commit` give."""
+    asked = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-path", "index"]
+    if head:
+        asked.append("HEAD^{commit}")
+    done = _git(cwd, *asked, check=False, files=files)
+    lines = done.stdout.split("\n")
+    answers = 3 if head else 2
+    if done.returncode == 0 and len(lines) == answers + 1 and lines[-1] == "":
+        top, index = lines[0], lines[1]
+        commit = lines[2] if head else None
+        if top and index and (commit is None or re.fullmatch(r"[0-9a-f]{40,64}", commit)):
+            return _Place(Path(top), index, commit)
+    root = repo_root(cwd, files=files)
+    commit = _commit(root, "HEAD", files) if head else None
+    real = _git(
+        root, "rev-parse", "--path-format=absolute", "--git-path", "index", files=files
+    ).stdout.strip()
+    return _Place(root, real, commit)
+
+
+def _temporary_index(place: _Place, files: RemoteFiles | None = None) -> tuple[str, Path]:
     """A copy of the working tree's index in a private temporary directory (on the machine
     ``files`` reaches: there ``mktemp -d`` makes it and ``cp -p`` copies, mtime kept)."""
-    real = _git(
-        top, "rev-parse", "--path-format=absolute", "--git-path", "index", files=files
-    ).stdout.strip()
+    real = place.index
     remote = _remote(files)
     if remote is not None:
         made = remote.run(["mktemp", "-d"], limit=4096)
@@ -353,30 +409,40 @@ def _remove_scratch(scratch: Path, files: RemoteFiles | None = None) -> None:
         remote.run(["rm", "-rf", "--", str(scratch)], limit=4096)
 
 
-def _stage_all(top: Path, index: str, files: RemoteFiles | None = None) -> None:
-    _git(top, "add", "-A", "--", ".", env={"GIT_INDEX_FILE": index}, files=files)
+def _stage_all(
+    top: Path, index: str, drivers: Sequence[str], files: RemoteFiles | None = None
+) -> None:
+    env = {"GIT_INDEX_FILE": index}
+    _git(top, "add", "-A", "--", ".", env=env, files=files, drivers=drivers)
 
 
-def _working_tree(top: Path, files: RemoteFiles | None = None) -> str:
+def _working_tree(place: _Place, files: RemoteFiles | None = None) -> str:
     """The tree object of the working directory right now (tracked + untracked)."""
-    index, scratch = _temporary_index(top, files)
+    top = place.top
+    index, scratch = _temporary_index(place, files)
     try:
-        _stage_all(top, index, files)
-        return _git(top, "write-tree", env={"GIT_INDEX_FILE": index}, files=files).stdout.strip()
+        drivers = _filter_drivers(top, files)
+        _stage_all(top, index, drivers, files)
+        env = {"GIT_INDEX_FILE": index}
+        return _git(top, "write-tree", env=env, files=files, drivers=drivers).stdout.strip()
     finally:
         _remove_scratch(scratch, files)
 
 
 def snapshot(cwd: str | Path, *, tree: bool = True, files: RemoteFiles | None = None) -> Baseline:
     """Record the baseline of a non-isolated task in ``cwd`` at spawn time (on the machine
-    ``files`` reaches; there ``cwd`` must be absolute and is kept as given)."""
-    top = repo_root(cwd, files=files)
-    commit = _commit(top, "HEAD", files)
+    ``files`` reaches; there ``cwd`` must be absolute and is kept as given).
+
+    Four git processes with ``tree`` (one ``rev-parse``, the filter lookup, ``add`` and
+    ``write-tree``), one without: the filter drivers are looked up once for the whole
+    snapshot, not before each command."""
+    place = _locate(cwd, files, head=True)
+    assert place.head is not None
     return Baseline(
-        repo=str(top),
+        repo=str(place.top),
         cwd=str(Path(cwd).resolve()) if _remote(files) is None else str(cwd),
-        commit=commit,
-        tree=_working_tree(top, files) if tree else None,
+        commit=place.head,
+        tree=_working_tree(place, files) if tree else None,
     )
 
 
@@ -458,7 +524,8 @@ def diff(
     :class:`Worktree` (its base commit). Committed, staged, unstaged and untracked changes
     all count; the user's own index is never touched. With ``files`` for another machine
     git runs there (over SSH) and the patch comes back here; at most
-    :data:`REMOTE_PATCH_LIMIT` bytes of it are read (``bytes`` is then what was read).
+    :data:`REMOTE_PATCH_LIMIT` bytes of git's output are read (``bytes`` is then the part of
+    the patch that was read).
     """
     if isinstance(base, Baseline):
         against = base.tree or base.commit
@@ -466,48 +533,56 @@ def diff(
         against = base.base_commit
     else:
         against = base
-    top = repo_root(cwd, files=files)
+    place = _locate(cwd, files, head=False)
+    top = place.top
     remote = _remote(files)
-    index, scratch = _temporary_index(top, files)
+    index, scratch = _temporary_index(place, files)
     env = {"GIT_INDEX_FILE": index}
     try:
-        _stage_all(top, index, files)
+        drivers = _filter_drivers(top, files)
+        _stage_all(top, index, drivers, files)
         limit = ["--", *paths] if paths else []
-        names = _git(
-            top,
-            "diff",
-            "--cached",
-            "--name-status",
-            "-z",
-            "--no-renames",
-            against,
-            *limit,
-            env=env,
-            files=files,
-        ).stdout
-        argv = _git_argv(top, "diff", "--cached", *_DIFF_FLAGS, against, *limit, files=files)
+        # ONE diff gives the file list and the patch: ``--raw -z`` records, a NUL, the patch
+        # (two processes before, each with its own filter lookup)
+        asked = ("diff", "--cached", "--raw", "-z", "-p", *_DIFF_FLAGS, against, *limit)
+        argv = _git_argv(top, *asked, files=files, drivers=drivers)
         if remote is not None:
             ran = remote.run(
                 argv, env={**_GIT_FIXED_ENV, **env}, limit=max(REMOTE_PATCH_LIMIT, max_bytes + 1)
             )
             # cut at the limit: the program was stopped, what was read is the patch's head
             code = 0 if ran.truncated else ran.returncode
-            patch = subprocess.CompletedProcess(argv, code, ran.stdout, ran.stderr)
+            done = subprocess.CompletedProcess(argv, code, ran.stdout, ran.stderr)
         else:
-            patch = subprocess.run(
+            done = subprocess.run(
                 argv, capture_output=True, env=_git_env(env), timeout=GIT_TIMEOUT, check=False
             )
     finally:
         _remove_scratch(scratch, files)
-    if patch.returncode != 0:
-        reason = patch.stderr.decode("utf-8", "replace").strip() or f"exit {patch.returncode}"
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
         raise WorktreeError("GIT_FAILED", f"git diff failed: {reason}")
-    fields = names.split("\0")
-    changed = tuple((fields[i], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i])
-    text, truncated = _cut(patch.stdout, max(0, int(max_bytes)))
-    return Diff(
-        patch=text, truncated=truncated, bytes=len(patch.stdout), files=changed, base=against
-    )
+    changed, patch = _split_raw(done.stdout)
+    text, truncated = _cut(patch, max(0, int(max_bytes)))
+    return Diff(patch=text, truncated=truncated, bytes=len(patch), files=changed, base=against)
+
+
+def _split_raw(out: bytes) -> tuple[tuple[tuple[str, str], ...], bytes]:
+    """``(status, path)`` per file and the patch, from ``git diff --raw -z -p``'s output:
+    records ``:<modes> <ids> <status>\\0<path>\\0``, then one NUL, then the patch."""
+    changed: list[tuple[str, str]] = []
+    at = 0
+    while at < len(out) and out[at : at + 1] == b":":
+        meta_end = out.find(b"\0", at)
+        path_end = out.find(b"\0", meta_end + 1) if meta_end >= 0 else -1
+        if path_end < 0:  # a record cut by a read limit: no patch follows
+            return tuple(changed), b""
+        status = out[at:meta_end].rsplit(b" ", 1)[-1].decode("ascii", "replace")
+        changed.append((status, out[meta_end + 1 : path_end].decode("utf-8", "replace")))
+        at = path_end + 1
+    if changed and out[at : at + 1] == b"\0":
+        at += 1
+    return tuple(changed), out[at:]
 
 
 # -- removal ----------------------------------------------------------------------------------

@@ -284,19 +284,26 @@ class HerdrClient:
         wire["args"] = list(params.get("args") or [])
         if params.get("timeout_ms") is not None:
             wire["timeout_ms"] = params["timeout_ms"]
-        try:
-            sock.request("ping", {}, "api-client:status", self.timeout)
-        except ConnectFailed as exc:
-            return self._unreachable(exc, op, params, argv, sock.socket_path, timeout)
+        launched: list[bool] = []
 
         def send(rid: str, method: str, p: dict[str, Any], _checked: bool) -> dict[str, Any]:
             # the protocol was checked once for this client: no per-request guard
+            if method == "agent.start":
+                launched.append(True)
             return sock.request(method, p, rid, deadline)
 
         # Herdr compares the detected agent with the kind's canonical label (an alias such as
         # ``claude-code`` is detected as ``claude``), so the comparison must use it too.
         kind = str(params["kind"])
-        envelope = start_agent(send, wire, parse_agent_label(kind) or kind)
+        try:
+            envelope = start_agent(send, wire, parse_agent_label(kind) or kind)
+        except ConnectFailed as exc:
+            # The reads before the method are the reachability check (no ping of its own,
+            # one request fewer a spawn): a socket gone before ``agent.start`` went out is
+            # unreachable, with nothing run; after it, the start may have happened.
+            if launched:
+                raise
+            return self._unreachable(exc, op, params, argv, sock.socket_path, timeout)
         return exchange_from_envelope(op, params, envelope, argv, "socket")
 
     # -- typed calls --------------------------------------------------------------------------

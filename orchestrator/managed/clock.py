@@ -13,6 +13,8 @@ import threading
 import time
 from typing import Protocol
 
+from orchestrator.client.poll import Deadline
+
 _WAKE_POLL_S = 0.005
 
 
@@ -107,7 +109,7 @@ class ManualClock:
         self.wait_until(deadline)
 
     def wait_until(self, deadline: float, wake: threading.Event | None = None) -> bool:
-        real_deadline = time.monotonic() + self.real_timeout
+        real_deadline = Deadline(self.real_timeout)
         with self._cond:
             self._waiters += 1
             self._cond.notify_all()
@@ -117,7 +119,7 @@ class ManualClock:
                         return False
                     if self._now >= deadline:
                         return True
-                    left = real_deadline - time.monotonic()
+                    left = real_deadline.left()
                     if left <= 0:
                         raise TimeoutError(
                             f"manual clock at {self._now} never reached {deadline} "

@@ -41,6 +41,7 @@ from typing import Any, Literal
 from orchestrator.agent_tools import start_watch
 from orchestrator.client.errors import ClientError, HerdrError, NotFound
 from orchestrator.client.file_trust import private_files as safe_fs
+from orchestrator.client.poll import Deadline
 from orchestrator.client.sync import HerdrClient
 from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.errors import ManagedAgentError
@@ -176,12 +177,12 @@ def _place(
 def _wait_ready(
     mailbox_dir: Path, run_id: str, timeout_s: float, alive: Callable[[], bool]
 ) -> ChildState | None:
-    deadline = time.monotonic() + timeout_s
+    deadline = Deadline(timeout_s)
     while True:
         state = read_state(mailbox_dir)
         if state is not None and state.run_id == run_id:
             return state
-        if time.monotonic() >= deadline or not alive():
+        if deadline.expired() or not alive():
             return None
         time.sleep(_READY_POLL_S)
 

@@ -43,6 +43,7 @@ from orchestrator.client.file_trust.private_files import (
     read_bounded,
     write_atomic,
 )
+from orchestrator.client.poll import Deadline
 from orchestrator.managed.errors import ManagedAgentError
 
 __all__ = [
@@ -226,7 +227,7 @@ class _ReentrantFlock:
 
     @contextlib.contextmanager
     def hold(self, *, timeout: float | None) -> Iterator[None]:
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = Deadline(timeout)
         if not self._thread.acquire(timeout=-1 if timeout is None else max(0.0, timeout)):
             raise LockBusy(str(self.path))
         try:
@@ -240,7 +241,7 @@ class _ReentrantFlock:
                             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                             break
                         except BlockingIOError:
-                            if deadline is not None and time.monotonic() >= deadline:
+                            if deadline.expired():
                                 raise LockBusy(str(self.path)) from None
                             time.sleep(0.01)
                 except BaseException:

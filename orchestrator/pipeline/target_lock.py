@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.client.file_trust.private_files import ensure_private_dir
+from orchestrator.client.poll import Deadline
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool
@@ -72,7 +73,7 @@ def target_lock(state_dir: Path, key: str, timeout_s: float) -> Iterator[None]:
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        deadline = time.monotonic() + timeout_s
+        deadline = Deadline(timeout_s)
         pause = 0.002
         while True:
             try:
@@ -81,7 +82,7 @@ def target_lock(state_dir: Path, key: str, timeout_s: float) -> Iterator[None]:
             except OSError as exc:
                 if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                     raise
-            left = deadline - time.monotonic()
+            left = deadline.left()
             if left <= 0:
                 raise TargetBusy(
                     f"the target is busy (another call typed into it for {timeout_s:g} s)"

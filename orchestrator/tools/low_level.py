@@ -24,7 +24,6 @@ owns the argv), runs it, and reports the exchange in the result contract
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from orchestrator.client import cli_map
 from orchestrator.client.errors import TransportError
 from orchestrator.client.protocol import AGENT_LABELS, AGENT_STATUSES
 from orchestrator.client.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
+from orchestrator.client.untrusted_text import C1, control_pattern
 from orchestrator.core.result import (
     command_text,
     failure,
@@ -282,8 +282,8 @@ def _pane_wait_output(args: Args, ctx: ToolContext) -> dict[str, Any]:
 
 #: Characters that can submit a line in a terminal program: Enter is CR or LF, readline also
 #: runs the line on C-o or C-x C-e, and a user may bind any control key (ESC starts key
-#: sequences). So every C0 control character except TAB makes a text R2.
-_SUBMITS = re.compile(r"[\x00-\x08\x0a-\x1f]")
+#: sequences). So every C0 control character except TAB makes a text R2 (DEL and C1 do not).
+_SUBMITS = control_pattern(keep="\t" + C1)
 
 
 def _send_text_effect(args: Args) -> Effect:

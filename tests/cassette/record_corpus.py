@@ -23,6 +23,7 @@ from pathlib import Path
 
 from herdr_sim import Simulator
 from herdr_sim.cassette.proxy import RecordingProxy
+from orchestrator.client.poll import Deadline
 from tests.standin_herdr import write_standin
 
 from .sessions import basic_session, interleaved_session
@@ -57,9 +58,9 @@ def record_sessions() -> None:
             assert server is not None
 
             def wait_started() -> None:
-                deadline = time.monotonic() + 10
+                deadline = Deadline(10)
                 while server.in_flight == 0:
-                    if time.monotonic() > deadline:
+                    if deadline.expired():
                         raise TimeoutError("client A's wait never reached the server")
                     time.sleep(0.01)
 

@@ -30,6 +30,16 @@ FAST_AGENTS = pytest.mark.herdr(
 )
 
 
+def short_start_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start watch's grace (``start_watch.GRACE_S``, 5 s of a shell alone in the pane
+    before an agent never seen running is called gone) cut to one second, for a test whose
+    agent does exit at start: no look can be a false alarm there, and the test proves the
+    same path without waiting out five seconds."""
+    from orchestrator.agent_tools import start_watch
+
+    monkeypatch.setattr(start_watch, "GRACE_S", 1.0)
+
+
 @dataclass
 class Received:
     """Every request line a simulator received: ``(id, method, params)``."""

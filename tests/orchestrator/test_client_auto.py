@@ -16,7 +16,7 @@ from orchestrator.client.sync import HerdrClient
 from orchestrator.core.tool import ToolContext
 from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.backends import HerdrServer
-from tests.orchestrator.support import received
+from tests.orchestrator.support import FAST_AGENTS, received
 from tests.results import assert_refused, field
 
 
@@ -65,6 +65,23 @@ def test_a_mutation_after_the_socket_went_away_runs_once_through_the_cli(
     assert (result["ok"], result["transport"]) == (True, "cli")
     assert len(rec.calls("pane.split")) == 1
     assert rec.ids("pane.split") == ["cli:pane:split"]
+
+
+@FAST_AGENTS
+def test_an_agent_start_after_the_socket_went_away_runs_once_through_the_cli(
+    herdr_server: HerdrServer, auto: HerdrClient, link: Path, tmp_path: Path
+) -> None:
+    """``agent start`` over the socket sends no ping of its own (the client checked the
+    protocol once): its first read is the reachability check, so a socket gone by then still
+    sends the start through the CLI, once."""
+    rec = received(herdr_server)
+    pane = auto.workspace_create(str(tmp_path)).root_pane.pane_id
+    link.unlink()
+    done = auto.execute(
+        "agent.start", {"name": "a1", "kind": "pi", "pane_id": pane, "timeout_ms": 20_000}
+    )
+    assert (done.error, done.transport) == (None, "cli"), done
+    assert rec.ids("agent.start") == ["cli:agent:start"]
 
 
 def test_a_mutation_whose_connection_broke_is_not_repeated_by_the_cli(

@@ -166,7 +166,8 @@ def test_the_streamable_http_snippets_run_and_the_client_survives_a_long_wait(
     it, then the generic Python client: its ``main`` and a call that waits
     :data:`LONG_WAIT_S` s for a pane's output (the client with a default read timeout ended
     such a call with ``ReadTimeout``). Only the host name, port and the certificate files
-    (made for ``localhost``) differ from the guide."""
+    (made for ``localhost``) differ from the guide. Slow because the call must outlast twice
+    the client's default read timeout (12 s), and the guide's commands each start a process."""
     home = tmp_path / "home"
     home.mkdir()
     certs = make_certs(tmp_path / "certs", "localhost")

@@ -15,8 +15,7 @@ import pytest
 
 from herdr_sim.conformance import check_integration
 from herdr_sim.fake_agent import Scenario
-from pytest_herdr import EventRecorder, Pane
-from pytest_herdr.waits import WaitTimeout
+from pytest_herdr import EventRecorder, Pane, WaitTimeout
 
 pytestmark = pytest.mark.slow
 
@@ -57,8 +56,8 @@ RESTART = source("""
 
     def test_persist_off_restarts_empty(herdr_server_factory, herdr_client):
         server = herdr_server_factory(persist=False)
-        from pytest_herdr.client import HerdrClient
-        client = HerdrClient(server.socket_path)
+        from pytest_herdr import WireClient
+        client = WireClient(server.socket_path)
         client.call("workspace.create", cwd="/tmp")
         server.restart()
         assert client.call("workspace.list")["workspaces"] == []
@@ -131,9 +130,9 @@ ENV_TESTS = source("""
     def test_fixture_and_factory(herdr_pane_env, herdr_server_factory):
         herdr_pane_env["FROM_FIXTURE"] = "f"
         server = herdr_server_factory(pane_env={"FROM_FACTORY": "g"})
-        from pytest_herdr.client import HerdrClient
+        from pytest_herdr import WireClient
         from pytest_herdr.handles import Workspace
-        pane = Workspace.create(HerdrClient(server.socket_path), "/tmp").root
+        pane = Workspace.create(WireClient(server.socket_path), "/tmp").root
         assert echo(pane, "FROM_FIXTURE") == "FROM_FIXTURE=[f]"
         assert echo(pane, "FROM_FACTORY") == "FROM_FACTORY=[g]"
         assert server.env["FROM_FIXTURE"] == "f"  # CLI runs get it too
@@ -151,9 +150,9 @@ ENV_TESTS = source("""
 
     def test_herdr_variables_win(herdr_server_factory):
         server = herdr_server_factory(pane_env={"HERDR_PANE_ID": "mine"})
-        from pytest_herdr.client import HerdrClient
+        from pytest_herdr import WireClient
         from pytest_herdr.handles import Workspace
-        pane = Workspace.create(HerdrClient(server.socket_path), "/tmp").root
+        pane = Workspace.create(WireClient(server.socket_path), "/tmp").root
         assert echo(pane, "HERDR_PANE_ID") == f"HERDR_PANE_ID=[{pane.pane_id}]"
     """)
 
@@ -328,7 +327,7 @@ def test_mark_and_since_on_the_recorder(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         source("""
         import pytest
-        from pytest_herdr.waits import WaitTimeout
+        from pytest_herdr import WaitTimeout
 
         def test_since(herdr_workspace, herdr_events):
             herdr_workspace.new_tab(label="one")

@@ -18,7 +18,7 @@ import pytest
 from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed, call
 from herdr_sim.server import WIRE_TAPS
-from pytest_herdr.client import HerdrClient
+from pytest_herdr import WireClient
 from pytest_herdr.contracts import ContractChecker
 from tests.contract.helpers import Api
 from tests.contract_check import published_bundle
@@ -161,7 +161,7 @@ def test_coverage_summary_reads_methods_exercised_out_of_the_schemas(
 
 
 def test_events_are_counted_by_kind(tapped: ContractChecker, api: Api, sim: Simulator) -> None:
-    client = HerdrClient(sim.socket_path)
+    client = WireClient(sim.socket_path)
     with client.subscribe({"type": "workspace.created"}) as sub:
         api("workspace.create", cwd="/tmp")
         assert sub.next(timeout=5)["event"] == "workspace_created"
@@ -247,7 +247,7 @@ def test_a_client_with_the_checker_as_observer_checks_what_it_sends_and_gets(
     sim: Simulator, published: ContractChecker
 ) -> None:
     lines: list[tuple[str, str]] = []
-    client = HerdrClient(
+    client = WireClient(
         sim.socket_path,
         observers=[published, lambda kind, line: lines.append((kind, str(line)))],
     )
@@ -278,7 +278,7 @@ def test_a_client_observer_reports_a_server_answer_that_breaks_the_schema(
 
         thread = threading.Thread(target=answer, daemon=True)
         thread.start()
-        HerdrClient(path, observers=[published], timeout=5).request("ping", request_id="r")
+        WireClient(path, observers=[published], timeout=5).request("ping", request_id="r")
         thread.join(5)
     finally:
         server.close()

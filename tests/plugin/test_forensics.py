@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from herdr_sim import Simulator
-from pytest_herdr.client import HerdrClient
+from pytest_herdr import WireClient
 from pytest_herdr.events import EventRecorder
 from pytest_herdr.forensics import Forensics, WireTail
 from tests.contract.helpers import Api, enter, split, wait_line
@@ -38,7 +38,7 @@ def forensics(sim: Simulator, tail: WireTail) -> Iterator[Forensics]:
 @pytest.fixture
 def two_panes(sim: Simulator) -> tuple[str, str]:
     """``w1:p1`` showing a marker line and ``<script>``, ``w1:p2`` split to its right."""
-    client = HerdrClient(sim.socket_path, id_prefix="herdr-sim")  # as the api fixture
+    client = WireClient(sim.socket_path, id_prefix="herdr-sim")  # as the api fixture
     root: str = client.call("workspace.create", cwd="/tmp")["root_pane"]["pane_id"]
     wait_line(client, root, r"^\$")
     enter(client, root, "echo 'forensic-marker <script>alert(1)</script>'")

@@ -577,6 +577,7 @@ def test_fake_pi_takes_a_multi_line_prompt_as_one_prompt_like_real_pi(
     # real pi 1.6 turns bracketed paste on (tests/real_agents/test_pi.py), so Herdr pastes a
     # prompt's newlines instead of typing them as Enter; the fake pi used to split it in two
     agent = herdr_fake_agent.start("pi", herdr_fake_agent.scenario().reply("one turn"))
+    # (the fixture returns once the fake pi has reported: paste mode is on by then)
     agent.prompt("first line\nsecond line")
     users = [m for m in messages(agent.info["agent_session"]["value"]) if m["role"] == "user"]
     assert [u["content"][0]["text"] for u in users] == ["first line\nsecond line"]

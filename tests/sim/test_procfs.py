@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from herdr_sim.host import procfs
+from orchestrator.client.poll import Deadline
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
     """Kill the leaves first so their parents reap them: no orphan, no zombie. A child seen
     between fork and exec is not named ``sleep`` yet: kill again until the parent is done
     (bounded)."""
-    end = time.monotonic() + 10
+    end = Deadline(10)
     while True:
         for info in procfs.descendants(proc.pid):
             if info.name == "sleep":
@@ -42,7 +43,7 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
         try:
             proc.wait(0.1)
         except subprocess.TimeoutExpired:
-            if time.monotonic() > end:
+            if end.expired():
                 raise
             continue
         if proc.stdout is not None:
@@ -54,10 +55,10 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
 
 def _wait_children(pid: int, count: int) -> list[procfs.ProcInfo]:
     """Poll /proc (bounded): children appear at fork, their name only after exec."""
-    end = time.monotonic() + 10
+    end = Deadline(10)
     while True:
         found = [p for p in procfs.descendants(pid) if p.name == "sleep"]
-        if len(found) == count or time.monotonic() > end:
+        if len(found) == count or end.expired():
             return found
         time.sleep(0.01)
 
@@ -109,10 +110,10 @@ def test_comm_with_spaces_and_parentheses_is_parsed(tmp_path: Path) -> None:
     proc = subprocess.Popen([str(odd), "100"], cwd=tmp_path)
     try:
         # Bounded poll: comm changes at exec, the new command line a moment later.
-        end = time.monotonic() + 10
+        end = Deadline(10)
         info = procfs.proc_info(proc.pid)
         while info is None or info.name != "a) b (c" or info.argv is None:
-            assert time.monotonic() < end
+            assert not end.expired()
             time.sleep(0.01)
             info = procfs.proc_info(proc.pid)
         assert info is not None
@@ -302,3 +303,38 @@ def test_descendants_drop_a_listed_child_whose_pid_was_reused(
         (fake / str(pid) / "task" / str(pid) / "children").write_bytes(children)
     monkeypatch.setattr(procfs, "_PROC", fake)
     assert [p.pid for p in procfs.descendants(10)] == [11]
+
+
+def test_marked_pids_since_skips_processes_older_than_the_mark() -> None:
+    """A simulator's stop looks for its mark in the processes started since its token was
+    made, not in every environment on the machine (most of a stop's time on a busy one)."""
+    entry = f"HERDR_SIM_TEST_MARK=since-{os.getpid()}:1"
+    name, value = entry.split("=", 1)
+    env = {**os.environ, name: value}
+    older = subprocess.Popen(["sleep", "100"], env=env)
+    try:
+        _wait_exec(older.pid)
+        end = time.monotonic() + 10
+        while procfs.boot_ticks() <= (procfs.start_ticks(older.pid) or 0):
+            assert time.monotonic() < end
+            time.sleep(0.01)  # one clock tick: the next process is younger
+        since = procfs.boot_ticks()
+        newer = subprocess.Popen(["sleep", "100"], env=env)
+        try:
+            _wait_exec(newer.pid)
+            assert procfs.marked_pids(entry, exact=True) == sorted([older.pid, newer.pid])
+            assert procfs.marked_pids(entry, exact=True, since=since) == [newer.pid]
+        finally:
+            newer.kill()
+            newer.wait()
+    finally:
+        older.kill()
+        older.wait()
+
+
+def _wait_exec(pid: int) -> None:
+    """Until ``pid`` has exec'd ``sleep`` (its environment is the new one then), bounded."""
+    end = time.monotonic() + 10
+    while (info := procfs.proc_info(pid)) is None or info.name != "sleep":
+        assert time.monotonic() < end
+        time.sleep(0.01)

@@ -23,6 +23,7 @@ import pytest
 from herdr_sim.host import procfs
 from herdr_sim.host.pty import PtyClosedError, PtyProcess
 from herdr_sim.host.shell import ShellConfig, pane_command, pane_env
+from orchestrator.client.poll import Deadline
 from tests.waits import SCALE
 
 WAIT = float(os.environ.get("HERDR_TEST_WAIT", "10"))
@@ -78,9 +79,9 @@ class Pane:
 
 async def wait_until(predicate: Callable[[], bool], within: float = WAIT) -> None:
     """Poll a condition that has no event to wait on (e.g. /proc state), bounded."""
-    deadline = time.monotonic() + within
+    deadline = Deadline(within)
     while not predicate():
-        if time.monotonic() > deadline:
+        if deadline.expired():
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.01)
 

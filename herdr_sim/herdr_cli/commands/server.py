@@ -85,6 +85,8 @@ def _send_stop(path: str, label: str, deadline: float) -> dict[str, Any] | None:
 
 def stop_sockets(socket_path: str, watched: list[str], label: str) -> None:
     """Stop the server at ``socket_path`` and wait until every ``watched`` socket is dead."""
+    # own deadline: the herdr CLI loads no module beyond its own (start-up speed), and the
+    # same deadline also bounds the stop request's socket exchange
     deadline = time.monotonic() + STOP_TIMEOUT
     reply = _send_stop(socket_path, label, deadline)
     if reply is not None and "error" in reply:

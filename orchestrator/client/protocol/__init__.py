@@ -304,6 +304,9 @@ CLI_ERROR_CODES: frozenset[str] = frozenset(
 
 
 def __getattr__(name: str) -> Any:
+    # Hand-written on purpose, not orchestrator.client._lazy's: the `herdr` CLI reads these names
+    # on its hot path, and the shared loader's package (orchestrator: logging, typing) would
+    # cost every CLI start milliseconds (tests/cli/test_startup.py counts its modules).
     if name not in _KINDS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from . import kinds

@@ -168,6 +168,8 @@ def request_start(send: Send, params: dict[str, Any]) -> tuple[Any, str | None]:
         ):
             return response, None
         if retry_deadline is None:
+            # own deadline: the herdr CLI's `agent start` runs this, loading no module beyond
+            # the protocol's own (start-up speed)
             retry_deadline = time.monotonic() + BUSY_RETRY_WINDOW
         busy_response = response
         remaining = retry_deadline - time.monotonic()
@@ -197,6 +199,8 @@ def wait_until_interactive(
     ``expected_kind`` is the kind's canonical label (Herdr detects ``claude-code`` as
     ``claude``); ``timeout`` is in seconds.
     """
+    # own deadline: the herdr CLI's `agent start` runs this, loading no module beyond the
+    # protocol's own (start-up speed)
     deadline = time.monotonic() + timeout
     first_poll = True
     while True:

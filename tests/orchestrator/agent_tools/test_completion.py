@@ -1,8 +1,8 @@
 """No ``completed`` without evidence (issue 10 §1): each reproduction of a false ``completed``
 and of a slot held by a finished task, on the simulator with fake agents.
 
-(a) the spawning process killed before its prompt was delivered, then a retry with the same
-``client_task_id`` (through ``herdr-orchestrator call``, a real ``kill -9``); (b) the same
+(a) the spawning process (``herdr-orchestrator call``) killed with a real ``kill -9`` before
+its prompt was delivered, then a retry with the same ``client_task_id``; (b) the same
 ``client_task_id`` while the first spawn is still in flight; (c) the simulator killed and
 restarted (session restored, the agent resumed idle) under a ``wait: false`` task; (d) an
 agent that flickers ``working → done → working → done``; and the concurrency cap freeing the
@@ -53,16 +53,18 @@ def history(ctx: AgentToolsContext, task_id: str) -> list[str]:
 
 
 def test_spawn_killed_before_its_prompt_then_retried_is_spawn_interrupted(
-    herdr_server: HerdrServer, tmp_path: Path
+    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``kill -9`` of ``herdr-orchestrator call herdr_spawn_agent`` while its ``agent.prompt``
     is in flight (held by a fault, then dropped unanswered: the prompt never reaches the
     agent); the agent is up and idle. The retry with the same ``client_task_id`` must not
     read that idle agent as the task's result.
 
-    Slow because the retry must wait out the orchestrator's 10 s SUBMIT_GRACE_MS (a prompt in
-    flight when its spawn died may still land) before it may call the spawn interrupted.
+    The retry must wait out ``SUBMIT_GRACE_MS`` (a prompt in flight when its spawn died may
+    still land) before it may call the spawn interrupted: it runs in this process, with the
+    grace cut from 10 s to one (the killed spawn was another process all the same).
     """
+    monkeypatch.setattr(completion, "SUBMIT_GRACE_MS", 1_000)
     assert herdr_server.sim is not None
     state = tmp_path / "state"
     env = {k: v for k, v in herdr_server.env.items() if k != "HERDR_PANE_ID"}
@@ -92,10 +94,7 @@ def test_spawn_killed_before_its_prompt_then_retried_is_spawn_interrupted(
     assert record.pane_id is not None
     assert ctx.client.agent_get(record.pane_id).agent_status in ("idle", "done")
 
-    retry = subprocess.run(
-        argv, env=env, capture_output=True, text=True, timeout=120 * SCALE, check=False
-    )
-    result = json.loads(retry.stdout)
+    result = spawn(ctx, **args)
     assert result["taskId"] == record.task_id
     assert result["status"] == "failed", result
     assert result["error"]["code"] == "SPAWN_INTERRUPTED"

@@ -22,6 +22,7 @@ import pytest
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.transcript import load_messages
+from orchestrator.client.poll import Deadline
 from orchestrator.pipeline.registry import run_tool
 from pytest_herdr.agents import Agent, FakeAgents
 from pytest_herdr.backends import HerdrServer
@@ -140,9 +141,9 @@ def test_spawn_rechecks_cwd_after_the_queue_wait(herdr_server: HerdrServer, tmp_
 
     thread = threading.Thread(target=run)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = Deadline(20)
     while ctx.slots.waiting() < 1:  # the spawn is queued, its cwd checked once
-        assert time.monotonic() < deadline, "the spawn never queued"
+        assert not deadline.expired(), "the spawn never queued"
         time.sleep(0.02)
     # While it waits, the checked directory is swapped for a link out of allowCwd.
     (allowed / "work").rename(allowed / "work.old")

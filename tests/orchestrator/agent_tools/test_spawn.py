@@ -466,3 +466,40 @@ def test_a_workspace_gone_between_listing_and_tab_falls_back_to_find_or_create(
     assert workspace != gone
     assert [w.label for w in ctx.client.workspace_list()] == ["herdr-agents"]
     assert ctx.client.pane_get(pane).workspace_id == workspace
+
+
+def test_a_spawn_asks_herdr_nothing_twice(
+    ctx: AgentToolsContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spawn sent a ``ping`` before every ``agent start`` (the client had checked the
+    protocol once already) and asked ``agent.get`` again right after the session wait had
+    just seen the agent: two requests of the eleven a fake pi's spawn sent, on every spawn of
+    a fleet. Now the start's first read stands in for the reachability check, and the
+    session wait's last look is the one the prompt's delivery record is taken from."""
+    from orchestrator.client.transports import SocketTransport
+
+    repo = git_repo(tmp_path / "repo")
+    sent: list[tuple[str, bool]] = []  # (method, an agent.get of ours saw the session)
+    real = SocketTransport.request
+
+    def counting(
+        self: SocketTransport, method: str, params: Any, request_id: str, timeout: float
+    ) -> dict[str, Any]:
+        answer = real(self, method, params, request_id, timeout)
+        agent = (answer.get("result") or {}).get("agent") or {}
+        ours = method == "agent.get" and not request_id.startswith("cli:agent:start")
+        sent.append((method, ours and "agent_session" in agent))
+        return answer
+
+    spawn(ctx, prompt="warm", cwd=str(repo), agent_args=scenario_args(tmp_path, Scenario()))
+    monkeypatch.setattr(SocketTransport, "request", counting)
+    scenario = Scenario().write_file(str(repo / "b.txt"), "b\n").reply("done")
+    result = spawn(ctx, prompt="go", cwd=str(repo), agent_args=scenario_args(tmp_path, scenario))
+    assert result["status"] == "completed", result
+    methods = [method for method, _ in sent]
+    assert "ping" not in methods, methods
+    before_prompt = sent[: methods.index("agent.prompt")]
+    # the session wait's look that saw the session is the last before the prompt, and the
+    # only one of ours that saw it
+    assert [session for _, session in before_prompt].count(True) == 1, sent
+    assert before_prompt[-1] == ("agent.get", True), sent

@@ -22,7 +22,7 @@ from tests.orchestrator.agent_tools.test_spawn import (
     spawn,
     spawn_handler,
 )
-from tests.orchestrator.support import FAST_AGENTS
+from tests.orchestrator.support import FAST_AGENTS, short_start_grace
 from tests.waits import SCALE
 
 pytestmark = FAST_AGENTS
@@ -116,12 +116,12 @@ def test_a_name_taken_during_the_spawn_closes_the_tab_it_made(
 
 
 def test_an_agent_exiting_during_start_fails_fast_with_its_last_lines(
-    ctx: AgentToolsContext, tmp_path: Path
+    ctx: AgentToolsContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The agent exits at start (a model outside its catalog): AGENT_START_FAILED with its
-    last lines, secrets not echoed, no tab left. Slow because the start watch waits its grace
-    (``start_watch.GRACE_S``, 5 s) with the shell alone in the pane before it calls the agent
-    exited, as in the missing-executable test."""
+    last lines, secrets not echoed, no tab left. The start watch waits its grace with the
+    shell alone in the pane before it calls the agent exited (cut to a second here)."""
+    short_start_grace(monkeypatch)
     scenario = Scenario().known_models("fake/fake-model")
     began = time.monotonic()
     result = spawn(
@@ -142,10 +142,12 @@ def test_an_agent_exiting_during_start_fails_fast_with_its_last_lines(
     assert not ctx.slots.holders()
 
 
-def test_a_missing_executable_fails_fast(herdr_server: HerdrServer, tmp_path: Path) -> None:
-    """Slow because an executable Herdr never sees running is called gone only after the
-    orchestrator's 5 s GRACE_S of a shell alone in the foreground (start_watch.py).
-    """
+def test_a_missing_executable_fails_fast(
+    herdr_server: HerdrServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An executable Herdr never sees running is called gone after the start watch's grace
+    of a shell alone in the foreground (start_watch.py; cut to a second here)."""
+    short_start_grace(monkeypatch)
     ctx = make_ctx(herdr_server, tmp_path)
     began = time.monotonic()
     result = spawn(ctx, prompt="x", cwd=str(tmp_path), kind="amp")  # no fake amp installed

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from orchestrator.agent_tools import worktree as wt
-from orchestrator.agent_tools.remote_files import RemoteFiles
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -299,23 +299,95 @@ def test_a_filter_driver_that_cannot_be_disabled_stops_git(repo: Path, tmp_path:
     assert list((tmp_path / "markers").iterdir()) == []
 
 
-def test_plumbing_that_touches_no_content_skips_the_filter_lookup(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
+def _count_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``git`` first on PATH that logs its subcommand (the word after ``-C <dir>``) and runs
+    the real one: the log has one line per git process the code under test started."""
+    real = shutil.which("git")
+    assert real is not None
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    log = tmp_path / "git.log"
+    script = shim / "git"
+    script.write_text(
+        "#!/bin/sh\n"
+        'prev=""; sub=""\n'
+        'for a in "$@"; do if [ "$prev" = "-C" ]; then sub=next; '
+        'elif [ "$sub" = next ]; then sub="$a"; break; fi; prev="$a"; done\n'
+        f'echo "$sub" >> {log}\n'
+        f'exec {real} "$@"\n'
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def _started(log: Path) -> list[str]:
+    started = log.read_text().split() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return started
+
+
+def test_a_snapshot_and_a_diff_start_four_git_processes_each(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 17: every git call looked the filter drivers up first (one more ``git config``
-    process each); twenty spawns at once ran hundreds of them. ``rev-parse`` never reads file
-    content, so no filter can run in it: it skips the lookup; every other command still looks
-    (``write-tree`` too: it may re-hash a racily clean entry through the clean filter)."""
-    looked: list[str] = []
-    real = wt._filter_drivers
+    """Twenty parallel spawns and their harvests started ~300 git processes: a snapshot ran
+    seven (three ``rev-parse``, a filter lookup before ``add`` and before ``write-tree``), a
+    diff eight (two ``rev-parse``, three lookups, two diffs). Now one ``rev-parse`` answers
+    every location question, the filter drivers are looked up once per operation, and one
+    ``diff --raw -p`` gives the file list and the patch."""
+    (repo / "a.txt").write_text("user edit\n")
+    log = _count_git(tmp_path, monkeypatch)
+    base = wt.snapshot(repo)
+    assert _started(log) == ["rev-parse", "config", "add", "write-tree"]
+    (repo / "c.txt").write_text("agent work\n")
+    assert wt.diff(repo, base).files == (("A", "c.txt"),)
+    assert _started(log) == ["rev-parse", "config", "add", "diff"]
+    wt.snapshot(repo, tree=False)
+    assert _started(log) == ["rev-parse"]
 
-    def counting(cwd: str | Path, files: RemoteFiles | None = None) -> list[str]:
-        looked.append(str(cwd))
-        return real(cwd, files)
 
-    monkeypatch.setattr(wt, "_filter_drivers", counting)
-    baseline = wt.snapshot(repo)
-    assert len(looked) == 2  # add -A and write-tree; not rev-parse (x3)
-    looked.clear()
-    wt.diff(repo, baseline)
-    assert len(looked) == 3  # add -A and both diffs; not rev-parse (x2)
+def test_errors_of_the_one_rev_parse_are_those_of_the_separate_questions(
+    repo: Path, tmp_path: Path
+) -> None:
+    """When the combined ``rev-parse`` fails, the questions are asked one by one, so the
+    error still says which one failed."""
+    bare = tmp_path / "empty"
+    bare.mkdir()
+    _git(bare, "init", "-q")
+    for where, code in [
+        (bare, "NO_COMMITS"),
+        (tmp_path / "gone", "CWD_NOT_FOUND"),
+        (tmp_path, "NOT_A_GIT_REPO"),
+    ]:
+        with pytest.raises(wt.WorktreeError) as caught:
+            wt.snapshot(where)
+        assert caught.value.code == code, where
+    sub = repo / "pkg"
+    sub.mkdir()
+    base = wt.snapshot(sub)
+    assert (base.repo, base.cwd) == (str(repo), str(sub.resolve()))
+
+
+def test_the_one_diff_answers_what_name_status_and_patch_answered(repo: Path) -> None:
+    """``diff --raw -z -p`` in one process: its file list and patch are exactly those of
+    ``diff --name-status`` and ``diff`` run separately, odd paths and binary files included."""
+    (repo / "bin.dat").write_bytes(b"\0\1\2")
+    (repo / "gone.txt").write_text("bye\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "more")
+    head = _git(repo, "rev-parse", "HEAD")
+    (repo / "a.txt").write_text("one\ntwo\n")
+    (repo / "bin.dat").write_bytes(b"\0\3")
+    (repo / "gone.txt").unlink()
+    (repo / "with space.txt").write_text("s\n")
+    (repo / "new\nline.txt").write_text("n\n")
+    (repo / ":colon").write_text("c\n")
+    found = wt.diff(repo, head)
+    _git(repo, "add", "-A")
+    names = _git(repo, "diff", "--cached", "--name-status", "-z", "--no-renames", head)
+    fields = names.split("\0")
+    assert found.files == tuple(zip(fields[0:-1:2], fields[1::2], strict=True))
+    assert len(found.files) == 6
+    assert found.patch == _git(repo, "diff", "--cached", "--no-renames", head) + "\n"
+    only = wt.diff(repo, head, paths=["a.txt"])
+    assert only.files == (("M", "a.txt"),) and only.patch.startswith("diff --git a/a.txt")

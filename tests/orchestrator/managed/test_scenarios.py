@@ -28,7 +28,7 @@ from orchestrator.managed.supervisor import SPOOL_DIR
 from orchestrator.pipeline.registry import run_tool
 from tests.orchestrator.managed import managed_world
 from tests.orchestrator.managed.managed_world import ManagedWorld
-from tests.orchestrator.support import FAST_AGENTS
+from tests.orchestrator.support import FAST_AGENTS, short_start_grace
 from tests.waits import wait_until
 
 pytestmark = FAST_AGENTS
@@ -95,11 +95,12 @@ def test_two_concurrent_continues_of_one_session_one_wins(world: ManagedWorld) -
 
 
 def test_a_child_that_never_starts_is_pane_not_ready_and_rolled_back(
-    world: ManagedWorld,
+    world: ManagedWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """pi exits at start (a model outside its catalog): pane_not_ready with the startup
-    diagnostic, the pane closed, the mailbox removed. Slow because (about 6 s) the start watch waits
-    ``start_watch.GRACE_S`` (5 s) of a shell alone in the pane before it calls pi exited."""
+    diagnostic, the pane closed, the mailbox removed. The start watch waits its grace of a
+    shell alone in the pane before it calls pi exited (cut to a second here)."""
+    short_start_grace(monkeypatch)
     agents = world.root / "pi" / "agents"
     (agents / "broken.md").write_text(
         "---\nname: broken\ndescription: Wrong model\nmodel: nowhere/missing\n---\nX\n"
@@ -122,8 +123,9 @@ def test_a_child_that_never_starts_is_pane_not_ready_and_rolled_back(
 def test_a_failed_rollback_is_rollback_failure(
     world: ManagedWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Slow because the launch fails as above (about 6 s, the same start-watch grace), and closing
-    its pane fails too: ``rollback_failure`` with the primary error and the cleanup's."""
+    """The launch fails as above (the same shortened start-watch grace), and closing its
+    pane fails too: ``rollback_failure`` with the primary error and the cleanup's."""
+    short_start_grace(monkeypatch)
     (world.root / "scenario.json").write_text(json.dumps({"models": ["known/model"]}))
     (world.root / "pi" / "agents" / "broken.md").write_text(
         "---\nname: broken\ndescription: Wrong model\nmodel: nowhere/missing\n---\nX\n"

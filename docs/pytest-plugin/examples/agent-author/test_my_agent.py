@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_herdr.waits import wait_until
+from pytest_herdr import wait_until
 
 SOURCE = "my-agent"
 
