@@ -15,12 +15,11 @@ itself unless given); ``"module:other"`` takes the name from ``other`` in that m
 re-export under another name). ``deprecated`` maps an old public name to the new one: it
 still resolves, with a :class:`DeprecationWarning` naming the new one.
 
-Imports nothing but :mod:`importlib` (and :mod:`warnings` when an old name is used).
+Imports nothing at import time: :mod:`importlib` loads on the first name (and :mod:`warnings`
+when an old name is used), as the ``herdr`` CLI runs the ``orchestrator`` root on every start.
 """
 
 from __future__ import annotations
-
-from importlib import import_module
 
 # `typing` is not needed at run time here; mypy treats this name specially.
 TYPE_CHECKING = False
@@ -54,6 +53,8 @@ def resolve(
     # not cached in the package's globals(): the module's own name stays the one truth (a
     # test runner that drops and re-imports modules, as pytester does, never meets a stale
     # class)
+    from importlib import import_module  # on first use: the `herdr` CLI never pays for it
+
     return getattr(import_module(f"{base or package}.{module}"), attr or name)
 
 
