@@ -49,7 +49,7 @@ FIRST_FRAME_TARGET = 0.3
 
 def _first_output(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     """Seconds from spawning ``argv`` on a pty to its first byte of output."""
-    from herdr_sim.pty import PtyProcess
+    from herdr_sim.host.pty import PtyProcess
 
     began = time.perf_counter()
     proc = PtyProcess.spawn(argv, cwd=str(cwd), env=env, cols=100, rows=30, adopt_orphans=False)

@@ -28,13 +28,13 @@ from typing import Any
 
 from herdr_sim import Simulator
 from herdr_sim.client import call
-from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHost
-from herdr_sim.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
-from herdr_sim.ssh_servers import new_ssh_host
+from herdr_sim.machines.endpoints import EndpointCatalog
+from herdr_sim.machines.host import SshHost
+from herdr_sim.machines.ssh_servers import new_ssh_host
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
 from orchestrator.client.errors import NotFound
+from orchestrator.client.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
 from orchestrator.client.sync import HerdrClient
 from orchestrator.core.tool import ToolContext
 from orchestrator.pipeline.registry import run_tool

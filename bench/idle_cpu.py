@@ -23,7 +23,7 @@ import benchkit
 from benchkit import Result
 
 from herdr_sim import Simulator
-from herdr_sim.detection import DetectionLoop
+from herdr_sim.services.detection_loop import DetectionLoop
 
 TARGET_PERCENT = 5.0
 WORKSPACES, TABS, PANES_PER_TAB = 4, 5, 10

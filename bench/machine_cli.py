@@ -1,7 +1,7 @@
 """A saved machine: `herdr --machine box pane list` against the local `herdr pane list`.
 
 Issue 16 asks for this ratio. The machine is a second simulator behind OpenSSH's ``sshd``
-on a loopback port (:class:`herdr_sim.machine_host.SshHost`, what the ``herdr_machine``
+on a loopback port (:class:`herdr_sim.machines.host.SshHost`, what the ``herdr_machine``
 fixture uses; asyncssh in this process where ``sshd`` is not installed), reached by the
 real ``ssh`` client: each ``--machine`` call authenticates once (a connection master),
 checks the remote bridge, pings and sends the request through ``remote-api-bridge``, then

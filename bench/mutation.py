@@ -48,7 +48,7 @@ class Module:
 
 
 MODULES = (
-    Module("redaction", "herdr_sim/redaction.py", ("tests/sim/test_wire_log.py",)),
+    Module("redaction", "herdr_sim/persist/redaction.py", ("tests/sim/test_wire_log.py",)),
     Module(
         "env-policy",
         "orchestrator/tools/env_policy.py",
@@ -74,7 +74,7 @@ MODULES = (
     ),
     Module(
         "trusted-paths",
-        "herdr_sim/trusted_paths.py",
+        "orchestrator/client/file_trust/ownership.py",
         (
             "tests/sim/test_ownership_rule.py",
             "tests/contract/test_trusted_state.py",
@@ -88,7 +88,7 @@ MODULES = (
     ),
     Module(
         "safe-files",
-        "orchestrator/core/safe_fs.py",
+        "orchestrator/client/file_trust/private_files.py",
         (
             "tests/orchestrator/test_safe_fs.py",
             "tests/orchestrator/agent_tools/test_task_files_reads.py",
@@ -97,7 +97,7 @@ MODULES = (
     ),
     Module(
         "request-limits",
-        "herdr_sim/request_json.py",
+        "herdr_sim/wire/request_json.py",
         ("tests/sim/test_request_parsing.py", "tests/contract/test_transport.py"),
     ),
     Module(

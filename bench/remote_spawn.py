@@ -1,7 +1,7 @@
 """Remote spawn → completed, against a local spawn → completed in the same run (issue 16).
 
 Two simulators with the same timings (settle 0.5 s, Herdr's 300 ms submit delay), the
-second behind OpenSSH's ``sshd`` on a loopback port (:class:`herdr_sim.machine_host.SshHost`,
+second behind OpenSSH's ``sshd`` on a loopback port (:class:`herdr_sim.machines.host.SshHost`,
 what the ``herdr_machine`` fixture uses; asyncssh in this process where ``sshd`` is not
 installed) and saved in the local catalog as ``box``. One git repository is the tasks'
 ``cwd``; the configuration lists ``box`` in ``machines`` and ``sharedFilesystem`` (it is this

@@ -16,15 +16,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .config import SimulatorConfig
-    from .errors import HerdrRequestError
     from .faults import Fault, FaultPlan
     from .simulator import Simulator, SimulatorError
+    from .wire.errors import HerdrRequestError
 
 _LAZY = {
     "Simulator": "simulator",
     "SimulatorError": "simulator",
     "SimulatorConfig": "config",
-    "HerdrRequestError": "errors",
+    "HerdrRequestError": "wire.errors",
     "Fault": "faults",
     "FaultPlan": "faults",
 }
@@ -49,6 +49,6 @@ _DEPRECATED = {"HerdrError": "HerdrRequestError"}
 def __getattr__(name: str) -> Any:
     # the shared loader is imported on first use, not here: it lives in the orchestrator
     # package, whose import would cost every `herdr` CLI start milliseconds
-    from orchestrator._lazy import resolve
+    from orchestrator.client._lazy import resolve
 
     return resolve(__name__, _LAZY, name, deprecated=_DEPRECATED)

@@ -1,11 +1,12 @@
 """Version numbers, kept in a tiny module so the `herdr` CLI can import them in microseconds.
 
-The socket protocol number lives with the other protocol facts in :mod:`herdr_sim.protocol`.
+The socket protocol number lives with the other protocol facts in
+:mod:`orchestrator.client.protocol`.
 """
 
 from __future__ import annotations
 
-from .protocol import PROTOCOL
+from orchestrator.client.protocol import PROTOCOL
 
 __all__ = ["HERDR_VERSION", "PROTOCOL", "__version__"]
 

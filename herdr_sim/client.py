@@ -33,6 +33,6 @@ _LAZY = {
 
 def __getattr__(name: str) -> Any:
     # the shared loader is imported on first use, not here (see herdr_sim/__init__.py)
-    from orchestrator._lazy import resolve
+    from orchestrator.client._lazy import resolve
 
     return resolve(__name__, _LAZY, name, base="orchestrator.client")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ._version import HERDR_VERSION, PROTOCOL
 
 if TYPE_CHECKING:
-    from .timers import Timers
+    from herdr_sim.timers import Timers
 
 
 @dataclass
@@ -57,7 +57,7 @@ class SimulatorConfig:
     #: seconds ``agent.prompt`` with ``wait`` gives a non-working agent to show that it took
     #: the prompt before answering ``agent_prompt_stalled`` (Herdr: 5000 ms)
     agent_prompt_stall_timeout: float = 5.0
-    # -- agent detection and fake agents (herdr_sim/detection.py) --------------------------------
+    # -- agent detection and fake agents (herdr_sim/services/detection_loop.py) ---------------
     #: run process and screen detection; False leaves a pane's detected agent to whoever
     #: sets it (tests that drive the state engine directly)
     agent_detection: bool = True
@@ -67,7 +67,7 @@ class SimulatorConfig:
     #: Herdr's ``experimental.kitty_graphics`` (default off): off, every ``pane.graphics.*``
     #: answers ``feature_disabled``
     kitty_graphics: bool = False
-    #: the sandbox HOME of the panes while ``fake_agents`` is on (herdr_sim/agent_home.py);
+    #: the sandbox HOME of the panes while ``fake_agents`` is on (herdr_sim/services/agent_home.py);
     #: None → ``agent-home`` beside the socket. Unused with the fakes off: the panes then
     #: see ``base_env``'s HOME, as in Herdr
     agent_home: Path | None = None
@@ -92,7 +92,7 @@ class SimulatorConfig:
     worktree_directory: Path | None = None
     #: seconds one git command may run before it is killed and the request fails
     git_timeout: float = 60.0
-    # -- time scale (herdr_sim/timers.py) -------------------------------------------------------
+    # -- time scale (herdr_sim/timers.py) -----------------------------------------------------
     #: the factor every Herdr-side delay and default wait above runs at (the settle and
     #: submit delays, the prompt stall and first-line timeouts, the detection timers,
     #: agent.start's default deadline): 1 = Herdr's real time, 0.1 = ten times faster,
@@ -102,7 +102,7 @@ class SimulatorConfig:
     def timers(self) -> Timers:
         """The seconds this simulator waits on each of Herdr's clocks: the timer fields
         times :attr:`time_scale` (the one place the scale is applied)."""
-        from .timers import effective
+        from herdr_sim.timers import effective
 
         return effective(self)
 

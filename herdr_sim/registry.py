@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .params import Obj
-from .protocol import METHODS as _PROTOCOL_METHODS
+from herdr_sim.wire.params import Obj
+from orchestrator.client.protocol import METHODS as _PROTOCOL_METHODS
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from herdr_sim.services.runtime import Runtime
 
 Handler = Callable[["Runtime", dict[str, Any]], Awaitable[dict[str, Any]]]
 #: ``send(line, kind)``: write one line to a streaming connection (kind "response" for its
@@ -83,7 +83,8 @@ def streams(name: str) -> Callable[[StreamHandler], StreamHandler]:
     return register
 
 
-#: Every method name of protocol 22, in the schema's order (from :mod:`herdr_sim.protocol`).
+#: Every method name of protocol 22, in the schema's order (from
+#: :mod:`orchestrator.client.protocol`).
 PROTOCOL_22_METHODS: tuple[str, ...] = _PROTOCOL_METHODS
 
 #: Protocol methods the simulator knowingly does not implement, with the reason.

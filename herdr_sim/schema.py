@@ -23,8 +23,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._version import HERDR_VERSION, PROTOCOL
-from .methods import load_all
+from herdr_sim._version import HERDR_VERSION, PROTOCOL
+from herdr_sim.methods import load_all
+
 from .registry import PROTOCOL_22_METHODS, UNSUPPORTED
 
 __all__ = [

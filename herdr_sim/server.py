@@ -4,7 +4,7 @@ A client connects, writes one JSON line, reads one JSON line, and the server clo
 ``events.subscribe``, which streams. The first line must arrive within 5 s and fit in 1 MiB,
 else the connection is dropped without an answer; it is trimmed with Rust's ``str::trim``
 (nothing is answered when nothing is left) and read as Herdr's serde reads its ``Request``
-(:mod:`herdr_sim.request_json`, :func:`parse_request`): a line that is not a valid request
+(:mod:`herdr_sim.wire.request_json`, :func:`parse_request`): a line that is not a valid request
 is answered ``invalid_request`` with an empty id and serde_json's message. Handlers never
 see raw JSON: params are checked here against the registry's specs.
 """
@@ -23,16 +23,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from . import errors
-from .errors import HerdrError
-from .event_lines import EncodedLines, EventBatch
-from .params import Enum, Obj, ParamError, check, shaped
-from .registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
-from .request_context import current_peer_pid, current_request_id
-from .request_json import JsonError, at_column, read_request, rust_trim
-from .request_shapes import SHAPES
-from .runtime import Runtime
-from .trusted_paths import check_directory
+from herdr_sim.registry import PROTOCOL_22_METHODS, UNSUPPORTED, MethodEntry
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.event_lines import EncodedLines, EventBatch
+from herdr_sim.wire.params import Enum, Obj, ParamError, check, shaped
+from herdr_sim.wire.request_context import current_peer_pid, current_request_id
+from herdr_sim.wire.request_json import JsonError, at_column, read_request, rust_trim
+from herdr_sim.wire.request_shapes import SHAPES
+from orchestrator.client.file_trust.ownership import check_directory
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class Request(NamedTuple):
 
 
 def parse_request(text: str, methods: Mapping[str, MethodEntry]) -> Request:
-    """Decode one trimmed request line as Herdr's serde does (:mod:`herdr_sim.request_json`
+    """Decode one trimmed request line as Herdr's serde does (:mod:`herdr_sim.wire.request_json`
     reads the object; here the ``Method`` enum and its params are decoded from it);
     ``methods`` is the method table (:func:`herdr_sim.methods.load_all`)."""
     try:
@@ -452,7 +452,7 @@ def prepare_socket_dir(directory: Path) -> None:
     caller chose); the socket itself is always 0600, so only its owner can connect. Either
     way the directory and those above it must be ours (or root's) and writable by nobody
     else unless sticky, or another user could swap the socket
-    (:func:`herdr_sim.trusted_paths.check_directory`; :class:`UntrustedPathError`).
+    (:func:`orchestrator.client.file_trust.ownership.check_directory`; :class:`UntrustedPathError`).
     """
     if not directory.is_dir():
         directory.mkdir(parents=True, mode=0o700)

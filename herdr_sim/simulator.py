@@ -21,14 +21,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from .agent_home import prepare_agent_home
-from .agent_service import ReleaseTap
+from herdr_sim.services.agent_home import prepare_agent_home
+from herdr_sim.services.agents import ReleaseTap
+from herdr_sim.services.events import Envelope
+from herdr_sim.services.runtime import Notification, Runtime
+
 from .config import SimulatorConfig
-from .events import Envelope
 from .faults import FaultPlan
 from .methods import load_all
 from .methods.plugin_hooks import attach as attach_plugin_hooks
-from .runtime import Notification, Runtime
 from .server import Server
 
 T = TypeVar("T")
@@ -90,7 +91,7 @@ def resolve_socket_path(config: SimulatorConfig) -> Path:
         return config.socket_path
     import os
 
-    from .herdr_cli.paths import config_dir, session_socket_path
+    from orchestrator.client.socket_paths import config_dir, session_socket_path
 
     if config.session_name is not None:
         return session_socket_path(config.session_name, os.environ)
@@ -136,7 +137,7 @@ class Simulator:
         self.exchange_taps: list[Callable[[bytes, dict[str, Any] | None], None]] = []
         #: ``tap(pane_id, agent, cause, request_id)`` callables told of every release of a
         #: pane's agent and its cause, which Herdr's events do not carry
-        #: (:data:`herdr_sim.agent_service.ReleaseTap`); append before or after :meth:`start`
+        #: (:data:`herdr_sim.services.agents.ReleaseTap`); append before or after :meth:`start`
         self.release_taps: list[ReleaseTap] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ class Simulator:
         """Bind the socket and start serving; returns once clients can connect."""
         if self._thread is not None:
             raise SimulatorError("simulator already started")
-        from .herdr_cli.install import install_cli
+        from herdr_sim.host.cli_install import install_cli
 
         self.runtime_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         install_cli(self.runtime_dir / "bin")
@@ -286,7 +287,7 @@ class Simulator:
     @property
     def agent_home(self) -> Path | None:
         """The panes' sandbox HOME while the fake agents are on (None: the server's HOME,
-        as in Herdr); see herdr_sim/agent_home.py."""
+        as in Herdr); see herdr_sim/services/agent_home.py."""
         return self.runtime.agent_home
 
     @property
@@ -299,8 +300,8 @@ class Simulator:
         """Every command line the simulator's ``herdr`` refused in one of its panes before
         anything reached the socket (``herdr pane report-agent --state busy``), oldest
         first: ``argv``, ``exit``, ``error``, ``pane_id`` and the CLI's ``monotonic`` clock
-        (:mod:`herdr_sim.cli_refusals`). Gone once the simulator stops."""
-        from .cli_refusals import FILE_NAME, read
+        (:mod:`herdr_sim.persist.cli_refusals`). Gone once the simulator stops."""
+        from herdr_sim.persist.cli_refusals import FILE_NAME, read
 
         return read(self.runtime_dir / FILE_NAME)
 
@@ -349,7 +350,7 @@ class Simulator:
         try:
             rid, name, checked, _ = parse_request(line, load_all())
         except RequestError as exc:
-            from . import errors
+            from herdr_sim.wire import errors
 
             return error_line("", errors.invalid_request(str(exc)))
         server = self._server

@@ -19,8 +19,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from herdr_sim.services.runtime import Runtime
+
     from .model.agents import AgentRecord, AgentState
-    from .runtime import Runtime
     from .server import Server
     from .simulator import Simulator
 

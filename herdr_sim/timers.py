@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Protocol
 
-from .protocol.startup import DEFAULT_TIMEOUT_MS
+from orchestrator.client.protocol.startup import DEFAULT_TIMEOUT_MS
 
 __all__ = [
     "ACQUIRE_REPROBE",

@@ -17,11 +17,11 @@ resolve on first use, so ``import orchestrator`` costs next to nothing. Logging:
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING
+from orchestrator.client._lazy import lazy_getattr
 
-from ._lazy import lazy_getattr
-
+# `typing` and `logging` cost the simulator's `herdr` CLI its start-up (it imports the base
+# layer, orchestrator.client, and so runs this module); mypy treats this name specially.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .agent_tools.context import AgentToolsContext
     from .client.aio import AsyncHerdrClient
@@ -30,9 +30,8 @@ if TYPE_CHECKING:
     from .mcp_server import build_server, run_stdio
     from .pipeline.registry import ALL_TOOLS, run_tool
 
-# a library never prints on its own: records go nowhere unless the application configures
-# logging (``herdr-orchestrator mcp --log-level`` does, to stderr; orchestrator.logs)
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+# a library never prints on its own: the NullHandler on the ``orchestrator`` logger is
+# installed by orchestrator.logs, which every module that logs imports
 
 _LAZY = {
     "HerdrClient": "client.sync",

@@ -11,8 +11,8 @@ import contextlib
 import os
 import sys
 
+from orchestrator.client.file_trust.private_files import UnsafeFile
 from orchestrator.core.config import ConfigError, load_config
-from orchestrator.core.safe_fs import UnsafeFile
 from orchestrator.pipeline import audit
 
 

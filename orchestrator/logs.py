@@ -3,8 +3,8 @@
 Why: the orchestrator decides things a user later has to explain — a spawn that stopped at
 one of its steps, a completion verdict, a gate's refusal, the socket given up for the CLI —
 and those decisions are worth a record. A library must not configure logging itself: the
-package root installs a :class:`logging.NullHandler` on ``orchestrator`` (so nothing is
-printed unless the application says so) and ``herdr-orchestrator mcp`` calls
+package's logger gets a :class:`logging.NullHandler` here, which every module that logs
+imports (so nothing is printed unless the application says so) and ``herdr-orchestrator mcp`` calls
 :func:`configure` to log to *stderr* (stdout carries the MCP stdio protocol).
 
 Every record of the agent tools carries ``task_id`` (``"-"`` while a call has none yet):
@@ -43,6 +43,10 @@ __all__ = [
     "task_logger",
     "task_scope",
 ]
+
+# a library never prints on its own: records go nowhere unless the application configures
+# logging (``herdr-orchestrator mcp --log-level`` does, to stderr: :func:`configure`)
+logging.getLogger("orchestrator").addHandler(logging.NullHandler())
 
 #: ``task_id`` of a record made before the call knew its task (or outside any call)
 NO_TASK = "-"

@@ -23,7 +23,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from orchestrator.core.safe_fs import write_atomic
+from orchestrator.client.file_trust.private_files import write_atomic
 
 MANIFEST_FILE = "herdr-plugin.toml"
 PLUGIN_ID = "herdr-orchestrator"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orchestrator._lazy import lazy_getattr
+from orchestrator.client._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from .agents import Agent, FakeAgents

@@ -224,7 +224,7 @@ def is_simulator_cli(path: Path) -> bool:
             head = handle.read(4096)
     except OSError:
         return False
-    return b"written by herdr_sim.herdr_cli.install" in head
+    return b"written by herdr_sim.host.cli_install" in head
 
 
 def require_real_bin(herdr_bin: Path | None) -> Path:

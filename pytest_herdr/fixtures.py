@@ -134,7 +134,7 @@ def herdr_sim_config(request: pytest.FixtureRequest, herdr_settings: Settings) -
 
     ``base_env`` starts empty here: what a test puts in it is added to the panes' hermetic
     environment, like ``herdr_pane_env`` (which wins)."""
-    from herdr_sim.detect import BUILTIN_MANIFESTS_DIR  # only once a test starts a server
+    from herdr_sim.detection import BUILTIN_MANIFESTS_DIR  # only once a test starts a server
 
     config = SimulatorConfig(
         agent_start_settle=herdr_settings.settle_ms / 1000,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herdr_sim.redaction import redact
+from herdr_sim.persist.redaction import redact
 from orchestrator.client import wire
 from orchestrator.client.errors import ProtocolError
 

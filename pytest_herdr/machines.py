@@ -4,7 +4,7 @@ Herdr's ``herdr --machine <label> …`` runs the real ``ssh`` to a saved machine
 fixtures here make one on the test's own loopback: a second simulator (from
 ``herdr_server_factory``, so it is reaped and reported like any other), an OpenSSH
 ``sshd`` in front of it with host and user keys generated in the test's directory
-(:class:`herdr_sim.machine_host.SshHost`), the client's ``ssh_config`` block in the local
+(:class:`herdr_sim.machines.host.SshHost`), the client's ``ssh_config`` block in the local
 simulator's config directory, and the catalog entry saved. Then::
 
     def test_remote_panes(herdr_cli, herdr_machine):
@@ -13,7 +13,7 @@ simulator's config directory, and the catalog entry saved. Then::
 ``~/.ssh`` is never read or written: the local CLI runs ``ssh -F <its config dir>/ssh/config``
 and that file names this test's keys and ``known_hosts``. Without ``sshd`` installed the
 fixtures serve SSH from this process with asyncssh
-(:mod:`herdr_sim.inprocess_ssh`); with neither they skip (fail under ``CI=true``) and say
+(:mod:`herdr_sim.machines.inprocess_ssh`); with neither they skip (fail under ``CI=true``) and say
 what to install. They need the simulator backend (a real Herdr's catalog and SSH settings
 are the user's own).
 """
@@ -29,9 +29,9 @@ from typing import Any, Protocol
 
 import pytest
 
-from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHost, SshHostUnavailable
-from herdr_sim.ssh_servers import new_ssh_host
+from herdr_sim.machines.endpoints import EndpointCatalog
+from herdr_sim.machines.host import SshHost, SshHostUnavailable
+from herdr_sim.machines.ssh_servers import new_ssh_host
 
 from .backends import HerdrServer
 from .cli_runner import CliResult, HerdrCli

@@ -11,8 +11,8 @@ themselves, like pytest-httpserver's log, and its assertions
 
 On the simulator the log is a wire tap: it sees every request (the CLI's and the agents'
 too) and attributes each to the pane whose process sent it from the connection's peer
-credentials (:meth:`herdr_sim.runtime.Runtime.pane_of_process`); the simulator also tells it
-each release's cause (``Simulator.release_taps``), which Herdr's wire does not carry. A real
+credentials (:meth:`herdr_sim.services.runtime.Runtime.pane_of_process`); the simulator also tells
+it each release's cause (``Simulator.release_taps``), which Herdr's wire does not carry. A real
 Herdr's socket cannot be tapped: there the log holds no requests (the assertions skip, with
 the ``request-log`` difference) and its releases are the recorded ``pane.agent_detected``
 events, cause unknown.
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from herdr_sim.redaction import redact
+from herdr_sim.persist.redaction import redact
 from orchestrator.client.poll import Deadline
 
 from .differences import skip_for
@@ -191,7 +191,7 @@ class RequestLog:
                     entry.response = redact(line)
                     self._changed.notify_all()
             return
-        from herdr_sim.request_context import current_peer_pid
+        from herdr_sim.wire.request_context import current_peer_pid
 
         pid = current_peer_pid.get()
         sender = self.resolve(pid) if pid is not None else None

@@ -6,7 +6,7 @@ removes nothing, and its simulators' pane processes keep running. So every direc
 here records its owner (pid and start time, which together name one process for good) in
 :data:`OWNER_FILE`, and the first directory a later run makes first reclaims the ones whose
 owner is gone: it ends the processes their simulators registered
-(:func:`herdr_sim.pane_marks.reclaim`), then removes the directory. Only directories of
+(:func:`herdr_sim.host.pane_marks.reclaim`), then removes the directory. Only directories of
 this user, private (0700), not symlinks, and holding this user's own owner file are
 touched; a directory of a run still alive (an xdist sibling, a parallel session) is not.
 """
@@ -41,7 +41,7 @@ def short_dir(prefix: str = "herdr-") -> Path:
         if not _reclaimed:
             _reclaimed = True
             reclaim_abandoned(prefix)
-    from herdr_sim.procfs import start_ticks
+    from herdr_sim.host.procfs import start_ticks
 
     directory = Path(tempfile.mkdtemp(prefix=prefix, dir=ROOT))
     owner = {"pid": os.getpid(), "start": start_ticks(os.getpid())}
@@ -53,9 +53,13 @@ def short_dir(prefix: str = "herdr-") -> Path:
 def reclaim_abandoned(prefix: str = "herdr-", root: Path = ROOT) -> list[Path]:
     """Remove this user's ``prefix*`` directories under ``root`` whose owner process is
     gone, ending the pane processes their simulators left first; the ones removed."""
-    from herdr_sim.pane_marks import reclaim
-    from herdr_sim.procfs import start_ticks
-    from herdr_sim.trusted_paths import UntrustedPathError, ownership_problem, read_own_file
+    from herdr_sim.host.pane_marks import reclaim
+    from herdr_sim.host.procfs import start_ticks
+    from orchestrator.client.file_trust.ownership import (
+        UntrustedPathError,
+        ownership_problem,
+        read_own_file,
+    )
 
     removed: list[Path] = []
     try:

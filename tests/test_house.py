@@ -34,7 +34,7 @@ ALLOWED: dict[str, str] = {
         "the terminal emulator's screen: every VT operation edits the same grid, cursor and "
         "scroll region under one set of invariants (reflow, wide cells, margins)"
     ),
-    "herdr_sim:cli:_parser": (
+    "herdr_sim:command:_parser": (
         "the `herdr-sim` command line as one argparse table: one statement per option, read "
         "top to bottom as the --help it prints"
     ),

@@ -14,34 +14,44 @@ All three packages are held to it: ``herdr_sim``, ``orchestrator`` and ``pytest_
 (whose forensics collector and HTML renderer once imported each other; their shared data
 types now live in ``pytest_herdr.scene``).
 
-``orchestrator`` is also held to it one level up: its subpackages, each taken as one node,
+Every package is also held to it one level up: its subpackages, each taken as one node,
 have no circle either (``tools`` ⇄ ``agent_tools`` ⇄ ``managed`` was one, through different
 modules each way, so the module graph alone did not show it), and they stack in the layers
 docs/architecture.md draws: ``core`` imports no tool family, no family imports the
 ``pipeline`` that runs them, and the low-level tools import no other family.
+
+Across the packages, imports go one way (:func:`layer_violations`, on the graph of all
+three): ``orchestrator.client`` — the Herdr client library, the protocol facts, the socket
+paths and the file-trust rules — is the base and imports nothing else of ours; ``herdr_sim``
+builds on it and on nothing else of the orchestrator (as a fake server builds on its
+client library); the rest of the orchestrator never imports the simulator (its demo
+excepted); nothing below imports ``pytest_herdr``, which sits on top; and no simulator code
+outside its ``herdr`` CLI imports that CLI package (what both need lives below both).
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("herdr_sim", "orchestrator", "pytest_herdr")
 
 #: herdr_sim's core: nothing here may reach a handler module (herdr_sim.methods.*)
 CORE = (
-    "herdr_sim.runtime",
-    "herdr_sim.agent_service",
-    "herdr_sim.launches",
-    "herdr_sim.lifecycle",
-    "herdr_sim.events",
-    "herdr_sim.detection",
+    "herdr_sim.services.runtime",
+    "herdr_sim.services.agents",
+    "herdr_sim.services.launches",
+    "herdr_sim.services.lifecycle",
+    "herdr_sim.services.events",
+    "herdr_sim.services.detection_loop",
     "herdr_sim.server",
-    "herdr_sim.persist",
-    "herdr_sim.metadata",
+    "herdr_sim.persist.session",
+    "herdr_sim.services.metadata",
     "herdr_sim.registry",
 )
 
@@ -91,7 +101,18 @@ def _imports(module: str, path: Path, modules: dict[str, Path]) -> Iterable[str]
 
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:
     """module → the modules of the same package it imports (any kind of import)."""
-    modules = modules_of(root, package)
+    return _graph_of(modules_of(root, package))
+
+
+def repo_graph(root: Path, packages: Iterable[str] = PACKAGES) -> dict[str, set[str]]:
+    """module → the modules of any of ``packages`` it imports: the edges across packages."""
+    modules: dict[str, Path] = {}
+    for package in packages:
+        modules.update(modules_of(root, package))
+    return _graph_of(modules)
+
+
+def _graph_of(modules: dict[str, Path]) -> dict[str, set[str]]:
     return {
         module: {target for target in _imports(module, path, modules) if target != module}
         for module, path in modules.items()
@@ -145,7 +166,7 @@ def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-@pytest.mark.parametrize("package", ["herdr_sim", "orchestrator", "pytest_herdr"])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_package_has_no_import_circle(package: str) -> None:
     graph = import_graph(REPO, package)
     assert len(graph) > 5, f"no modules found for {package}"
@@ -175,6 +196,69 @@ def test_orchestrator_subpackages_have_no_import_circle() -> None:
     families = {"orchestrator.tools", "orchestrator.agent_tools", "orchestrator.managed"}
     assert families | {"orchestrator.core", "orchestrator.pipeline"} <= set(graph)
     assert cycles(graph) == []
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_subpackages_have_no_import_circle(package: str) -> None:
+    graph = subpackage_graph(import_graph(REPO, package), package)
+    assert cycles(graph) == []
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A module within ``importer`` (but none of ``except_importers``) imports nothing within
+    ``forbidden`` but what is within ``allowed``."""
+
+    importer: str
+    forbidden: str
+    allowed: tuple[str, ...] = ()
+    except_importers: tuple[str, ...] = ()
+
+    def broken_by(self, module: str, target: str) -> bool:
+        return (
+            _within(module, self.importer)
+            and not any(_within(module, e) for e in self.except_importers)
+            and _within(target, self.forbidden)
+            and not any(_within(target, a) for a in self.allowed)
+        )
+
+
+#: the layers of docs/architecture.md's picture, across the packages
+LAYER_RULES = (
+    # the base: the Herdr client library imports nothing else of ours
+    Rule("orchestrator.client", "orchestrator", allowed=("orchestrator.client",)),
+    Rule("orchestrator.client", "herdr_sim"),
+    Rule("orchestrator.client", "pytest_herdr"),
+    # the simulator builds on the client library and on nothing else of the orchestrator
+    Rule("herdr_sim", "orchestrator", allowed=("orchestrator.client",)),
+    Rule("herdr_sim", "pytest_herdr"),
+    # the orchestrator never imports the simulator (its demo runs one on purpose)
+    Rule("orchestrator", "herdr_sim", except_importers=("orchestrator.demo",)),
+    Rule("orchestrator", "pytest_herdr"),
+    # simulator code outside its `herdr` CLI never imports that CLI package
+    Rule("herdr_sim", "herdr_sim.herdr_cli", except_importers=("herdr_sim.herdr_cli",)),
+)
+
+
+def layer_violations(graph: dict[str, set[str]], rules: Iterable[Rule] = LAYER_RULES) -> list[str]:
+    """Every edge of ``graph`` that breaks one of ``rules``, as ``"a -> b"``, sorted."""
+    rules = tuple(rules)
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if any(rule.broken_by(module, target) for rule in rules)
+    )
+
+
+def test_imports_go_one_way_across_the_packages() -> None:
+    graph = repo_graph(REPO)
+    assert {"orchestrator.client.protocol", "herdr_sim.protocol"} <= set(graph)
+    assert layer_violations(graph) == []
 
 
 @pytest.mark.parametrize(
@@ -237,3 +321,44 @@ def test_a_circle_through_two_subpackages_shows_only_one_level_up() -> None:
     assert cycles(graph) == []
     collapsed = subpackage_graph(graph, "orchestrator")
     assert cycles(collapsed) == [["orchestrator.managed", "orchestrator.tools"]]
+
+
+@pytest.mark.parametrize(
+    ("module", "target"),
+    [
+        ("orchestrator.client.sync", "orchestrator.core.policy"),
+        ("orchestrator.client.wire", "herdr_sim.errors"),
+        ("orchestrator.client.wire", "pytest_herdr.client"),
+        ("herdr_sim.server", "orchestrator.managed.child"),
+        ("herdr_sim.fake_agent.app", "orchestrator.core.safe_fs"),
+        ("herdr_sim.server", "pytest_herdr.fixtures"),
+        ("orchestrator.core.policy", "herdr_sim.protocol"),
+        ("orchestrator.tools.low_level", "pytest_herdr.client"),
+        ("herdr_sim.wire.request_json", "herdr_sim.herdr_cli.output"),
+    ],
+)
+def test_each_layer_rule_catches_an_import_that_breaks_it(module: str, target: str) -> None:
+    # the checker itself, on a synthetic graph: one violating edge beside allowed ones
+    allowed = {
+        "herdr_sim.server": {"orchestrator.client.protocol", "herdr_sim.wire.errors"},
+        "herdr_sim.herdr_cli.app": {"herdr_sim.herdr_cli.output", "orchestrator.client.wire"},
+        "orchestrator.demo": {"herdr_sim"},
+        "orchestrator.client.sync": {"orchestrator.client.protocol"},
+        "pytest_herdr.fixtures": {"herdr_sim.simulator", "orchestrator.managed.child"},
+    }
+    assert layer_violations(allowed) == []
+    graph = {**allowed, module: allowed.get(module, set()) | {target}}
+    assert layer_violations(graph) == [f"{module} -> {target}"]
+
+
+def test_a_subpackage_circle_in_any_package_is_found() -> None:
+    # the simulator's rooms: services -> host and host -> services is a circle one level up
+    graph = {
+        "herdr_sim.services.runtime": {"herdr_sim.host.pty"},
+        "herdr_sim.host.pty": set(),
+        "herdr_sim.host.gitrepo": {"herdr_sim.services.places"},
+        "herdr_sim.services.places": set(),
+    }
+    assert cycles(graph) == []
+    collapsed = subpackage_graph(graph, "herdr_sim")
+    assert cycles(collapsed) == [["herdr_sim.host", "herdr_sim.services"]]

@@ -1,4 +1,4 @@
-"""herdr_sim.protocol is the one home of Herdr's protocol facts: nothing copies them.
+"""orchestrator.client.protocol is the one home of Herdr's protocol facts: nothing copies them.
 
 Issue 12: the kind list existed three times (the low-level tool's schema copied seed 001's
 ``wen``/``ocr`` typo and refused ``qwen``), ``PROTOCOL = 22`` twice, the agent-name rule
@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 
 import herdr_sim
-from herdr_sim import errors as sim_errors
-from herdr_sim import protocol
-from herdr_sim.protocol import startup
+from herdr_sim.wire import errors as sim_errors
 from orchestrator.client import errors as client_errors
-from orchestrator.client import sync
+from orchestrator.client import protocol, sync
+from orchestrator.client.protocol import startup
 from orchestrator.pipeline.registry import TOOLS
 from tests.fresh_python import fresh_python
 
@@ -50,11 +49,11 @@ def test_a_protocol_fact_is_written_once(needle: re.Pattern[str], why: str) -> N
         if needle.search(path.read_text(encoding="utf-8"))
     ]
     assert len(homes) == 1, f"{why} is written in {homes}"
-    assert homes[0].startswith("herdr_sim/protocol/"), homes
+    assert homes[0].startswith("orchestrator/client/protocol/"), homes
 
 
 def test_the_orchestrator_and_the_plugin_copy_no_status_list() -> None:
-    """Statuses come from herdr_sim.protocol (the simulator's params specs, a declarative
+    """Statuses come from orchestrator.client.protocol (the simulator's params specs, a declarative
     table of its own, may spell them out)."""
     needle = re.compile(
         r"""\(\s*["']idle["'],\s*["']done["'],\s*["']blocked["']\s*\)"""
@@ -65,6 +64,7 @@ def test_the_orchestrator_and_the_plugin_copy_no_status_list() -> None:
         path.relative_to(ROOT).as_posix()
         for path in _sources()
         if not path.is_relative_to(ROOT / "herdr_sim")
+        and not path.is_relative_to(ROOT / "orchestrator" / "client" / "protocol")
         and needle.search(path.read_text(encoding="utf-8"))
     ]
     assert copies == []
@@ -243,14 +243,14 @@ def test_start_agent_passes_a_refusal_through_without_polling() -> None:
 
 
 def test_the_facts_cost_the_herdr_cli_nothing_it_does_not_use() -> None:
-    """Every `herdr` start imports herdr_sim.protocol (the version, the statuses): the kind
-    table and the start loop load only when a command asks for them."""
+    """Every `herdr` start imports orchestrator.client.protocol (the version, the statuses): the
+    kind table and the start loop load only when a command asks for them."""
     code = (
-        "import sys, herdr_sim.protocol as p\n"
-        "names = ('typing', 're', 'json', 'herdr_sim.protocol.kinds',"
-        " 'herdr_sim.protocol.startup')\n"
+        "import sys, orchestrator.client.protocol as p\n"
+        "names = ('typing', 're', 'json', 'orchestrator.client.protocol.kinds',"
+        " 'orchestrator.client.protocol.startup')\n"
         "print(sorted(m for m in names if m in sys.modules))\n"
         "p.parse_agent_label\n"
-        "print('herdr_sim.protocol.kinds' in sys.modules)\n"
+        "print('orchestrator.client.protocol.kinds' in sys.modules)\n"
     )
     assert fresh_python(code) == ["[]", "True"]

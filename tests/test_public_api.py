@@ -24,10 +24,10 @@ PUBLIC_MODULES = frozenset(
     {
         "herdr_sim.client",
         "herdr_sim.conformance",
-        "herdr_sim.detect",
+        "herdr_sim.detection",
         "herdr_sim.fake_agent",
         "herdr_sim.fake_llm",
-        "herdr_sim.protocol",
+        "orchestrator.client.protocol",
         "herdr_sim.testing",
         "orchestrator.client",
     }
@@ -85,7 +85,7 @@ def test_every_name_in_a_package_root_all_imports(package: str) -> None:
         assert getattr(module, name) is not None, name
 
 
-#: the package faces whose names resolve on first use (orchestrator._lazy.lazy_getattr)
+#: the package faces whose names resolve on first use (orchestrator.client._lazy.lazy_getattr)
 LAZY_FACES = ("orchestrator", "orchestrator.client", "pytest_herdr")
 
 

@@ -12,7 +12,8 @@ the disk filled) and is refused, as is any line that is not what its place requi
 
 The file is a secret until redacted, so it is written like the wire log: created 0600,
 never through a symlink, never into a FIFO or someone else's file
-(:func:`herdr_sim.trusted_paths.open_own_append`), truncated only once it is known to be ours.
+(:func:`orchestrator.client.file_trust.ownership.open_own_append`), truncated only once it is known
+to be ours.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..trusted_paths import FOREIGN_OWNER, open_own_append
+from orchestrator.client.file_trust.ownership import FOREIGN_OWNER, open_own_append
 
 #: the cassette format this module reads and writes
 FORMAT = 1
@@ -249,9 +250,9 @@ class UnsafeCassette(OSError):
 class CassetteWriter:
     """Appends a cassette line by line while recording (thread-safe), then its end record.
 
-    Opened 0600 (:func:`~herdr_sim.trusted_paths.open_own_append`: no symlink, no FIFO, no
-    file of another user) and truncated after the check, so re-recording replaces a cassette
-    of ours and never someone else's file.
+    Opened 0600 (:func:`~orchestrator.client.file_trust.ownership.open_own_append`: no symlink, no
+    FIFO, no file of another user) and truncated after the check, so re-recording replaces a
+    cassette of ours and never someone else's file.
     """
 
     def __init__(self, path: Path, header: Header) -> None:

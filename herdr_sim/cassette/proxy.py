@@ -3,7 +3,7 @@
 Bytes are forwarded the moment they arrive, unchanged and unparsed, both ways, so a client
 cannot tell the proxy from Herdr: a subscription's events stream through, a ``*.wait*``
 request blocks as long as Herdr lets it, a hang-up reaches Herdr as one. Recording happens
-after forwarding: each complete line is decoded, redacted (:func:`herdr_sim.redaction.
+after forwarding: each complete line is decoded, redacted (:func:`herdr_sim.persist.redaction.
 redact_secrets` unless secrets are kept) and appended to the cassette; a line that is not
 JSON is kept as text, bytes that never got their newline as a partial line.
 
@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
+from herdr_sim.persist.redaction import redact_secrets, redact_text
 from orchestrator.client.wire import MAX_LINE, request
 
-from ..redaction import redact_secrets, redact_text
 from .format import CassetteWriter, Closer, Direction, Header, Record
 
 #: seconds open connections get to end by themselves when the recorder stops

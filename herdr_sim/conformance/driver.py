@@ -26,10 +26,10 @@ from typing import Any
 
 import pexpect
 
+from herdr_sim.host import keys
+from herdr_sim.host.pty import default_signal_state
 from orchestrator.client.poll import Deadline
 
-from .. import keys
-from ..pty import default_signal_state
 from ..simulator import Simulator
 from . import defaults
 from .recorder import REPORT_METHODS, Report, ReportLog, SocketRecorder
@@ -106,7 +106,7 @@ class Outside:
 @dataclass(frozen=True)
 class CliRefusal:
     """A command line the simulator's ``herdr`` refused in the agent's pane before
-    anything reached the socket (:mod:`herdr_sim.cli_refusals`)."""
+    anything reached the socket (:mod:`herdr_sim.persist.cli_refusals`)."""
 
     #: seconds since the check started (the CLI's monotonic clock is the checker's)
     t: float
@@ -278,7 +278,7 @@ class _Driver:
     # -- outside Herdr -------------------------------------------------------------------------
 
     def outside(self) -> None:
-        from ..herdr_cli.install import install_cli
+        from herdr_sim.host.cli_install import install_cli
 
         self.log.phase = "outside"
         base = self.workdir / "o"
@@ -361,7 +361,7 @@ class _Driver:
 
     def start_sim(self) -> Simulator:
         # the agent under check is a real one: like Herdr's panes, it sees the HOME it was
-        # given (agent_env), not the fake agents' sandbox (herdr_sim/agent_home.py)
+        # given (agent_env), not the fake agents' sandbox (herdr_sim/services/agent_home.py)
         settings = {"fake_agents": False, **self.o.settings}
         settings.update(socket_path=self.socket, persist=True, base_env=self.env)
         sim = Simulator(**settings)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 
-from .managed import ManagedMode
+from .extensions import PiExtension
 from .options import Options
 from .reporter import Reporter
 from .scenario import Scenario, Turn
@@ -58,7 +58,7 @@ class AgentState:
     session_id: str
     session: PiSession
     env: dict[str, str] | os._Environ[str]
-    managed: ManagedMode | None
+    managed: PiExtension | None
     asked_owner: bool
     pane_id: str
     reporter: Reporter | None

@@ -32,8 +32,8 @@ from pathlib import Path
 from ..timers import TIME_SCALE_ENV
 from .agent_state import TICK as _TICK
 from .claude_flags import CLAUDE_VERSION, ClaudeUsageError, claude_help, parse_claude_args
+from .extensions import PiExtension, attach_extensions
 from .key_input import KeyInput
-from .managed import ManagedMode
 from .options import Options, UsageError
 from .personas import PERSONA_SOURCES, PROMPT_ECHOES
 from .reporter import Reporter, herdr_env
@@ -220,8 +220,9 @@ class FakeAgent(KeyInput):
         self.last_error: str | None = None
         self.session_id, self.session = self._open_session(env)
         self.env = env
-        #: the managed side (pi with ``PI_HERDSMAN_MAILBOX``: :mod:`.managed`), once started
-        self.managed: ManagedMode | None = None
+        #: the managed side (pi with ``PI_HERDSMAN_MAILBOX`` running the managed-child
+        #: extension its launch names: :mod:`.extensions`), once started
+        self.managed: PiExtension | None = None
         #: the current steps ended with a successful ``ask_owner`` (the turn ends there)
         self.asked_owner = False
         where = herdr_env(env)
@@ -238,7 +239,8 @@ class FakeAgent(KeyInput):
         (its ``state.json`` is the controller's readiness proof)."""
         self.report_startup()
         if self.kind == "pi" and self.managed is None:
-            self.managed = ManagedMode.attach(
+            self.managed = attach_extensions(
+                self.options.extensions,
                 self.env,
                 session_id=self.session_id,
                 session_file=str(self.session.path),

@@ -21,7 +21,7 @@ __all__ = ["LAUNCHER_KINDS", "install_fake_agents", "launcher_text"]
 
 def launcher_text(kind: str, interpreter: str | None = None) -> str:
     """The source of the launcher for ``kind``."""
-    from ..herdr_cli.install import _header, package_parent
+    from herdr_sim.host.cli_install import _header, package_parent
 
     exe = interpreter if interpreter is not None else sys.executable
     root = str(package_parent())

@@ -16,17 +16,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .install import install_cli
+    from herdr_sim.host.cli_install import install_cli
 
 __all__ = ["install_cli", "main"]
 
 
 def __getattr__(name: str) -> Any:
-    # Hand-written on purpose, not orchestrator._lazy's: every `from . import submodule` of
+    # Hand-written on purpose, not orchestrator.client._lazy's: every `from . import submodule` of
     # the CLI asks this hook first, and the shared loader's package (orchestrator: logging,
     # typing) would cost every CLI start milliseconds (tests/cli/test_startup.py).
     if name == "install_cli":
-        from .install import install_cli
+        from herdr_sim.host.cli_install import install_cli
 
         return install_cli
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

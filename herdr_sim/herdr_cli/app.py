@@ -147,7 +147,7 @@ def _refused(args: list[str], code: int, message: str) -> None:
     """Record a command line refused here, before any server was tried (inside a
     simulator's pane): the integration check names it, as nothing of it reached the server.
     A failure after a connection or an ``ssh`` was tried is the transport's, not a refusal."""
-    from ..cli_refusals import REFUSALS_VARIABLE, record
+    from herdr_sim.persist.cli_refusals import REFUSALS_VARIABLE, record
 
     if REFUSALS_VARIABLE not in os.environ:
         return
@@ -167,7 +167,11 @@ def _run(args: list[str], env: Mapping[str, str]) -> int:
         if remote is not None:
             return remote
 
-    from .paths import SessionNameError, normalize_session_name, resolve_socket
+    from orchestrator.client.socket_paths import (
+        SessionNameError,
+        normalize_session_name,
+        resolve_socket,
+    )
 
     if args[:2] == ["session", "attach"] and not (
         len(args) > 2 and args[2] in ("help", "--help", "-h")
@@ -207,8 +211,9 @@ def _run(args: list[str], env: Mapping[str, str]) -> int:
 
 def _run_on_machine(args: list[str], env: Mapping[str, str]) -> int | None:
     """A ``--machine`` command line (``None`` when ``--machine`` is not a global prefix)."""
+    from herdr_sim.machines.endpoints import CatalogError, EndpointCatalog
+
     from .client import Context as _Context
-    from .endpoints import CatalogError, EndpointCatalog
     from .errors import FatalError
     from .machine_target import (
         MachineUsageError,

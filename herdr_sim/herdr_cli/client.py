@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from .paths import ResolvedSocket
+    from orchestrator.client.socket_paths import ResolvedSocket
+
     from .ssh_bridge import SshBridge
 
 __all__ = ["PING_REQUEST_ID", "Context", "PingStatus", "client_protocol"]
@@ -37,8 +38,8 @@ PING_REQUEST_ID = "api-client:status"
 
 
 def client_protocol() -> int:
-    """The protocol number this CLI speaks (:data:`herdr_sim.protocol.PROTOCOL`)."""
-    from herdr_sim.protocol import PROTOCOL
+    """The protocol number this CLI speaks (:data:`orchestrator.client.protocol.PROTOCOL`)."""
+    from orchestrator.client.protocol import PROTOCOL
 
     return PROTOCOL
 

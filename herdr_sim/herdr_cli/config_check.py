@@ -221,7 +221,7 @@ _PREFIXES = frozenset(
 
 def config_path(env: Mapping[str, str]) -> str:
     """``$HERDR_CONFIG_PATH``, else ``config.toml`` in the simulator's config directory."""
-    from .paths import child_path, config_dir_str
+    from orchestrator.client.socket_paths import child_path, config_dir_str
 
     override = env.get(CONFIG_PATH_ENV)
     if override is not None:
@@ -331,7 +331,7 @@ def _is(kind: str, value: Any) -> bool:
 def _describe(value: Any) -> str:
     """serde's ``Unexpected`` for a TOML value: JSON's words (one place for them), and a
     TOML date-time, which JSON lacks, as serde names it."""
-    from ..request_json import describe
+    from herdr_sim.wire.request_json import describe
 
     if isinstance(value, (bool, int, float, str, list, dict)):
         return describe(value)

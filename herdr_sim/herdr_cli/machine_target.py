@@ -19,14 +19,14 @@ environment: a local pane id means nothing on another server. The transport itse
 
 from __future__ import annotations
 
-from .paths import ResolvedSocket
+from orchestrator.client.socket_paths import ResolvedSocket
 
 # `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .endpoints import SavedMachine
+    from herdr_sim.machines.endpoints import SavedMachine
 
 __all__ = [
     "MachineUsageError",

@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import sys
 
+from ..wire.rust_debug import rust_debug_str
+
 try:
     from _json import encode_basestring
 except ImportError:  # pragma: no cover - an interpreter without json's C accelerator
@@ -194,30 +196,6 @@ def print_read_response(response: Any) -> int:
     if isinstance(text, str):
         write_out(text)
     return 0
-
-
-def rust_debug_str(text: str) -> str:
-    """``format!("{:?}", text)`` for a Rust ``&str``: quoted, with Rust's escapes."""
-    out = ['"']
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\0":
-            out.append("\\0")
-        elif ch.isprintable() or ch == " ":
-            out.append(ch)
-        else:
-            out.append(f"\\u{{{ord(ch):x}}}")
-    out.append('"')
-    return "".join(out)
 
 
 def rust_custom_error(inner_debug: str) -> str:

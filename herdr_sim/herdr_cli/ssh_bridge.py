@@ -28,14 +28,14 @@ import contextlib
 import os
 import subprocess
 
-from .paths import child_path, config_dir_str
+from orchestrator.client.socket_paths import child_path, config_dir_str
 
 # `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from .endpoints import SavedMachine
+    from herdr_sim.machines.endpoints import SavedMachine
 
 __all__ = [
     "BRIDGE_CHECK_MARKER",
@@ -93,7 +93,7 @@ def ssh_config_path(env: Mapping[str, str]) -> str | None:
     """
     import stat
 
-    from ..trusted_paths import FOREIGN_OWNER, ownership_problem
+    from orchestrator.client.file_trust.ownership import FOREIGN_OWNER, ownership_problem
 
     path = child_path(child_path(config_dir_str(env), "ssh"), "config")
     try:

@@ -6,7 +6,7 @@ reports its state and session to the pane's Herdr. The simulator does the same f
 agents it fakes (pi, claude, codex, opencode): the same files in the same places with the
 same config edits as Herdr's ``src/integration/``, holding our own scripts that report the
 way Herdr's integration guide describes. Paths resolve against an environment: the server
-methods use the panes' environment (HOME the fakes' sandbox, herdr_sim/agent_home.py), so
+methods use the panes' environment (HOME the fakes' sandbox, herdr_sim/services/agent_home.py), so
 nothing is ever written into the user's real home by the simulator.
 """
 

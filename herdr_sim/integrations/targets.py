@@ -4,7 +4,7 @@ Facts from Herdr's ``src/integration/`` (``env.rs`` for the directories and the 
 that move them, ``registry.rs`` for labels, commands and the file whose version marker tells
 the state, ``mod.rs`` for install names and versions). Everything resolves against an
 environment mapping, never this process's own: the simulator passes its panes' environment
-(HOME the fakes' sandbox, herdr_sim/agent_home.py), the ``herdr integration`` CLI its own.
+(HOME the fakes' sandbox, herdr_sim/services/agent_home.py), the ``herdr integration`` CLI its own.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Method handlers, one module per API area; each registers itself in :mod:`herdr_sim.registry`.
+"""Method handlers, one module per API area; each registers itself in
+:mod:`herdr_sim.registry`.
 
 The core (runtime, server, registry) never imports a handler: whoever builds a server
 (:class:`herdr_sim.simulator.Simulator`) or documents the API loads them here and hands the
@@ -7,7 +8,7 @@ table over.
 
 from __future__ import annotations
 
-from ..registry import METHODS, MethodEntry
+from herdr_sim.registry import METHODS, MethodEntry
 
 __all__ = ["load_all"]
 
@@ -15,13 +16,13 @@ __all__ = ["load_all"]
 def load_all() -> dict[str, MethodEntry]:
     """Import every handler module so the registry is complete, and return it."""
     from . import (  # noqa: F401  (imported for their registrations)
+        agent_manifests,
         agent_reports,
         agent_start,
         agent_view,
         agents,
         client_shell,
         client_ui,
-        detection,
         events,
         integration,
         layout,

@@ -15,13 +15,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .. import errors
-from ..errors import HerdrError
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, F, ListOf, Nullable, Obj, Str
+
 from ..model import agents
 from ..model.session import PaneRef
-from ..params import Enum, F, ListOf, Nullable, Obj, Str
-from ..registry import method
-from ..runtime import Runtime
 from .specs import OPT_STR, OPT_U64, REQ_STR
 
 INVALID_RESUME_ARGV = "invalid_resume_argv"

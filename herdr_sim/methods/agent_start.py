@@ -4,8 +4,8 @@
 characters, name taken, exact pane id, pane busy or without a terminal, timeout bounds),
 names the pane, types the agent's command line — quoted for the pane's shell — and
 answers at once with ``launch_pending: true``. The launch then moves through Herdr's
-phases (:mod:`herdr_sim.launches`), driven by the runtime's launch book
-(``rt.agents.launches``, :class:`herdr_sim.agent_service.LaunchBook`), which also tells
+phases (:mod:`herdr_sim.services.launches`), driven by the runtime's launch book
+(``rt.agents.launches``, :class:`herdr_sim.services.agents.LaunchBook`), which also tells
 session persistence what to save of it.
 
 The settle delay is ``SimulatorConfig.agent_start_settle`` (Herdr: 3 s) so test suites can
@@ -19,21 +19,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..detect.process import foreground_job
-from ..errors import HerdrError
-from ..model.agents import is_agent
-from ..model.session import PaneRef
-from ..pane_process import PaneProcess
-from ..params import F, ListOf, Obj, Str
-from ..protocol import (
+from herdr_sim.detection.process import foreground_job
+from herdr_sim.registry import method
+from herdr_sim.services.pane_process import PaneProcess
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import F, ListOf, Obj, Str
+from orchestrator.client.protocol import (
     AGENT_NAME_PATTERN,
     INVALID_AGENT_NAME_MESSAGE,
     interactive_executable,
     parse_agent_label,
 )
-from ..protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
-from ..registry import method
-from ..runtime import Runtime
+from orchestrator.client.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
+
+from ..model.agents import is_agent
+from ..model.session import PaneRef
 from .specs import OPT_U64, REQ_STR
 
 INVALID_AGENT_NAME = "invalid_agent_name"

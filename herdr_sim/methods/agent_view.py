@@ -16,14 +16,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import (
+    Bool,
+    Enum,
+    F,
+    Kind,
+    ListOf,
+    Nullable,
+    Obj,
+    ParamError,
+    Str,
+    Tagged,
+)
+from orchestrator.client.protocol import RUST_WHITESPACE
 from orchestrator.client.untrusted_text import strip_control
 
-from .. import errors
-from ..errors import HerdrError
-from ..params import Bool, Enum, F, Kind, ListOf, Nullable, Obj, ParamError, Str, Tagged
-from ..protocol import RUST_WHITESPACE
-from ..registry import method
-from ..runtime import Runtime
 from .specs import OPT_STR, REQ_STR
 
 MAX_FILTER_DEPTH = 8

@@ -4,13 +4,13 @@
 Targets resolve like Herdr's ``resolve_agent_target``: the exact canonical id of a pane that
 hosts an agent, else the one live agent with that name. Readiness for input (``prompt``,
 ``send_keys``) needs a known agent label that is also the pane's detected foreground agent
-(the detection seam of :mod:`herdr_sim.agent_service` stands in for process
+(the detection seam of :mod:`herdr_sim.services.agents` stands in for process
 detection); ``agent.prompt`` also refuses an agent whose ``agent.start`` launch is still
 pending, and ``agent.rename`` answers ``agent_launch_pending`` then. ``agent.wait`` and
 ``agent.prompt`` with ``wait`` listen to the event hub from before their first probe, so a
 status that comes and goes between two looks still counts where Herdr counts it.
 ``agent.start`` lives in :mod:`herdr_sim.methods.agent_start`; its managed launches are
-the runtime's (``rt.agents``, :mod:`herdr_sim.agent_service`).
+the runtime's (``rt.agents``, :mod:`herdr_sim.services.agents`).
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ import time
 from dataclasses import dataclass
 from typing import Any, Self
 
+from herdr_sim.registry import method
+from herdr_sim.services.events import Envelope, Signal
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, F, ListOf, Nullable, Obj, Str
 from orchestrator.client.poll import Deadline
 
-from .. import errors
-from ..errors import HerdrError
-from ..events import Envelope, Signal
 from ..model.agents import AgentRecord, effective, is_agent, known_agent
 from ..model.session import PaneRef
-from ..params import Bool, F, ListOf, Nullable, Obj, Str
-from ..registry import method
-from ..runtime import Runtime
 from .agent_start import candidates as _candidates
 from .agent_start import check_name, check_name_free
 from .pane_io import _encode_keys, read_pane

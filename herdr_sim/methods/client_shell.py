@@ -37,16 +37,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import errors
-from ..errors import HerdrError
-from ..herdr_cli import paths
-from ..params import Bool, F, Int, Nullable, Obj
-from ..persist import write_atomic
-from ..plugins import simulator_state_dir
-from ..protocol import RUST_WHITESPACE
-from ..registry import method
-from ..runtime import Runtime
-from ..trusted_paths import UntrustedPathError, check_directory, read_own_file
+from herdr_sim.herdr_plugins.registry import simulator_state_dir
+from herdr_sim.persist.session import write_atomic
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, F, Int, Nullable, Obj
+from orchestrator.client import socket_paths as paths
+from orchestrator.client.file_trust.ownership import (
+    UntrustedPathError,
+    check_directory,
+    read_own_file,
+)
+from orchestrator.client.protocol import RUST_WHITESPACE
+
 from .specs import OPT_STR, OPT_U64, REQ_STR
 
 __all__ = ["announcements_path", "release_notes_path"]

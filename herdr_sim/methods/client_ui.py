@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Obj
+from orchestrator.client.protocol import RUST_WHITESPACE
 from orchestrator.client.untrusted_text import strip_control
 
-from .. import errors
-from ..errors import HerdrError
-from ..params import Obj
-from ..protocol import RUST_WHITESPACE
-from ..registry import method
-from ..runtime import Runtime
 from .specs import EMPTY, REQ_STR
 
 #: ``MAX_WINDOW_TITLE_CHARS``

@@ -15,15 +15,15 @@ import asyncio
 import contextlib
 from typing import Any
 
+from herdr_sim.registry import Send, method, streams
+from herdr_sim.services.events import Signal, wait_any
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, F, ListOf, Nullable, Obj, Tagged
 from orchestrator.client.poll import Deadline
 
-from .. import errors
-from ..errors import HerdrError
-from ..events import Signal, wait_any
-from ..params import Bool, F, ListOf, Nullable, Obj, Tagged
 from ..regex import run_matching
-from ..registry import Send, method, streams
-from ..runtime import Runtime
 from .pane_io import compile_match
 from .specs import AGENT_STATUS, OPT_STR, OPT_U32, OPT_U64, OUTPUT_MATCH, READ_SOURCE, REQ_STR
 from .subscriptions import (

@@ -4,7 +4,7 @@ Herdr answers these from the server process (``src/app/api/integrations.rs``): i
 uninstall return the messages of ``src/integration/actions.rs`` or fail with
 ``integration_install_failed`` / ``integration_uninstall_failed`` and the error's text. The
 simulator writes into its panes' HOME (the fakes' sandbox while they are on,
-herdr_sim/agent_home.py), never the user's; see herdr_sim/integrations/.
+herdr_sim/services/agent_home.py), never the user's; see herdr_sim/integrations/.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import asyncio
 import os
 from typing import Any
 
-from .. import errors
-from ..errors import HerdrError
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, F, Obj
+
 from ..integrations import TARGETS, install, integration_list, uninstall
-from ..params import Enum, F, Obj
-from ..registry import method
-from ..runtime import Runtime
 from .specs import EMPTY
 
 TARGET = Obj(fields={"target": F(Enum(values=tuple(t.name for t in TARGETS)), required=True)})

@@ -5,15 +5,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import errors, lifecycle
-from ..errors import HerdrError
+from herdr_sim.host.shell import validate_env
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import (
+    Bool,
+    F,
+    Float,
+    Kind,
+    ListOf,
+    MapOf,
+    Nullable,
+    Obj,
+    ParamError,
+    Str,
+)
+
 from ..model.geometry import to_f32
 from ..model.layout import MAX_LAYOUT_DEPTH, MAX_LAYOUT_PANES, InvalidRatioError
 from ..model.session import PaneRef, Tab, Workspace
-from ..params import Bool, F, Float, Kind, ListOf, MapOf, Nullable, Obj, ParamError, Str
-from ..registry import method
-from ..runtime import Runtime
-from ..shell import validate_env
 from .specs import FOCUS, OPT_STR, SPLIT_DIRECTION
 
 

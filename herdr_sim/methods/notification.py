@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Notification, Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, F, Nullable, Obj
 from orchestrator.client.untrusted_text import CONTROL
 
-from .. import errors
-from ..errors import HerdrError
-from ..params import Enum, F, Nullable, Obj
-from ..registry import method
-from ..runtime import Notification, Runtime
 from .specs import OPT_STR, REQ_STR
 
 TITLE_MAX = 80

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors, lifecycle
-from ..errors import HerdrError
-from ..metadata import apply_pane_metadata, metadata_params
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.metadata import apply_pane_metadata, metadata_params
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, F, Float, Nullable, Obj, Tagged
+
 from ..model.layout import Layout
 from ..model.session import PaneRef, Tab, Workspace
-from ..params import Enum, F, Float, Nullable, Obj, Tagged
-from ..registry import method
-from ..runtime import Runtime
 from .specs import (
     DIRECTION,
     ENV,

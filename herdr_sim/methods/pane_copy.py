@@ -24,11 +24,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..errors import CONTENT_REVISION_MISMATCH, INVALID_PARAMS, HerdrError
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.errors import CONTENT_REVISION_MISMATCH, INVALID_PARAMS, HerdrError
+from herdr_sim.wire.params import Enum, F, Int, Nullable, Obj
+
 from ..model.session import PaneRef
-from ..params import Enum, F, Int, Nullable, Obj
-from ..registry import method
-from ..runtime import Runtime
 from ..terminal import PaneText, Terminal, TextMatch, TextPoint
 from .specs import OPT_U64, REQ_STR
 

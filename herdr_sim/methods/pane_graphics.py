@@ -23,11 +23,12 @@ import binascii
 import re
 from typing import Any
 
-from .. import errors
-from ..errors import HerdrError
-from ..params import Enum, F, Int, Kind, Nullable, Obj, ParamError, Str
-from ..registry import method
-from ..runtime import Runtime
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, F, Int, Kind, Nullable, Obj, ParamError, Str
+
 from .specs import OPT_STR, PANE_TARGET, REQ_STR
 
 PRIMARY_LAYER = "primary"

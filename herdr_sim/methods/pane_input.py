@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..params import Enum, F, Obj
-from ..registry import method
-from ..runtime import Runtime
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.params import Enum, F, Obj
+
 from .specs import REQ_STR
 
 RIGHT_CLICK_TARGET = Enum(values=("herdr", "pane"))

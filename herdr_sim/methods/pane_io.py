@@ -6,18 +6,18 @@ import asyncio
 import os
 from typing import Any
 
+from herdr_sim.host.keys import InvalidKeyError, encode_keys
+from herdr_sim.host.procfs import ProcInfo, children_of, foreground_processes, group_members_under
+from herdr_sim.host.pty import subreaper_enabled
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, F, ListOf, Obj, Str
 from orchestrator.client.poll import Deadline
 
-from .. import errors
-from ..errors import HerdrError
-from ..keys import InvalidKeyError, encode_keys
 from ..model.session import PaneRef
-from ..params import Bool, F, ListOf, Obj, Str
-from ..procfs import ProcInfo, children_of, foreground_processes, group_members_under
-from ..pty import subreaper_enabled
 from ..regex import RustRegex, RustRegexError, compile_rust_regex, run_matching
-from ..registry import method
-from ..runtime import Runtime
 from ..terminal import Terminal
 from .specs import (
     OPT_PANE_TARGET,

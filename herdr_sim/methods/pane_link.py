@@ -21,12 +21,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..errors import HerdrError
+from herdr_sim.herdr_plugins.registry import PluginError, effective_platforms, manifest_available
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import F, Int, Obj
+
 from ..model.session import PaneRef
-from ..params import F, Int, Obj
-from ..plugins import PluginError, effective_platforms, manifest_available
-from ..registry import method
-from ..runtime import Runtime
 from ..terminal import TextPoint
 from .pane_copy import checked_pane
 from .plugins import HOST_PLATFORM, host, pane_context, start_command

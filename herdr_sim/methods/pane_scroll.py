@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..params import F, Int, Obj
-from ..registry import method
-from ..runtime import Runtime
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.params import F, Int, Obj
+
 from .specs import REQ_STR
 
 SCROLL_PARAMS = Obj(fields={"pane_id": REQ_STR, "offset_from_bottom": F(Int(64), required=True)})

@@ -21,11 +21,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import lifecycle
-from ..errors import EDIT_SCROLLBACK_FAILED, HerdrError
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.errors import EDIT_SCROLLBACK_FAILED, HerdrError
+
 from ..model.session import PaneRef
-from ..registry import method
-from ..runtime import Runtime
 from .plugin_panes import _watch_overlay as watch_overlay
 from .specs import PANE_TARGET
 

@@ -15,11 +15,17 @@ import json
 import logging
 from typing import Any
 
-from ..errors import HerdrError
-from ..events import Envelope
+from herdr_sim.herdr_plugins.registry import (
+    HOOK_EVENT_NAMES,
+    PluginError,
+    effective_platforms,
+    manifest_available,
+)
+from herdr_sim.services.events import Envelope
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.errors import HerdrError
+
 from ..model.session import PaneRef
-from ..plugins import HOOK_EVENT_NAMES, PluginError, effective_platforms, manifest_available
-from ..runtime import Runtime
 from .plugins import HOST_PLATFORM, host, pane_context, plugin_context, start_command
 
 __all__ = ["attach"]

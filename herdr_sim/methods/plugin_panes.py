@@ -14,20 +14,22 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import errors, lifecycle
-from ..errors import HerdrError
-from ..model.session import PaneRef
-from ..params import Enum, F, Kind, Nullable, Obj, ParamError
-from ..plugin_commands import resolve_program
-from ..plugins import (
+from herdr_sim.herdr_plugins.commands import resolve_program
+from herdr_sim.herdr_plugins.registry import (
     PluginError,
     effective_platforms,
     ensure_platform_supported,
     manifest_available,
     normalize_action_id,
 )
-from ..registry import method
-from ..runtime import Runtime
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Enum, F, Kind, Nullable, Obj, ParamError
+
+from ..model.session import PaneRef
 from .pane import _focus_and_report as focus_and_report
 from .plugins import (
     HOST_PLATFORM,

@@ -6,8 +6,8 @@ registry is ``plugins.json`` in the config directory (here the simulator's own,
 action runs its argv in the plugin directory and keeps its output in an in-memory log of the
 last 200 commands (``runtime.rs``), answered at once with the ``running`` entry.
 
-Manifest and registry rules live in :mod:`herdr_sim.plugins`, running a command in
-:mod:`herdr_sim.plugin_commands`; this module wires them to the session and the wire, and
+Manifest and registry rules live in :mod:`herdr_sim.herdr_plugins.registry`, running a command in
+:mod:`herdr_sim.herdr_plugins.commands`; this module wires them to the session and the wire, and
 holds what the pane handlers share (:class:`PluginHost`, the invocation context).
 """
 
@@ -25,12 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import HerdrError
-from ..herdr_cli import paths
-from ..model.session import PaneRef
-from ..params import Bool, Enum, F, Kind, Nullable, Obj
-from ..plugin_commands import CommandResult, run_command
-from ..plugins import (
+from herdr_sim.herdr_plugins.commands import CommandResult, run_command
+from herdr_sim.herdr_plugins.registry import (
     PluginError,
     Registry,
     effective_platforms,
@@ -45,9 +41,14 @@ from ..plugins import (
     plugin_state_dir,
     simulator_state_dir,
 )
-from ..registry import method
-from ..request_context import current_request_id
-from ..runtime import Runtime
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, Enum, F, Kind, Nullable, Obj
+from herdr_sim.wire.request_context import current_request_id
+from orchestrator.client import socket_paths as paths
+
+from ..model.session import PaneRef
 from .specs import AGENT_STATUS, OPT_STR, OPT_U64, REQ_STR
 
 __all__ = [

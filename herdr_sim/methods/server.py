@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..params import Obj
-from ..registry import method
-from ..runtime import Runtime
+from herdr_sim.registry import method
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire.params import Obj
 
 CAPABILITIES = {
     "live_handoff": False,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..params import Bool, Enum, F, Float, Int, MapOf, Nullable, Obj, Str
+from herdr_sim.wire.params import Bool, Enum, F, Float, Int, MapOf, Nullable, Obj, Str
 
 OPT_STR = F(Nullable(Str()))
 REQ_STR = F(Str(), required=True)

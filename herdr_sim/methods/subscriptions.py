@@ -26,9 +26,10 @@ import json
 import weakref
 from typing import Any, Protocol
 
-from .. import errors
-from ..events import Envelope, EventHub, Signal
-from ..runtime import Runtime
+from herdr_sim.services.events import Envelope, EventHub, Signal
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+
 from ..terminal import Terminal
 from .pane_io import Matcher, find_matching_line, output_match_source, read_result, read_terminal
 

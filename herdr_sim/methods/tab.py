@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors, lifecycle
-from ..errors import HerdrError
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import F, Int, Obj
+
 from ..model.session import ModelError
-from ..params import F, Int, Obj
-from ..registry import method
-from ..runtime import Runtime
 from .specs import ENV, FOCUS, OPT_STR, REQ_STR
 from .workspace import check_env, is_position_form
 

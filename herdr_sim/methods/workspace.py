@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors, lifecycle
-from ..errors import HerdrError
-from ..metadata import apply_workspace_metadata, check_workspace_report, metadata_params
+from herdr_sim.host.shell import validate_env
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.metadata import (
+    apply_workspace_metadata,
+    check_workspace_report,
+    metadata_params,
+)
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, F, Int, Obj
+
 from ..model.ids import parse_position
 from ..model.session import ModelError, PaneRef, Tab, Workspace
-from ..params import Bool, F, Int, Obj
-from ..registry import method
-from ..runtime import Runtime
-from ..shell import validate_env
 from .specs import ENV, FOCUS, OPT_STR, REQ_STR
 
 WS_TARGET = Obj(fields={"workspace_id": REQ_STR})

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import errors, lifecycle
-from ..errors import HerdrError
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import F, ListOf, Obj, Str
+
 from ..model.session import Workspace
-from ..params import F, ListOf, Obj, Str
-from ..registry import method
-from ..runtime import Runtime
 from .specs import OPT_STR
 
 MOVE_BLOCK_FAILED = errors.WORKSPACE_MOVE_BLOCK_FAILED

@@ -8,7 +8,7 @@ workspace; ``create`` checks a branch out under ``<worktree dir>/<repo>/<branch-
 Workspaces opened this way carry a worktree membership (``WorkspaceInfo.worktree``), and
 the parent workspace is marked as the group's parent (``workspace_updated``). Each success
 emits ``worktree_created`` / ``worktree_opened`` / ``worktree_removed`` after the workspace
-events, in Herdr's order. Git runs through :mod:`herdr_sim.gitrepo` (argv lists, off the
+events, in Herdr's order. Git runs through :mod:`herdr_sim.host.gitrepo` (argv lists, off the
 loop, bounded in time); one create or remove per checkout at a time
 (``worktree_operation_in_progress``).
 """
@@ -21,13 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import errors, gitrepo, lifecycle
-from ..errors import HerdrError
-from ..gitrepo import ExistingWorktree, GitFailure, GitSpace
+from herdr_sim.host import gitrepo
+from herdr_sim.host.gitrepo import ExistingWorktree, GitFailure, GitSpace
+from herdr_sim.registry import method
+from herdr_sim.services import lifecycle
+from herdr_sim.services.runtime import Runtime
+from herdr_sim.wire import errors
+from herdr_sim.wire.errors import HerdrError
+from herdr_sim.wire.params import Bool, F, Obj
+
 from ..model.session import PaneRef, Workspace, WorktreeSpace
-from ..params import Bool, F, Obj
-from ..registry import method
-from ..runtime import Runtime
 from .specs import FOCUS, OPT_STR, REQ_STR
 from .workspace import open_workspace, publish_opened
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..protocol import parse_agent_label
+from orchestrator.client.protocol import parse_agent_label
 
 AgentState = Literal["idle", "working", "blocked", "unknown"]
 SourceClass = Literal["custom", "native", "session_only", "full"]

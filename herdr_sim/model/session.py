@@ -1,7 +1,7 @@
 """The simulator's whole multiplexer state: workspaces, tabs, panes, focus and ids.
 
 Pure data and rules, no I/O and no asyncio, so it can be property-tested alone. Processes
-live in :mod:`herdr_sim.runtime`, which asks this model for ids and geometry and tells it
+live in :mod:`herdr_sim.services.runtime`, which asks this model for ids and geometry and tells it
 what happened. Every rule here is Herdr's (reference §2, §3.3, §3.4): numbers are never
 reused, pane numbers are per workspace and shared by its tabs, tab numbers are stable,
 workspace numbers are global to the server, and a pane moved to another workspace gets a new

@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import cache
 
-from herdr_sim.protocol import RUST_WHITESPACE
+from orchestrator.client.protocol import RUST_WHITESPACE
 
 __all__ = [
     "Ranges",

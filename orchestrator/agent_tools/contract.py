@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from herdr_sim.protocol import AGENT_STATUSES
 from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles
+from orchestrator.client.protocol import AGENT_STATUSES
 from orchestrator.core.config import (
     DEFAULT_MAX_DIFF_BYTES,
     DEFAULT_MAX_RESULT_CHARS,

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import completion
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import (
@@ -83,8 +82,9 @@ from orchestrator.agent_tools.worktree import (
     remove_worktree,
 )
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, Timeout
+from orchestrator.client.file_trust import private_files as safe_fs
+from orchestrator.client.protocol import SETTLED_STATUSES
 from orchestrator.client.types import AgentInfo
-from orchestrator.core import safe_fs
 from orchestrator.core.config import Config, GateError, check_machine
 from orchestrator.core.gates import Refused as GatesRefused
 from orchestrator.core.gates import pane_cwd_allowed

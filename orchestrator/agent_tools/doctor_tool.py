@@ -38,13 +38,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from herdr_sim.protocol import PROTOCOL
 from orchestrator.agent_tools.agent_check import agent_checks
 from orchestrator.agent_tools.context import agent_context
 from orchestrator.agent_tools.pane_path import PanePath, pane_path
 from orchestrator.agent_tools.records import TaskStore, ensure_private_dir
 from orchestrator.client.child_env import child_env
 from orchestrator.client.errors import ClientError
+from orchestrator.client.protocol import PROTOCOL
 from orchestrator.client.sync import HerdrClient, pong_refusal
 from orchestrator.client.transports import (
     AutoTransport,

@@ -27,8 +27,8 @@ from typing import Literal
 
 from orchestrator.agent_tools.remote_files import RemoteFiles
 from orchestrator.client import untrusted_text
+from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.client.untrusted_text import strip_control
-from orchestrator.core import safe_fs
 from orchestrator.logs import CONTROL_CHARACTERS
 
 __all__ = [

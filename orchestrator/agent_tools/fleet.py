@@ -26,12 +26,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.protocol import AGENT_STATUSES
 from orchestrator.agent_tools.completion import session_path_of
 from orchestrator.agent_tools.context import AgentToolsContext, agent_context
 from orchestrator.agent_tools.contract import ResultError, refusal
 from orchestrator.agent_tools.records import TaskRecord
 from orchestrator.client.errors import ClientError, HerdrError
+from orchestrator.client.protocol import AGENT_STATUSES
 from orchestrator.client.types import AgentInfo
 from orchestrator.core.config import (
     LOCAL_MACHINE,

@@ -32,7 +32,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import (
     completion,
     contract,
@@ -52,9 +51,10 @@ from orchestrator.agent_tools.records import (
 )
 from orchestrator.agent_tools.remote_files import LocalFiles, RemoteFiles, SshFiles, task_files
 from orchestrator.client.errors import ClientError, HerdrError, TransportError
+from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.client.poll import Deadline
+from orchestrator.client.protocol import SETTLED_STATUSES
 from orchestrator.client.types import AgentInfo
-from orchestrator.core import safe_fs
 from orchestrator.core.config import (
     LOCAL_MACHINE,
     Config,

@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
-from orchestrator.core.safe_fs import (
+from orchestrator.client.file_trust.private_files import (
     ensure_private_dir,
     publish_new,
     read_bounded,

@@ -48,10 +48,10 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from orchestrator.client.child_env import child_env
+from orchestrator.client.file_trust import private_files as safe_fs
+from orchestrator.client.file_trust.private_files import BoundedRead, UnsafeFile
 from orchestrator.client.poll import Deadline
-from orchestrator.core import safe_fs
 from orchestrator.core.config import Config, check_ssh_target
-from orchestrator.core.safe_fs import BoundedRead, UnsafeFile
 
 #: seconds a command on the machine (one read, one git call) may take
 DEFAULT_TIMEOUT = 60.0

@@ -21,8 +21,8 @@ from orchestrator.agent_tools.remote_files import (
     SshFiles,
     files_for,
 )
+from orchestrator.client.file_trust.private_files import UnsafeFile
 from orchestrator.core.config import LOCAL_MACHINE, Config, GateError
-from orchestrator.core.safe_fs import UnsafeFile
 
 # $1 directory: its path with every symlink resolved (exit 1 when it is no directory there)
 _RESOLVE_SCRIPT = 'cd -- "$1" 2>/dev/null || exit 1; pwd -P'

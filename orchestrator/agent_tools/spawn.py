@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from herdr_sim.protocol import SETTLED_STATUSES
 from orchestrator.agent_tools import (
     completion,
     envelope,
@@ -76,6 +75,7 @@ from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now
 from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
+from orchestrator.client.protocol import SETTLED_STATUSES
 from orchestrator.client.types import AgentInfo, AgentStarted
 from orchestrator.client.untrusted_text import has_control
 from orchestrator.core import aliases

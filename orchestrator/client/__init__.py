@@ -13,9 +13,11 @@ pull in the transports.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from orchestrator.client._lazy import lazy_getattr
 
-from .._lazy import lazy_getattr
+# `typing` costs the simulator's `herdr` CLI its start-up (it imports this base layer's
+# protocol facts and socket paths); mypy treats this name specially.
+TYPE_CHECKING = False
 
 # The names are written twice on purpose, and a test holds the two together
 # (tests/test_public_api.py): mypy reads the imports below (the ``X as X`` form

@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from herdr_sim.protocol import PROTOCOL, parse_agent_label
-from herdr_sim.protocol.startup import start_agent
 from orchestrator.client import cli_map
 from orchestrator.client.errors import ConnectFailed, error_for
+from orchestrator.client.protocol import PROTOCOL, parse_agent_label
+from orchestrator.client.protocol.startup import start_agent
 from orchestrator.client.transports import (
     AutoTransport,
     CliTransport,

@@ -27,12 +27,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from herdr_sim.protocol import startup as agent_start
 from orchestrator.client import cli_map
 from orchestrator.client import wire as _wire
 from orchestrator.client.child_env import child_env
 from orchestrator.client.cli_map import Operation, Params
 from orchestrator.client.errors import ConnectFailed, ProtocolError, TransportError
+from orchestrator.client.protocol import startup as agent_start
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def operation_deadline(op: Operation, params: Params, timeout: float) -> float:
     """Our deadline for one exchange: ``timeout``, or a server-side wait plus a margin.
 
     ``agent start`` always waits: Herdr's own budget (``timeout_ms``, 30 s by default) after
-    up to :data:`~herdr_sim.protocol.startup.BUSY_RETRY_WINDOW` of busy-pane retries, so
+    up to :data:`~orchestrator.client.protocol.startup.BUSY_RETRY_WINDOW` of busy-pane retries, so
     our deadline is that budget plus the margin; a deadline equal to Herdr's budget would kill
     ``herdr agent start`` just before it answers while the agent keeps launching.
     """

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from herdr_sim.protocol import AGENT_LABELS
+from orchestrator.client.protocol import AGENT_LABELS
 
 THINKING_LEVELS = ("low", "medium", "high", "xhigh", "max")
 #: The name, inside a kind's alias table, of the alias used when ``model`` is omitted.
@@ -71,7 +71,7 @@ KIND_CAPABILITIES: dict[str, Capabilities] = {
     "agy": Capabilities(None),
 }
 #: Herdr's canonical agent kinds (``agent start --kind``), for error messages and doctor: the
-#: one table of them, :mod:`herdr_sim.protocol`.
+#: one table of them, :mod:`orchestrator.client.protocol`.
 HERDR_KINDS: tuple[str, ...] = AGENT_LABELS
 
 #: Built-in aliases per kind: alias -> provider/model. pi's targets are ids of pi 1.6's own

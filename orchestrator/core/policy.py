@@ -44,7 +44,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from herdr_sim.protocol import AGENT_LABELS, AGENT_NAME_PATTERN
+from orchestrator.client.protocol import AGENT_LABELS, AGENT_NAME_PATTERN
 from orchestrator.core.caller import Caller, current_caller
 from orchestrator.core.config import Config
 from orchestrator.core.text_rules import is_task_id

@@ -20,11 +20,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from herdr_sim import protocol
+from orchestrator.client import protocol
 
 #: No NUL anywhere in the string.
 NO_NUL = "^[^\\x00]*$"
-#: Herdr's agent name grammar (:mod:`herdr_sim.protocol`; always matched whole in Python).
+#: Herdr's agent name grammar (:mod:`orchestrator.client.protocol`; always matched whole in Python).
 AGENT_NAME = protocol.AGENT_NAME_PATTERN
 #: :data:`AGENT_NAME` as a schema pattern: the whole string, in both dialects (the lookahead
 #: says "nothing follows", where ``$`` would let Python accept ``"evil\n"``).

@@ -166,7 +166,7 @@ class Traits:
         R1 tool whose name says it ends something (:data:`ENDING_WORDS`) ends, other R1
         tools create or type, R2 tools run; a tool that is not R0 and whose name says it
         types locks its first ``agent``/``target``/``pane``."""
-        from herdr_sim.protocol import AGENT_LABELS
+        from orchestrator.client.protocol import AGENT_LABELS
 
         props = schema.get("properties")
         props = props if isinstance(props, Mapping) else {}

@@ -35,7 +35,7 @@ import stat
 from collections.abc import Collection
 from pathlib import Path
 
-from orchestrator.core.safe_fs import describe_kind
+from orchestrator.client.file_trust.private_files import describe_kind
 from orchestrator.managed.definitions import AgentDefinition, BodyPart
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.utf8 import utf8_len

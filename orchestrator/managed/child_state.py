@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from orchestrator.core.safe_fs import UnsafeFile, read_bounded, write_atomic
+from orchestrator.client.file_trust.private_files import UnsafeFile, read_bounded, write_atomic
 from orchestrator.managed.labels import is_valid_label
 from orchestrator.managed.mailbox import PROTOCOL_VERSION, MailboxError
 

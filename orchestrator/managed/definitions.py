@@ -21,7 +21,7 @@ use, so this module is the one place that turns files into that roster:
 * **Files are untrusted input.** A definition file that is a symbolic link, a FIFO or
   anything but a regular file, that is larger than :data:`DEFINITION_FILE_LIMIT`, that is not
   UTF-8, or whose front matter is not a YAML mapping of the supported fields, is refused with
-  its reason (read through :mod:`orchestrator.core.safe_fs`; YAML through
+  its reason (read through :mod:`orchestrator.client.file_trust.private_files`; YAML through
   ``yaml.safe_load``, which builds plain data only).
 * **Fail closed per name.** When a layer's file for a name is invalid, or a layer holds two
   files with the same name, that name is left out of the roster entirely (never silently
@@ -46,7 +46,7 @@ from typing import Literal
 
 import yaml
 
-from orchestrator.core.safe_fs import (
+from orchestrator.client.file_trust.private_files import (
     UnsafeFile,
     ensure_private_dir,
     read_bounded,

@@ -8,8 +8,8 @@ as code in every child: the controller writes the file only into a directory tha
 and never through a link another party could have planted.
 
 * The agent dir and its ``extensions`` dir are private directories of this user
-  (:func:`~orchestrator.core.safe_fs.ensure_private_dir`: created 0700 when missing,
-  refused when owned by someone else or writable by group or others); a symbolic link at
+  (:func:`~orchestrator.client.file_trust.private_files.ensure_private_dir`: created 0700 when
+  missing, refused when owned by someone else or writable by group or others); a symbolic link at
   ``extensions`` is refused outright (the directory is replaced by nothing we did not
   create ourselves).
 * The file is written 0600, complete or absent (a fsynced temp file renamed into the
@@ -25,8 +25,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from herdr_sim.trusted_paths import FOREIGN_OWNER, NOT_REGULAR, ownership_problem
-from orchestrator.core.safe_fs import UnsafeFile, ensure_private_dir, write_atomic
+from orchestrator.client.file_trust.ownership import FOREIGN_OWNER, NOT_REGULAR, ownership_problem
+from orchestrator.client.file_trust.private_files import (
+    UnsafeFile,
+    ensure_private_dir,
+    write_atomic,
+)
 from orchestrator.managed.errors import ManagedAgentError
 
 __all__ = ["EXTENSION_NAME", "EXTENSION_SOURCE", "install_child_extension"]

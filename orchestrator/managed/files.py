@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.core.safe_fs import describe_kind
+from orchestrator.client.file_trust.private_files import describe_kind
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.results import ResultArtifact, ResultStore, is_result_ref
 from orchestrator.managed.utf8 import utf8_len

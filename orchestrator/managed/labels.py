@@ -3,8 +3,8 @@
 A label is the exact live logical identity a controller passes to ``agent_steer``,
 ``agent_close`` and the rest, and the ``<label>`` of ``result:<label>#<n>`` refs, so it must be
 unambiguous and safe in paths and Herdr names: seed 002's grammar is Herdr's agent-name rule
-(``herdr_sim.protocol.AGENT_NAME_PATTERN``, written once there), checked with ``fullmatch``
-(``$`` alone would accept a trailing newline). An explicit label that is taken
+(``orchestrator.client.protocol.AGENT_NAME_PATTERN``, written once there), checked with
+``fullmatch`` (``$`` alone would accept a trailing newline). An explicit label that is taken
 fails with ``agent_label_exists``; an automatic label is the definition name, else
 ``<name>-2`` … ``<name>-999`` (reference A.7). "Taken" is decided by the caller (live labels
 plus occupied mailboxes); this module holds only the rules.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from herdr_sim.protocol import AGENT_NAME_PATTERN
+from orchestrator.client.protocol import AGENT_NAME_PATTERN
 from orchestrator.managed.errors import ManagedAgentError
 
 LABEL_RE = re.compile(AGENT_NAME_PATTERN)

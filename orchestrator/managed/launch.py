@@ -40,9 +40,9 @@ from typing import Any, Literal
 
 from orchestrator.agent_tools import start_watch
 from orchestrator.client.errors import ClientError, HerdrError, NotFound
+from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.client.poll import Deadline
 from orchestrator.client.sync import HerdrClient
-from orchestrator.core import safe_fs
 from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import Kind, Mailbox

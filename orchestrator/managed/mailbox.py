@@ -19,7 +19,7 @@ trusted, so the mailbox itself guarantees what the tools promise:
   any record is read: past either, reading is a :class:`MailboxError` with nothing loaded,
   and a post that would cross one is refused.
 * **Fail closed on tampering.** Records are read with ``O_NOFOLLOW``, regular files only,
-  bounded in size (:mod:`orchestrator.core.safe_fs`). A corrupt, truncated,
+  bounded in size (:mod:`orchestrator.client.file_trust.private_files`). A corrupt, truncated,
   oversized or symlinked record is a :class:`MailboxError` of the seed's
   ``internal_failure`` category naming the file; it is left in place (never deleted,
   never skipped), so the mailbox shows as unreadable rather than silently dropping it.
@@ -51,7 +51,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from orchestrator.core.safe_fs import (
+from orchestrator.client.file_trust.private_files import (
     UnsafeFile,
     ensure_private_dir,
     open_dir,

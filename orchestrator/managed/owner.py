@@ -40,8 +40,8 @@ from typing import Literal, Protocol
 
 from orchestrator.agent_tools.envelope import INLINE_LIMIT, one_line
 from orchestrator.client.errors import ClientError
+from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.client.sync import HerdrClient
-from orchestrator.core import safe_fs
 from orchestrator.core.config import load_config
 from orchestrator.logs import task_logger
 

@@ -30,7 +30,8 @@ it to its own children — so it resolves for any owner of this store; an unknow
 ``invalid_request`` (canonical refs are opaque). A malformed ref is ``invalid_request``.
 
 Writers take an exclusive ``flock`` on the root directory; every file is read with
-:mod:`orchestrator.core.safe_fs` rules (no link followed, regular files only, bounded).
+:mod:`orchestrator.client.file_trust.private_files` rules (no link followed, regular files only,
+bounded).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from orchestrator.core.safe_fs import (
+from orchestrator.client.file_trust.private_files import (
     UnsafeFile,
     ensure_private_dir,
     open_dir,

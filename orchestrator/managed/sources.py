@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core.safe_fs import UnsafeFile, read_bounded
+from orchestrator.client.file_trust.private_files import UnsafeFile, read_bounded
 from orchestrator.managed.definitions import AgentDefinition
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.footing import ServiceFooting

@@ -259,8 +259,8 @@ def _started(footing: ServiceFooting, generation: Generation, action: str) -> di
 
 
 def _install_extension(footing: ServiceFooting, operation: str) -> Path:
-    """The managed-child extension where the child's pi loads it (a real pi needs it;
-    the fake pi speaks the mailbox itself)."""
+    """The managed-child extension where the child's pi loads it (a real pi runs it; the
+    simulator's fake pi runs the Python twin its header names)."""
     try:
         return install_child_extension(footing.agent_dir() / "extensions")
     except ManagedAgentError as exc:

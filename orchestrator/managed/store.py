@@ -6,7 +6,7 @@ it acts on it (a record exists before the pane; the pane id is recorded before t
 started; delivery is recorded when it happened), and a new process reads it all back.
 
 Layout under ``<config.state_dir>/managed/`` (0700, refused when not ours:
-:func:`orchestrator.core.safe_fs.ensure_private_dir`):
+:func:`orchestrator.client.file_trust.private_files.ensure_private_dir`):
 
 * ``controller.json`` — ``{controllerId, createdAt}``, created once (``O_EXCL``, 0600) and
   never rewritten; a file that is a link, not regular, oversized or malformed is refused
@@ -36,14 +36,14 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from orchestrator.client.poll import Deadline
-from orchestrator.core.safe_fs import (
+from orchestrator.client.file_trust.private_files import (
     UnsafeFile,
     ensure_private_dir,
     publish_new,
     read_bounded,
     write_atomic,
 )
+from orchestrator.client.poll import Deadline
 from orchestrator.managed.errors import ManagedAgentError
 
 __all__ = [

@@ -25,8 +25,8 @@ from typing import Any
 
 from orchestrator.agent_tools.context import agent_context
 from orchestrator.booleans import BooleanError
+from orchestrator.client.file_trust.private_files import UnsafeFile
 from orchestrator.core.config import ConfigError
-from orchestrator.core.safe_fs import UnsafeFile
 from orchestrator.core.text_rules import AGENT_NAME_PATTERN, refuse_nul
 from orchestrator.core.tool import Tool, ToolContext, Traits
 from orchestrator.logs import scoped, task_logger

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from orchestrator.agent_tools.transcript import MAX_SESSION_BYTES, read_entries
 from orchestrator.agent_tools.transcript import _active_branch as active_branch
-from orchestrator.core import safe_fs
+from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.mailbox import parse_control_marker
 from orchestrator.managed.utf8 import utf8_len, utf8_middle, utf8_tail

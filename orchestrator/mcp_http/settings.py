@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from herdr_sim.trusted_paths import FOREIGN_OWNER, OTHERS_ANY, WRITABLE, open_own_file
+from orchestrator.client.file_trust.ownership import (
+    FOREIGN_OWNER,
+    OTHERS_ANY,
+    WRITABLE,
+    open_own_file,
+)
 
 if TYPE_CHECKING:
     import ssl

@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herdr_sim.trusted_paths import open_own_append
-from orchestrator.core.safe_fs import UnsafeFile, ensure_private_dir, write_all
+from orchestrator.client.file_trust.ownership import open_own_append
+from orchestrator.client.file_trust.private_files import UnsafeFile, ensure_private_dir, write_all
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool
@@ -136,7 +136,8 @@ def entry(
 
 def _open_append(path: Path) -> int:
     """``path`` opened for appending: created 0600, never through a link, a regular file of
-    ours (another mode is set to 0600): :func:`herdr_sim.trusted_paths.open_own_append`."""
+    ours (another mode is set to 0600):
+    :func:`orchestrator.client.file_trust.ownership.open_own_append`."""
     try:
         return open_own_append(path, lambda _problem, _info: _not_ours(path))
     except UnsafeFile:

@@ -30,10 +30,10 @@ from typing import Any
 
 from orchestrator.agent_tools.context import agent_context
 from orchestrator.booleans import BooleanError
+from orchestrator.client.file_trust.private_files import UnsafeFile
 from orchestrator.core import gates, policy
 from orchestrator.core.caller import Caller, current_caller
 from orchestrator.core.config import LOCAL_MACHINE, Config, ConfigError, default_state_dir
-from orchestrator.core.safe_fs import UnsafeFile
 from orchestrator.core.tool import PREVIEW_REQUIRED_ENV, STARTING_EFFECTS, Tool, ToolContext
 from orchestrator.logs import task_logger, task_scope
 from orchestrator.pipeline import audit, target_lock

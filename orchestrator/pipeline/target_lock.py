@@ -35,8 +35,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.client.file_trust.private_files import ensure_private_dir
 from orchestrator.client.poll import Deadline
-from orchestrator.core.safe_fs import ensure_private_dir
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool

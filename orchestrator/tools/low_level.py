@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from herdr_sim.protocol import AGENT_LABELS, AGENT_STATUSES
-from herdr_sim.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
 from orchestrator.client import cli_map
 from orchestrator.client.errors import TransportError
+from orchestrator.client.protocol import AGENT_LABELS, AGENT_STATUSES
+from orchestrator.client.protocol.startup import MAX_TIMEOUT_MS, SETTLE_MS
 from orchestrator.client.untrusted_text import C1, control_pattern
 from orchestrator.core.result import (
     command_text,
@@ -46,7 +46,7 @@ from orchestrator.tools.env_policy import env_problem
 Args = Mapping[str, Any]
 
 #: Agent kinds: Herdr's own canonical labels (``agent_label`` in Herdr's ``src/detect/mod.rs``),
-#: kept in one table, :mod:`herdr_sim.protocol` (whose docstring records seed 001's typos,
+#: kept in one table, :mod:`orchestrator.client.protocol` (whose docstring records seed 001's typos,
 #: ``wen`` and ``ocr``, and why ``qwen`` is the kind they stand for).
 AGENT_KINDS: tuple[str, ...] = AGENT_LABELS
 #: Herdr's bounds on ``agent start --timeout`` (``src/app/agents.rs``: more than the 3 s

@@ -20,9 +20,9 @@ from herdr_sim import Simulator
 from herdr_sim.cassette.format import CassetteError, load
 from herdr_sim.cassette.proxy import RecordingProxy
 from herdr_sim.cassette.replay import replay_on_simulator
-from herdr_sim.cli import main
 from herdr_sim.client import call, request
-from herdr_sim.redaction import REDACTED
+from herdr_sim.command import main
+from herdr_sim.persist.redaction import REDACTED
 from orchestrator.client.wire import connect, encode_request
 from tests.waits import wait_until
 

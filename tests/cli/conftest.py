@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from herdr_sim.herdr_cli import main
-from herdr_sim.herdr_cli.install import install_cli
+from herdr_sim.host.cli_install import install_cli
 from tests.cli.fake_herdr import FakeHerdr
 
 

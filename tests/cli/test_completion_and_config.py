@@ -152,7 +152,7 @@ def test_config_usage(cli: Callable[..., Run], config_file: Path) -> None:
 def test_a_report_refused_before_the_socket_is_recorded_for_the_check(
     cli: Callable[..., Run], fake: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from herdr_sim.cli_refusals import REFUSALS_VARIABLE, read
+    from herdr_sim.persist.cli_refusals import REFUSALS_VARIABLE, read
 
     log = tmp_path / "refusals.jsonl"
     monkeypatch.setenv(REFUSALS_VARIABLE, str(log))

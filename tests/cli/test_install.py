@@ -18,7 +18,7 @@ import pexpect
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.herdr_cli.install import install_cli, script_text
+from herdr_sim.host.cli_install import install_cli, script_text
 from tests.cli.fake_herdr import FakeHerdr
 
 if TYPE_CHECKING:

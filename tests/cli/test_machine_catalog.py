@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from herdr_sim.herdr_cli.endpoints import CatalogError, EndpointCatalog
+from herdr_sim.machines.endpoints import CatalogError, EndpointCatalog
 from tests.cli.conftest import Run
 
 ID_A = "0123456789abcdef0123456789abcdef"

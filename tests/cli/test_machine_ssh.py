@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.herdr_cli.endpoints import EndpointCatalog
-from herdr_sim.machine_host import SshHostUnavailable
-from herdr_sim.ssh_servers import new_ssh_host
+from herdr_sim.machines.endpoints import EndpointCatalog
+from herdr_sim.machines.host import SshHostUnavailable
+from herdr_sim.machines.ssh_servers import new_ssh_host
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory
@@ -310,7 +310,7 @@ def test_importing_the_in_process_ssh_server_raises_no_warning() -> None:
     errors can still use it, and nothing else is filtered (a warning of ours still raises)."""
     probe = (
         "import warnings\n"
-        "import herdr_sim.inprocess_ssh\n"
+        "import herdr_sim.machines.inprocess_ssh\n"
         "try:\n"
         "    warnings.warn('ours', DeprecationWarning)\n"
         "except DeprecationWarning:\n"
@@ -338,7 +338,7 @@ def test_the_in_process_server_chosen_without_asyncssh_asks_for_asyncssh(
 ) -> None:
     """``HERDR_SIM_SSH_SERVER=inprocess`` names the server: when asyncssh is missing the
     reason asks for it (the ``machines`` extra), not for sshd, which may well be installed."""
-    monkeypatch.setitem(sys.modules, "herdr_sim.inprocess_ssh", None)  # import fails
+    monkeypatch.setitem(sys.modules, "herdr_sim.machines.inprocess_ssh", None)  # import fails
     monkeypatch.setenv("HERDR_SIM_SSH_SERVER", "inprocess" if how == "env" else "sshd")
     kind = "inprocess" if how == "kind" else None
     with pytest.raises(SshHostUnavailable) as raised:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from herdr_sim.herdr_cli.paths import (
+from orchestrator.client.socket_paths import (
     SessionNameError,
     child_path,
     client_socket_str_for,

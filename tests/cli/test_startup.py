@@ -188,7 +188,7 @@ def test_every_cli_command_module_imports_without_site_packages() -> None:
     root = Path(commands.__file__).resolve().parents[3]
     names = sorted(p.stem for p in Path(commands.__file__).parent.glob("*.py"))
     modules = [f"herdr_sim.herdr_cli.commands.{name}" for name in names if name != "__init__"]
-    modules += ["herdr_sim.plugins", "herdr_sim.integrations"]
+    modules += ["herdr_sim.herdr_plugins.registry", "herdr_sim.integrations"]
     probe = f"import sys, importlib\nsys.path.insert(0, {str(root)!r})\n" + "".join(
         f"importlib.import_module({name!r})\n" for name in modules
     )

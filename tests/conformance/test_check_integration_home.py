@@ -1,6 +1,6 @@
 """The agent under ``check-integration`` is a real one: it runs with the HOME it was given,
 as Herdr's panes inherit the server's environment, not in the fake agents' sandbox HOME
-(herdr_sim/agent_home.py)."""
+(herdr_sim/services/agent_home.py)."""
 
 from __future__ import annotations
 

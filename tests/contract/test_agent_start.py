@@ -20,9 +20,9 @@ import pytest
 
 from herdr_sim import Simulator, testing
 from herdr_sim.config import SimulatorConfig
-from herdr_sim.launches import ManagedLaunch, reconcile
 from herdr_sim.methods.agent_start import command_line, quote_posix, quote_powershell
 from herdr_sim.model.agents import AgentState
+from herdr_sim.services.launches import ManagedLaunch, reconcile
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import (

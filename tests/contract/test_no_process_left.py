@@ -21,8 +21,8 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import call
-from herdr_sim.pane_marks import MARK_VARIABLE, reclaim, registry_file
-from herdr_sim.procfs import all_processes, is_zombie
+from herdr_sim.host.pane_marks import MARK_VARIABLE, reclaim, registry_file
+from herdr_sim.host.procfs import all_processes, is_zombie
 from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import enter, split, wait_line
 from tests.contract.test_processes import serve, stop

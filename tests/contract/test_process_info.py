@@ -207,7 +207,7 @@ def test_foreground_members_are_found_without_scanning_every_process(
     times a second per agent). Now the pane's tree and the orphans the simulator adopted are
     walked: the same members — here one whose parent exited (re-parented to the simulator,
     the subreaper) — with no whole-machine scan."""
-    from herdr_sim import procfs
+    from herdr_sim.host import procfs
     from herdr_sim.methods import pane_io
 
     def no_scan(pgid: int) -> list[procfs.ProcInfo]:

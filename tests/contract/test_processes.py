@@ -12,7 +12,7 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import call, request
-from herdr_sim.procfs import descendants, is_zombie, proc_info
+from herdr_sim.host.procfs import descendants, is_zombie, proc_info
 from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import enter, kinds, pane_ids, process_info, split
 from tests.waits import wait_until
@@ -171,5 +171,5 @@ def test_serve_logs_errors_to_stderr(short_dir: Path) -> None:
         logged = proc.stderr.read()
     finally:
         stop(proc)
-    assert "herdr-sim: ERROR herdr_sim.session_saver: could not save the session" in logged
+    assert "herdr-sim: ERROR herdr_sim.persist.session_saver: could not save the session" in logged
     assert "Traceback" in logged

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator, testing
-from herdr_sim.request_context import current_peer_pid
+from herdr_sim.wire.request_context import current_peer_pid
 from pytest_herdr.client import HerdrClient
 from tests.contract.helpers import enter, wait_line
 from tests.waits import wait_until

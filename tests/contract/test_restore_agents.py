@@ -26,9 +26,10 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator, persist
+from herdr_sim import Simulator
 from herdr_sim.client import call
 from herdr_sim.model.session import Session
+from herdr_sim.persist import session as persist
 from herdr_sim.server import WIRE_TAPS
 from tests.contract_check import contracts_dir, violations
 from tests.waits import SCALE, wait_until

@@ -7,7 +7,7 @@ name on a pane that Herdr's built-in plan resumes comes back, as an *active* man
 an unmanaged name (``agent.rename`` on a detected agent), or a managed one on a pane that is
 not resumed (resume off, no plan, a duplicate session), is dropped.
 
-The rules are pinned on :mod:`herdr_sim.persist` directly (Herdr's own tests: the
+The rules are pinned on :mod:`herdr_sim.persist.session` directly (Herdr's own tests: the
 "reviewer" managed opencode name dropped with resume off, the "planner" unmanaged name
 dropped on a cold restore), then end to end with fake pi agents: ``agent.start reviewer``
 on one pane, ``agent.rename planner`` on another, ``herdr server stop``, start again.
@@ -26,11 +26,12 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator, persist
+from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed, call
 from herdr_sim.config import SimulatorConfig
 from herdr_sim.model.session import Session
-from herdr_sim.runtime import Runtime
+from herdr_sim.persist import session as persist
+from herdr_sim.services.runtime import Runtime
 from tests.contract.helpers import failure
 from tests.contract_check import contracts_dir
 from tests.waits import SCALE, wait_until

@@ -9,7 +9,7 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import request
-from herdr_sim.runtime import Notification
+from herdr_sim.services.runtime import Notification
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.client import HerdrClient

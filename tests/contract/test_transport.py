@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator, SimulatorError, request_json
+from herdr_sim import Simulator, SimulatorError
 from herdr_sim import server as herdr_server
 from herdr_sim.client import request, send_line
+from herdr_sim.wire import request_json
 from pytest_herdr.backends import HerdrServer
 from tests.contract.helpers import hang_up, invalid_request, raw_exchange
 from tests.waits import SCALE

@@ -18,7 +18,11 @@ import pytest
 
 from herdr_sim import Simulator, SimulatorError
 from herdr_sim.client import call
-from herdr_sim.trusted_paths import UntrustedPathError, check_directory, read_own_file
+from orchestrator.client.file_trust.ownership import (
+    UntrustedPathError,
+    check_directory,
+    read_own_file,
+)
 from tests.waits import wait_until
 
 pytestmark = pytest.mark.herdr_sim_only

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.herdr_cli.install import install_cli
+from herdr_sim.host.cli_install import install_cli
 from pytest_herdr.cli_runner import HerdrCli
 from tests.waits import SCALE, wait_until
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.cli import main
+from herdr_sim.command import main
 
 
 def test_a_bad_script_exits_2_naming_the_place(

@@ -536,7 +536,7 @@ def _value_ok(kind: Value, value: str) -> bool:
         key, sep, _ = value.partition("=")
         return bool(sep) and bool(key)
     if kind == "kind":
-        from herdr_sim.protocol import parse_agent_label
+        from orchestrator.client.protocol import parse_agent_label
 
         return parse_agent_label(value) is not None
     return kind == "text"

@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 import pytest
 
-from herdr_sim.protocol import AGENT_LABELS
-from herdr_sim.protocol import startup as agent_start
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.doctor_tool import doctor as herdr_doctor
 from orchestrator.client import cli_map
 from orchestrator.client.errors import ServerNotRunning
+from orchestrator.client.protocol import AGENT_LABELS
+from orchestrator.client.protocol import startup as agent_start
 from orchestrator.client.sync import HerdrClient
 from orchestrator.client.transports import WAIT_MARGIN, operation_deadline
 from orchestrator.core.aliases import HERDR_KINDS

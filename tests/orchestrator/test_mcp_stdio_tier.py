@@ -34,7 +34,7 @@ from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
 from herdr_sim.config import SimulatorConfig
-from herdr_sim.detect import BUILTIN_MANIFESTS_DIR
+from herdr_sim.detection import BUILTIN_MANIFESTS_DIR
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.contract import AGENT_RESULT_SCHEMA
 from orchestrator.pipeline.registry import ALL_TOOLS

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from herdr_sim._version import HERDR_VERSION
-from herdr_sim.plugins import parse_manifest
+from herdr_sim.herdr_plugins.registry import parse_manifest
 from orchestrator import cli
 from orchestrator.pipeline.registry import ALL_TOOLS
 from orchestrator.plugin_manifest import CHECK_ACTION, MANIFEST_FILE, PLUGIN_ID, write_manifest

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.agent_tools.records import TaskStore
-from orchestrator.core import safe_fs
+from orchestrator.client.file_trust import private_files as safe_fs
 
 
 def test_read_bounded_refuses_links_fifos_and_directories(tmp_path: Path) -> None:

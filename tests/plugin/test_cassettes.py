@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.cli import main
+from herdr_sim.command import main
 from pytest_herdr.cassettes import cassette_name
 
 pytestmark = pytest.mark.slow

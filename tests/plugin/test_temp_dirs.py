@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.procfs import all_processes, start_ticks
+from herdr_sim.host.procfs import all_processes, start_ticks
 from pytest_herdr import temp_dirs
 from pytest_herdr.temp_dirs import OWNER_FILE, reclaim_abandoned
 from tests.waits import wait_until
@@ -31,7 +31,7 @@ KILLED_RUN = textwrap.dedent(
     import os, signal, sys
     from herdr_sim.client import call
     from herdr_sim.config import SimulatorConfig
-    from herdr_sim.procfs import all_processes
+    from herdr_sim.host.procfs import all_processes
     from pytest_herdr.backends import start_sim
 
     server = start_sim(SimulatorConfig())

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import pytest
 
 from herdr_sim.fake_llm import FakeLLM, Match, Script
-from herdr_sim.procfs import all_processes
+from herdr_sim.host.procfs import all_processes
 from herdr_sim.real_agents import PiHome, prepare_pi_home
 from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.env import child_env

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from herdr_sim.fake_llm import FakeLLM, Match, Script
-from herdr_sim.procfs import all_processes
+from herdr_sim.host.procfs import all_processes
 from herdr_sim.real_agents import PiHome, prepare_pi_home
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.client.sync import HerdrClient

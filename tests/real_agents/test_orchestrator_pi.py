@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator, persist
+from herdr_sim import Simulator
 from herdr_sim.fake_agent import Scenario
 from herdr_sim.fake_llm import FakeLLM, Script
 from herdr_sim.model.agents import SessionRef
+from herdr_sim.persist import session as persist
 from herdr_sim.real_agents import PiHome, prepare_pi_home
 from orchestrator.agent_tools.context import AgentToolsContext
 from pytest_herdr.backends import HerdrServer

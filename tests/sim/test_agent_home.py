@@ -1,4 +1,4 @@
-"""The panes' HOME (herdr_sim/agent_home.py): fake agents keep their state in a sandbox per
+"""The panes' HOME (herdr_sim/services/agent_home.py): fake agents keep their state in a sandbox per
 simulator, never in the user's ``~/.pi``, ``~/.claude`` or ``~/.codex``; with the fakes
 off the panes see the server's HOME, as Herdr's panes do (Herdr's pane env is the server's
 environment plus its own variables: ``src/integration/env.rs`` ``apply_pane_base_env``)."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.agent_home import AGENT_CONFIG_DIRS
 from herdr_sim.client import call
+from herdr_sim.services.agent_home import AGENT_CONFIG_DIRS
 from herdr_sim.simulator import SimulatorError
 from tests.waits import wait_until
 

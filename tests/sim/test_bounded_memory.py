@@ -13,7 +13,7 @@ import pytest
 from herdr_sim import Simulator, SimulatorError
 from herdr_sim import server as herdr_server
 from herdr_sim.client import request
-from herdr_sim.runtime import Runtime
+from herdr_sim.services.runtime import Runtime
 from tests.contract.helpers import raw_exchange
 
 

@@ -1,4 +1,4 @@
-"""The simulator's own detection rules for its fake agents (``herdr_sim/detect/builtin``).
+"""The simulator's own detection rules for its fake agents (``herdr_sim/detection/builtin``).
 
 They are written from the fakes' screens (``herdr_sim/fake_agent/personas.py``), not taken
 from Herdr: with them, and without Herdr's manifests, the fake ``claude`` and ``codex``
@@ -22,7 +22,7 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import RequestFailed, call
-from herdr_sim.detect import BUILTIN_MANIFESTS_DIR, ManifestSet, load_manifests
+from herdr_sim.detection import BUILTIN_MANIFESTS_DIR, ManifestSet, load_manifests
 from herdr_sim.fake_agent import Scenario
 from herdr_sim.fake_agent.personas import render
 from herdr_sim.terminal import Terminal

@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.detect import (
+from herdr_sim.detection import (
     DEFAULT_KNOWN_AGENT_IDLE_FALLBACK,
     ManifestSet,
     explain_to_json,
     hook_authority_explain,
     load_manifests,
 )
-from herdr_sim.detect.regions import region_text
+from herdr_sim.detection.regions import region_text
 from herdr_sim.herdr_cli.commands.agent import explain_text
 from tests.contract_check import contracts_dir
 

@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
-from herdr_sim.detect import ManifestError, load_manifests, parse_manifest
-from herdr_sim.detect.manifest import validate_region_name
-from herdr_sim.protocol import (
+from herdr_sim.detection import ManifestError, load_manifests, parse_manifest
+from herdr_sim.detection.manifest import validate_region_name
+from herdr_sim.regex import RustRegex, RustRegexError, compile_rust_regex, translate
+from orchestrator.client.protocol import (
     SCREEN_MANIFEST_AGENTS,
     interactive_executable,
     parse_agent_label,
     parse_canonical_agent_label,
 )
-from herdr_sim.regex import RustRegex, RustRegexError, compile_rust_regex, translate
 from tests.contract_check import contracts_dir
 
 MANIFEST_DIR = contracts_dir() / "agent-detection"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.detect.process import (
+from herdr_sim.detection.process import (
     ForegroundJob,
     ForegroundProcess,
     ProcessAgent,
@@ -27,8 +27,8 @@ from herdr_sim.detect.process import (
     parse_agent_env_hint,
     probe_foreground_process,
 )
-from herdr_sim.pty import PtyProcess
-from herdr_sim.shell import ShellConfig, pane_command, pane_env
+from herdr_sim.host.pty import PtyProcess
+from herdr_sim.host.shell import ShellConfig, pane_command, pane_env
 from tests.waits import wait_until
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, cast
 
-from herdr_sim.detect.engine import Detection
-from herdr_sim.detection import DetectionLoop, DetectionTiming, _Watch
+from herdr_sim.detection.engine import Detection
+from herdr_sim.services.detection_loop import DetectionLoop, DetectionTiming, _Watch
 
 HOLD = 0.3
 

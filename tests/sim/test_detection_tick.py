@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.detection import DetectionLoop
+from herdr_sim.services.detection_loop import DetectionLoop
 from tests.waits import wait_until
 
 PROMPT = {"type": "regex", "value": r"^\$ ?$"}

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from herdr_sim import Simulator
-from herdr_sim.event_lines import EncodedLines
+from herdr_sim.wire.event_lines import EncodedLines
 from tests.sim.test_output_subscription_reads import PROMPT, _Stream
 
 STREAMS = 5

@@ -21,7 +21,7 @@ import pytest
 
 from herdr_sim.fake_agent import LAUNCHER_KINDS, Scenario, ScenarioError, install_fake_agents
 from herdr_sim.fake_agent.scenario import DEFAULT_THINK_MS
-from herdr_sim.pty import PtyProcess
+from herdr_sim.host.pty import PtyProcess
 from herdr_sim.terminal import Terminal
 from tests.cli.fake_herdr import FakeHerdr
 from tests.waits import SCALE, wait_until

@@ -1,6 +1,6 @@
 """Each fake kind's idle, working and blocked screens, classified by the detection engine.
 
-The engine (``herdr_sim.detect``) runs Herdr's own manifests, unmodified, from the shared
+The engine (``herdr_sim.detection``) runs Herdr's own manifests, unmodified, from the shared
 contracts directory, on the detection snapshot and terminal title of the fake's pty.
 pi's manifest has no blocked rule: a blocked pi is reported over the socket, and its
 screen must then merely not look busy (the known-agent idle fallback).
@@ -16,7 +16,7 @@ from herdr_sim.fake_agent import Scenario
 from tests.sim.test_fake_agent import Running, World, world
 from tests.waits import wait_until
 
-detect = pytest.importorskip("herdr_sim.detect.engine")
+detect = pytest.importorskip("herdr_sim.detection.engine")
 
 __all__ = ["world"]
 

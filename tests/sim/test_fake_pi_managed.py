@@ -22,11 +22,12 @@ from typing import Any
 import pytest
 
 from herdr_sim.fake_agent import Scenario, ScenarioError, Step
-from herdr_sim.fake_agent.managed import MAILBOX_ENV
 from orchestrator.managed import env as child_env_names
 from orchestrator.managed.child_state import ChildState, read_state
 from orchestrator.managed.env import child_env
+from orchestrator.managed.extension_install import EXTENSION_SOURCE
 from orchestrator.managed.mailbox import Box, Kind, Mailbox, Message
+from orchestrator.managed.pi_extension.fake_pi import MAILBOX_ENV
 from pytest_herdr.backends import HerdrServer
 from tests.fresh_python import fresh_python
 from tests.orchestrator.support import FAST_AGENTS, client
@@ -111,7 +112,9 @@ def start_child(server: HerdrServer, tmp_path: Path, scenario: Scenario) -> Chil
     tab = herdr.tab_create(workspace_id, str(work), label=LABEL, env=env)
     pane_id = tab.root_pane.pane_id
     path = scenario.dump(tmp_path / "scenario.json")
-    herdr.agent_start(LABEL, "pi", pane_id, args=["--scenario", str(path)], timeout_ms=20_000)
+    # the launch names the managed-child extension, as pi's `-e` does: the fake loads its twin
+    args = ["-e", str(EXTENSION_SOURCE), "--scenario", str(path)]
+    herdr.agent_start(LABEL, "pi", pane_id, args=args, timeout_ms=20_000)
     child = Child(box, run_id, pane_id)
     ready = child.wait_state("the readiness state.json", run_id=run_id)
     assert (ready.label, ready.workspace_id, ready.pane_id) == (LABEL, workspace_id, pane_id)
@@ -129,10 +132,12 @@ def test_the_mailbox_variable_is_the_orchestrators() -> None:
 
 
 def test_an_unmanaged_fake_agent_imports_nothing_of_the_orchestrator() -> None:
-    # the managed side is imported only when PI_HERDSMAN_MAILBOX is set: fakes start fast
+    # the managed side is imported only when an extension names it: fakes start fast (the
+    # client library below the simulator, orchestrator.client, is the simulator's own base)
     code = (
         "import sys\nimport herdr_sim.fake_agent.app\n"
-        "print(sorted(m for m in sys.modules if m.startswith('orchestrator')))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('orchestrator')"
+        " and m != 'orchestrator' and not m.startswith('orchestrator.client')))\n"
     )
     assert fresh_python(code) == ["[]"]
 
@@ -230,7 +235,8 @@ def test_a_broken_environment_leaves_pi_unmanaged(
     )  # fmt: skip
     env[broken] = "Not A Label"
     pane_id = herdr.tab_create(workspace_id, str(work), env=env).root_pane.pane_id
-    herdr.agent_start(LABEL, "pi", pane_id, timeout_ms=20_000)
+    args = ["-e", str(EXTENSION_SOURCE)]
+    herdr.agent_start(LABEL, "pi", pane_id, args=args, timeout_ms=20_000)
     shows(herdr_server, pane_id, "not managed", "PI_HERDSMAN_LABEL is not a valid label")
     assert read_state(box.path) is None  # it never claimed the mailbox
 

@@ -1,4 +1,4 @@
-"""Tests for Herdr key-combo parsing and legacy key encoding (``herdr_sim.keys``).
+"""Tests for Herdr key-combo parsing and legacy key encoding (``herdr_sim.host.keys``).
 
 The expected bytes come from Herdr's tests (reference §3.5), Herdr's legacy encoder
 (``src/input/encode.rs``) and libghostty's legacy key table, which Herdr uses for every
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from herdr_sim.keys import (
+from herdr_sim.host.keys import (
     FunctionKey,
     InvalidKeyError,
     KeyCombo,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typing
 
-from herdr_sim import lifecycle
-from herdr_sim.events import EventHub
 from herdr_sim.methods.events import EVENT_KINDS, LIFECYCLE
+from herdr_sim.services import lifecycle
+from herdr_sim.services.events import EventHub
 
 
 def test_one_builder_per_event_kind_and_every_kind_is_a_protocol_event() -> None:

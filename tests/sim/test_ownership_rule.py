@@ -1,4 +1,5 @@
-"""The one "ours alone" rule every package uses: :func:`herdr_sim.trusted_paths.ownership_problem`.
+"""The one "ours alone" rule every package uses:
+:func:`orchestrator.client.file_trust.ownership.ownership_problem`.
 
 The plugin loader, the agent home, the wire log, the session file and the orchestrator's
 private directories, token file, audit log and extension install each once decided this on
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.trusted_paths import (
+from orchestrator.client.file_trust.ownership import (
     FOREIGN_OWNER,
     IS_LINK,
     NOT_DIRECTORY,

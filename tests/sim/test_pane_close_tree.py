@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator, procfs
+from herdr_sim import Simulator
+from herdr_sim.host import procfs
 from tests.waits import wait_until
 
 PROMPT = {"type": "regex", "value": r"^\$ ?$"}

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from herdr_sim.client import RequestFailed, call
+from herdr_sim.herdr_plugins.registry import PluginError, managed_checkout_path, parse_manifest
 from herdr_sim.methods.plugins import host
-from herdr_sim.plugins import PluginError, managed_checkout_path, parse_manifest
 from herdr_sim.simulator import Simulator
 from tests.waits import wait_until
 

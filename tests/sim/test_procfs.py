@@ -1,4 +1,4 @@
-"""``herdr_sim.procfs`` against real processes, plus a fake /proc for vanishing entries."""
+"""``herdr_sim.host.procfs`` against real processes, plus a fake /proc for vanishing entries."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim import procfs
+from herdr_sim.host import procfs
 from orchestrator.client.poll import Deadline
 from tests.waits import wait_until
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim import procfs
-from herdr_sim.pty import PtyClosedError, PtyProcess
-from herdr_sim.pty_spawn import spawn_on_pty
-from herdr_sim.shell import ShellConfig, pane_command, pane_env
+from herdr_sim.host import procfs
+from herdr_sim.host.pty import PtyClosedError, PtyProcess
+from herdr_sim.host.pty_spawn import spawn_on_pty
+from herdr_sim.host.shell import ShellConfig, pane_command, pane_env
 from orchestrator.client.poll import Deadline
 from tests.waits import SCALE
 from tests.waits import wait_until as poll_until

@@ -24,14 +24,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from herdr_sim import Simulator, request_json
+from herdr_sim import Simulator
 from herdr_sim import server as herdr_server
 from herdr_sim.methods import load_all
-from herdr_sim.protocol.kinds import RUST_WHITESPACE
 from herdr_sim.registry import PROTOCOL_22_METHODS
-from herdr_sim.request_json import RECURSION_LIMIT, rust_float, rust_trim
-from herdr_sim.request_shapes import SHAPES
 from herdr_sim.server import Request, RequestError, parse_request
+from herdr_sim.wire import request_json
+from herdr_sim.wire.request_json import RECURSION_LIMIT, rust_float, rust_trim
+from herdr_sim.wire.request_shapes import SHAPES
+from orchestrator.client.protocol.kinds import RUST_WHITESPACE
 from tests.contract.helpers import raw_exchange
 from tests.contract_check import schema_path
 

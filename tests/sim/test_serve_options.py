@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.cli import TIMER_OPTIONS, _parser, main, serve_config
+from herdr_sim.command import TIMER_OPTIONS, _parser, main, serve_config
 from herdr_sim.config import SimulatorConfig
 
 pytestmark = pytest.mark.herdr_sim_only

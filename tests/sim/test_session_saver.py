@@ -1,5 +1,5 @@
 """Session saves run off the simulator's loop, in order, coalesced, and the last one is
-awaited at stop (herdr_sim/session_saver.py): a save on the loop held every client while
+awaited at stop (herdr_sim/persist/session_saver.py): a save on the loop held every client while
 100 agents started at once. Each test holds the first write back (a gate) to show what the
 loop does meanwhile; on the former code the loop itself was stuck in that write."""
 
@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator, persist
+from herdr_sim import Simulator
 from herdr_sim.client import call
+from herdr_sim.persist import session as persist
 from tests.contract.test_persistence import start
 from tests.waits import SCALE, wait_until
 

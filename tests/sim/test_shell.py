@@ -1,4 +1,4 @@
-"""The pane shell's command line, rcfile and environment (``herdr_sim.shell``)."""
+"""The pane shell's command line, rcfile and environment (``herdr_sim.host.shell``)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from herdr_sim.pty import PtyProcess
-from herdr_sim.shell import (
-    BASHRC_NAME,
-    ShellConfig,
-    pane_command,
-    pane_env,
-    validate_env,
-)
+from herdr_sim.host.pty import PtyProcess
+from herdr_sim.host.shell import BASHRC_NAME, ShellConfig, pane_command, pane_env, validate_env
 
 WAIT = float(os.environ.get("HERDR_TEST_WAIT", "10"))
 

@@ -1,6 +1,6 @@
 """The wire log (``$HERDR_SIM_WIRE_LOG``) is written like a secret (issue 13): created 0600,
 never through a symlink or into a FIFO left at its path, and ``env`` values redacted with the
-helper the failure forensics use (:func:`herdr_sim.redaction.redact`)."""
+helper the failure forensics use (:func:`herdr_sim.persist.redaction.redact`)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 
 from herdr_sim import Simulator
 from herdr_sim.client import request
-from herdr_sim.redaction import REDACTED
-from herdr_sim.wire_log import UnsafeWireLog, WireLog
+from herdr_sim.persist.redaction import REDACTED
+from herdr_sim.persist.wire_log import UnsafeWireLog, WireLog
 from pytest_herdr import forensics
 
 

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from herdr_sim import Simulator, gitrepo
+from herdr_sim import Simulator
 from herdr_sim.client import call
+from herdr_sim.host import gitrepo
 from tests.waits import SCALE
 
 Api = Callable[..., dict[str, Any]]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...protocol import AGENT_STATUSES, CLI_READ_SOURCES
+from orchestrator.client.protocol import AGENT_STATUSES, CLI_READ_SOURCES
+
 from ..errors import UsageError
 from ..options import HELP_WORDS, Pairs, Spec, Value, switch
 from ..output import CliExit, write_err

@@ -10,8 +10,8 @@ error codes, so :func:`_start` reproduces the loop step by step.
 
 from __future__ import annotations
 
-from ...protocol import AGENT_LABELS, parse_agent_label
-from ...protocol.startup import (
+from orchestrator.client.protocol import AGENT_LABELS, parse_agent_label
+from orchestrator.client.protocol.startup import (
     DEFAULT_TIMEOUT_MS,
     START_ID,
     as_u64,
@@ -19,6 +19,7 @@ from ...protocol.startup import (
     request_start,
     wait_until_interactive,
 )
+
 from ..client import Context
 from ..errors import FatalError, ProtocolMismatchReported, ServerNotRunningError, UsageError
 from ..options import (
@@ -218,7 +219,8 @@ def _attach(args: list[str]) -> int:
 
 
 def _start(ctx: Context, args: list[str]) -> int:
-    """Herdr's ``agent start`` loop (:mod:`herdr_sim.protocol.startup`) through ``ctx``."""
+    """Herdr's ``agent start`` loop (:mod:`orchestrator.client.protocol.startup`) through
+    ``ctx``."""
     values = _START.parse(args)
     expected_kind = parse_agent_label(values["kind"])
     if expected_kind is None:

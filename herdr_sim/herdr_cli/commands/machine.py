@@ -1,7 +1,7 @@
 """`herdr machine ...`: the saved SSH machines, as Herdr 0.9.2's ``src/cli/machine.rs``.
 
 ``list``/``add``/``rename``/``remove``/``enable``/``disable`` read and write the catalog
-(:mod:`herdr_sim.herdr_cli.endpoints`) with Herdr's messages and exit codes: usage errors
+(:mod:`herdr_sim.machines.endpoints`) with Herdr's messages and exit codes: usage errors
 exit 2, an unknown profile exits 1 (``machine profile <id> was not found``), a catalog
 that cannot be read escapes as ``Error: ...`` (exit 1). ``status`` and ``reconnect``
 (0.9.2) check machines over SSH.
@@ -18,8 +18,14 @@ from __future__ import annotations
 
 import json
 
+from herdr_sim.machines.endpoints import (
+    CatalogError,
+    EndpointCatalog,
+    SavedMachine,
+    parse_profile_id,
+)
+
 from ..client import Context
-from ..endpoints import CatalogError, EndpointCatalog, SavedMachine, parse_profile_id
 from ..errors import FatalError
 from ..output import rust_custom_error, rust_debug_str, write_err, write_out
 

@@ -151,9 +151,8 @@ def _print(ctx: Context, method: str, params: dict[str, Any]) -> int:
 
 def _registry(ctx: Context) -> Any:
     from herdr_sim._version import HERDR_VERSION
-    from herdr_sim.plugins import Registry
-
-    from ..paths import config_dir
+    from herdr_sim.herdr_plugins.registry import Registry
+    from orchestrator.client.socket_paths import config_dir
 
     return Registry(config_dir(ctx.env), HERDR_VERSION)
 
@@ -190,7 +189,7 @@ def _link(ctx: Context, args: list[str]) -> int:
 
 def _offline_link(ctx: Context, path: str, enabled: bool) -> dict[str, Any]:
     from herdr_sim._version import HERDR_VERSION
-    from herdr_sim.plugins import PluginError, ensure_plugin_user_dirs, load_manifest
+    from herdr_sim.herdr_plugins.registry import PluginError, ensure_plugin_user_dirs, load_manifest
 
     registry = _registry(ctx)
     try:
@@ -234,9 +233,8 @@ def _source_display(plugin: dict[str, Any]) -> str:
 
 
 def _print_list_human(ctx: Context, plugins: list[dict[str, Any]]) -> int:
-    from herdr_sim.plugins import plugin_config_dir
-
-    from ..paths import config_dir
+    from herdr_sim.herdr_plugins.registry import plugin_config_dir
+    from orchestrator.client.socket_paths import config_dir
 
     if not plugins:
         write_out("No plugins installed.\n")
@@ -256,9 +254,8 @@ def _print_list_human(ctx: Context, plugins: list[dict[str, Any]]) -> int:
 
 
 def _config_dir(ctx: Context, args: list[str]) -> int:
-    from herdr_sim.plugins import ensure_plugin_user_dirs, plugin_config_dir
-
-    from ..paths import config_dir
+    from herdr_sim.herdr_plugins.registry import ensure_plugin_user_dirs, plugin_config_dir
+    from orchestrator.client.socket_paths import config_dir
 
     plugin_id = _one_id(args, "usage: herdr plugin config-dir <plugin_id>")
     base = config_dir(ctx.env)

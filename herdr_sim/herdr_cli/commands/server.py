@@ -125,7 +125,8 @@ def run_foreground(ctx: Context) -> int:
     Herdr's ready and "already running" messages."""
     import sys
 
-    from ..install import package_parent
+    from herdr_sim.host.cli_install import package_parent
+
     from .unsupported import unsupported
 
     if ctx.is_remote:

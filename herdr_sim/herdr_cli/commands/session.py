@@ -11,10 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from ..client import Context
-from ..errors import UsageError
-from ..output import dumps, write_err, write_out
-from ..paths import (
+from orchestrator.client.socket_paths import (
     DEFAULT_SESSION_NAME,
     SessionNameError,
     child_path,
@@ -25,6 +22,10 @@ from ..paths import (
     session_socket_str,
     validate_session_name,
 )
+
+from ..client import Context
+from ..errors import UsageError
+from ..output import dumps, write_err, write_out
 from ._common import HELP_WORDS, subcommand, unknown_subcommand
 from .server import StopFailed, is_running_at, stop_sockets
 

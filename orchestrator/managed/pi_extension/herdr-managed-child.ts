@@ -1,3 +1,4 @@
+// fake pi: orchestrator.managed.pi_extension.fake_pi
 /**
  * pytest-herdr's managed-child extension for pi (seed 002): makes a real pi session a managed
  * agent that a controller delegates to through the V4 file mailbox.

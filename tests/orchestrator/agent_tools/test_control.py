@@ -428,7 +428,7 @@ def test_a_message_file_swapped_for_a_link_is_replaced_not_written_through(
 
 def test_task_md_is_not_written_through_a_symlinked_artifact_dir(tmp_path: Path) -> None:
     from orchestrator.agent_tools.envelope import TaskEnvelope
-    from orchestrator.core.safe_fs import UnsafeFile
+    from orchestrator.client.file_trust.private_files import UnsafeFile
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -32,7 +32,7 @@ from orchestrator.agent_tools.remote_files import (
     run_bounded,
 )
 from orchestrator.agent_tools.transcript import read_entries
-from orchestrator.core.safe_fs import UnsafeFile
+from orchestrator.client.file_trust.private_files import UnsafeFile
 from pytest_herdr.machines import Machine, MachineFactory, local_config_dir
 from tests.orchestrator.agent_tools.test_worktree import _git, make_hostile
 from tests.waits import SCALE

@@ -30,8 +30,8 @@ from orchestrator.agent_tools.remote_files import (
     RemoteUnavailable,
 )
 from orchestrator.agent_tools.transcript import NoTranscript, read_transcript
+from orchestrator.client.file_trust.private_files import BoundedRead
 from orchestrator.client.types import AgentInfo
-from orchestrator.core.safe_fs import BoundedRead
 
 ART = "/box/art/t-000000000001"
 

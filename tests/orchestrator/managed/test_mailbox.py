@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from orchestrator.core import safe_fs
+from orchestrator.client.file_trust import private_files as safe_fs
 from orchestrator.managed.mailbox import (
     MARKER,
     NAMESPACE,

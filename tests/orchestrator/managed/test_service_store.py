@@ -57,7 +57,7 @@ def test_a_concurrent_first_use_never_reads_a_half_written_identity(
     used to create the file and then write it, and another read it empty in between
     (internal_failure, a flake under load). The first writer is held here between create
     and write while a second first use runs to the end: both must get one identity."""
-    import orchestrator.core.safe_fs as safe_fs_module  # the identity's writer
+    import orchestrator.client.file_trust.private_files as safe_fs_module  # the identity's writer
 
     real_write_all = safe_fs_module.write_all
     writes: list[int] = []
