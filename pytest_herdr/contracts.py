@@ -387,9 +387,7 @@ class ContractChecker:
             problems.extend(self._schema_errors(part, line, method))
         result = line.get("result")
         if method is not None and isinstance(result, dict):
-            expected = self.bundle.result_type_of.get(method) or _simulator_result_types().get(
-                method
-            )
+            expected = self._expected_type(method)
             if expected is not None and result.get("type") != expected:
                 problems.append(
                     Violation(
@@ -510,7 +508,9 @@ class ContractChecker:
         with self._lock:
             paired = None
             if kind == "response" and isinstance(line, dict):
-                paired = self._pair(str(line.get("id", "")))
+                result = line.get("result")
+                answered = result.get("type") if isinstance(result, dict) else None
+                paired = self._pair(str(line.get("id", "")), answered)
                 if paired is not None and method is None:
                     method = paired[0]
             found = self.check(kind, line, method)
@@ -553,18 +553,34 @@ class ContractChecker:
                 self.violations.extend(evicted[1])  # never answered: counted after all
         return park
 
-    def _take(self, request_id: str) -> tuple[str, list[Violation]] | None:
+    def _expected_type(self, method: str) -> str | None:
+        return self.bundle.result_type_of.get(method) or _simulator_result_types().get(method)
+
+    def _take(
+        self, request_id: str, answered: str | None = None
+    ) -> tuple[str, list[Violation]] | None:
+        """The oldest request waiting under ``request_id``. Ids repeat across connections
+        (Herdr's CLI sends ``agent.start`` and its ``agent.get`` polls under one id, and
+        clients run side by side), and their answers can come in another order: a success
+        whose result type (``answered``) fits one of the waiting methods takes that one."""
         queue = self._pending.get(request_id)
         if not queue:
             return None
-        entry = queue.popleft()
+        index = 0
+        if answered is not None and len(queue) > 1:
+            fitting = (i for i, (m, _) in enumerate(queue) if self._expected_type(m) == answered)
+            index = next(fitting, 0)
+        entry = queue[index]
+        del queue[index]
         if not queue:
             del self._pending[request_id]
         return entry
 
-    def _pair(self, response_id: str) -> tuple[str, list[Violation]] | None:
+    def _pair(
+        self, response_id: str, answered: str | None = None
+    ) -> tuple[str, list[Violation]] | None:
         if response_id in self._pending:
-            return self._take(response_id)
+            return self._take(response_id, answered)
         # Herdr answers an events.subscribe probe under a derived id (`ID:sub:0:probe`).
         prefixes = [rid for rid in self._pending if rid and response_id.startswith(rid + ":")]
         return self._take(max(prefixes, key=len)) if prefixes else None

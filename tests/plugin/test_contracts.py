@@ -176,6 +176,24 @@ def test_a_response_is_paired_with_its_request_by_id(published: ContractChecker)
     assert published.violations == [problem]
 
 
+def test_answers_under_one_id_are_paired_by_their_result_type(
+    published: ContractChecker,
+) -> None:
+    # Herdr's CLI sends agent.start and its agent.get polls under one id; two starts side by
+    # side (two connections) can be answered in another order than they were asked
+    rid = "cli:agent:start"
+    agent = {"pane_id": "w1:p2", "agent_status": "idle"}
+    start = {"id": rid, "method": "agent.start", "params": {"name": "a", "kind": "pi"}}
+    published.observe("request", start)
+    published.observe("request", {"id": rid, "method": "agent.get", "params": {"target": "b"}})
+    info = {"type": "agent_info", "agent": agent}
+    published.observe("response", {"id": rid, "result": info})
+    started = {"type": "agent_started", "agent": agent}
+    published.observe("response", {"id": rid, "result": started})
+    wrong_type = [v for v in published.violations if "answers result type" in v.message]
+    assert wrong_type == [], wrong_type
+
+
 def test_the_wire_log_of_a_server_is_checked(
     short_dir: Path, contract_checked: Path, published: ContractChecker
 ) -> None:
