@@ -36,7 +36,7 @@ def test_the_safety_net_is_its_own_cause(
     seen = released(sim)
     enter(herdr_client, pane, f"sh -c '{REPORT} && echo REPORTED'")  # exits without release
     wait_line(herdr_client, pane, "^REPORTED$")
-    wait_until(lambda: bool(seen), timeout=3, what="the safety net")
+    wait_until(lambda: bool(seen), timeout=10, what="the safety net")  # a detection poll away
     assert seen == [(pane, "acme", "safety-net", "")]
 
 
