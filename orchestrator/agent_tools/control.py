@@ -920,8 +920,8 @@ def _message_outcome(msg: _Message) -> dict[str, Any]:
             question=screen_question(ctx.client, settled.pane_id), started=started,
         )  # fmt: skip
     files = task_files(ctx.config, record.machine)
+    last: LastAssistant | None
     try:
-        last = last_assistant_message(record.session_path, files=files)
         if msg.users_before is not None and record.session_path:
             turn = completion.latest_turn(
                 record, record.session_path, ctx.config.artifact_dir, files=files
@@ -938,6 +938,8 @@ def _message_outcome(msg: _Message) -> dict[str, Any]:
                     started=started,
                 )  # fmt: skip
             last = turn.answer
+        else:
+            last = last_assistant_message(record.session_path, files=files)
     except RemoteUnavailable:
         last = None  # the session cannot be read now
         warnings.append(f"the agent's session on {record.machine} could not be read")
