@@ -295,7 +295,11 @@ class DetectionLoop:
         now = time.monotonic()
         previous = watch.pgid
         agent = self._process_agent(proc, watch, now)
-        back_at_shell = watch.pgid == watch.shell_pid and previous not in (None, watch.shell_pid)
+        # back at the prompt: seen leaving it, or a job that reported ended between two passes
+        back_at_shell = watch.pgid == watch.shell_pid and (
+            previous not in (None, watch.shell_pid)
+            or rt.session.locate(key).pane.agent_rec.exit_job is not None
+        )
         if back_at_shell and self.shell_returned:
             for listener in list(self.shell_returned):
                 listener(rt.session.locate(key))

@@ -40,6 +40,27 @@ def test_the_safety_net_is_its_own_cause(
     assert seen == [(pane, "acme", "safety-net", "")]
 
 
+#: no periodic pass and no debounced check after output: only the test's own passes look
+UNSEEN = {"detection_interval": 3600, "detection_debounce": 3600}
+
+
+@pytest.mark.herdr(**UNSEEN)
+def test_the_safety_net_holds_for_a_job_that_ended_between_two_detection_passes(
+    sim: Simulator, herdr_client: HerdrClient, pane: str
+) -> None:
+    """A silent job that reports and exits before any pass sees it in the foreground."""
+    seen = released(sim)
+    # bash's own `read -t` holds the foreground past the echo's check; then the job forks,
+    # reports and exits without printing (so no output sends a pass while it runs), and
+    # bash's own `echo` says it is over
+    enter(herdr_client, pane, f"read -t 1 _; sh -c '{REPORT}' >/dev/null; echo JOB-ENDED")
+    wait_line(herdr_client, pane, "^JOB-ENDED$")
+    assert seen == []  # no pass ran since the job started
+    testing.check_agent_exit(sim, pane)  # the next pass finds the shell at its prompt
+    assert seen == [(pane, "acme", "safety-net", "")]
+    assert testing.agent_record(sim, pane).authority is None
+
+
 @pytest.mark.herdr(agent_detection=False)
 def test_a_release_request_names_itself_and_a_process_exit_is_one(
     sim: Simulator, herdr_client: HerdrClient, pane: str
