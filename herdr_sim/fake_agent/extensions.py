@@ -22,12 +22,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import stat
 import threading
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
 from typing import Protocol
+
+from orchestrator.client.file_trust.private_files import read_bounded
 
 from .session import _agent_dir
 
@@ -72,18 +73,10 @@ def extension_files(named: Sequence[str], env: Environ) -> list[Path]:
 def twin_module(path: Path) -> str | None:
     """The Python twin an extension file names in its header (None: it names none, or it is
     not a readable regular file)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:  # pi follows a link to an extension; a FIFO or directory is not read
+        head = read_bounded(path, _HEAD_BYTES, follow=True).data.decode("utf-8", "replace")
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        head = os.read(fd, _HEAD_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     match = TWIN_HEADER.search(head)
     return match.group(1) if match else None
 

@@ -8,10 +8,10 @@ modules imported. Because the kernel names a shebang script's process after the 
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from orchestrator.client.file_trust.private_files import write_atomic
 
 from .personas import LAUNCHER_KINDS
 
@@ -42,14 +42,6 @@ def install_fake_agents(directory: Path) -> list[Path]:
     written: list[Path] = []
     for kind in LAUNCHER_KINDS:
         target = directory / kind
-        fd, temp_name = tempfile.mkstemp(prefix=f".{kind}-", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(launcher_text(kind))
-            Path(temp_name).chmod(0o755)
-            Path(temp_name).replace(target)
-        except BaseException:
-            Path(temp_name).unlink(missing_ok=True)
-            raise
+        write_atomic(target, launcher_text(kind), mode=0o755, sync=False, own_link_parent=True)
         written.append(target)
     return written

@@ -23,7 +23,6 @@ descriptor, so nothing can be swapped in between the check and the read.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -35,7 +34,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from herdr_sim.wire.errors import PLUGIN_UNTRUSTED
+from orchestrator.client.file_trust import locks
 from orchestrator.client.file_trust import ownership as trusted_paths
+from orchestrator.client.file_trust.private_files import write_atomic
 
 __all__ = [
     "HOOK_EVENT_NAMES",
@@ -624,16 +625,8 @@ class Registry:
         self.config_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         # the directory the user named (it may be a link to their own directory)
         check_trusted(self.config_dir.stat(), f"config directory {self.config_dir}")
-        fd = os.open(
-            self.config_dir / _LOCK_FILE,
-            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-            0o600,
-        )
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with locks.held(self.config_dir / _LOCK_FILE):
             yield
-        finally:
-            os.close(fd)
 
     def _read(self) -> list[dict[str, Any]]:
         try:
@@ -646,13 +639,7 @@ class Registry:
         return entries
 
     def _write(self, entries: list[dict[str, Any]]) -> None:
-        tmp = self.path.with_suffix(".json.tmp")
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            json.dump(entries, handle, indent=2)
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps(entries, indent=2), own_link_parent=True)
 
     def _reload(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         fresh_entries = []

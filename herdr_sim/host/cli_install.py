@@ -11,10 +11,10 @@ paths the script starts as a tiny ``/bin/sh`` trampoline that is also valid Pyth
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
+
+from orchestrator.client.file_trust.private_files import write_atomic
 
 __all__ = ["install_cli", "package_parent", "script_text"]
 
@@ -72,13 +72,5 @@ def install_cli(directory: Path) -> Path:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         directory.chmod(0o700)
     target = directory / "herdr"
-    fd, temp_name = tempfile.mkstemp(prefix=".herdr-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(script_text())
-        Path(temp_name).chmod(0o755)
-        Path(temp_name).replace(target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+    write_atomic(target, script_text(), mode=0o755, sync=False, own_link_parent=True)
     return target

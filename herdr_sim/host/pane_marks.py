@@ -28,6 +28,7 @@ import signal
 from pathlib import Path
 
 from orchestrator.client.file_trust.ownership import UntrustedPathError, read_own_file
+from orchestrator.client.file_trust.private_files import write_atomic
 from orchestrator.client.poll import Deadline
 
 from . import procfs
@@ -66,14 +67,8 @@ class PaneMarks:
     def register(self) -> None:
         """End what a dead server on this socket left running, then record this server."""
         reclaim(self.registry)
-        data = json.dumps({"token": self.token, "pid": os.getpid()}).encode()
-        temp = self.registry.with_name(f".{self.registry.name}.{os.getpid()}")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        temp.replace(self.registry)
+        data = json.dumps({"token": self.token, "pid": os.getpid()})
+        write_atomic(self.registry, data, sync=False, own_link_parent=True)  # lost with the panes
 
     def unregister(self) -> None:
         """Forget this server (after its panes were ended): nothing is left to reclaim."""

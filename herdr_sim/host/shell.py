@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.client.file_trust.private_files import write_atomic
+
 __all__ = [
     "BASHRC_NAME",
     "DETERMINISTIC_PROMPT",
@@ -118,9 +120,9 @@ class ShellConfig:
 def _write_rcfile(runtime_dir: Path) -> Path:
     """Write the rcfile (0600, atomically) unless an identical one exists.
 
-    The runtime directory is created 0700 if missing.  Writing through a
-    temporary file and ``os.replace`` means a shell starting concurrently never
-    sources a half-written file.
+    The runtime directory is created 0700 if missing.  Replacing it atomically
+    (:func:`~orchestrator.client.file_trust.private_files.write_atomic`) means a
+    shell starting concurrently never sources a half-written file.
     """
     path = runtime_dir / BASHRC_NAME
     content = _BASHRC.encode()
@@ -130,16 +132,7 @@ def _write_rcfile(runtime_dir: Path) -> Path:
                 return path
         except OSError:
             pass
-        runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        tmp = runtime_dir / f".{BASHRC_NAME}.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content)
-            tmp.replace(path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_atomic(path, content, sync=False, own_link_parent=True)  # rewritten if lost
     return path
 
 

@@ -12,11 +12,11 @@ replaced atomically (a symlink at the path is replaced, never followed).
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from orchestrator.client.file_trust.private_files import write_atomic
 
 __all__ = [
     "OPENCODE_TUI_SPEC",
@@ -38,16 +38,9 @@ class ConfigError(OSError):
 
 
 def write_file(path: Path, text: str, mode: int = 0o644) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        Path(temp).chmod(mode)
-        Path(temp).replace(path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` through a temporary file and a rename (its directory must
+    exist; it may be a link of the user's own, as a config directory often is)."""
+    write_atomic(path, text, mode=mode, create_parent=False, own_link_parent=True)
 
 
 def read_json_object(path: Path, description: str, *, loads: Any = json.loads) -> dict[str, Any]:

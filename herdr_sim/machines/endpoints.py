@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.client.file_trust.ownership import open_own_file
+from orchestrator.client.file_trust.private_files import write_atomic
 from orchestrator.client.socket_paths import SessionNameError, config_dir_str, validate_session_name
 
 __all__ = [
@@ -58,7 +59,6 @@ MAX_TARGET_BYTES = 1024
 _PROFILE_FIELDS = ("id", "label", "target", "session", "enabled", "windows_desktop")
 _CATALOG_FIELDS = ("version", "selected_profile", "ssh")
 _SELECTION_FIELDS = ("version", "selected_profile")
-_temp_sequence = 0
 
 
 class CatalogError(Exception):
@@ -398,7 +398,6 @@ def _os_message(err: OSError) -> str:
 
 def _store_private(path: Path, content: bytes, description: str) -> None:
     """Herdr's ``store_private_json``: private temp file, fsync, rename, fsync the directory."""
-    global _temp_sequence  # a per-process counter, as in Herdr
     if len(content) > MAX_CATALOG_BYTES:
         raise CatalogError(f"{description} exceeds the storage limit")
     parent = path.parent
@@ -413,26 +412,7 @@ def _store_private(path: Path, content: bytes, description: str) -> None:
     else:
         if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode):
             raise CatalogError(f"refusing to replace {description} through a non-file path")
-    _temp_sequence += 1
-    temp = parent / f".endpoints-{os.getpid()}-{_temp_sequence}.tmp"
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        write_atomic(path, content, create_parent=False, sync_dir=True, own_link_parent=True)
     except OSError as err:
-        raise CatalogError(f"failed to create {description}: {err}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temp.replace(path)
-    except OSError as err:
-        temp.unlink(missing_ok=True)
         raise CatalogError(f"failed to write {description}: {err}") from None
-    try:
-        dir_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError as err:
-        raise CatalogError(f"failed to persist {description} directory: {err}") from None

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from herdr_sim.herdr_plugins.registry import simulator_state_dir
-from herdr_sim.persist.session import write_atomic
+from herdr_sim.persist.session import write_json
 from herdr_sim.registry import method
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire import errors
@@ -137,7 +137,7 @@ async def dismiss_announcement(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]
     current = latest["version"] == rt.config.version and key not in seen
     if not current or (p["version"], p["id"]) != (latest["version"], latest["id"]):
         raise HerdrError(errors.STALE_ANNOUNCEMENT, _STALE_ANNOUNCEMENT)
-    write_atomic(path, {**store, "seen": sorted({*seen, key})})
+    write_json(path, {**store, "seen": sorted({*seen, key})})
     return {"type": "ok"}
 
 
@@ -160,7 +160,7 @@ async def dismiss_release_notes(rt: Runtime, p: dict[str, Any]) -> dict[str, Any
     ):
         raise HerdrError(errors.STALE_RELEASE_NOTES, _STALE_RELEASE_NOTES)
     if stored["version"] == rt.config.version and stored.get("show_on_startup", True):
-        write_atomic(path, {**stored, "show_on_startup": False})
+        write_json(path, {**stored, "show_on_startup": False})
     return {"type": "ok"}
 
 

@@ -25,6 +25,7 @@ from herdr_sim.registry import method
 from herdr_sim.services import lifecycle
 from herdr_sim.services.runtime import Runtime
 from herdr_sim.wire.errors import EDIT_SCROLLBACK_FAILED, HerdrError
+from orchestrator.client.file_trust.private_files import publish_new
 
 from ..model.session import PaneRef
 from .plugin_panes import _watch_overlay as watch_overlay
@@ -34,16 +35,15 @@ from .specs import PANE_TARGET
 def write_scrollback_file(text: str, temp_dir: Path) -> Path:
     """A new file only we can read, never an existing path (``create_new``, 16 tries)."""
     last: OSError | None = None
+    data = text.encode("utf-8")
     for attempt in range(16):
-        path = temp_dir / f"herdr-scrollback-{os.getpid()}-{time.time_ns()}-{attempt}.txt"
+        name = f"herdr-scrollback-{os.getpid()}-{time.time_ns()}-{attempt}.txt"
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            publish_new(temp_dir, name, data, sync=False)  # whole before the editor opens it
         except FileExistsError as exc:
             last = exc
             continue
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-        return path
+        return temp_dir / name
     raise last or FileExistsError("no free scrollback file name")
 
 

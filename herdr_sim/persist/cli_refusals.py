@@ -8,7 +8,8 @@ reports that did arrive (and pass). So every pane of a simulator gets
 simulator's CLI appends one JSON line per command line it refused there (:func:`record`),
 and :meth:`herdr_sim.Simulator.cli_refusals` reads them back (:func:`read`).
 
-Import-light (the CLI imports it only when it refuses something): ``json``, ``os``, ``time``.
+Import-light (the CLI imports it only when it refuses something): ``json``, ``os``, ``time``
+and the light file-trust rules.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import time
+
+from orchestrator.client.file_trust.ownership import open_own_append
 
 # `typing` costs the CLI milliseconds at start-up; mypy treats this name specially.
 TYPE_CHECKING = False
@@ -51,9 +54,8 @@ def record(env: Mapping[str, str], argv: Sequence[str], code: int, message: str)
         "monotonic": time.monotonic(),
     }
     data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape")
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags, 0o600)
+    try:  # a private log: never through a link, a file of ours only (else not written)
+        fd = open_own_append(path, lambda problem, _info: OSError(problem))
     except OSError:
         return
     try:

@@ -36,8 +36,6 @@ after every change, and an ``fsync`` there cost 4–8 ms per request on a loaded
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -48,6 +46,7 @@ from herdr_sim.model.agents import AgentRecord, SessionRef, is_official, session
 from herdr_sim.model.ids import workspace_public_id
 from herdr_sim.model.layout import Layout, LayoutTree, PaneNode, SplitNode
 from herdr_sim.model.session import Pane, Session, Tab, Workspace, WorktreeSpace
+from orchestrator.client.file_trust import private_files
 from orchestrator.client.file_trust.ownership import (
     UntrustedPathError,
     check_directory,
@@ -229,19 +228,11 @@ def snapshot(
     }
 
 
-def write_atomic(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` as JSON, never leaving a half-written file (a reader
     sees the old file or the new one; no ``fsync``, as in Herdr: see the module docstring)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(prefix=".session-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-        Path(temp).chmod(0o600)
-        Path(temp).replace(path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(data, separators=(",", ":"))
+    private_files.write_atomic(path, text, sync=False, own_link_parent=True)
 
 
 # -- Herdr's file format ------------------------------------------------------------------------

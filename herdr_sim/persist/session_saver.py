@@ -92,7 +92,7 @@ class SessionSaver:
 
     def _write(self, data: dict[str, Any]) -> None:
         try:
-            persist.write_atomic(self._path, data)
+            persist.write_json(self._path, data)
         except OSError:
             log.exception("could not save the session to %s", self._path)
             raise

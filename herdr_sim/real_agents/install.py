@@ -22,7 +22,6 @@ callers wait on a lock instead of installing twice.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import platform
 import shutil
@@ -31,6 +30,8 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from orchestrator.client.file_trust import locks
 
 __all__ = [
     "AGENT_PACKAGES",
@@ -160,12 +161,8 @@ def find_pi(cache: Path | None = None) -> InstalledAgent | None:
 @contextlib.contextmanager
 def _locked(cache: Path) -> Iterator[None]:
     cache.mkdir(parents=True, exist_ok=True)
-    with (cache / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with locks.held(cache / ".lock"):
+        yield
 
 
 def _check_platform(kind: str) -> None:

@@ -593,16 +593,10 @@ def _next_seq(directory: Path) -> int:
         seq = sum(1 for name in names if name.endswith(".seq")) + 1
         while True:
             try:
-                fd = os.open(
-                    f".{seq:03d}.seq",
-                    os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW,
-                    0o600,
-                    dir_fd=messages,
-                )
+                safe_fs.publish_new(messages, f".{seq:03d}.seq", b"", sync=False)  # reserved
             except FileExistsError:
                 seq += 1
                 continue
-            os.close(fd)
             return seq
 
 

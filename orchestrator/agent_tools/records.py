@@ -32,7 +32,6 @@ record a loser is pointed at always exists).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import json
@@ -45,11 +44,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from orchestrator.client.file_trust import locks
 from orchestrator.client.file_trust.private_files import (
     ensure_private_dir,
     publish_new,
     read_bounded,
-    write_all,
+    write_atomic,
 )
 from orchestrator.core.text_rules import is_task_id
 
@@ -304,45 +304,13 @@ def parse_record(raw: bytes) -> TaskRecord:
     return TaskRecord.from_dict(data)
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_temp(directory: Path, data: bytes) -> Path:
-    """A fully written, fsynced 0600 temp file in ``directory`` (hidden: listings skip it).
-
-    A short write (a full disk) raises and removes the temp file, so nothing is replaced."""
-    temp = directory / f".{secrets.token_hex(8)}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
-
-
 def atomic_write_json(path: Path, data: Mapping[str, Any], *, durable_name: bool = True) -> None:
     """Replace ``path`` with ``data``: readers see the old or the new file, never a torn one.
 
     ``durable_name=False`` skips the directory fsync: for replacing a file that exists, where
     a power cut may keep the old complete version (see the module docstring)."""
-    temp = _write_temp(path.parent, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
-    try:
-        temp.replace(path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    if durable_name:
-        _fsync_dir(path.parent)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    write_atomic(path, text, create_parent=False, sync_dir=durable_name)
 
 
 class TaskStore:
@@ -368,13 +336,8 @@ class TaskStore:
 
     @contextlib.contextmanager
     def _locked(self, task_id: str) -> Iterator[None]:
-        lock = self.tasks_dir / f"{task_id}.lock"
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with locks.held(self.tasks_dir / f"{task_id}.lock"):
             yield
-        finally:
-            os.close(fd)  # closing releases the lock
 
     # -- creation -----------------------------------------------------------------------------
 

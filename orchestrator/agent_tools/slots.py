@@ -24,7 +24,6 @@ arriving at once with twenty free slots went in one poll apart, the last ~0.5 s 
 
 from __future__ import annotations
 
-import fcntl
 import itertools
 import json
 import os
@@ -36,6 +35,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from orchestrator.agent_tools.records import ensure_private_dir, now_iso
+from orchestrator.client.file_trust import locks
 
 _counter = itertools.count()
 
@@ -55,14 +55,6 @@ class QueueTimeout(TimeoutError):
             f"no agent slot free after waiting {waited_ms} ms (queueTimeoutMs): "
             f"{running} of {cap} running{queue}; retry later or raise maxConcurrent"
         )
-
-
-def _try_lock(fd: int) -> bool:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
 
 
 def _read_json(fd: int) -> dict[str, Any]:
@@ -159,7 +151,7 @@ class Slots:
         return self.directory / f"slot-{index}"
 
     def _open(self, path: Path) -> int:
-        return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        return locks.open_lock_file(path)
 
     # -- inspection ---------------------------------------------------------------------------
 
@@ -167,7 +159,7 @@ class Slots:
         """``("held"|"detached"|"free", content)`` of one slot, without keeping it."""
         fd = self._open(self._slot_path(index))
         try:
-            if not _try_lock(fd):
+            if not locks.try_lock(fd):
                 return "held", _read_json(fd)
             content = _read_json(fd)
             task_id = content.get("taskId")
@@ -205,11 +197,11 @@ class Slots:
     def _ticket_alive(self, path: Path) -> bool:
         """Whether the ticket's waiter still holds it; a dead waiter's ticket is removed."""
         try:
-            fd = os.open(path, os.O_RDWR)
+            fd = locks.open_lock_file(path, create=False)
         except FileNotFoundError:
             return False
         try:
-            if _try_lock(fd):
+            if locks.try_lock(fd):
                 path.unlink(missing_ok=True)
                 return False
             return True
@@ -239,7 +231,7 @@ class Slots:
     def _take_free(self, task_id: str | None, waited_ms: int) -> Slot | None:
         for index in range(self.cap):
             fd = self._open(self._slot_path(index))
-            if not _try_lock(fd):
+            if not locks.try_lock(fd):
                 os.close(fd)
                 continue
             content = _read_json(fd)
@@ -265,7 +257,7 @@ class Slots:
         # then renamed in): a ticket seen unlocked counts as a dead waiter's and is removed.
         fresh = self.queue_dir / f".{name}"
         fd = self._open(fresh)
-        fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh file: never contended
+        locks.acquire(fd)  # a fresh file: never contended
         fresh.rename(ticket)
         try:
             while True:
@@ -288,7 +280,7 @@ class Slots:
         for index in range(self.cap):
             fd = self._open(self._slot_path(index))
             try:
-                if not _try_lock(fd):
+                if not locks.try_lock(fd):
                     continue
                 if _read_json(fd).get("taskId") == task_id:
                     _write_json(fd, {})

@@ -46,8 +46,6 @@ The order is the seed's, and each step exists for a reason:
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -75,6 +73,7 @@ from orchestrator.agent_tools.records import TaskRecord, ensure_private_dir, now
 from orchestrator.agent_tools.remote_files import RemoteFiles, task_files
 from orchestrator.agent_tools.slots import QueueTimeout, Slot
 from orchestrator.client.errors import ClientError, HerdrError, NotFound, TransportError
+from orchestrator.client.file_trust import locks
 from orchestrator.client.protocol import SETTLED_STATUSES
 from orchestrator.client.types import AgentInfo, AgentStarted
 from orchestrator.client.untrusted_text import has_control
@@ -462,12 +461,8 @@ def _agents_workspace(actx: AgentToolsContext) -> str | None:
 def _placement_lock(state_dir: Path) -> Iterator[None]:
     """An exclusive lock on ``<state_dir>/placement.lock`` (released when the fd closes)."""
     state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(state_dir / "placement.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with locks.held(state_dir / "placement.lock"):
         yield
-    finally:
-        os.close(fd)
 
 
 def handle_spawn(args: Mapping[str, Any], ctx: ToolContext) -> dict[str, Any]:

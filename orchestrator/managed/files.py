@@ -35,14 +35,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchestrator.client.file_trust.private_files import describe_kind
+from orchestrator.client.file_trust.private_files import UnsafeFile, describe_kind, open_regular
 from orchestrator.managed.errors import ManagedAgentError
 from orchestrator.managed.results import ResultArtifact, ResultStore, is_result_ref
 from orchestrator.managed.utf8 import utf8_len
 
 __all__ = ["PreparedFile", "PreparedFiles", "escape_attribute", "prepare_files", "render_message"]
 
-_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 _SEPARATOR = "\n\n"
 
 
@@ -197,14 +196,13 @@ def _read_path(
     if not stat.S_ISREG(before.st_mode):  # refused before any open: a socket, a FIFO, …
         raise _refuse(entry, _kind(before.st_mode), operation, path=str(canonical))
     try:
-        fd = os.open(canonical, _OPEN_FLAGS)
-    except OSError as exc:
-        reason = "file changed during validation" if exc.errno == errno.ELOOP else None
-        raise _refuse(entry, reason or _os_reason(exc), operation, path=str(canonical)) from None
+        fd = open_regular(canonical)
+    except OSError as exc:  # a link or another kind now: swapped since the check above
+        swapped = isinstance(exc, UnsafeFile) or exc.errno == errno.ELOOP
+        reason = "file changed during validation" if swapped else _os_reason(exc)
+        raise _refuse(entry, reason, operation, path=str(canonical)) from None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _refuse(entry, _kind(info.st_mode), operation, path=str(canonical))
         if (info.st_dev, info.st_ino) != (before.st_dev, before.st_ino):
             raise _refuse(entry, "file changed during validation", operation, path=str(canonical))
         size = info.st_size

@@ -37,7 +37,6 @@ Layout: ``<root>/mailboxes-v4/<sha256(workspace\\0label)[:32]>/`` holding ``to-c
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import math
@@ -51,6 +50,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
+from orchestrator.client.file_trust import locks
 from orchestrator.client.file_trust.private_files import (
     UnsafeFile,
     ensure_private_dir,
@@ -346,11 +346,8 @@ class Mailbox:
     def _locked(self, operation: str) -> Iterator[None]:
         self._ensure(operation)
         with self._box_fd(".", operation) as fd:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            locks.acquire(fd)  # on the box's descriptor: released when it is closed
+            yield
 
     # -- reading ---------------------------------------------------------------------
 

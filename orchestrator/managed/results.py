@@ -37,8 +37,6 @@ bounded).
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import json
 import math
@@ -50,13 +48,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from orchestrator.client.file_trust import locks
 from orchestrator.client.file_trust.private_files import (
     UnsafeFile,
     ensure_private_dir,
     open_dir,
     publish_new,
     read_bounded,
-    write_all,
     write_atomic,
 )
 from orchestrator.managed.errors import ManagedAgentError
@@ -282,11 +280,8 @@ class ResultStore:
                 f"unsafe result store root: {exc.strerror or exc}", operation, self.root
             ) from None
         with self._dir("", operation, create=False) as fd:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            locks.acquire(fd)  # on the root's descriptor: released when it is closed
+            yield
 
     def _read_small(self, path: Path, limit: int, operation: str) -> bytes | None:
         """The bytes of ``path`` (None when missing); a link, non-regular or oversized file
@@ -540,29 +535,16 @@ class ResultStore:
                 operation=operation,
             )
         with self._locked(operation), self._dir("delivered", operation, create=True) as fd:
-            try:
-                out = os.open(
-                    request_id,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    0o600,
-                    dir_fd=fd,
-                )
+            try:  # fsynced, the name too: a delivery is never repeated after a power cut
+                publish_new(fd, request_id, f"{self._clock()}\n".encode())
             except FileExistsError:
-                return False
+                return False  # something is there already (a planted link is never followed)
             except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    return False  # something is there already (never followed)
                 raise self._fail(
                     f"delivery mark could not be written: {exc.strerror or exc}",
                     operation,
                     self.root / "delivered" / request_id,
                 ) from None
-            try:
-                write_all(out, f"{self._clock()}\n".encode())
-                os.fsync(out)
-            finally:
-                os.close(out)
-            os.fsync(fd)
             return True
 
     def is_delivered(self, request_id: str) -> bool:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import json
 import math
 import os
@@ -36,6 +35,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from orchestrator.client.file_trust import locks
 from orchestrator.client.file_trust.private_files import (
     UnsafeFile,
     ensure_private_dir,
@@ -232,18 +232,10 @@ class _ReentrantFlock:
             raise LockBusy(str(self.path))
         try:
             if self._depth == 0:
-                fd = os.open(
-                    self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-                )
+                fd = locks.open_lock_file(self.path)
                 try:
-                    while True:
-                        try:
-                            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                            break
-                        except BlockingIOError:
-                            if deadline.expired():
-                                raise LockBusy(str(self.path)) from None
-                            time.sleep(0.01)
+                    if not locks.acquire(fd, deadline.remaining()):
+                        raise LockBusy(str(self.path))
                 except BaseException:
                     os.close(fd)
                     raise
@@ -255,8 +247,7 @@ class _ReentrantFlock:
                 self._depth -= 1
                 if self._depth == 0 and self._fd is not None:
                     fd, self._fd = self._fd, None
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-                    os.close(fd)
+                    os.close(fd)  # releases the lock
         finally:
             self._thread.release()
 

@@ -30,19 +30,23 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import fcntl
 import hashlib
 import json
 import os
 import re
-import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.client.file_trust import locks
 from orchestrator.client.file_trust.ownership import open_own_append
-from orchestrator.client.file_trust.private_files import UnsafeFile, ensure_private_dir, write_all
+from orchestrator.client.file_trust.private_files import (
+    UnsafeFile,
+    ensure_private_dir,
+    open_regular,
+    write_all,
+)
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool
@@ -162,14 +166,8 @@ def _rotate(path: Path) -> None:
 
 @contextlib.contextmanager
 def _locked(state_dir: Path) -> Iterator[None]:
-    fd = os.open(
-        state_dir / _LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
-    )
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with locks.held(state_dir / _LOCK_FILE):
         yield
-    finally:
-        os.close(fd)
 
 
 def audit_path(state_dir: Path) -> Path:
@@ -204,17 +202,9 @@ def append(state_dir: Path, line: Mapping[str, Any], max_bytes: int) -> None:
 def _open_read(path: Path) -> int | None:
     """``path`` opened for reading, never through a link, a regular file only (None: absent)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        return open_regular(path)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise UnsafeFile(f"{path}: is a symbolic link; refusing to follow it") from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UnsafeFile(f"{path}: not a regular file")
-    return fd
 
 
 def size_of(path: Path) -> int:

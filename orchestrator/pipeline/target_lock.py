@@ -26,17 +26,13 @@ while another process waits on it would let a third take a fresh file and type a
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
-import os
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.client.file_trust import locks
 from orchestrator.client.file_trust.private_files import ensure_private_dir
-from orchestrator.client.poll import Deadline
 
 if TYPE_CHECKING:
     from orchestrator.core.tool import Tool
@@ -71,27 +67,9 @@ def target_lock(state_dir: Path, key: str, timeout_s: float) -> Iterator[None]:
     """Hold ``key``'s lock for the block; :class:`TargetBusy` after ``timeout_s`` of waiting."""
     path = lock_path(state_dir, key)
     ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    try:
-        deadline = Deadline(timeout_s)
-        pause = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                    raise
-            left = deadline.left()
-            if left <= 0:
-                raise TargetBusy(
-                    f"the target is busy (another call typed into it for {timeout_s:g} s)"
-                )
-            time.sleep(min(pause, left))
-            pause = min(pause * 2, 0.05)
+    busy = f"the target is busy (another call typed into it for {timeout_s:g} s)"
+    with locks.held(path, timeout=timeout_s, busy=lambda: TargetBusy(busy)):
         yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 __all__ = [

@@ -23,13 +23,13 @@ WAIT = 10 * SCALE
 
 
 class Gate:
-    """``persist.write_atomic`` recording each session written, the first one held back
+    """``persist.write_json`` recording each session written, the first one held back
     until :meth:`open` (the file is written when released)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.released = threading.Event()
         self.writes: list[dict[str, Any]] = []
-        real = persist.write_atomic
+        real = persist.write_json
 
         def held(path: Path, data: dict[str, Any]) -> None:
             self.writes.append(data)
@@ -37,7 +37,7 @@ class Gate:
                 assert self.released.wait(WAIT), "the gate was never opened"
             real(path, data)
 
-        monkeypatch.setattr(persist, "write_atomic", held)
+        monkeypatch.setattr(persist, "write_json", held)
 
     def open(self) -> None:
         self.released.set()

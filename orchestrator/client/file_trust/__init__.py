@@ -6,5 +6,6 @@ file of ours only (no-follow opens checked on the descriptor, a private append l
 import-light because the simulator's ``herdr`` CLI loads it on every command.
 :mod:`.private_files` builds on it for files another party can tamper with: bounded reads,
 link-checked directories, create-once publish and atomic replace, private directories.
+:mod:`.locks` takes cross-process locks (``flock`` on a private lock file).
 The simulator, its CLI and the orchestrator all use these; none keeps its own copy.
 """

@@ -183,7 +183,7 @@ def read_own_file(path: Path, what: str) -> bytes | None:
         os.close(fd)
 
 
-def open_own_append(path: Path, refuse: Callable[[str, os.stat_result], Exception]) -> int:
+def open_own_append(path: Path | str, refuse: Callable[[str, os.stat_result], Exception]) -> int:
     """A descriptor appending to ``path``, created 0600 when missing: a private log.
 
     Never through a symlink at the last component (``O_NOFOLLOW``: the ``OSError`` of the

@@ -58,6 +58,7 @@ __all__ = [
     "ensure_private_dir",
     "is_regular_file",
     "open_dir",
+    "open_regular",
     "publish_new",
     "read_bounded",
     "write_all",
@@ -118,31 +119,43 @@ class BoundedRead:
         return self.offset + len(self.data) < self.size
 
 
+def open_regular(path: Path | str, *, follow: bool = False) -> int:
+    """A read-only descriptor of the regular file ``path``, checked on the descriptor.
+
+    Never blocking on a FIFO (``O_NONBLOCK``); a link at the last component is refused
+    (:class:`UnsafeFile`, ``ELOOP``) unless ``follow`` (a path a user named on purpose, as
+    pi follows an extension path). ``FileNotFoundError`` when it is missing, and
+    :class:`UnsafeFile` (``EINVAL``) when it is not a regular file.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS & ~os.O_NOFOLLOW if follow else _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _refuse_link(path) from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise UnsafeFile(
+            errno.EINVAL, f"{path} is {describe_kind(mode)}, not a regular file", str(path)
+        )
+    return fd
+
+
 def read_bounded(
-    path: Path | str, limit: int, *, offset: int = 0, tail: bool = False
+    path: Path | str, limit: int, *, offset: int = 0, tail: bool = False, follow: bool = False
 ) -> BoundedRead:
     """Read at most ``limit`` bytes of the regular file ``path`` from ``offset`` (with
-    ``tail``: its last ``limit`` bytes; ``offset`` then says where they start).
+    ``tail``: its last ``limit`` bytes; ``offset`` then says where they start). A link at the
+    last component is refused unless ``follow`` (see :func:`open_regular`).
 
     Raises ``FileNotFoundError`` when it is missing and :class:`UnsafeFile` when ``path`` is
     a symbolic link, a FIFO, a directory or anything else that is not a regular file. An
     ``offset`` past the end reads nothing (``size`` says where the end is).
     """
+    fd = open_regular(path, follow=follow)
     try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise _refuse_link(path) from None
-        raise
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFile(
-                errno.EINVAL,
-                f"{path} is {describe_kind(info.st_mode)}, not a regular file",
-                str(path),
-            )
-        size = info.st_size
+        size = os.fstat(fd).st_size
         start = max(0, size - limit) if tail else max(0, min(offset, size))
         want = max(0, min(limit, size - start))
         chunks: list[bytes] = []
@@ -206,15 +219,18 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
         os.close(fd)
 
 
-def _write_temp(dir_fd: int, name: str, data: bytes, mode: int) -> str:
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> str:
     """A new hidden temp file beside ``name`` in ``dir_fd`` holding ``data``, written whole
-    and fsynced (removed again when that fails): the first half of every complete write."""
+    and fsynced unless not ``sync`` (removed again when that fails): the first half of every
+    complete write."""
     temp = f".{name}.{secrets.token_hex(6)}.tmp"
     fd = os.open(temp, _NEW_FILE_FLAGS, mode, dir_fd=dir_fd)
     try:
         try:
+            os.fchmod(fd, mode)  # exactly ``mode``, whatever the umask (0755 for a launcher)
             write_all(fd, data)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
     except BaseException:
@@ -225,47 +241,89 @@ def _write_temp(dir_fd: int, name: str, data: bytes, mode: int) -> str:
 
 
 def write_atomic(
-    path: Path | str, data: bytes | str, *, mode: int = 0o600, create_parent: bool = True
+    path: Path | str,
+    data: bytes | str,
+    *,
+    mode: int = 0o600,
+    create_parent: bool = True,
+    sync: bool = True,
+    sync_dir: bool = False,
+    own_link_parent: bool = False,
 ) -> Path:
-    """Replace ``path`` with ``data`` atomically: a complete, fsynced temp file renamed over it
-    inside the link-checked parent directory (created if missing, unless ``create_parent``
-    is false: then a missing parent raises ``FileNotFoundError``). A reader (the agent) never
-    sees half a file; a link at ``path`` is replaced, never written through."""
+    """Replace ``path`` with ``data`` atomically: a complete temp file renamed over it inside
+    the link-checked parent directory (created 0700 if missing, unless ``create_parent`` is
+    false: then a missing parent raises ``FileNotFoundError``). A reader (the agent) never
+    sees half a file; a link at ``path`` is replaced, never written through.
+
+    Durability is the caller's choice: the temp file is fsynced before the rename unless not
+    ``sync`` (a power cut may then lose the newest version, never leave half of one), and
+    with ``sync_dir`` the directory is fsynced after it (the new name survives a power cut).
+
+    The parent directory must not be a link, unless ``own_link_parent``: a directory the user
+    named (a config directory linked to their dotfiles) may be a link of theirs or root's,
+    which is then resolved first; another user's link is :class:`UnsafeFile`.
+    """
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    if own_link_parent:
+        target = _through_own_link(target.parent) / target.name
     with open_dir(target.parent, create=create_parent) as dir_fd:
-        temp = _write_temp(dir_fd, target.name, payload, mode)
+        temp = _write_temp(dir_fd, target.name, payload, mode, sync=sync)
         try:
             os.replace(temp, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=dir_fd)
             raise
+        if sync_dir:
+            os.fsync(dir_fd)
     return target
 
 
-def publish_new(directory: int | Path, name: str, data: bytes, *, mode: int = 0o600) -> None:
+def _through_own_link(directory: Path) -> Path:
+    """``directory``, resolved when it is a link of this user's or root's (as it is when it
+    is not a link, or missing); another user's link is refused."""
+    try:
+        info = os.lstat(directory)
+    except FileNotFoundError:
+        return directory
+    if not stat.S_ISLNK(info.st_mode):
+        return directory
+    if not followable_link(info):
+        raise UnsafeFile(
+            errno.EPERM,
+            f"{directory} is a symbolic link owned by uid {info.st_uid}: not followed",
+            str(directory),
+        )
+    return Path(os.path.realpath(directory))
+
+
+def publish_new(
+    directory: int | Path, name: str, data: bytes, *, mode: int = 0o600, sync: bool = True
+) -> None:
     """Create ``name`` in ``directory`` (a descriptor, or a path of ours: opened as it is)
     holding ``data``, complete or absent.
 
-    ``data`` goes to a fsynced private temp file that is then *linked* to ``name``: the link
-    fails (``FileExistsError``) when anything is at ``name`` already, a planted symlink
-    included (it is never followed), so a first writer wins and a crash or a concurrent
-    reader never meets half a file. The directory is fsynced once the name is there; the
-    temp name is always removed.
+    ``data`` goes to a private temp file that is then *linked* to ``name``: the link fails
+    (``FileExistsError``) when anything is at ``name`` already, a planted symlink included
+    (it is never followed), so a first writer wins and a crash or a concurrent reader never
+    meets half a file. The temp file is fsynced before the link and the directory once the
+    name is there, unless not ``sync`` (a name nobody needs after a power cut: a reservation,
+    a file for an editor); the temp name is always removed.
     """
     if not isinstance(directory, int):
         fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            publish_new(fd, name, data, mode=mode)
+            publish_new(fd, name, data, mode=mode, sync=sync)
         finally:
             os.close(fd)
         return
     dir_fd = directory
-    temp = _write_temp(dir_fd, name, data, mode)
+    temp = _write_temp(dir_fd, name, data, mode, sync=sync)
     try:
         os.link(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-        os.fsync(dir_fd)
+        if sync:
+            os.fsync(dir_fd)
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temp, dir_fd=dir_fd)
