@@ -38,12 +38,11 @@ def test_a_held_lock_excludes_another_holder_until_released(tmp_path: Path) -> N
         with locks.held(path):
             assert not locks.try_lock(other)  # another open file description: excluded
             assert not locks.acquire(other, timeout=0.05)
-            with pytest.raises(TimeoutError, match="held"):
-                with locks.held(path, timeout=0.01):
-                    pass
-            with pytest.raises(KeyError):
-                with locks.held(path, timeout=0.01, busy=lambda: KeyError("busy")):
-                    pass
+            with pytest.raises(TimeoutError, match="held"), locks.held(path, timeout=0.01):
+                pass
+            busy = KeyError("busy")
+            with pytest.raises(KeyError), locks.held(path, timeout=0.01, busy=lambda: busy):
+                pass
         assert locks.try_lock(other)  # closing the holder's descriptor released it
     finally:
         os.close(other)
