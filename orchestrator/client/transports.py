@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from orchestrator.client import cli_map
+from orchestrator.client import cli_map, socket_paths
 from orchestrator.client import wire as _wire
 from orchestrator.client.child_env import child_env
 from orchestrator.client.cli_map import Operation, Params
@@ -109,16 +109,14 @@ def operation_deadline(op: Operation, params: Params, timeout: float) -> float:
 
 
 def default_socket_path(env: Mapping[str, str]) -> Path:
-    """Herdr's own socket resolution: ``HERDR_SOCKET_PATH``, ``HERDR_SESSION``, default."""
-    explicit = env.get("HERDR_SOCKET_PATH", "")
-    if explicit:
-        return Path(explicit)
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")) / ".config")
-    config = Path(base).expanduser() / "herdr"
-    session = env.get("HERDR_SESSION", "")
-    if session and session != "default":
-        return config / "sessions" / session / "herdr.sock"
-    return config / "herdr.sock"
+    """Herdr's own socket resolution for ``env``: ``HERDR_SOCKET_PATH``, ``HERDR_SESSION``,
+    the default session, under Herdr's directory (``~/.config/herdr``). The rules are
+    :mod:`orchestrator.client.socket_paths`' (the simulator's CLI resolves by the same ones,
+    under its own directory); an invalid ``HERDR_SESSION`` is
+    :class:`~orchestrator.client.socket_paths.SessionNameError`, as Herdr refuses it."""
+    herdr_env = {k: v for k, v in env.items() if k != socket_paths.CONFIG_DIR_ENV}
+    herdr_env[socket_paths.HERDR_PATHS_ENV] = "1"
+    return socket_paths.resolve_socket(None, herdr_env).path
 
 
 def not_running_message(path: Path | str) -> str:

@@ -141,3 +141,21 @@ def test_empty_xdg_config_home_and_missing_home_behave_like_pathlib(
     monkeypatch.setenv("HOME", "/home//someone/")
     assert config_dir({}) == Path.home() / ".config" / "herdr-sim"
     assert config_dir_str({"HOME": ""}) == "/home/someone/.config/herdr-sim"
+
+
+def test_a_client_of_real_herdr_resolves_by_the_same_rules_under_herdrs_directory() -> None:
+    """One rule set: the typed client's default socket is the simulator CLI's resolution with
+    Herdr's directory, whatever simulator-only variable is set."""
+    from orchestrator.client.transports import default_socket_path
+
+    home = {"HOME": "/h", "HERDR_SIM_CONFIG_DIR": "/sim-only"}
+    assert default_socket_path(home) == Path("/h/.config/herdr/herdr.sock")
+    assert default_socket_path({**home, "XDG_CONFIG_HOME": "/x", "HERDR_SESSION": "work"}) == (
+        Path("/x/herdr/sessions/work/herdr.sock")
+    )
+    assert default_socket_path({**home, "HERDR_SESSION": "default"}) == (
+        Path("/h/.config/herdr/herdr.sock")
+    )
+    assert default_socket_path({**home, "HERDR_SOCKET_PATH": "/run//a.sock"}) == Path("/run/a.sock")
+    with pytest.raises(SessionNameError):
+        default_socket_path({**home, "HERDR_SESSION": "a/b"})
