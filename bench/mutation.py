@@ -91,9 +91,15 @@ MODULES = (
         "orchestrator/client/file_trust/private_files.py",
         (
             "tests/orchestrator/test_safe_fs.py",
+            "tests/orchestrator/test_file_trust_writes.py",
             "tests/orchestrator/agent_tools/test_task_files_reads.py",
             "tests/orchestrator/agent_tools/test_remote_files.py",
         ),
+    ),
+    Module(
+        "lock-files",
+        "orchestrator/client/file_trust/locks.py",
+        ("tests/orchestrator/test_file_trust_writes.py", "tests/orchestrator/test_target_lock.py"),
     ),
     Module(
         "request-limits",
