@@ -11,9 +11,12 @@
   snapshot tree the diff falls back to the commit.
 * **The diff includes untracked files** (new files are most of an agent's work): the working
   directory is staged into a TEMPORARY index (a copy of the real one, so unchanged files are
-  not re-hashed) and diffed against the base. Files matched by ``.gitignore`` are left out,
-  as git would. Binary files show as "Binary files … differ". The patch is cut at
-  ``max_bytes`` on a line boundary and ``truncated`` says so; ``bytes`` is the full size.
+  not re-hashed), written as a tree and diffed against the base. Snapshots and diffs of one
+  working tree asked for at the same time share that tree when it was taken after each of
+  them asked (:mod:`.tree_runs`): a fleet spawned in one repository takes two, not twenty.
+  Files matched by ``.gitignore`` are left out, as git would. Binary files show as "Binary
+  files … differ". The patch is cut at ``max_bytes`` on a line boundary and ``truncated``
+  says so; ``bytes`` is the full size.
 * **Removing a worktree** refuses a dirty one unless ``force``. The branch ``dsh/<taskId>``
   is deleted only if it still points at the base commit (the agent committed nothing), so
   committed work is never lost by a cleanup; a branch with commits is kept and reported.
@@ -29,8 +32,9 @@ textconv drivers, a pager. Every git call (:func:`_git_argv`) passes, on the com
 where it outranks every config file, ``core.fsmonitor=false``, ``core.hooksPath=/dev/null``,
 ``core.pager=cat`` and, for each filter driver any config defines (listed with ``git config``,
 which runs nothing, once per operation right before its first command that may touch file
-content: a snapshot's ``add`` and ``write-tree``, a diff's ``add`` and ``diff`` share one
-lookup, a few milliseconds apart; ``rev-parse``, which never reads content, skips it), empty
+content: a tree's ``add`` and ``write-tree`` share one lookup, a few milliseconds apart;
+``rev-parse``, which never reads content, and a diff of two trees, which reads no working
+file, skip it), empty
 ``clean``/``smudge``/``process`` commands and ``required=false``
 (a driver whose name holds ``=`` cannot be overridden with ``-c``: git is then not run at all,
 ``GIT_UNSAFE_CONFIG``);
@@ -56,6 +60,7 @@ from typing import Any
 from orchestrator.client.child_env import child_env
 
 from .remote_files import LocalFiles, RemoteFiles, RemoteUnavailable
+from .tree_runs import TreeRuns
 
 __all__ = [
     "BRANCH_PREFIX",
@@ -81,6 +86,8 @@ GIT_TIMEOUT = 60.0
 #: bytes of a patch read back from another machine (a local diff is read whole)
 REMOTE_PATCH_LIMIT = 64 * 1024 * 1024
 _TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+#: this process's shared working-tree snapshots (a run is three git commands at most)
+_TREES = TreeRuns(wait_s=3 * GIT_TIMEOUT + 10)
 
 
 class WorktreeError(Exception):
@@ -417,7 +424,16 @@ def _stage_all(
 
 
 def _working_tree(place: _Place, files: RemoteFiles | None = None) -> str:
-    """The tree object of the working directory right now (tracked + untracked)."""
+    """The tree object of the working directory right now (tracked + untracked); here,
+    shared with concurrent askers of the same working tree (:mod:`.tree_runs`), on another
+    machine taken for this caller alone."""
+    if _remote(files) is not None:
+        return _take_tree(place, files)
+    return _TREES.tree((str(place.top), place.index), lambda: _take_tree(place, None))
+
+
+def _take_tree(place: _Place, files: RemoteFiles | None) -> str:
+    """One run: the index copied, the filter drivers looked up, ``add -A``, ``write-tree``."""
     top = place.top
     index, scratch = _temporary_index(place, files)
     try:
@@ -435,7 +451,8 @@ def snapshot(cwd: str | Path, *, tree: bool = True, files: RemoteFiles | None = 
 
     Four git processes with ``tree`` (one ``rev-parse``, the filter lookup, ``add`` and
     ``write-tree``), one without: the filter drivers are looked up once for the whole
-    snapshot, not before each command."""
+    snapshot, not before each command. Snapshots of one working tree asked for at the same
+    time share the last three (:mod:`.tree_runs`)."""
     place = _locate(cwd, files, head=True)
     assert place.head is not None
     return Baseline(
@@ -536,29 +553,47 @@ def diff(
     place = _locate(cwd, files, head=False)
     top = place.top
     remote = _remote(files)
+    limit = ["--", *paths] if paths else []
+    if remote is None:
+        return _local_diff(place, against, limit, max_bytes)
     index, scratch = _temporary_index(place, files)
     env = {"GIT_INDEX_FILE": index}
     try:
         drivers = _filter_drivers(top, files)
         _stage_all(top, index, drivers, files)
-        limit = ["--", *paths] if paths else []
-        # ONE diff gives the file list and the patch: ``--raw -z`` records, a NUL, the patch
-        # (two processes before, each with its own filter lookup)
+        # on another machine: its own temporary index, then ONE diff gives the file list and
+        # the patch (``--raw -z`` records, a NUL, the patch)
         asked = ("diff", "--cached", "--raw", "-z", "-p", *_DIFF_FLAGS, against, *limit)
         argv = _git_argv(top, *asked, files=files, drivers=drivers)
-        if remote is not None:
-            ran = remote.run(
-                argv, env={**_GIT_FIXED_ENV, **env}, limit=max(REMOTE_PATCH_LIMIT, max_bytes + 1)
-            )
-            # cut at the limit: the program was stopped, what was read is the patch's head
-            code = 0 if ran.truncated else ran.returncode
-            done = subprocess.CompletedProcess(argv, code, ran.stdout, ran.stderr)
-        else:
-            done = subprocess.run(
-                argv, capture_output=True, env=_git_env(env), timeout=GIT_TIMEOUT, check=False
-            )
+        ran = remote.run(
+            argv, env={**_GIT_FIXED_ENV, **env}, limit=max(REMOTE_PATCH_LIMIT, max_bytes + 1)
+        )
+        # cut at the limit: the program was stopped, what was read is the patch's head
+        code = 0 if ran.truncated else ran.returncode
+        done = subprocess.CompletedProcess(argv, code, ran.stdout, ran.stderr)
     finally:
         _remove_scratch(scratch, files)
+    return _diff_result(done, against, max_bytes)
+
+
+def _local_diff(place: _Place, against: str, limit: list[str], max_bytes: int) -> Diff:
+    """The diff here: the working tree's tree object now (shared with concurrent snapshots and
+    diffs of the same working tree) against ``against``, two trees in ONE ``diff --raw -z -p``
+    (file list and patch). Two trees only: no working-tree file is read, so no filter can
+    run and the diff needs no driver lookup."""
+    now = _working_tree(place)
+    asked = ("diff", "--raw", "-z", "-p", *_DIFF_FLAGS, against, now, *limit)
+    argv = _git_argv(place.top, *asked, drivers=())
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, env=_git_env(), timeout=GIT_TIMEOUT, check=False
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise WorktreeError("GIT_FAILED", f"git diff timed out after {GIT_TIMEOUT:g}s") from exc
+    return _diff_result(done, against, max_bytes)
+
+
+def _diff_result(done: subprocess.CompletedProcess[bytes], against: str, max_bytes: int) -> Diff:
     if done.returncode != 0:
         reason = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
         raise WorktreeError("GIT_FAILED", f"git diff failed: {reason}")

@@ -241,3 +241,28 @@ def test_a_later_waiter_never_takes_the_slot_an_earlier_one_waits_for(tmp_path: 
     later = slots.acquire("later", timeout_ms=1000)  # the earlier waiter left: its turn now
     later.release()
     held.release()
+
+
+def test_with_nobody_queued_a_free_slot_is_taken_without_a_ticket(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty spawns at once each made, scanned and removed a queue ticket (~70 ms apiece on
+    2 cores) although a slot was free for every one: a caller that finds the queue empty now
+    takes a free slot at once. With a waiter queued it still queues behind it (the test
+    above)."""
+    slots = Slots(tmp_path / "slots", 3, poll_s=30)
+    opened: list[Path] = []
+    real_open = Slots._open
+
+    def spy(self: Slots, path: Path) -> int:
+        opened.append(path)
+        return real_open(self, path)
+
+    monkeypatch.setattr(Slots, "_open", spy)
+    taken = [slots.acquire(f"task-{i}", timeout_ms=0) for i in range(3)]
+    assert sorted(slot.index for slot in taken) == [0, 1, 2]
+    assert not [path for path in opened if path.parent == slots.queue_dir]
+    with pytest.raises(QueueTimeout):  # full: the queued path, bounded as before
+        slots.acquire("fourth", timeout_ms=0)
+    for slot in taken:
+        slot.release()

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from orchestrator.agent_tools import worktree as wt
+from tests.waits import wait_until
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -327,23 +330,126 @@ def _started(log: Path) -> list[str]:
     return started
 
 
-def test_a_snapshot_and_a_diff_start_four_git_processes_each(
+def test_a_snapshot_starts_four_git_processes_and_a_diff_five(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Twenty parallel spawns and their harvests started ~300 git processes: a snapshot ran
     seven (three ``rev-parse``, a filter lookup before ``add`` and before ``write-tree``), a
     diff eight (two ``rev-parse``, three lookups, two diffs). Now one ``rev-parse`` answers
-    every location question, the filter drivers are looked up once per operation, and one
-    ``diff --raw -p`` gives the file list and the patch."""
+    every location question, the filter drivers are looked up once per tree, and a diff is
+    the working tree's tree (shared with concurrent askers, see below) against the base in
+    one ``diff --raw -p`` of two trees."""
     (repo / "a.txt").write_text("user edit\n")
     log = _count_git(tmp_path, monkeypatch)
     base = wt.snapshot(repo)
     assert _started(log) == ["rev-parse", "config", "add", "write-tree"]
     (repo / "c.txt").write_text("agent work\n")
     assert wt.diff(repo, base).files == (("A", "c.txt"),)
-    assert _started(log) == ["rev-parse", "config", "add", "diff"]
+    assert _started(log) == ["rev-parse", "config", "add", "write-tree", "diff"]
     wt.snapshot(repo, tree=False)
     assert _started(log) == ["rev-parse"]
+
+
+def test_concurrent_snapshots_of_one_working_tree_share_a_run(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twelve snapshots asked while one runs: the eleven who asked during it share the next
+    run, so two ``add`` runs in all, and every caller gets the tree a snapshot alone takes."""
+    (repo / "a.txt").write_text("user edit\n")
+    alone = wt.snapshot(repo).tree
+    real = wt._take_tree
+    entered, others_joined = threading.Event(), threading.Event()
+
+    def held(place: Any, files: Any) -> str:
+        tree = real(place, files)
+        if not entered.is_set():
+            entered.set()
+            assert others_joined.wait(10)
+        return tree
+
+    monkeypatch.setattr(wt, "_take_tree", held)
+    log = _count_git(tmp_path, monkeypatch)
+    trees: list[str | None] = []
+
+    def ask() -> None:
+        trees.append(wt.snapshot(repo).tree)
+
+    threads = [threading.Thread(target=ask) for _ in range(12)]
+    threads[0].start()
+    assert entered.wait(10)
+    for thread in threads[1:]:
+        thread.start()
+    pending = wt._TREES._pending
+    wait_until(
+        lambda: sum(run.callers for run in pending.values()) == 11,
+        timeout=10,
+        what="the eleven later snapshots joining one run",
+    )
+    others_joined.set()
+    for thread in threads:
+        thread.join(60)
+    assert trees == [alone] * 12
+    started = _started(log)
+    assert started.count("rev-parse") == 12  # HEAD is each caller's own question
+    assert started.count("add") == started.count("write-tree") == 2
+
+
+def test_a_snapshot_asked_during_a_run_gets_a_later_run_that_sees_its_changes(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run in progress is never handed to a caller that asked after it started: the change
+    made before the second request is in the second caller's tree, not in the first's."""
+    real = wt._take_tree
+    entered, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def held(place: Any, files: Any) -> str:
+        tree = real(place, files)  # the first run's tree is taken before late.txt exists
+        calls.append(1)
+        if len(calls) == 1:
+            entered.set()
+            assert release.wait(10)
+        return tree
+
+    monkeypatch.setattr(wt, "_take_tree", held)
+    first: list[str | None] = []
+    runner = threading.Thread(target=lambda: first.append(wt.snapshot(repo).tree))
+    runner.start()
+    assert entered.wait(10)
+    assert not wt._TREES._pending  # the run started: nobody can join it any more
+    (repo / "late.txt").write_text("written after the first run began\n")
+    second: list[str | None] = []
+    asker = threading.Thread(target=lambda: second.append(wt.snapshot(repo).tree))
+    asker.start()
+    # the second caller asked while the first run was still going: it waits in a new run
+    wait_until(lambda: bool(wt._TREES._pending), timeout=5, what="the second request")
+    assert len(calls) == 1
+    release.set()
+    runner.join(30)
+    asker.join(30)
+    assert len(calls) == 2  # the second caller waited for a run of its own
+    listed = _git(repo, "ls-tree", "--name-only", str(second[0]))
+    assert "late.txt" in listed.split()
+    assert first[0] != second[0]
+
+
+def test_concurrent_diffs_match_a_diff_taken_alone(repo: Path) -> None:
+    base = wt.snapshot(repo)
+    (repo / "c.txt").write_text("agent work\n")
+    alone = wt.diff(repo, base)
+    results: list[wt.Diff] = []
+    barrier = threading.Barrier(6)
+
+    def ask() -> None:
+        barrier.wait(10)
+        results.append(wt.diff(repo, base))
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert [(d.files, d.patch) for d in results] == [(alone.files, alone.patch)] * 6
 
 
 def test_errors_of_the_one_rev_parse_are_those_of_the_separate_questions(
