@@ -4,6 +4,7 @@ for the rule that no module writes its own)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -124,3 +125,59 @@ def test_open_regular_follows_a_link_only_when_asked(tmp_path: Path) -> None:
     assert safe_fs.read_bounded(tmp_path / "link.ts", 4, follow=True).data == b"// t"
     with pytest.raises(safe_fs.UnsafeFile, match="directory"):
         safe_fs.open_regular(tmp_path, follow=True)
+
+
+def test_a_refused_lock_file_says_why_in_errno_and_names_the_path(tmp_path: Path) -> None:
+    (tmp_path / "linked.lock").symlink_to(tmp_path / "elsewhere")
+    os.mkfifo(tmp_path / "fifo.lock")
+    for name, code in (("linked.lock", errno.ELOOP), ("fifo.lock", errno.EINVAL)):
+        with pytest.raises(safe_fs.UnsafeFile) as refused:
+            locks.open_lock_file(tmp_path / name)
+        assert (refused.value.errno, refused.value.filename) == (code, str(tmp_path / name))
+
+
+def test_an_existing_lock_file_opens_without_create_as_it_is(tmp_path: Path) -> None:
+    path = tmp_path / "ticket"
+    path.write_text("taken by task-1")
+    fd = locks.open_lock_file(path, create=False)
+    try:
+        assert locks.try_lock(fd)
+    finally:
+        os.close(fd)
+    assert path.read_text() == "taken by task-1"  # neither truncated nor replaced
+
+
+def test_a_bounded_acquire_waits_for_a_release_within_its_bound(tmp_path: Path) -> None:
+    path = tmp_path / "x.lock"
+    holder = locks.open_lock_file(path)
+    assert locks.acquire(holder)
+    timer = threading.Timer(0.1, os.close, args=(holder,))
+    timer.start()
+    waiter = locks.open_lock_file(path)
+    try:
+        assert locks.acquire(waiter, timeout=0.5)  # held at first, released 0.1 s in
+    finally:
+        os.close(waiter)
+        timer.join()
+
+
+def test_a_bounded_acquire_backs_off_from_2_ms_doubling_to_50_ms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "x.lock"
+    holder = locks.open_lock_file(path)
+    assert locks.acquire(holder)
+    pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(round(seconds, 3))
+        if len(pauses) == 7:
+            os.close(holder)  # released during the seventh pause
+
+    monkeypatch.setattr(locks.time, "sleep", sleep)
+    waiter = locks.open_lock_file(path)
+    try:
+        assert locks.acquire(waiter, timeout=60)
+    finally:
+        os.close(waiter)
+    assert pauses == [0.002, 0.004, 0.008, 0.016, 0.032, 0.05, 0.05]

@@ -51,7 +51,9 @@ def open_lock_file(path: Path | str, *, create: bool = True) -> int:
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise UnsafeFile(
-            errno.EINVAL, f"lock file {path} is {describe_kind(mode)}, not a regular file"
+            errno.EINVAL,
+            f"lock file {path} is {describe_kind(mode)}, not a regular file",
+            str(path),
         )
     return fd
 
