@@ -8,6 +8,7 @@ import errno
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -174,7 +175,7 @@ def test_a_bounded_acquire_backs_off_from_2_ms_doubling_to_50_ms(
         if len(pauses) == 7:
             os.close(holder)  # released during the seventh pause
 
-    monkeypatch.setattr(locks.time, "sleep", sleep)
+    monkeypatch.setattr(time, "sleep", sleep)  # the module sleeps through time.sleep
     waiter = locks.open_lock_file(path)
     try:
         assert locks.acquire(waiter, timeout=60)
