@@ -298,7 +298,7 @@ class DetectionLoop:
         # back at the prompt: seen leaving it, or a job that reported ended between two passes
         back_at_shell = watch.pgid == watch.shell_pid and (
             previous not in (None, watch.shell_pid)
-            or rt.session.locate(key).pane.agent_rec.exit_job is not None
+            or rt.session.panes[key].agent_rec.exit_job is not None  # a dict lookup: hot path
         )
         if back_at_shell and self.shell_returned:
             for listener in list(self.shell_returned):
