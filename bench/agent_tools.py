@@ -59,7 +59,10 @@ def run(args: argparse.Namespace) -> list[Result]:
     tools: list[float] = []
     directs: list[float] = []
     spawn, direct = benchkit.spawn_on, benchkit.spawn_direct
-    with benchkit.work_dir() as directory, benchkit.simulator(directory, **settings) as sim:
+    with (
+        benchkit.work_dir() as directory,
+        benchkit.fleet_simulator(directory, args.in_process, **settings) as sim,
+    ):
         repo = benchkit.git_repo(directory / "repo")
         env = benchkit.agent_tools_env(directory, sim, FLEET)
         ctx = ToolContext.from_env(env)  # one per server process, as `serve` keeps it

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -21,10 +22,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import asdict, dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from herdr_sim import Simulator
 from herdr_sim.client import call
@@ -133,13 +135,84 @@ def simulator(directory: Path, **settings: Any) -> Iterator[Simulator]:
     sim.check()
 
 
-def api(sim: Simulator, method: str, **params: Any) -> dict[str, Any]:
+class SimulatorLike(Protocol):
+    """What a benchmark's client side needs of a simulator: its socket and its ``herdr``."""
+
+    @property
+    def socket_path(self) -> Path: ...
+
+    @property
+    def cli_path(self) -> Path: ...
+
+
+@dataclass(frozen=True)
+class SimulatorProcess:
+    """A simulator served by a child process of its own (:func:`simulator_process`)."""
+
+    socket_path: Path
+    cli_path: Path
+    pid: int
+
+
+def _serve(directory: Path, settings: dict[str, Any], conn: Connection) -> None:
+    """The child of :func:`simulator_process`: serve until the parent says stop."""
+    with simulator(directory, **settings) as sim:
+        conn.send((sim.socket_path, sim.cli_path))
+        conn.recv()
+    conn.send("stopped")  # after the stop and ``check()``: nothing was left behind
+
+
+@contextmanager
+def simulator_process(directory: Path, **settings: Any) -> Iterator[SimulatorProcess]:
+    """:func:`simulator`, served by a fresh interpreter of its own (``spawn``, not ``fork``).
+
+    Herdr is a process of its own beside its clients; a simulator on a thread of the
+    benchmark's process shares one GIL with the client side it is measured against, so a
+    client that runs Python (the tool layer) slows the server down too, and a client that
+    does not (the direct calls) does not. The rows comparing the two serve from here.
+    """
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_serve, args=(directory, settings, child), daemon=True)
+    process.start()
+    child.close()
+    try:
+        if not parent.poll(60):
+            raise RuntimeError("the simulator process did not start within 60 s")
+        socket_path, cli_path = parent.recv()
+    except BaseException:
+        process.kill()
+        process.join(10)
+        raise
+    try:
+        yield SimulatorProcess(socket_path, cli_path, process.pid or 0)
+    finally:
+        parent.send("stop")
+        stopped = parent.poll(60) and parent.recv() == "stopped"
+        process.join(30)
+        if process.is_alive():
+            process.kill()
+            process.join(10)
+        if not stopped:
+            raise RuntimeError(f"the simulator process failed at stop (exit {process.exitcode})")
+
+
+def fleet_simulator(
+    directory: Path, in_process: bool, **settings: Any
+) -> AbstractContextManager[SimulatorLike]:
+    """The simulator of a tool-layer-against-direct row: its own process unless ``in_process``."""
+    if in_process:
+        return simulator(directory, **settings)
+    return simulator_process(directory, **settings)
+
+
+def api(sim: SimulatorLike, method: str, **params: Any) -> dict[str, Any]:
     """One request over the simulator's socket; the result, or ``RequestFailed``."""
     return call(sim.socket_path, method, params)
 
 
 def wait_output(
-    sim: Simulator, pane_id: str, regex: str, source: str = "visible", timeout: float = 10.0
+    sim: SimulatorLike, pane_id: str, regex: str, source: str = "visible", timeout: float = 10.0
 ) -> None:
     """Block (server side) until a line of the pane's ``source`` matches ``regex``."""
     api(
@@ -152,7 +225,7 @@ def wait_output(
     )
 
 
-def wait_prompt(sim: Simulator, pane_id: str, timeout: float = 10.0) -> None:
+def wait_prompt(sim: SimulatorLike, pane_id: str, timeout: float = 10.0) -> None:
     """Block (server side) until the pane's screen shows the shell prompt."""
     wait_output(sim, pane_id, PROMPT_REGEX, timeout=timeout)
 
@@ -227,7 +300,7 @@ def git_repo(path: Path) -> Path:
     return path
 
 
-def agent_tools_env(directory: Path, sim: Simulator, max_concurrent: int) -> dict[str, str]:
+def agent_tools_env(directory: Path, sim: SimulatorLike, max_concurrent: int) -> dict[str, str]:
     """The ``HERDR_ORCHESTRATOR_*`` environment of the agent tools under ``directory``."""
     return clean_env(
         HOME=str(directory / "home"),
@@ -240,7 +313,7 @@ def agent_tools_env(directory: Path, sim: Simulator, max_concurrent: int) -> dic
     )
 
 
-def agent_tools_context(sim: Simulator, env: dict[str, str]) -> AgentToolsContext:
+def agent_tools_context(sim: SimulatorLike, env: dict[str, str]) -> AgentToolsContext:
     """A fresh agent-tools context with its own socket client (what one MCP call builds)."""
     client = HerdrClient.build("socket", socket_path=sim.socket_path, herdr=sim.cli_path, env=env)
     return AgentToolsContext.create(env, client=client)
@@ -255,12 +328,14 @@ def spawn_on(context: ToolContext, repo: Path, name: str) -> dict[str, Any]:
     return result
 
 
-def spawn_via_tool(sim: Simulator, env: dict[str, str], repo: Path, name: str) -> dict[str, Any]:
+def spawn_via_tool(
+    sim: SimulatorLike, env: dict[str, str], repo: Path, name: str
+) -> dict[str, Any]:
     """One ``herdr_spawn_agent`` (through ``run_tool``, a fresh context as one MCP call has)."""
     return spawn_on(agent_tools_context(sim, env), repo, name)
 
 
-def spawn_direct(sim: Simulator, workspace: str, repo: Path, name: str) -> None:
+def spawn_direct(sim: SimulatorLike, workspace: str, repo: Path, name: str) -> None:
     """The Herdr calls under one spawn, straight over the socket.
 
     ``tab.create`` -> ``agent.start``, ``agent.get`` every 100 ms until ``interactive_ready``
@@ -326,13 +401,13 @@ def run_batch(jobs: Sequence[Callable[[], object]], join_timeout: float = 120.0)
     return wall
 
 
-def agents_workspace(sim: Simulator) -> str:
+def agents_workspace(sim: SimulatorLike) -> str:
     """The id of the workspace ``herdr_spawn_agent`` puts its tabs in."""
     workspaces = api(sim, "workspace.list")["workspaces"]
     return str(next(w["workspace_id"] for w in workspaces if w.get("label") == WORKSPACE_LABEL))
 
 
-def close_agent_tabs(sim: Simulator, workspace: str) -> None:
+def close_agent_tabs(sim: SimulatorLike, workspace: str) -> None:
     """Close every tab of ``workspace`` but its first (and with them the agents)."""
     tabs = api(sim, "tab.list", workspace_id=workspace)["tabs"]
     for tab in tabs[1:]:
@@ -403,6 +478,12 @@ def main(run: Callable[[argparse.Namespace], list[Result]], doc: str | None) -> 
     )
     parser.add_argument(
         "--profile", action="store_true", help="also print where the time goes (when supported)"
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="serve the simulator on a thread of the benchmark's own process, sharing its GIL"
+        " (agent_tools, spawn_fanout, event_fanout; their rows before 2026-12-06)",
     )
     args = parser.parse_args()
     return report(run(args), args.json)

@@ -14,8 +14,11 @@ Delivery latency, per event and subscriber, is the time the subscriber read the 
 minus its cause: for output, the moment the marker was sent to the pane (so it includes
 bash and the pty, a millisecond); for lifecycle events, the moment the server published
 it (a listener on the simulator's event hub). One selector thread reads every subscriber
-socket. The same rounds run first with one subscriber (the baseline), then with fifty, on
-the same simulator. Target (issue 17): p99 <= 20 ms with fifty, and no subscriber dropped:
+socket, in a process of its own (``--in-process``: a thread of the simulator's process, as
+before 2026-12-06), and only timestamps what it receives; the lines are decoded after the
+rounds, so the benchmark's own JSON decoding does not delay its later reads. The same
+rounds run first with one subscriber (the baseline), then with fifty, on the same
+simulator. Target (issue 17): p99 <= 20 ms with fifty, and no subscriber dropped:
 each one still connected at the end and holding every marker and lifecycle event sent.
 """
 
@@ -23,12 +26,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import selectors
 import socket
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 import benchkit
@@ -55,9 +63,11 @@ class Phase:
         default_factory=lambda: defaultdict(dict)
     )
     closed: set[int] = field(default_factory=set)  # subscribers whose stream ended
+    #: lines each subscriber has received so far (one per event), counted while reading
+    lines: dict[int, int] = field(default_factory=lambda: defaultdict(int))
 
 
-def subscribe(sim: Simulator, panes: list[str]) -> socket.socket:
+def subscribe(socket_path: Path, panes: list[str]) -> socket.socket:
     """One subscriber connection, its acknowledgement read; the socket is non-blocking."""
     subscriptions: list[dict[str, Any]] = [{"type": kind} for kind in LIFECYCLE]
     subscriptions += [
@@ -71,7 +81,7 @@ def subscribe(sim: Simulator, panes: list[str]) -> socket.socket:
     ]
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10)
-    sock.connect(str(sim.socket_path))
+    sock.connect(str(socket_path))
     request = {
         "id": "sub",
         "method": "events.subscribe",
@@ -104,32 +114,118 @@ def event_key(line: bytes) -> tuple[str, str] | None:
 
 
 def read_all(socks: list[socket.socket], phase: Phase, stop: threading.Event) -> None:
-    """Read every subscriber's events until ``stop`` (one thread, one selector)."""
+    """Read every subscriber's events until ``stop`` (one thread, one selector).
+
+    While the rounds run the reader only receives and timestamps what arrives; the lines
+    are decoded after ``stop``: fifty JSON decodes per event in the reading loop made the
+    later sockets' reads (and so their timestamps) wait for the benchmark's own decoding.
+    """
     selector = selectors.DefaultSelector()
-    buffers = dict.fromkeys(range(len(socks)), b"")
+    chunks: list[tuple[int, float, bytes]] = []
     for index, sock in enumerate(socks):
         selector.register(sock, selectors.EVENT_READ, index)
     while not stop.is_set() and len(phase.closed) < len(socks):
         for key, _ in selector.select(timeout=0.05):
             now = time.perf_counter()
-            index = key.data
             try:
                 chunk = key.fileobj.recv(1 << 16)  # type: ignore[union-attr]
             except BlockingIOError:
                 continue
             if not chunk:
-                phase.closed.add(index)
+                phase.closed.add(key.data)
                 selector.unregister(key.fileobj)
                 continue
-            *lines, buffers[index] = (buffers[index] + chunk).split(b"\n")
-            for line in lines:
-                found = event_key(line)
-                if found is not None:
-                    phase.received[index].setdefault(found, now)
+            chunks.append((key.data, now, chunk))
+            phase.lines[key.data] += chunk.count(b"\n")
     selector.close()
+    buffers = dict.fromkeys(range(len(socks)), b"")
+    for index, now, chunk in chunks:
+        *lines, buffers[index] = (buffers[index] + chunk).split(b"\n")
+        for line in lines:
+            found = event_key(line)
+            if found is not None:
+                phase.received[index].setdefault(found, now)
 
 
-def run_phase(sim: Simulator, panes: list[str], subscribers: int, rounds: int) -> Phase:
+def _subscribe_and_read(
+    socket_path: Path, panes: list[str], subscribers: int, conn: Connection
+) -> None:
+    """The subscriber process: subscribe, say so, read until told to stop, send what it read."""
+    socks = [subscribe(socket_path, panes) for _ in range(subscribers)]
+    phase = Phase()
+    stop = threading.Event()
+    reader = threading.Thread(target=read_all, args=(socks, phase, stop), daemon=True)
+    reader.start()
+    conn.send("subscribed")
+    expected = conn.recv()  # the rounds are over: this many events were sent
+    wait_for_all(phase, subscribers, expected)
+    stop.set()
+    reader.join(timeout=5)
+    for sock in socks:
+        sock.close()
+    conn.send((dict(phase.received), phase.closed))
+
+
+def wait_for_all(phase: Phase, subscribers: int, expected: int) -> None:
+    """Until every subscriber read ``expected`` events, for at most 2 s (the last arrive)."""
+    deadline = time.perf_counter() + 2.0
+    while time.perf_counter() < deadline and not all(
+        phase.lines[i] >= expected for i in range(subscribers)
+    ):
+        time.sleep(0.05)
+
+
+@contextmanager
+def subscribers_of(
+    sim: Simulator, panes: list[str], subscribers: int, phase: Phase, in_process: bool
+) -> Iterator[None]:
+    """``subscribers`` streams reading into ``phase`` while the block runs.
+
+    They are read in a process of their own (a fresh interpreter) unless ``in_process``:
+    Herdr's subscribers are other programs, and fifty streams' JSON decoded on a thread of
+    the simulator's process would share its GIL and delay the deliveries being measured.
+    Both processes read ``time.perf_counter`` (``CLOCK_MONOTONIC``, one clock per machine).
+    """
+    if in_process:
+        socks = [subscribe(sim.socket_path, panes) for _ in range(subscribers)]
+        stop = threading.Event()
+        reader = threading.Thread(target=read_all, args=(socks, phase, stop), daemon=True)
+        reader.start()
+        try:
+            yield
+            wait_for_all(phase, subscribers, len(phase.sent))
+        finally:
+            stop.set()
+            reader.join(timeout=5)
+            for sock in socks:
+                sock.close()
+        return
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    args = (sim.socket_path, panes, subscribers, child)
+    process = context.Process(target=_subscribe_and_read, args=args, daemon=True)
+    process.start()
+    child.close()
+    try:
+        if not parent.poll(60) or parent.recv() != "subscribed":
+            raise RuntimeError("the subscriber process did not subscribe within 60 s")
+        yield
+        parent.send(len(phase.sent))
+        if not parent.poll(30):
+            raise RuntimeError("the subscriber process did not report what it read")
+        received, closed = parent.recv()
+        phase.received.update(received)
+        phase.closed.update(closed)
+    finally:
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join(10)
+
+
+def run_phase(
+    sim: Simulator, panes: list[str], subscribers: int, rounds: int, in_process: bool
+) -> Phase:
     """Subscribe ``subscribers`` times, run ``rounds`` rounds, collect what each one read."""
     phase = Phase()
 
@@ -140,35 +236,23 @@ def run_phase(sim: Simulator, panes: list[str], subscribers: int, rounds: int) -
         elif kind == "pane_closed":
             phase.sent.setdefault(("pane_closed", data["pane_id"]), time.perf_counter())
 
-    socks = [subscribe(sim, panes) for _ in range(subscribers)]
-    stop = threading.Event()
-    reader = threading.Thread(target=read_all, args=(socks, phase, stop), daemon=True)
-    reader.start()
     sim.run_in_loop(lambda rt: rt.hub.add_listener(published))
     try:
-        for n in range(rounds):
-            began = time.perf_counter()
-            for pane in panes:
-                marker = f"M{n}"
-                phase.sent[(f"M:{pane}", marker)] = time.perf_counter()
-                benchkit.api(sim, "pane.send_text", pane_id=pane, text=marker + "\n")
-            split = benchkit.api(sim, "pane.split", target_pane_id=panes[0], direction="down")
-            benchkit.api(sim, "pane.close", pane_id=split["pane"]["pane_id"])
-            time.sleep(max(0.0, began + REARM_AFTER - time.perf_counter()))
-            for pane in panes:
-                benchkit.api(sim, "pane.send_text", pane_id=pane, text="-\n")
-            time.sleep(max(0.0, began + PERIOD - time.perf_counter()))
-        deadline = time.perf_counter() + 2.0  # let the last events arrive
-        while time.perf_counter() < deadline and not all(
-            len(phase.received[i]) >= len(phase.sent) for i in range(subscribers)
-        ):
-            time.sleep(0.05)
+        with subscribers_of(sim, panes, subscribers, phase, in_process):
+            for n in range(rounds):
+                began = time.perf_counter()
+                for pane in panes:
+                    marker = f"M{n}"
+                    phase.sent[(f"M:{pane}", marker)] = time.perf_counter()
+                    benchkit.api(sim, "pane.send_text", pane_id=pane, text=marker + "\n")
+                split = benchkit.api(sim, "pane.split", target_pane_id=panes[0], direction="down")
+                benchkit.api(sim, "pane.close", pane_id=split["pane"]["pane_id"])
+                time.sleep(max(0.0, began + REARM_AFTER - time.perf_counter()))
+                for pane in panes:
+                    benchkit.api(sim, "pane.send_text", pane_id=pane, text="-\n")
+                time.sleep(max(0.0, began + PERIOD - time.perf_counter()))
     finally:
         sim.run_in_loop(lambda rt: rt.hub.remove_listener(published))
-        stop.set()
-        reader.join(timeout=5)
-        for sock in socks:
-            sock.close()
     return phase
 
 
@@ -213,8 +297,8 @@ def run(args: argparse.Namespace) -> list[Result]:
         for pane in panes:  # the printer runs: its first line clears the screen
             benchkit.api(sim, "pane.send_text", pane_id=pane, text="-\n")
             benchkit.wait_output(sim, pane, r"^-$")
-        one = run_phase(sim, panes, 1, rounds)
-        many = run_phase(sim, panes, SUBSCRIBERS, rounds)
+        one = run_phase(sim, panes, 1, rounds, args.in_process)
+        many = run_phase(sim, panes, SUBSCRIBERS, rounds, args.in_process)
     one_values, one_missing, _ = latencies(one, 1)
     values, missing, short = latencies(many, SUBSCRIBERS)
     p99, base_p99 = percentile(values, 99), percentile(one_values, 99)

@@ -33,8 +33,6 @@ from functools import partial
 import benchkit
 from benchkit import AGENT_SETTLE, AGENT_SUBMIT_DELAY, Result, median, ms
 
-from herdr_sim import Simulator
-
 FLEET = 100
 TARGET = 1.3
 #: seconds without a state change after a prompt before Herdr calls it stalled (5 s)
@@ -44,7 +42,7 @@ JOIN_TIMEOUT = 120.0
 
 
 @contextmanager
-def ping_monitor(sim: Simulator) -> Iterator[list[float]]:
+def ping_monitor(sim: benchkit.SimulatorLike) -> Iterator[list[float]]:
     """Ping round trips (s), one every 50 ms, while the block runs."""
     pings: list[float] = []
     stop = threading.Event()
@@ -74,7 +72,10 @@ def run(args: argparse.Namespace) -> list[Result]:
     settings["agent_prompt_stall_timeout"] = STALL_TIMEOUT
     failures: list[str] = []
     slowest: dict[str, list[float]] = {"direct": [], "tools": []}
-    with benchkit.work_dir() as directory, benchkit.simulator(directory, **settings) as sim:
+    with (
+        benchkit.work_dir() as directory,
+        benchkit.fleet_simulator(directory, args.in_process, **settings) as sim,
+    ):
         repo = benchkit.git_repo(directory / "repo")
         env = benchkit.agent_tools_env(directory, sim, FLEET)
         benchkit.spawn_via_tool(sim, env, repo, "warm-up")  # creates the agents' workspace

@@ -152,6 +152,8 @@ async def stream_subscription(
         while not hangup.done():
             delivered = False
             for subscription in active:
+                if type(subscription) is OutputSubscription and subscription.settled():
+                    continue
                 event = await subscription.poll()
                 if event is not None:
                     delivered = True
@@ -173,10 +175,16 @@ POLL_INTERVAL = 0.1
 
 
 def _wake_signals(rt: Runtime, active: list[Active]) -> list[Signal]:
-    """What can make a poll find something: a hub event, a state change, pane output (of
-    the panes the round's polls found: a pane appearing under a watched id is a state
-    change, which wakes the stream to poll, and so to find, it)."""
-    signals = [rt.hub.published, rt.state_changed]
+    """What can make a poll find something, and nothing else (every wake is a round of
+    polls for each stream): a hub event, for a lifecycle subscription; any state change,
+    for an agent status; a change of what a pane id names or of a pane's size or viewport
+    (``rt.views_changed``), for output and scroll subscriptions (a pane appearing under a
+    watched id wakes the stream to poll, and so to find, it); pane output, of the panes
+    the round's polls found."""
+    statuses = any(isinstance(subscription, StatusSubscription) for subscription in active)
+    signals = [rt.state_changed if statuses else rt.views_changed]
+    if any(isinstance(subscription, LifecycleSubscription) for subscription in active):
+        signals.append(rt.hub.published)
     for subscription in active:
         if not isinstance(subscription, OutputSubscription | ScrollSubscription):
             continue

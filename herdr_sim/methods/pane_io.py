@@ -195,9 +195,19 @@ def first_matching_line(text: str, matcher: Matcher) -> str | None:
 MATCH_GRACE_S = 0.5
 
 
+#: Texts up to this many characters are matched on the loop: matching is linear in the
+#: text (RE2), so this is microseconds, while the hop to a matching thread and back costs
+#: a thread wake-up and two GIL hand-offs, each of which can wait out the interpreter's
+#: 5 ms switch interval; a pane's visible screen (93 x 39) is about 3,600 characters.
+INLINE_MATCH_CHARS = 8192
+
+
 async def find_matching_line(text: str, matcher: Matcher, bound: float | None = None) -> str | None:
-    """:func:`first_matching_line` in a matching thread, so other clients are served
-    meanwhile; :class:`TimeoutError` when it takes longer than ``bound`` seconds."""
+    """:func:`first_matching_line`: on the loop for a short text (:data:`INLINE_MATCH_CHARS`),
+    else in a matching thread so other clients are served meanwhile; :class:`TimeoutError`
+    when a threaded match takes longer than ``bound`` seconds."""
+    if len(text) <= INLINE_MATCH_CHARS:
+        return first_matching_line(text, matcher)
     return await asyncio.wait_for(run_matching(first_matching_line, text, matcher), bound)
 
 

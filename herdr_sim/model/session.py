@@ -243,6 +243,23 @@ class Session:
                 return self.locate(key)
         return None
 
+    def naming(self) -> tuple[object, ...]:
+        """What :meth:`find_pane` reads: aliases, workspaces in order with their ids and
+        pane numbers, each tab's panes. Two equal namings resolve every pane id to the same
+        pane, under the same canonical id, in the same tab (a cheap "can an id name another
+        pane now" for the subscriptions that look a pane up on every poll)."""
+        return (
+            tuple(self.aliases.items()),
+            tuple(
+                (
+                    ws.public_id,
+                    tuple(ws.pane_numbers.items()),
+                    tuple(tuple(tab.layout.panes()) for tab in ws.tabs),
+                )
+                for ws in self.workspaces
+            ),
+        )
+
     def find_exact_pane(self, text: str) -> PaneRef | None:
         """Only the exact current canonical id (``agent.start`` and agent targets)."""
         ref = self.find_pane(text)

@@ -137,6 +137,12 @@ class Terminal:
         most = len(screen.history)
         return ScrollMetrics(min(self._offset_from_bottom, most), most, screen.lines)
 
+    def offset_from_bottom(self) -> int:
+        """``scroll_metrics().offset_from_bottom`` without building the metrics (every
+        output subscription's poll compares it)."""
+        screen = self._screen
+        return 0 if screen.alternate else min(self._offset_from_bottom, len(screen.history))
+
     def set_scroll_offset(self, offset_from_bottom: int) -> ScrollMetrics:
         """Move the viewport ``offset_from_bottom`` rows up from the bottom, clamped to the
         history (``pane.scroll``); returns the metrics after the move."""

@@ -1001,3 +1001,21 @@ def test_layout_state_machine() -> None:
         LayoutMachine,
         settings=settings(max_examples=150, stateful_step_count=40, deadline=None),
     )
+
+
+@pytest.mark.parametrize("zoomed", [False, True])
+@pytest.mark.parametrize("area", [DEFAULT_AREA, AREA_100, Rect(3, 2, 61, 17)])
+def test_every_panes_size_at_once_is_each_panes_size(area: Rect, zoomed: bool) -> None:
+    """A tab's resize sizes every pty from one tiling (``content_sizes``); each size must
+    be the one ``content_size`` gives that pane alone, zoomed focus included."""
+    layout = sample_layout()
+    layout.split(4, 5, "down", 0.7)
+    layout.split(1, 6, "right")
+    if zoomed:
+        layout.set_zoom("on", 2)
+    sizes = layout.content_sizes(area)
+    assert list(sizes) == layout.panes(), "every pane once, in tree order"
+    for pane in layout.panes():
+        assert sizes[pane] == layout.content_size(pane, area), f"pane {pane} in {area}"
+    if zoomed:
+        assert sizes[2] != layout.content_size(3, area), "the zoomed pane gets the whole area"
