@@ -17,9 +17,13 @@ tasks' ``cwd``, the agent tools configured through ``HERDR_ORCHESTRATOR_*`` vari
   last result, against the wall time of the same twenty tasks' underlying Herdr calls made
   directly over the socket, in parallel, without the tool layer: ``tab.create`` →
   ``agent.start``, then ``agent.get`` every 100 ms until ``interactive_ready`` (the loop
-  Herdr's CLI runs around the method, and the client with it) → ``agent.prompt`` with
-  ``wait`` until the turn settles. The two batches alternate round by round; every agent's
-  tab is closed between batches (not timed), so each batch starts from the same fleet.
+  Herdr's CLI runs around the method, and the client with it), ``agent.get`` every 50 ms
+  until pi's session report (what a client must wait for before it prompts pi; before
+  2026-12-06 the direct side did not) → ``agent.prompt`` with ``wait`` until the turn
+  settles. The simulator runs in a process of its own (``--in-process``: on a thread of
+  the benchmark's, sharing its GIL with the tool layer, as before 2026-12-06). The two
+  batches alternate round by round; every agent's tab is closed between batches (not
+  timed), so each batch starts from the same fleet.
 
 Targets: spawn → completed p50 <= settle + submit delay + the fake pi's think time + 500 ms
 (ours: the tool's own work — files, git, a few requests — stays well under half a second

@@ -35,6 +35,7 @@ from herdr_sim.machines.host import SshHost
 from herdr_sim.machines.ssh_servers import new_ssh_host
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.spawn import WORKSPACE_LABEL
+from orchestrator.agent_tools.start_watch import SESSION_POLL_S
 from orchestrator.client.errors import NotFound
 from orchestrator.client.protocol.startup import POLL_INTERVAL as START_POLL_INTERVAL
 from orchestrator.client.sync import HerdrClient
@@ -339,7 +340,12 @@ def spawn_direct(sim: SimulatorLike, workspace: str, repo: Path, name: str) -> N
     """The Herdr calls under one spawn, straight over the socket.
 
     ``tab.create`` -> ``agent.start``, ``agent.get`` every 100 ms until ``interactive_ready``
-    (the loop Herdr's CLI runs around the method) -> ``agent.prompt`` with ``wait``.
+    (the loop Herdr's CLI runs around the method) -> ``agent.get`` every 50 ms until pi's
+    session report -> ``agent.prompt`` with ``wait``. The session wait is what any client
+    must do before it prompts pi (real pi drops a prompt typed before its session started,
+    and its integration's report is the only sign: ``start_watch.wait_for_session``); the
+    rows before 2026-12-06 left it out, and compared the tool, which waits, with a client
+    that did not (``docs/benchmarks.md``).
     """
     tab = api(sim, "tab.create", workspace_id=workspace, cwd=str(repo), label=name, focus=False)
     pane = tab["root_pane"]["pane_id"]
@@ -349,6 +355,10 @@ def spawn_direct(sim: SimulatorLike, workspace: str, repo: Path, name: str) -> N
         if time.perf_counter() > deadline:
             raise RuntimeError(f"{name} never became interactive_ready")
         time.sleep(START_POLL_INTERVAL)
+    while api(sim, "agent.get", target=name)["agent"].get("agent_session") is None:
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"{name} never reported its session")
+        time.sleep(SESSION_POLL_S)
     wait = {"until": ["idle", "done", "blocked"], "timeout_ms": AGENT_TIMEOUT_MS}
     params = {"target": name, "text": "say ok", "wait": wait}
     # the server bounds the wait; the socket must outlast it (``api`` gives up after 30 s)

@@ -9,7 +9,9 @@ as a hundred MCP calls would have; a barrier releases them together) each spawn 
 pi task until its result is ``completed``; the wall time until the last result, against
 the wall time of the same hundred tasks' underlying Herdr calls made directly over the
 socket in parallel (``tab.create`` -> ``agent.start``, ``agent.get`` every 100 ms until
-``interactive_ready`` -> ``agent.prompt`` with ``wait``). Direct and tool batches
+``interactive_ready``, then every 50 ms until pi's session report -> ``agent.prompt`` with
+``wait``: ``benchkit.spawn_direct``). The simulator runs in a process of its own
+(``--in-process``: a thread of the benchmark's, as before 2026-12-06). Direct and tool batches
 alternate; every agent's tab is closed between batches (not timed). Herdr's 5 s prompt
 stall bound (``agent_prompt_stalled``: no state change after the submit) is raised to 60 s
 for both sides: a hundred fake pis (a Python process each) that start and take their prompt

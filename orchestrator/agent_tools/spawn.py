@@ -46,6 +46,8 @@ The order is the seed's, and each step exists for a reason:
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -623,13 +625,22 @@ def _launch(
         secrets=list(agent_args),
         files=task_files(actx.config, record.machine),
     )
-    failed = _prepare_tree(run, cwd, isolated)
-    if failed is not None:
-        return failed
+    snapshot: _Snapshot | None = None
+    if isolated:
+        failed = _prepare_worktree(run, cwd)
+        if failed is not None:
+            return failed
+    else:
+        # The snapshot (git, here or over SSH) and the pane (Herdr) need nothing of each
+        # other: the snapshot is taken while the envelope is written and the pane placed.
+        run.work_cwd = str(cwd)
+        snapshot = _Snapshot(run.files, cwd)
     task = _write_envelope(run, prompt, role, isolated)
     if isinstance(task, dict):
+        if snapshot is not None:
+            snapshot.settle()
         return task
-    failed = _place_pane(run)
+    failed = _place_pane(run, snapshot)
     if failed is not None:
         return failed
     started = _start_agent(run, task, (*resolved.argv, *agent_args))
@@ -642,36 +653,55 @@ def _launch(
     return _after_prompt(run, info, timed_out)
 
 
-def _prepare_tree(run: _Launch, cwd: Path, isolated: bool) -> dict[str, Any] | None:
-    """The working tree: a fresh worktree, or a snapshot of the cwd to diff against later."""
+def _prepare_worktree(run: _Launch, cwd: Path) -> dict[str, Any] | None:
+    """The isolated task's working tree: a fresh worktree, recorded."""
     actx, record = run.actx, run.record
-    config = actx.config
-    run.work_cwd = str(cwd)
     try:
-        if isolated:
-            tree = worktree.create_worktree(
-                cwd, record.task_id, config.state_dir / "worktrees" / record.task_id
-            )
-            record = actx.store.update(
-                record.task_id,
-                worktree_path=tree.path,
-                base_commit=tree.base_commit,
-                branch=tree.branch,
-            )
-            run.work_cwd = _same_subdirectory(cwd, tree.path)
-        else:
-            try:
-                baseline = worktree.snapshot(cwd, files=run.files)
-            except worktree.WorktreeError:
-                baseline = None  # not a git repository: no diff
-            if baseline is not None:
-                extra = {**record.extra, "baseline": baseline.to_json()}
-                record = actx.store.update(record.task_id, base_commit=baseline.commit, extra=extra)
+        tree = worktree.create_worktree(
+            cwd, record.task_id, actx.config.state_dir / "worktrees" / record.task_id
+        )
+        record = actx.store.update(
+            record.task_id,
+            worktree_path=tree.path,
+            base_commit=tree.base_commit,
+            branch=tree.branch,
+        )
     except (worktree.WorktreeError, OSError) as exc:
-        run.record = record
         return run.fail("WORKTREE_FAILED", str(exc))
     run.record = record
+    run.work_cwd = _same_subdirectory(cwd, tree.path)
     return None
+
+
+class _Snapshot:
+    """A non-isolated task's baseline (:func:`worktree.snapshot`), taken on a thread of its
+    own while the spawn goes on: twenty spawns at once each spent ~60 ms in git before
+    their pane was asked for (docs/benchmarks.md). A cwd outside git has no baseline (no
+    diff); any other failure is raised by :meth:`settle`, in the spawn's thread."""
+
+    def __init__(self, files: RemoteFiles, cwd: Path) -> None:
+        self._baseline: worktree.Baseline | None = None
+        self._error: BaseException | None = None
+        context = contextvars.copy_context()  # the task's log binding goes along
+        self._thread = threading.Thread(
+            target=context.run, args=(self._take, files, cwd), name="spawn-snapshot", daemon=True
+        )
+        self._thread.start()
+
+    def _take(self, files: RemoteFiles, cwd: Path) -> None:
+        try:
+            self._baseline = worktree.snapshot(cwd, files=files)
+        except worktree.WorktreeError:
+            self._baseline = None  # not a git repository: no diff
+        except BaseException as exc:  # handed to the spawn's thread
+            self._error = exc
+
+    def settle(self) -> worktree.Baseline | None:
+        """The baseline once taken (git's own timeouts bound the wait), or its failure."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._baseline
 
 
 def _write_envelope(
@@ -700,18 +730,29 @@ def _write_envelope(
     return task
 
 
-def _place_pane(run: _Launch) -> dict[str, Any] | None:
-    """The task's pane, recorded (its placement's warnings kept for the result)."""
+def _place_pane(run: _Launch, snapshot: _Snapshot | None) -> dict[str, Any] | None:
+    """The task's pane, recorded with the baseline ``snapshot`` took meanwhile (the
+    placement's warnings kept for the result)."""
     actx = run.actx
     try:
         pane_id, workspace_id, tab_id, run.notes = _place(actx, run.work_cwd, run.name)
     except ClientError as exc:
         code = exc.code if isinstance(exc, HerdrError) else None
+        if snapshot is not None:
+            with contextlib.suppress(Exception):  # the pane's failure is the one to report
+                snapshot.settle()
         return run.fail("PANE_CREATE_FAILED", str(exc), herdr=code)
     run.pane_id = pane_id
-    run.record = actx.store.update(
-        run.record.task_id, pane_id=pane_id, workspace_id=workspace_id, tab_id=tab_id
-    )
+    changes: dict[str, Any] = {"pane_id": pane_id, "workspace_id": workspace_id, "tab_id": tab_id}
+    try:
+        baseline = None if snapshot is None else snapshot.settle()
+    except OSError as exc:
+        run.record = actx.store.update(run.record.task_id, **changes)
+        return run.fail("WORKTREE_FAILED", str(exc), close_pane=True, warnings=run.notes)
+    if baseline is not None:
+        extra = {**run.record.extra, "baseline": baseline.to_json()}
+        changes.update(base_commit=baseline.commit, extra=extra)
+    run.record = actx.store.update(run.record.task_id, **changes)
     logger.info("pane %s placed", pane_id)
     return None
 

@@ -503,3 +503,61 @@ def test_a_spawn_asks_herdr_nothing_twice(
     # only one of ours that saw it
     assert [session for _, session in before_prompt].count(True) == 1, sent
     assert before_prompt[-1] == ("agent.get", True), sent
+
+
+def test_the_snapshot_is_taken_while_the_pane_is_placed(
+    ctx: AgentToolsContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a worktree the baseline (git) and the pane (Herdr) need nothing of each
+    other: here the snapshot finishes only after the pane was placed, which a spawn that
+    took them one after the other could never do."""
+    from orchestrator.agent_tools import spawn as spawn_module
+    from orchestrator.agent_tools import worktree
+
+    repo = git_repo(tmp_path / "repo")
+    placed = threading.Event()
+    real_place, real_snapshot = spawn_module._place, worktree.snapshot
+
+    def place(*args: Any, **kwargs: Any) -> tuple[str, str, str, list[str]]:
+        answer = real_place(*args, **kwargs)
+        placed.set()
+        return answer
+
+    def snapshot(*args: Any, **kwargs: Any) -> worktree.Baseline:
+        if not placed.wait(10 * SCALE):
+            raise AssertionError("the snapshot was taken before the pane was asked for")
+        return real_snapshot(*args, **kwargs)
+
+    monkeypatch.setattr(spawn_module, "_place", place)
+    monkeypatch.setattr(worktree, "snapshot", snapshot)
+    scenario = Scenario().write_file("d.txt", "agent\n").reply("added d.txt")
+    result = spawn(ctx, prompt="add d", cwd=str(repo), agent_args=scenario_args(tmp_path, scenario))
+    assert result["status"] == "completed", result
+    assert [(f["path"], f["status"]) for f in result["diff"]["files"]] == [("d.txt", "added")]
+    record = ctx.store.get(result["taskId"])
+    assert record.base_commit is not None and "baseline" in record.extra
+
+
+def test_a_snapshot_that_fails_after_the_pane_was_placed_closes_it(
+    ctx: AgentToolsContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The snapshot's failure arrives once the pane exists: the task never ran, so the
+    pane goes (and the record says it has none)."""
+    from orchestrator.agent_tools import worktree
+
+    repo = git_repo(tmp_path / "repo")
+
+    def broken(*args: Any, **kwargs: Any) -> worktree.Baseline:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(worktree, "snapshot", broken)
+    result = spawn(ctx, prompt="x", cwd=str(repo), agent_args=scenario_args(tmp_path, Scenario()))
+    assert result["status"] == "failed", result
+    assert result["error"]["code"] == "WORKTREE_FAILED"
+    assert "No space left on device" in result["error"]["message"]
+    record = ctx.store.get(result["taskId"])
+    assert record.pane_id is None, "the record keeps no pane"
+    assert all(
+        w.label != "herdr-agents" or len(ctx.client.tab_list(w.workspace_id)) == 0
+        for w in ctx.client.workspace_list()
+    ), "the task's pane was closed"
