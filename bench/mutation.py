@@ -91,6 +91,7 @@ MODULES = (
         "orchestrator/client/file_trust/private_files.py",
         (
             "tests/orchestrator/test_safe_fs.py",
+            "tests/orchestrator/test_private_files_edges.py",
             "tests/orchestrator/test_file_trust_writes.py",
             "tests/orchestrator/agent_tools/test_task_files_reads.py",
             "tests/orchestrator/agent_tools/test_remote_files.py",
