@@ -44,6 +44,8 @@ LIFECYCLE = (
     "pane.moved", "pane.exited", "pane.agent_detected", "layout.updated",
 )  # fmt: skip
 
+#: the selector data of the recorder's wake-up socket (streams carry none)
+_WAKE = "wake"
 #: events that make the agent-state timeline of a failure report
 AGENT_EVENTS = ("pane_agent_detected", "pane.agent_status_changed", "pane_agent_status_changed")
 #: the two spellings of a pane's agent status change (filtered subscription, hub)
@@ -85,6 +87,9 @@ class EventRecorder:
         self._watched: set[str] = set()
         self._watch_lock = threading.Lock()
         self._stop = threading.Event()
+        #: written by :meth:`stop` to wake the reading thread out of its ``select`` (made
+        #: with the subscriptions, closed by :meth:`stop`)
+        self._wake: tuple[socket.socket, socket.socket] | None = None
         self._thread: threading.Thread | None = None
         self._started_at = time.monotonic()
         self._ids = itertools.count(1)
@@ -117,6 +122,8 @@ class EventRecorder:
         return self
 
     def _subscribe(self) -> None:
+        self._wake = socket.socketpair()
+        self._selector.register(self._wake[0], selectors.EVENT_READ, _WAKE)
         self._open([{"type": name} for name in LIFECYCLE])
         panes = call(self.socket_path, "pane.list", {}, timeout=10, request_id=self._next_id())[
             "panes"
@@ -129,6 +136,10 @@ class EventRecorder:
     def stop(self) -> None:
         """Stop recording and hang up every stream (bounded; never raises; idempotent)."""
         self._stop.set()
+        wake, self._wake = self._wake, None
+        if wake is not None:
+            with contextlib.suppress(OSError):
+                wake[1].send(b"x")  # the thread wakes now, not at a poll's end
         if self._thread is not None:
             self._thread.join(timeout=5)
         streams = self._selector.get_map()  # None once the selector is closed
@@ -138,6 +149,8 @@ class EventRecorder:
             with contextlib.suppress(OSError):
                 key.fileobj.close()  # type: ignore[union-attr]
         self._selector.close()
+        for end in wake or ():
+            end.close()
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -291,9 +304,14 @@ class EventRecorder:
             self._changed.notify_all()
 
     def _run(self) -> None:
+        # No timeout: :meth:`stop` wakes the thread through ``_wake`` (a 100 ms poll made
+        # every test's teardown wait 50 ms on average for the thread to notice). The loop
+        # ends too when every stream is gone, the wake-up socket being all that is left.
         try:
-            while not self._stop.is_set() and self._selector.get_map():
-                for key, _ in self._selector.select(timeout=0.1):
+            while not self._stop.is_set() and len(self._selector.get_map()) > 1:
+                for key, _ in self._selector.select():
+                    if key.data == _WAKE:
+                        continue  # stop() asked: the loop's condition says so
                     self._read(key.fileobj)  # type: ignore[arg-type]
         except Exception as exc:  # the recorder must never take a test down with it
             self.error = f"event recorder stopped: {exc!r}"

@@ -9,13 +9,16 @@ from __future__ import annotations
 import pydoc
 import textwrap
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from herdr_sim.conformance import check_integration
 from herdr_sim.fake_agent import Scenario
 from pytest_herdr import EventRecorder, Pane, WaitTimeout
+from pytest_herdr.backends import HerdrServer
 
 pytestmark = pytest.mark.slow
 
@@ -406,3 +409,40 @@ def test_xdist_is_an_extra_the_docs_name() -> None:
     assert not any(dep.startswith("pytest-xdist") for dep in project["dependencies"])
     usage = (REPO / "docs" / "pytest-plugin" / "usage.md").read_text()
     assert "pytest-herdr[xdist]" in usage
+
+
+def test_a_recorder_stops_at_once_with_nothing_to_read(herdr_server: HerdrServer) -> None:
+    """The recorder's thread waits in ``select`` without a timeout and ``stop`` wakes it: a
+    100 ms poll made every test's teardown wait half of it on average. With no wake-up, the
+    bounded join in ``stop`` would leave the thread running here."""
+    recorder = EventRecorder(herdr_server.socket_path)
+    timeouts: list[float | None] = []
+    select = recorder._selector.select
+
+    def recording_select(timeout: float | None = None) -> Any:
+        timeouts.append(timeout)
+        return select(timeout)
+
+    recorder._selector.select = recording_select  # type: ignore[method-assign]
+    recorder.start()
+    thread = recorder._thread
+    assert thread is not None and thread.is_alive()
+    recorder.stop()
+    assert not thread.is_alive(), "stop() returned with the recorder still reading"
+    assert timeouts and set(timeouts) == {None}, f"the recorder polled: timeouts {timeouts}"
+    recorder.stop()  # idempotent
+
+
+def test_a_recorder_ends_when_its_server_goes_away(
+    herdr_server_factory: Callable[[], HerdrServer],
+) -> None:
+    """Every stream at its end (the server stopped): the thread ends by itself, the
+    wake-up socket being all it still watches."""
+    server = herdr_server_factory()
+    recorder = EventRecorder(server.socket_path).start()
+    thread = recorder._thread
+    assert thread is not None
+    server.stop()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "the recorder kept waiting on a server that is gone"
+    recorder.stop()
