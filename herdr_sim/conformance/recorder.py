@@ -239,7 +239,7 @@ class SocketRecorder:
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(str(path))
         self._sock.listen(16)
-        self._sock.settimeout(0.1)
+        self._sock.settimeout(1.0)  # a bound only: close() wakes the accept
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="herdr-recorder", daemon=True)
         self._thread.start()
@@ -251,6 +251,9 @@ class SocketRecorder:
             except TimeoutError:
                 continue
             except OSError:
+                return
+            if self._stop.is_set():  # close()'s own connection
+                conn.close()
                 return
             threading.Thread(target=self._one, args=(conn,), daemon=True).start()
 
@@ -280,9 +283,13 @@ class SocketRecorder:
             return list(self.lines)
 
     def close(self) -> None:
-        """Stop listening and remove the socket."""
+        """Stop listening and remove the socket. A connection of its own wakes the serving
+        thread out of ``accept`` (closing the socket does not, and its timeout made every
+        check wait for it)."""
         self._stop.set()
-        self._sock.close()
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as poke:
+            poke.connect(str(self.path))
         self._thread.join(2.0)
+        self._sock.close()
         with contextlib.suppress(OSError):
             self.path.unlink()

@@ -8,6 +8,7 @@ are scripted per method; anything unscripted gets ``{"type": "ok"}``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -106,15 +107,19 @@ class FakeHerdr:
         listener.bind(str(self.path))
         self.path.chmod(0o600)
         listener.listen(16)
-        listener.settimeout(0.05)
+        listener.settimeout(1.0)  # a bound only: close() wakes the accept
         self._listener = listener
         self._thread = threading.Thread(target=self._serve, name="fake-herdr", daemon=True)
         self._thread.start()
         return self
 
     def close(self) -> None:
-        """Stop serving and remove the socket file."""
+        """Stop serving and remove the socket file. A connection of its own wakes the
+        serving thread out of ``accept`` (a timeout there made every test's teardown wait
+        for it: 48 ms a test, most of a CLI test's time)."""
         self._stop.set()
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as poke:
+            poke.connect(str(self.path))  # refused once the server stopped by itself
         if self._thread is not None:
             self._thread.join(timeout=5)
         if self._listener is not None:
@@ -130,6 +135,9 @@ class FakeHerdr:
             except TimeoutError:
                 continue
             except OSError:
+                return
+            if self._stop.is_set():  # close()'s own connection
+                conn.close()
                 return
             with conn:
                 conn.settimeout(5)
