@@ -423,3 +423,87 @@ def test_a_dir_made_by_a_racing_creator_is_checked_not_claimed(
     monkeypatch.setattr(Path, "mkdir", racing_mkdir)
     with pytest.raises(safe_fs.UnsafeFile, match="writable by group or others"):
         safe_fs.ensure_private_dir(path)
+
+
+def test_a_bounded_read_reads_only_what_was_there_at_the_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window is fixed by the size at the open: bytes appended while the read runs are
+    not read (the result never holds more than ``size`` says), in one ``pread``."""
+    path = tmp_path / "growing"
+    path.write_bytes(b"0123456789")
+    real_pread = os.pread
+    asked: list[tuple[int, int]] = []
+
+    def pread(fd: int, size: int, offset: int) -> bytes:
+        if not asked:
+            with path.open("ab") as grow:
+                grow.write(b"ABCDEFGHIJKLMNOPQRST")
+        asked.append((size, offset))
+        return real_pread(fd, size, offset)
+
+    monkeypatch.setattr(os, "pread", pread)
+    read = safe_fs.read_bounded(path, 100, offset=8)
+    assert (read.data, read.size, read.offset) == (b"89", 10, 8)
+    assert asked == [(2, 8)], "the two bytes there were, asked for once"
+
+
+def test_a_failed_rename_reports_itself_even_when_the_cleanup_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse_replace(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    def refuse_unlink(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse_replace)
+    monkeypatch.setattr(os, "unlink", refuse_unlink)
+    with pytest.raises(OSError, match="cross-device") as caught:
+        safe_fs.write_atomic(tmp_path / "target", "data")
+    assert caught.value.errno == errno.EXDEV
+
+
+def test_publish_new_is_durable_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kinds = _count_fsyncs(monkeypatch)
+    safe_fs.publish_new(tmp_path, "record", b"data")
+    assert kinds == ["file", "dir"]
+
+
+def test_publish_new_hides_its_temp_file_beside_the_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    linked: list[str] = []
+    real_link = os.link
+
+    def link(src: str, dst: str, **kwargs: object) -> None:
+        linked.append(src)
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "link", link)
+    safe_fs.publish_new(tmp_path, "record", b"data")
+    [temp] = linked
+    assert re.fullmatch(r"\.record\.[0-9a-f]{12}\.tmp", temp), temp
+
+
+def test_a_published_name_stands_when_its_temp_file_cannot_be_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name is there, whole: a temp file left behind is untidy, not a failure."""
+
+    def refuse_unlink(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "unlink", refuse_unlink)
+    safe_fs.publish_new(tmp_path, "record", b"data")
+    monkeypatch.undo()
+    assert (tmp_path / "record").read_bytes() == b"data"
+
+
+def test_publish_new_by_path_needs_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        safe_fs.publish_new(tmp_path / "file", "record", b"data")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -67,6 +67,8 @@ __all__ = [
 
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+#: a directory named by a path of ours or a parent (a link there is followed: it is ours)
+_OWN_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 16
 
@@ -194,7 +196,7 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
     parent, name = target.parent, target.name
     if create:
         _make_missing(parent)
-    parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    parent_fd = os.open(parent, _OWN_DIR_FLAGS)
     try:
         if create:
             with contextlib.suppress(FileExistsError):
@@ -219,7 +221,7 @@ def open_dir(path: Path | str, *, create: bool = False, mode: int = 0o700) -> It
         os.close(fd)
 
 
-def _write_temp(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool = True) -> str:
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int, *, sync: bool) -> str:
     """A new hidden temp file beside ``name`` in ``dir_fd`` holding ``data``, written whole
     and fsynced unless not ``sync`` (removed again when that fails): the first half of every
     complete write."""
@@ -312,7 +314,7 @@ def publish_new(
     a file for an editor); the temp name is always removed.
     """
     if not isinstance(directory, int):
-        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = os.open(directory, _OWN_DIR_FLAGS)
         try:
             publish_new(fd, name, data, mode=mode, sync=sync)
         finally:
