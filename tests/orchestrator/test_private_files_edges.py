@@ -507,3 +507,19 @@ def test_publish_new_by_path_needs_a_directory(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError):
         safe_fs.publish_new(tmp_path / "file", "record", b"data")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_a_failed_write_reports_itself_even_when_the_cleanup_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def refuse_unlink(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(os, "write", full)
+    monkeypatch.setattr(os, "unlink", refuse_unlink)
+    with pytest.raises(OSError, match="No space left") as caught:
+        safe_fs.write_atomic(tmp_path / "target", "data")
+    assert caught.value.errno == errno.ENOSPC
