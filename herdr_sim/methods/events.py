@@ -178,11 +178,11 @@ def _wake_signals(rt: Runtime, active: list[Active]) -> list[Signal]:
     """What can make a poll find something, and nothing else (every wake is a round of
     polls for each stream): a hub event, for a lifecycle subscription; any state change,
     for an agent status; a change of what a pane id names or of a pane's size or viewport
-    (``rt.views_changed``), for output and scroll subscriptions (a pane appearing under a
+    (``rt.pane_views.changed``), for output and scroll subscriptions (a pane appearing under a
     watched id wakes the stream to poll, and so to find, it); pane output, of the panes
     the round's polls found."""
     statuses = any(isinstance(subscription, StatusSubscription) for subscription in active)
-    signals = [rt.state_changed if statuses else rt.views_changed]
+    signals = [rt.state_changed if statuses else rt.pane_views.changed]
     if any(isinstance(subscription, LifecycleSubscription) for subscription in active):
         signals.append(rt.hub.published)
     for subscription in active:

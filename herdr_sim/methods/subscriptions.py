@@ -200,13 +200,13 @@ class OutputSubscription:
         #: which the edge rule turns into no event, so the poll skips both (issue 17: fifty
         #: streams re-read and re-matched every quiet pane each time any pane printed).
         self.seen: tuple[int, int, int, int] | None = None
-        #: ``rt.naming_generation()`` when the pane id was last looked up: a pane id names
+        #: ``rt.pane_views.naming_generation`` when the pane id was last looked up: a pane id names
         #: another pane (or none) only when that changes
         self.looked_up = -1
         #: the output signal of the pane the last poll found (every round polls first), so
         #: the stream's wait needs no second lookup of the pane (events.py ``_wake_signals``)
         self.output: Signal | None = None
-        #: the fire counts of :attr:`output` and ``rt.views_changed`` when the state in
+        #: the fire counts of :attr:`output` and ``rt.pane_views.changed`` when the state in
         #: :attr:`seen` was read: the terminal only changes with its output (or its view),
         #: so while both counts stand the pane shows what was seen
         self.marks: tuple[int, int] | None = None
@@ -214,7 +214,7 @@ class OutputSubscription:
     async def poll(self) -> Envelope | None:
         if self.settled():
             return None
-        self.looked_up = self.rt.naming_generation()
+        self.looked_up = self.rt.pane_views.naming_generation
         ref = self.rt.session.find_pane(self.pane_id)
         proc = None if ref is None else self.rt.processes.get(ref.pane.key)
         self.output = None if proc is None else proc.output
@@ -223,7 +223,7 @@ class OutputSubscription:
         terminal = proc.terminal
         state = (terminal.changes, terminal.offset_from_bottom())
         seen = (ref.pane.key, id(terminal), *state)
-        self.marks = (proc.output.fired, self.rt.views_changed.fired)
+        self.marks = (proc.output.fired, self.rt.pane_views.changed.fired)
         if seen == self.seen:
             return None
         self.seen = seen
@@ -254,9 +254,9 @@ class OutputSubscription:
         lookup too (fifty streams looked up every watched pane whenever any one printed). The
         stream asks it before it awaits :meth:`poll`, so a quiet pane costs no coroutine."""
         output = self.output
-        if output is not None and self.marks == (output.fired, self.rt.views_changed.fired):
+        if output is not None and self.marks == (output.fired, self.rt.pane_views.changed.fired):
             return True
-        if self.seen is None or self.looked_up != self.rt.naming_generation():
+        if self.seen is None or self.looked_up != self.rt.pane_views.naming_generation:
             return False
         key, terminal_id, changes, offset = self.seen
         proc = self.rt.processes.get(key)

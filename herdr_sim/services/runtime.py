@@ -37,6 +37,7 @@ from herdr_sim.services import lifecycle
 from herdr_sim.services.agents import AgentService
 from herdr_sim.services.detection_loop import DetectionLoop
 from herdr_sim.services.pane_process import PaneProcess
+from herdr_sim.services.pane_views import PaneViews
 from herdr_sim.terminal import Terminal
 from herdr_sim.timers import TIME_SCALE_ENV
 from herdr_sim.wire import errors
@@ -96,18 +97,10 @@ class Runtime:
         self.graphics: dict[tuple[int, str], int] = {}
         self.stopping = False
         self.stopped = asyncio.Event()
-        #: fired when a pane id may name another pane, or a pane's viewport moved or
-        #: changed size: what a pane output subscription's read depends on besides the
-        #: pane's own output. Derived from :attr:`state_changed` (:meth:`_note_views`),
-        #: which every request fires: fifty output streams woken by every ``send_text``
-        #: were half of the event benchmark's wake-ups.
-        self.views_changed = Signal()
-        self.state_changed = Signal(before=self._note_views)
-        #: what :meth:`_note_views` saw last: the session's naming, how many times it
-        #: changed, and each pane's terminal, size and viewport offset
-        self._naming: tuple[object, ...] = ()
-        self._naming_generation = 0
-        self._views: tuple[tuple[int, int, int, int, int], ...] = ()
+        #: what an output subscription's read depends on besides the pane's output
+        #: (:mod:`.pane_views`): its ``changed`` fires only when that moved
+        self.pane_views = PaneViews(self.session, self.processes)
+        self.state_changed = Signal(before=self.pane_views.note)
         #: Herdr's ``last_focus``: the active workspace's index and its focused pane (by
         #: identity, not public id), so a move that shifts the index re-emits focus events
         self._focus_pair: tuple[int, int] | None = None
@@ -390,37 +383,6 @@ class Runtime:
         """Resize the tab's ptys and emit ``layout_updated``."""
         self.resize_tab(ws, tab)
         self.hub.publish(lifecycle.layout_updated(self.layout_view(ws, tab)))
-
-    def naming_generation(self) -> int:
-        """A number that changes when a pane id may name another pane (or none): when the
-        session's naming (:meth:`Session.naming`) differs from the one seen at the last
-        :attr:`state_changed` (every request and pane exit fires it), so fifty streams
-        polling ten panes after each ``pane.send_text`` compare one number instead of
-        looking every pane up again."""
-        return self._naming_generation
-
-    def _note_views(self) -> None:
-        """At each :attr:`state_changed`: note a change of naming, and fire
-        :attr:`views_changed` when the naming or any pane's terminal, size or viewport
-        offset moved."""
-        naming = self.session.naming()
-        named = naming != self._naming
-        if named:
-            self._naming = naming
-            self._naming_generation += 1
-        views = tuple(
-            (
-                key,
-                id(proc.terminal),
-                proc.terminal.cols,
-                proc.terminal.rows,
-                proc.terminal.offset_from_bottom(),
-            )
-            for key, proc in self.processes.items()
-        )
-        if named or views != self._views:
-            self._views = views
-            self.views_changed.fire()
 
     def _focus_key(self) -> tuple[int, int] | None:
         """Herdr's ``last_focus`` key (``src/app/api.rs`` ``sync_focus_events``): the active

@@ -3,7 +3,7 @@
 Every request fires the runtime's ``state_changed``; fifty output-only streams woken by each
 ``pane.send_text`` of the event benchmark were half of its loop's wake-ups. An output
 subscription's read depends on the pane's output, on what its pane id names and on the
-pane's view (size, viewport offset), so such a stream waits on ``views_changed`` instead,
+pane's view (size, viewport offset), so such a stream waits on ``pane_views.changed`` instead,
 which fires only when one of those moved. A stream that watches an agent status still wakes
 on every state change.
 """
@@ -24,10 +24,10 @@ Api = Callable[..., dict[str, Any]]
 
 
 def _fired(sim: Simulator) -> tuple[int, int]:
-    """(``state_changed``, ``views_changed``) fire counts now."""
+    """(``state_changed``, ``pane_views.changed``) fire counts now."""
 
     def read(rt: Runtime) -> tuple[int, int]:
-        return rt.state_changed.fired, rt.views_changed.fired
+        return rt.state_changed.fired, rt.pane_views.changed.fired
 
     return sim.run_in_loop(read)
 
