@@ -4,8 +4,9 @@ The twenty-spawn row of ``agent_tools.py`` at the size issue 17 asks for, on the
 helpers (:mod:`benchkit`'s fleet section): one simulator (settle 0.5 s, Herdr's 300 ms submit
 delay, Herdr's detection manifests when present), one git repository as every task's
 ``cwd``, the agent tools configured through ``HERDR_ORCHESTRATOR_*`` variables with
-``maxConcurrent`` 100, so no spawn queues for a slot. A hundred threads (one context each,
-as a hundred MCP calls would have; a barrier releases them together) each spawn one fake
+``maxConcurrent`` 100, so no spawn queues for a slot. A hundred threads sharing one
+``ToolContext``, as ``serve``'s MCP server shares its one context between its calls (before
+2026-12-06 each thread built its own; a barrier releases them together) each spawn one fake
 pi task until its result is ``completed``; the wall time until the last result, against
 the wall time of the same hundred tasks' underlying Herdr calls made directly over the
 socket in parallel (``tab.create`` -> ``agent.start``, ``agent.get`` every 100 ms until
@@ -34,6 +35,8 @@ from functools import partial
 
 import benchkit
 from benchkit import AGENT_SETTLE, AGENT_SUBMIT_DELAY, Result, median, ms
+
+from orchestrator.core.tool import ToolContext
 
 FLEET = 100
 TARGET = 1.3
@@ -80,13 +83,14 @@ def run(args: argparse.Namespace) -> list[Result]:
     ):
         repo = benchkit.git_repo(directory / "repo")
         env = benchkit.agent_tools_env(directory, sim, FLEET)
-        benchkit.spawn_via_tool(sim, env, repo, "warm-up")  # creates the agents' workspace
+        ctx = ToolContext.from_env(env)  # one per server process, as `serve` keeps it
+        benchkit.spawn_on(ctx, repo, "warm-up")  # creates the agents' workspace
         workspace = benchkit.agents_workspace(sim)
         benchkit.close_agent_tabs(sim, workspace)
         for batch in range(batches):
             names = [f"b{batch}-{i}" for i in range(FLEET)]
             direct = [partial(benchkit.spawn_direct, sim, workspace, repo, f"d-{n}") for n in names]
-            tool = [partial(benchkit.spawn_via_tool, sim, env, repo, f"t-{n}") for n in names]
+            tool = [partial(benchkit.spawn_on, ctx, repo, f"t-{n}") for n in names]
             for side, jobs, walls in (("direct", direct, directs), ("tools", tool, tools)):
                 with ping_monitor(sim) as pings:
                     try:
