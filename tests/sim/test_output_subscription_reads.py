@@ -20,7 +20,10 @@ from herdr_sim.methods import pane_io, subscriptions
 from tests.waits import SCALE, wait_until
 
 PROMPT = {"type": "regex", "value": r"^\$ ?$"}
-TICKS = "for i in $(seq 40); do clear; echo TICK$i; sleep 0.02; clear; sleep 0.02; done\r"
+TICKS = (
+    "for i in $(seq 40); do clear; echo TICK$i; sleep 0.02; clear; sleep 0.02; done;"
+    " printf 'TICKS-%s\\n' DONE\r"  # not "TICKS-DONE" as typed: the echo is no sign
+)
 
 #: (terminal, its change count) → reads of that terminal state by output subscriptions
 Reads = Counter[tuple[int, int]]
@@ -87,11 +90,13 @@ def _of(reads: Reads, terminal: int) -> int:
 
 
 def _ticks_shown(api: Callable[..., dict[str, Any]], busy: str) -> None:
-    """Every TICK printed (each on a cleared screen, so each is an edge)."""
+    """Every TICK printed (each on a cleared screen, so each is an edge): the line after the
+    loop is on the screen. (The last TICK itself shows for 20 ms only, which a poll of the
+    screen could miss: CI once waited 20 s for it.)"""
     wait_until(
-        lambda: "TICK40" in api("pane.read", pane_id=busy, source="visible")["read"]["text"],
+        lambda: "TICKS-DONE" in api("pane.read", pane_id=busy, source="visible")["read"]["text"],
         20,
-        what="the last tick",
+        what="the line after the last tick",
     )
 
 
