@@ -147,6 +147,7 @@ async def stream_subscription(
         elif matcher is not None:
             active.append(OutputSubscription(rt, sub, matcher))
     hangup = asyncio.ensure_future(reader.read(1))
+    kinds = _kind_signals(rt, active)  # the subscriptions never change: looked at once
     try:
         await send({"id": request_id, "result": {"type": "subscription_started"}}, "response")
         while not hangup.done():
@@ -161,7 +162,7 @@ async def stream_subscription(
             # Herdr sleeps one poll interval between rounds; a round that delivered is
             # followed at once (same order, less waiting), an idle one waits for a change.
             await wait_any(
-                _wake_signals(rt, active), 0 if delivered else POLL_INTERVAL, also=(hangup,)
+                _wake_signals(kinds, active), 0 if delivered else POLL_INTERVAL, also=(hangup,)
             )
     finally:
         hangup.cancel()
@@ -174,17 +175,24 @@ async def stream_subscription(
 POLL_INTERVAL = 0.1
 
 
-def _wake_signals(rt: Runtime, active: list[Active]) -> list[Signal]:
-    """What can make a poll find something, and nothing else (every wake is a round of
-    polls for each stream): a hub event, for a lifecycle subscription; any state change,
-    for an agent status; a change of what a pane id names or of a pane's size or viewport
-    (``rt.pane_views.changed``), for output and scroll subscriptions (a pane appearing under a
-    watched id wakes the stream to poll, and so to find, it); pane output, of the panes
-    the round's polls found."""
+def _kind_signals(rt: Runtime, active: list[Active]) -> list[Signal]:
+    """What can make a poll find something, by the kinds of the stream's subscriptions, and
+    nothing else (every wake is a round of polls for each stream): a hub event, for a
+    lifecycle subscription; any state change, for an agent status; a change of what a pane
+    id names or of a pane's size or viewport (``rt.pane_views.changed``), for output and
+    scroll subscriptions (a pane appearing under a watched id wakes the stream to poll, and
+    so to find, it)."""
     statuses = any(isinstance(subscription, StatusSubscription) for subscription in active)
     signals = [rt.state_changed if statuses else rt.pane_views.changed]
     if any(isinstance(subscription, LifecycleSubscription) for subscription in active):
         signals.append(rt.hub.published)
+    return signals
+
+
+def _wake_signals(kinds: list[Signal], active: list[Active]) -> list[Signal]:
+    """``kinds`` (:func:`_kind_signals`) and the output of the panes the round's polls
+    found."""
+    signals = list(kinds)
     for subscription in active:
         if not isinstance(subscription, OutputSubscription | ScrollSubscription):
             continue

@@ -12,13 +12,24 @@ import errno
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 from orchestrator.client.file_trust import private_files as safe_fs
 
 OTHER_UID = 4242
+
+
+def _fails(code: int) -> Callable[..., NoReturn]:
+    """A stand-in for an ``os`` call that fails with ``code`` (and the system's words)."""
+
+    def fail(*args: object, **kwargs: object) -> NoReturn:
+        raise OSError(code, os.strerror(code))
+
+    return fail
 
 
 @pytest.mark.parametrize(
@@ -196,10 +207,7 @@ def test_a_failed_write_removes_its_temp_file(
 ) -> None:
     (tmp_path / "kept").write_text("old")
 
-    def full(fd: int, data: bytes) -> int:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(os, "write", full)
+    monkeypatch.setattr(os, "write", _fails(errno.ENOSPC))
     with pytest.raises(OSError, match="No space left"):
         safe_fs.write_atomic(tmp_path / "kept", "new")
     monkeypatch.undo()
@@ -210,10 +218,7 @@ def test_a_failed_write_removes_its_temp_file(
 def test_a_failed_rename_removes_its_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.EXDEV, "Invalid cross-device link")
-
-    monkeypatch.setattr(os, "replace", refuse)
+    monkeypatch.setattr(os, "replace", _fails(errno.EXDEV))
     with pytest.raises(OSError, match="cross-device"):
         safe_fs.write_atomic(tmp_path / "target", "data")
     monkeypatch.undo()
@@ -451,14 +456,8 @@ def test_a_bounded_read_reads_only_what_was_there_at_the_open(
 def test_a_failed_rename_reports_itself_even_when_the_cleanup_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def refuse_replace(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.EXDEV, "Invalid cross-device link")
-
-    def refuse_unlink(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(os, "replace", refuse_replace)
-    monkeypatch.setattr(os, "unlink", refuse_unlink)
+    monkeypatch.setattr(os, "replace", _fails(errno.EXDEV))
+    monkeypatch.setattr(os, "unlink", _fails(errno.EACCES))
     with pytest.raises(OSError, match="cross-device") as caught:
         safe_fs.write_atomic(tmp_path / "target", "data")
     assert caught.value.errno == errno.EXDEV
@@ -493,10 +492,7 @@ def test_a_published_name_stands_when_its_temp_file_cannot_be_removed(
 ) -> None:
     """The name is there, whole: a temp file left behind is untidy, not a failure."""
 
-    def refuse_unlink(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(os, "unlink", refuse_unlink)
+    monkeypatch.setattr(os, "unlink", _fails(errno.EACCES))
     safe_fs.publish_new(tmp_path, "record", b"data")
     monkeypatch.undo()
     assert (tmp_path / "record").read_bytes() == b"data"
@@ -512,14 +508,8 @@ def test_publish_new_by_path_needs_a_directory(tmp_path: Path) -> None:
 def test_a_failed_write_reports_itself_even_when_the_cleanup_fails(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def full(fd: int, data: bytes) -> int:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    def refuse_unlink(*args: object, **kwargs: object) -> None:
-        raise OSError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(os, "write", full)
-    monkeypatch.setattr(os, "unlink", refuse_unlink)
+    monkeypatch.setattr(os, "write", _fails(errno.ENOSPC))
+    monkeypatch.setattr(os, "unlink", _fails(errno.EACCES))
     with pytest.raises(OSError, match="No space left") as caught:
         safe_fs.write_atomic(tmp_path / "target", "data")
     assert caught.value.errno == errno.ENOSPC

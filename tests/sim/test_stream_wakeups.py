@@ -92,9 +92,9 @@ def test_requests_that_move_no_view_wake_only_a_stream_that_watches_a_status(
     rounds: list[int] = []
     real = events_methods._wake_signals
 
-    def counting(rt: Runtime, active: list[Any]) -> list[Any]:
+    def counting(kinds: list[Any], active: list[Any]) -> list[Any]:
         rounds.append(1)
-        return real(rt, active)
+        return real(kinds, active)
 
     monkeypatch.setattr(events_methods, "_wake_signals", counting)
     stream = _Stream(str(sim.socket_path), [dict(subscription, pane_id=pane)])
