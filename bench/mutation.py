@@ -112,6 +112,7 @@ MODULES = (
         "orchestrator/managed/mailbox.py",
         (
             "tests/orchestrator/managed/test_mailbox.py",
+            "tests/orchestrator/managed/test_mailbox_edges.py",
             "tests/orchestrator/managed/test_ask_delivery.py",
             "tests/orchestrator/managed/test_child_env.py",  # Mailbox.at, as a child opens it
         ),

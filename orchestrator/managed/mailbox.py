@@ -200,9 +200,8 @@ class Message:
             raise RecordError(f"unknown mailbox field(s): {', '.join(unknown)}")
         if raw.get("version") != PROTOCOL_VERSION or isinstance(raw.get("version"), bool):
             raise RecordError(f"protocol version is {raw.get('version')!r}, not {PROTOCOL_VERSION}")
-        kind_value = raw.get("kind")
         try:
-            kind = Kind(kind_value if isinstance(kind_value, str) else "")
+            kind = Kind(raw.get("kind"))  # a value of another type is no member either
         except ValueError:
             raise RecordError(f"unknown kind {raw.get('kind')!r}") from None
         for key in ("id", "assignmentId"):
@@ -391,7 +390,7 @@ class Mailbox:
                 raise self._fail(
                     f"{message.kind.value} record over its size ceiling", operation, path
                 )
-            if box_of(message.kind).value != relative.rsplit("/", 1)[-1]:
+            if box_of(message.kind).value != Path(relative).name:
                 raise self._fail(f"{message.kind.value} record in the wrong box", operation, path)
             messages.append(message)
         messages.sort(key=lambda m: (m.seq, m.message_id))
@@ -479,20 +478,12 @@ class Mailbox:
             self._box_fd(f"processed/{box}", operation) as dst,
         ):
             try:
-                os.stat(name, dir_fd=dst, follow_symlinks=False)
-            except FileNotFoundError:
-                pass
-            else:
-                # consumed before; a crash may have left the original: finish that step
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(name, dir_fd=src)
-                return False
-            try:
                 # link (fails if present) then unlink: a consumed id is never overwritten
                 os.link(name, name, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
             except FileNotFoundError:
-                return False
+                return False  # consumed already (or never posted): nothing is left to move
             except FileExistsError:
+                # consumed before; a crash may have left the original: finish that step
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name, dir_fd=src)
                 return False
@@ -571,8 +562,7 @@ class Mailbox:
         except RecordError as exc:
             raise MailboxError("invalid_request", str(exc), operation=operation) from None
         with self._locked(operation):
-            self._check_bounds(operation, adding=len(message.encode()))
-            history = self.history()
+            history = self.history()  # a mailbox already past its bound is a fault: not read
             self._check(message, history, operation)
             if settled_only and any(m.kind is not Kind.TASK for m in self.pending(Box.TO_CHILD)):
                 raise MailboxError(
@@ -581,6 +571,8 @@ class Mailbox:
                     operation=operation,
                 )
             message = replace(message, seq=max((m.seq for m in history), default=0) + 1)
+            # the record as published (its seq's digits included) must fit the bound
+            self._check_bounds(operation, adding=len(message.encode()))
             self._publish(message, operation)
         return message
 
