@@ -201,7 +201,7 @@ class Message:
         if raw.get("version") != PROTOCOL_VERSION or isinstance(raw.get("version"), bool):
             raise RecordError(f"protocol version is {raw.get('version')!r}, not {PROTOCOL_VERSION}")
         try:
-            kind = Kind(raw.get("kind"))  # a value of another type is no member either
+            kind = Kind(raw.get("kind"))  # type: ignore[arg-type]  # any other type: no member
         except ValueError:
             raise RecordError(f"unknown kind {raw.get('kind')!r}") from None
         for key in ("id", "assignmentId"):
