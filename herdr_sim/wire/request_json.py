@@ -525,8 +525,8 @@ def rust_float(value: float) -> str:
     else ``1e+20``/``1.5e-7``."""
     if math.isnan(value):
         return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "inf" if value > 0 else "-inf"
+    if math.isinf(value):
+        return str(value)  # "inf" or "-inf", as Rust prints them
     sign = "-" if str(value).startswith("-") else ""
     mantissa, _, exp_text = repr(abs(value)).partition("e")
     whole, _, fraction = mantissa.partition(".")
@@ -535,7 +535,8 @@ def rust_float(value: float) -> str:
     exponent = int(exp_text or 0) + len(whole) - 1
     if whole == "0":
         exponent = int(exp_text or 0) - (len(fraction) - len(fraction.lstrip("0"))) - 1
-    digits = digits.rstrip("0") or "0"
+    # (no trailing zeros to strip: repr's shortest digits end in one only as "X.0", whose
+    # zero the plain form below prints back and the exponent form never has)
     if digits == "0":
         return f"{sign}0.0"
     if -5 <= exponent <= 15:

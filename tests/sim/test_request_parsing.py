@@ -148,6 +148,11 @@ def test_the_method_list_in_an_unknown_variant_error_is_herdrs_declaration_order
         ("1.5", "invalid type: floating point `1.5`, expected a string at line 1 column 9"),
         ("null", "invalid type: null, expected a string at line 1 column 10"),
         ("true", "invalid type: boolean `true`, expected a string at line 1 column 10"),
+        ("false", "invalid type: boolean `false`, expected a string at line 1 column 11"),
+        # the first and last digit, and serde's -0 (an f64)
+        ("0", "invalid type: integer `0`, expected a string at line 1 column 7"),
+        ("9", "invalid type: integer `9`, expected a string at line 1 column 7"),
+        ("-0", "invalid type: floating point `-0.0`, expected a string at line 1 column 8"),
         ("[1]", "invalid type: sequence, expected a string at line 1 column 6"),
         ("{}", "invalid type: map, expected a string at line 1 column 6"),
     ],
@@ -375,6 +380,21 @@ def test_the_answer_carries_herdrs_prefix_and_serde_jsons_position(sim: Simulato
             "control character (\\u0000-\\u001F) found while parsing a string at line 1 column 17",
         ),
         ('{"id":"1","x":NaN}', "expected value at line 1 column 15"),
+        ('{"id":', "EOF while parsing a value at line 1 column 6"),
+        ('{"id":"1","x":"\\', "EOF while parsing a string at line 1 column 16"),
+        ('{"id":"1","x":"\\u12', "EOF while parsing a string at line 1 column 19"),
+        # the four hex digits end one byte before the line: the string closes, the object not
+        ('{"id":"1","x":"\\u0041"', "EOF while parsing an object at line 1 column 22"),
+        ('{"id":"1","x":"\\u12G4"}', "invalid escape at line 1 column 21"),
+        # the surrogate ranges at their edges: U+E000 is a character, DFFF a lone low half,
+        # DBFF a high half that pairs
+        ('{"id":"1","x":"\\ue000",}', "trailing comma at line 1 column 24"),
+        ('{"id":"1","x":"\\udfff"}', "lone leading surrogate in hex escape at line 1 column 21"),
+        ('{"id":"1","x":"\\udbff\\udc00",}', "trailing comma at line 1 column 30"),
+        (
+            '{"id":"1","method":"pane.get","params":{"pane_id":{}}}',
+            "invalid type: map, expected a string at line 1 column 54",
+        ),
         ('{"id":"1","method":"ping","params":{}} x', "trailing characters at line 1 column 40"),
     ],
 )
@@ -524,6 +544,9 @@ def test_the_fast_path_reads_what_serde_jsons_reader_reads(
         (0.0, "0.0"),
         (-0.0, "-0.0"),
         (1e-5, "0.00001"),
+        (0.001, "0.001"),
+        (0.00012, "0.00012"),
+        (120.0, "120.0"),
         (1.2345e-5, "0.000012345"),
         (1e-6, "1e-6"),
         (1.5e-7, "1.5e-7"),
@@ -543,3 +566,11 @@ def test_a_float_in_an_error_is_printed_as_serde_prints_it(value: float, printed
     decimal exponents -5 to 15, else ``1e+20``/``1.5e-7`` (``rust_float``'s rule, pinned at
     each edge of the plain range)."""
     assert rust_float(value) == printed
+
+
+def test_a_line_only_serde_jsons_reader_reads_keeps_its_id() -> None:
+    """An escaped backslash before ``ud800`` looks like a lone surrogate to the fast path's
+    screen, so serde_json's reader reads the whole line: the request must be the same."""
+    request = parse('{"id":"ab","method":"ping","params":{},"x":"\\\\ud800"}')
+    assert (request.id, request.method, request.params) == ("ab", "ping", {})
+    assert request.raw["x"] == "\\ud800"
