@@ -96,7 +96,7 @@ def read_request(text: str) -> RequestObject:
     fast = _fast(text)
     if fast is not None:
         return fast
-    return _Reader(text.encode("utf-8", "surrogatepass")).request()
+    return _Reader(text.encode()).request()  # text came from UTF-8: no lone surrogate
 
 
 # -- the fast path --------------------------------------------------------------------------------

@@ -574,3 +574,27 @@ def test_a_line_only_serde_jsons_reader_reads_keeps_its_id() -> None:
     request = parse('{"id":"ab","method":"ping","params":{},"x":"\\\\ud800"}')
     assert (request.id, request.method, request.params) == ("ab", "ping", {})
     assert request.raw["x"] == "\\ud800"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id":"1","method":"ping","params":{}}',
+        '{"id":"1","method":"pane.read","params":{"pane_id":"w1:1","source":"visible"}}',
+        '{"method":"ping","id":"2","params":{"x":[1,2,{"y":null}]}}',
+    ],
+)
+def test_an_ordinary_request_is_read_without_serde_jsons_slow_reader(
+    line: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The byte-by-byte reader is for lines Python's decoder refuses or reads differently;
+    an ordinary request (one id, no deep nesting, no odd number) never pays for it."""
+
+    class NoReader:
+        def __init__(self, data: bytes) -> None:
+            raise AssertionError(f"the slow reader read an ordinary line: {data!r}")
+
+    monkeypatch.setattr(request_json, "_Reader", NoReader)
+    read = request_json.read_request(line)
+    assert read.id == json.loads(line)["id"]
+    assert read.entries == [(k, v) for k, v in json.loads(line).items() if k != "id"]
