@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("herdr_sim", "orchestrator", "pytest_herdr")
 TARGET = 0.90
 #: ``mutmut run`` attempts per module (each resumes where the last stopped)
 RUNS = 3
@@ -181,6 +182,9 @@ def _config(module: Module) -> str:
     package = module.path.split("/", 1)[0]
     lists = {
         "source_paths": [package],
+        # the other packages too: a test's subprocess (the herdr CLI, a child agent) imports
+        # them from the mutants' tree, where only the mutated package is copied by default
+        "also_copy": [p for p in PACKAGES if p != package],
         "only_mutate": [module.path],
         "pytest_add_cli_args_test_selection": list(module.tests),
         "pytest_add_cli_args": ["-p", "no:cacheprovider", "-q"],

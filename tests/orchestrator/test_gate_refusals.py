@@ -17,6 +17,7 @@ from orchestrator.core.config import Config
 from orchestrator.core.gates import (
     Refusal,
     Refused,
+    agent_pane_cwd_allowed,
     allowed_cwd,
     inherited_cwd,
     pane_cwd_allowed,
@@ -120,3 +121,30 @@ def test_a_pane_whose_directory_cannot_be_read_is_refused_not_trusted(
         assert refusal == Refusal(
             "cwd_unknown", f"cannot read pane {PANE}'s directory: socket closed", "pane"
         )
+
+
+class _Agents(_Panes):
+    """A client that knows one agent, ``impl``, in :data:`PANE` (or raises for any other)."""
+
+    def agent_get(self, agent: str) -> Any:
+        if agent != "impl":
+            raise ClientError(f"agent {agent} not found")
+        return SimpleNamespace(pane_id=PANE)
+
+
+def test_an_agent_herdr_cannot_find_is_refused_naming_the_agent(
+    roots: tuple[Path, Path],
+) -> None:
+    allowed, outside = roots
+    config = Config(allow_cwd=(allowed,))
+    with pytest.raises(Refused) as caught:
+        agent_pane_cwd_allowed(config, cast(Any, _Agents(str(allowed))), "ghost")
+    assert caught.value.refusal == Refusal(
+        "cwd_unknown", "cannot find agent ghost's pane: agent ghost not found", "agent"
+    )
+    assert str(caught.value) == caught.value.refusal.message  # the exception reads the same
+    # a known agent is checked by its pane's directories
+    agent_pane_cwd_allowed(config, cast(Any, _Agents(str(allowed))), "impl")
+    refusal = _refusal(agent_pane_cwd_allowed, config, cast(Any, _Agents(str(outside))), "impl")
+    assert (refusal.code, refusal.field) == ("cwd_not_allowed", "pane")
+    agent_pane_cwd_allowed(Config(), cast(Any, _Agents(str(outside))), "ghost")  # no allowCwd
