@@ -125,6 +125,12 @@ MODULES = (
             "tests/sim/test_agent_state.py",
             "tests/contract/test_agent_reports.py",
             "tests/contract/test_release_causes.py",
+            # the rules past a plain report: sessions, names, the exit safety net
+            "tests/contract/test_full_lifecycle_sessions.py",
+            "tests/contract/test_opencode_reports.py",
+            "tests/contract/test_agent_exit_safety_net.py",
+            "tests/contract/test_agent_methods.py",
+            "tests/contract/test_restore_names.py",
         ),
     ),
     Module(

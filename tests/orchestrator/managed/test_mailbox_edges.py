@@ -599,6 +599,7 @@ def _record(**changes: object) -> bytes:
         (_record(askId=str(uuid.uuid4())), "askId is required on a reply and only there"),
         (_record(kind="reply", askId="x"), "askId is not a UUID"),
         (_record(status="completed"), "status is required on a result and only there"),
+        (_record(kind="task"), "a task's assignmentId must be its own id"),
     ],
 )
 def test_each_malformed_record_says_what_is_wrong(data: bytes, message: str) -> None:
@@ -677,3 +678,57 @@ def test_a_post_that_makes_exactly_the_record_bound_is_accepted_and_one_more_is_
         next_action="Close the agent and delegate a fresh one with the relevant files.",
     )
     assert len(box.history()) == MAILBOX_RECORD_LIMIT
+
+
+def test_a_bad_consumed_record_fails_the_read_of_what_is_pending(tmp_path: Path) -> None:
+    box = make(tmp_path)
+    task = box.post(Kind.TASK, "t")
+    box.consume(task)
+    on_disk(box, task, processed=True).write_bytes(b"{broken")
+    shape = refusal(lambda: box.pending(Box.TO_CHILD))
+    assert shape["operation"] == "mailbox read"
+    assert shape["details"] == {"path": str(on_disk(box, task, processed=True))}
+    assert shape["message"].startswith(f"malformed mailbox record {task.message_id}.json: ")
+
+
+def test_a_box_directory_never_made_does_not_hide_the_records_of_the_others(
+    tmp_path: Path,
+) -> None:
+    box = make(tmp_path)
+    aid = str(uuid.uuid4())
+    for n in range(MAILBOX_RECORD_LIMIT + 1):  # to-owner only: to-child was never made
+        plant(box, forged(Kind.ASK, aid, "q", n + 1))
+    assert not (box.path / "to-child").exists()
+    shape = refusal(box.history)
+    assert shape["message"] == (
+        f"mailbox holds more than {MAILBOX_RECORD_LIMIT} records; nothing was read"
+    )
+
+
+def test_a_linked_record_is_refused_as_a_link_whatever_it_points_to(tmp_path: Path) -> None:
+    box = make(tmp_path)
+    box.post(Kind.TASK, "t")
+    huge = tmp_path / "huge"
+    with huge.open("wb") as handle:
+        handle.truncate(MAILBOX_BYTE_LIMIT + 1)  # sparse: the target's size is not the link's
+    planted = box.path / "to-owner" / f"{uuid.uuid4()}.json"
+    planted.symlink_to(huge)
+    shape = refusal(box.history)
+    assert shape["details"] == {"path": str(planted)}
+    assert shape["message"].startswith("unsafe mailbox file: ")
+    assert "symbolic link" in shape["message"]
+    assert huge.stat().st_size == MAILBOX_BYTE_LIMIT + 1
+
+
+def test_a_post_past_the_byte_bound_at_exactly_the_record_bound_names_the_bytes(
+    tmp_path: Path,
+) -> None:
+    box = make(tmp_path)
+    aid = box.post(Kind.TASK, "t").message_id
+    each = MAILBOX_BYTE_LIMIT // (MAILBOX_RECORD_LIMIT - 2)
+    for n in range(MAILBOX_RECORD_LIMIT - 2):  # with the task: one record under the bound
+        plant(box, sized(Kind.REPLY, aid, each, seq=n + 2))
+    shape = refusal(lambda: box.post(Kind.STEER, "s" * 100_000, assignment_id=aid))
+    assert shape["category"] == "invalid_request"
+    assert " bytes, over its bound of " in shape["message"]
+    assert "records" not in shape["message"]
