@@ -123,6 +123,7 @@ MODULES = (
         "herdr_sim/model/agents.py",
         (
             "tests/sim/test_agent_state.py",
+            "tests/sim/test_agent_rules.py",
             "tests/contract/test_agent_reports.py",
             "tests/contract/test_release_causes.py",
             # the rules past a plain report: sessions, names, the exit safety net

@@ -503,9 +503,10 @@ def _forget_stale(rec: AgentRecord, ref: SessionRef) -> None:
 
 
 def _fresh_after_stale(rec: AgentRecord, source: str, ref: SessionRef | None) -> bool:
-    """A report for a session that is not one of the source's stale ones, while it has
-    some: Herdr re-anchors the source's ``seq`` on it (the new session's numbering)."""
-    return bool(rec.stale.get(source)) and ref is not None and not _is_stale(rec, source, ref)
+    """A report carrying a session while its source has stale ones (the caller has already
+    dropped reports *for* a stale session): Herdr re-anchors the source's ``seq`` on it
+    (the new session's numbering)."""
+    return bool(rec.stale.get(source)) and ref is not None
 
 
 def report_agent(

@@ -1,0 +1,250 @@
+"""Herdr's agent rules on one :class:`AgentRecord`, without a server: the edges of the
+resume-command check, who an agent name belongs to, OpenCode's session selection, stale
+sessions and the exit safety net. The contract tests show each rule through the socket;
+these pin the boundaries and the side conditions a socket test reaches only by chance."""
+
+from __future__ import annotations
+
+import pytest
+
+from herdr_sim.model.agents import (
+    RESUME_MAX_BYTES,
+    AgentRecord,
+    Authority,
+    NameOwner,
+    SessionRef,
+    abandoned,
+    clear_authority,
+    report_agent,
+    report_session,
+    resume_argv_error,
+)
+
+PI = "herdr:pi"
+OPENCODE = "herdr:opencode"
+
+
+def pi_session(value: str) -> SessionRef:
+    return SessionRef(PI, "pi", "path", f"/sessions/{value}.jsonl")
+
+
+def opencode_session(value: str) -> SessionRef:
+    return SessionRef(OPENCODE, "opencode", "id", value)
+
+
+# -- the resume command ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "error"),
+    [
+        ([], "resume_argv must not be empty"),
+        (["pi", "x" * (RESUME_MAX_BYTES - 2)], None),  # exactly the byte bound
+        (
+            ["pi", "x" * (RESUME_MAX_BYTES - 1)],
+            f"resume_argv must be at most {RESUME_MAX_BYTES} bytes",
+        ),
+        (["pi", "a\x1fb"], "resume_argv must not contain control characters"),
+        (["pi", "a\x7fb"], "resume_argv must not contain control characters"),
+        (["pi", "two words"], None),  # a space is no control character
+        (["pi", "caf\x80"], None),  # nor is U+0080 (DEL is 0x7F)
+        (["pi\\x"], "resume_argv must start with a bare command name on PATH"),
+        (["bin/pi"], "resume_argv must start with a bare command name on PATH"),
+        (["pi\u00a0"], "resume_argv must start with a bare command name on PATH"),
+        (["p i"], "resume_argv must start with a bare command name on PATH"),
+        (["pi", "--session", "/s.jsonl"], None),
+    ],
+)
+def test_a_resume_command_is_refused_exactly_at_its_edges(
+    argv: list[str], error: str | None
+) -> None:
+    assert resume_argv_error(argv) == error
+
+
+# -- screen detection and an authority -------------------------------------------------
+
+
+def test_only_a_live_full_lifecycle_authority_skips_screen_detection() -> None:
+    custom = AgentRecord(authority=Authority("my-agent", "my-agent", "working"))
+    assert custom.screen_detection_skipped() is False  # a custom source never does
+    full = AgentRecord(authority=Authority(PI, "pi", "working"), detected="pi")
+    assert full.screen_detection_skipped() is True
+    full.detected = None  # its process is gone: the screen decides again
+    assert full.screen_detection_skipped() is False
+
+
+# -- who an agent name belongs to ------------------------------------------------------
+
+
+def test_a_name_given_with_only_a_session_belongs_to_the_sessions_agent() -> None:
+    ref = SessionRef("herdr:claude", "claude", "id", "s1")
+    rec = AgentRecord(session=ref)
+    rec.name = "reviewer"
+    assert rec.name_owner == NameOwner("claude", ref)
+
+
+def test_a_name_given_to_a_detected_agent_belongs_to_it_and_to_nobody_without_one() -> None:
+    rec = AgentRecord(detected="codex")
+    rec.name = "impl"
+    assert rec.name_owner == NameOwner("codex", None)
+    bare = AgentRecord()
+    bare.name = "later"
+    assert bare.name_owner is None
+
+
+# -- sequence numbers ------------------------------------------------------------------
+
+
+def anchored_pi(seq: int = 10) -> tuple[AgentRecord, SessionRef]:
+    """A pane whose detected pi reports as the authority, anchored to its session."""
+    rec = AgentRecord(detected="pi")
+    first = pi_session("a")
+    assert report_session(rec, source=PI, ref=first, start="startup", seq=1) is True
+    assert report_agent(
+        rec, source=PI, agent="pi", state="working", message=None, ref=first, seq=seq
+    )
+    return rec, first
+
+
+def test_an_older_seq_changes_nothing_while_no_session_went_stale() -> None:
+    rec, first = anchored_pi(seq=10)
+    assert not report_agent(
+        rec, source=PI, agent="pi", state="idle", message=None, ref=first, seq=5
+    )
+    assert rec.authority == Authority(PI, "pi", "working")
+
+
+def test_a_new_session_renumbers_and_the_replaced_one_goes_stale() -> None:
+    rec, first = anchored_pi(seq=10)
+    second = pi_session("b")
+    assert report_session(rec, source=PI, ref=second, start="new", seq=11) is True
+    assert rec.stale == {PI: [first]} and rec.authority is None
+    # the new session's own numbering starts again
+    assert report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=second, seq=1)
+    # the replaced session's late reports are ignored outright (not parked for later)
+    assert not report_agent(
+        rec, source=PI, agent="pi", state="working", message=None, ref=first, seq=99
+    )
+    assert rec.parked is None and rec.authority == Authority(PI, "pi", "idle")
+
+
+def test_resuming_one_stale_session_leaves_the_others_stale() -> None:
+    rec, first = anchored_pi(seq=10)
+    second, third = pi_session("b"), pi_session("c")
+    report_session(rec, source=PI, ref=second, start="new", seq=11)
+    report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=second, seq=12)
+    report_session(rec, source=PI, ref=third, start="new", seq=13)
+    assert rec.stale == {PI: [first, second]}
+    report_session(rec, source=PI, ref=first, start="resume", seq=14)
+    assert rec.session == first
+    assert rec.stale == {PI: [second]}
+
+
+def test_clearing_with_an_older_seq_keeps_the_authority() -> None:
+    rec = AgentRecord()
+    assert report_agent(
+        rec, source="my-agent", agent="my-agent", state="working", message=None, ref=None, seq=7
+    )
+    assert clear_authority(rec, source="my-agent", seq=3) is False
+    assert rec.authority is not None
+    assert clear_authority(rec, source="my-agent", seq=8) is True
+    assert rec.authority is None
+
+
+# -- OpenCode's selection --------------------------------------------------------------
+
+
+def test_a_selection_before_opencode_is_detected_is_held_not_stored() -> None:
+    rec = AgentRecord()
+    ref = opencode_session("s1")
+    assert report_session(rec, source=OPENCODE, ref=ref, start="select", seq=None) is False
+    assert rec.held == ref and rec.session is None
+
+
+def test_a_sequenced_selection_with_an_old_seq_changes_nothing() -> None:
+    rec = AgentRecord(detected="opencode")
+    first = opencode_session("s1")
+    assert report_session(rec, source=OPENCODE, ref=first, start="select", seq=5) is True
+    second = opencode_session("s2")
+    assert report_session(rec, source=OPENCODE, ref=second, start="select", seq=4) is False
+    assert rec.session == first
+
+
+def test_selecting_the_same_session_again_is_no_change() -> None:
+    rec = AgentRecord(detected="opencode")
+    ref = opencode_session("s1")
+    assert report_session(rec, source=OPENCODE, ref=ref, start="select", seq=None) is True
+    assert report_session(rec, source=OPENCODE, ref=ref, start="select", seq=None) is False
+
+
+def test_selecting_another_session_drops_the_authority_of_the_previous_one() -> None:
+    rec = AgentRecord(detected="opencode")
+    first = opencode_session("s1")
+    report_session(rec, source=OPENCODE, ref=first, start="select", seq=None)
+    assert report_agent(
+        rec, source=OPENCODE, agent="opencode", state="working", message=None, ref=first, seq=1
+    )
+    second = opencode_session("s2")
+    assert report_session(rec, source=OPENCODE, ref=second, start="select", seq=None) is True
+    assert rec.session == second and rec.authority is None
+    assert rec.stale == {OPENCODE: [first]}
+
+
+def test_a_first_selection_leaves_another_sources_authority_alone() -> None:
+    rec = AgentRecord(detected="opencode")
+    assert report_agent(
+        rec, source="my-agent", agent="my-agent", state="working", message=None, ref=None, seq=1
+    )
+    assert report_session(
+        rec, source=OPENCODE, ref=opencode_session("s1"), start="select", seq=None
+    )
+    assert rec.authority == Authority("my-agent", "my-agent", "working")
+
+
+# -- the exit safety net ---------------------------------------------------------------
+
+
+def custom_authority(**fields: object) -> AgentRecord:
+    rec = AgentRecord(**fields)  # type: ignore[arg-type]
+    report_agent(
+        rec, source="my-agent", agent="my-agent", state="working", message=None, ref=None, seq=1
+    )
+    rec.resume_argv, rec.resume_source = ["my-agent", "--resume"], "my-agent"
+    return rec
+
+
+def test_an_abandoned_custom_agent_is_cleared_like_a_release() -> None:
+    rec = custom_authority(detected="my-agent", screen_state="working")
+    rec.name = "helper"
+    rec.exit_job = 4242
+    assert abandoned(rec) is True
+    assert rec.authority is None and rec.exit_job is None
+    assert (rec.resume_argv, rec.resume_source) == (None, None)
+    assert (rec.detected, rec.screen_state, rec.name) == (None, "unknown", None)
+
+
+def test_the_safety_net_leaves_another_detected_agent_alone() -> None:
+    rec = custom_authority(detected="codex", screen_state="working")
+    rec.exit_job = 4242
+    assert abandoned(rec) is True
+    assert (rec.detected, rec.screen_state) == ("codex", "working")
+
+
+def test_no_job_means_nothing_was_abandoned() -> None:
+    rec = custom_authority()
+    assert abandoned(rec) is False
+    assert rec.authority is not None
+
+
+def test_a_job_without_an_authority_is_forgotten() -> None:
+    rec = AgentRecord(exit_job=4242)
+    assert abandoned(rec) is False
+    assert rec.exit_job is None
+
+
+def test_official_sources_are_left_to_process_detection() -> None:
+    rec, _first = anchored_pi()
+    rec.exit_job = 4242
+    assert abandoned(rec) is False
+    assert rec.authority == Authority(PI, "pi", "working")
+    assert rec.exit_job is None
