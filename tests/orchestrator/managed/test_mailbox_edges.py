@@ -732,3 +732,21 @@ def test_a_post_past_the_byte_bound_at_exactly_the_record_bound_names_the_bytes(
     assert shape["category"] == "invalid_request"
     assert " bytes, over its bound of " in shape["message"]
     assert "records" not in shape["message"]
+
+
+def test_a_post_to_a_mailbox_already_past_its_bound_is_refused_as_unreadable(
+    tmp_path: Path,
+) -> None:
+    box = make(tmp_path)
+    aid = box.post(Kind.TASK, "t").message_id
+    for n in range(MAILBOX_RECORD_LIMIT):  # with the task: one record past the bound
+        plant(box, forged(Kind.REPLY, aid, "a", n + 2))
+    shape = refusal(lambda: box.post(Kind.STEER, "s", assignment_id=aid))
+    assert shape == expected(
+        "internal_failure",
+        f"mailbox holds more than {MAILBOX_RECORD_LIMIT} records; nothing was read",
+        "mailbox read",
+        next_action="close the agent; inspect or remove its mailbox, which was left in place",
+        path=box.path,
+    )
+    assert len(list((box.path / "to-child").iterdir())) == MAILBOX_RECORD_LIMIT + 1
