@@ -141,3 +141,31 @@ def test_a_request_that_changes_nothing_saved_writes_nothing(
     call(path, "pane.send_text", {"pane_id": pane, "text": "true"})
     call(path, "workspace.rename", {"workspace_id": "w1", "label": "two"})
     assert [_labels(data) for data in gate.writes] == [["two"]]
+
+
+def test_close_waits_out_a_write_whose_callback_is_still_queued(tmp_path: Path) -> None:
+    """A stop can begin the instant a write finishes, before the write's done-callback has
+    run (a stop scheduled from another thread just then): awaiting a done future does not
+    yield to the loop, so ``close`` must, or it spins for ever and the stop never ends (the
+    former code: a 30 s teardown, and a thread at 100% CPU for the rest of the run)."""
+    import asyncio
+
+    from herdr_sim.persist.session_saver import SessionSaver
+
+    path = tmp_path / "session.json"
+    saved: list[Any] = []
+
+    async def scenario() -> None:
+        saver = SessionSaver(path, lambda: {"workspaces": []})
+        writing = asyncio.get_running_loop().create_future()
+        saver._writing = writing  # a write in flight, as _start leaves it
+        writing.add_done_callback(lambda done: saver._written_callback(done, 0))
+        writing.set_result(None)  # finished; its callback only queued
+        await saver.close(final=True)
+        saved.append(json.loads(path.read_text()))
+
+    thread = threading.Thread(target=asyncio.run, args=(scenario(),), daemon=True)
+    thread.start()
+    thread.join(WAIT)
+    assert not thread.is_alive(), "close() spun on a finished write without yielding"
+    assert saved == [{"workspaces": []}]
