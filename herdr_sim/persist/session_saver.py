@@ -122,10 +122,10 @@ class SessionSaver:
         """Wait for the writes queued, then write the state now if ``final`` or a change is
         still unsaved, and wait for that too; later changes are not saved."""
         while self._writing is not None:
-            writing = self._writing
+            in_flight = self._writing
             with contextlib.suppress(Exception):  # logged by _written_callback
-                await asyncio.shield(writing)  # its callback may start the next one
-            if self._writing is writing:
+                await asyncio.shield(in_flight)  # its callback may start the next one
+            if self._writing is in_flight:
                 # Done, but its callback (which clears it) is still queued: awaiting a done
                 # future does not yield, so without this the loop would spin here for ever
                 # (a stop begun just as a write finished never ended).
