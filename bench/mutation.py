@@ -139,6 +139,7 @@ MODULES = (
         "orchestrator/agent_tools/contract.py",
         (
             "tests/orchestrator/agent_tools/test_contract.py",
+            "tests/orchestrator/agent_tools/test_contract_edges.py",
             "tests/orchestrator/agent_tools/test_seed_contract.py",
             "tests/orchestrator/agent_tools/test_result_builder.py",
         ),

@@ -132,7 +132,7 @@ def truncate_patch(patch: str, max_bytes: int) -> TruncatedPatch:
     data = patch.encode("utf-8")
     if len(data) <= max_bytes:
         return TruncatedPatch(patch, False, len(data), len(data))
-    cut = data.rfind(b"\n", 0, max_bytes + 1)
+    cut = data.rfind(b"\n", 0, max_bytes)  # a newline at index max_bytes - 1 ends within
     kept = data[: cut + 1] if cut >= 0 else data[:max_bytes]
     text = kept.decode("utf-8", errors="ignore")
     return TruncatedPatch(text, True, len(data), len(text.encode("utf-8")))
