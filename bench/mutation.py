@@ -49,7 +49,11 @@ class Module:
 
 
 MODULES = (
-    Module("redaction", "herdr_sim/persist/redaction.py", ("tests/sim/test_wire_log.py",)),
+    Module(
+        "redaction",
+        "herdr_sim/persist/redaction.py",
+        ("tests/sim/test_wire_log.py", "tests/sim/test_redaction_rules.py"),
+    ),
     Module(
         "env-policy",
         "orchestrator/tools/env_policy.py",
