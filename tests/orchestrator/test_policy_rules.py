@@ -20,7 +20,7 @@ from orchestrator.core.policy import (
     refusal,
     starts_agents,
 )
-from orchestrator.core.tool import Tool, ToolContext
+from orchestrator.core.tool import Tool, ToolContext, Traits
 from orchestrator.pipeline.call_guard import policy_of
 
 
@@ -183,3 +183,41 @@ def test_policy_of_a_context_for_a_caller(tmp_path: Path) -> None:
         config_error="disableTools: 'x_strat' matches no tool (herdr-orchestrator tools)"
     )
     assert policy_of(typo).config_error is None  # no names: nothing to judge the glob by
+
+
+def declared(tool_name: str, schema: dict[str, Any], **traits: Any) -> Tool:
+    """A stand-in tool with an explicit declaration (nothing inferred)."""
+    return Tool(tool_name, "R2", "", schema, lambda params, ctx: {}, Traits(**traits))
+
+
+def test_a_start_is_off_when_the_tool_that_would_close_it_is_disabled() -> None:
+    start = declared("x_start", {"properties": {}}, closed_by="x_close")
+    for disabled in (("x_close",), ("x_cl*",)):
+        policy = Policy(disable_tools=disabled)
+        assert refusal(policy, start, {}) == Denial(
+            "tool_disabled",
+            "x_start is off because x_close, which closes what it starts, is disabled "
+            "(disableTools)",
+        )
+        assert not listed(policy, start)
+    other = Policy(disable_tools=("y_close",))
+    assert refusal(other, start, {}) is None and listed(other, start)
+
+
+def test_a_kind_parameter_without_a_readable_schema_has_no_default() -> None:
+    kinds = Policy(agent_kinds=("pi",))
+    for schema in ({"properties": ["kind"]}, {"properties": {"kind": "a string"}}):
+        start = declared("x_start", schema, kind="kind")
+        assert refusal(kinds, start, {}) == Denial(
+            "agent_kind_not_allowed", "the agent kind is not in agentKinds (pi)", "kind"
+        )
+        assert refusal(kinds, start, {"kind": "pi"}) is None
+
+
+def test_every_target_given_is_checked_not_only_the_first_declared() -> None:
+    names = Policy(agent_names=("work*",))
+    prompt = declared("x_prompt", {"properties": {}}, targets=("agent", "target"))
+    assert refusal(names, prompt, {"target": "boss"}) == Denial(
+        "agent_name_not_allowed", "the agent is not in agentNames", "target"
+    )
+    assert refusal(names, prompt, {"target": "worker"}) is None
