@@ -15,6 +15,7 @@ from herdr_sim.model.agents import (
     SessionRef,
     abandoned,
     clear_authority,
+    process_exited,
     report_agent,
     report_session,
     resume_argv_error,
@@ -248,3 +249,50 @@ def test_official_sources_are_left_to_process_detection() -> None:
     assert abandoned(rec) is False
     assert rec.authority == Authority(PI, "pi", "working")
     assert rec.exit_job is None
+
+
+def test_a_later_selection_leaves_another_sources_authority_alone() -> None:
+    rec = AgentRecord(detected="opencode")
+    report_session(rec, source=OPENCODE, ref=opencode_session("s1"), start="select", seq=None)
+    assert report_agent(
+        rec, source="my-agent", agent="my-agent", state="working", message=None, ref=None, seq=1
+    )
+    assert report_session(
+        rec, source=OPENCODE, ref=opencode_session("s2"), start="select", seq=None
+    )
+    assert rec.authority == Authority("my-agent", "my-agent", "working")
+
+
+# -- a name's owner when the authority and the session disagree -------------------------
+
+
+def test_a_name_is_tied_to_the_authoritys_session_only_when_that_session_is_its_own() -> None:
+    claude = SessionRef("herdr:claude", "claude", "id", "c1")
+    rec = AgentRecord(authority=Authority(PI, "pi", "working"), session=claude)
+    rec.name = "x"
+    assert rec.name_owner == NameOwner("pi", None)
+    alone = AgentRecord(authority=Authority(PI, "pi", "working"), detected="pi")
+    alone.name = "y"  # a full authority with no session stored anchors nothing
+    assert alone.name_owner == NameOwner("pi", None)
+
+
+# -- the agent's process ended ---------------------------------------------------------
+
+
+def test_a_process_exit_clears_its_agent_and_only_its_own() -> None:
+    assert process_exited(AgentRecord()) is False  # nothing was detected
+    rec, _first = anchored_pi()
+    rec.resume_argv, rec.resume_source = ["pi", "--resume"], PI
+    rec.name = "impl"
+    assert process_exited(rec) is True
+    assert (rec.detected, rec.screen_state, rec.authority, rec.session) == (
+        None,
+        "unknown",
+        None,
+        None,
+    )
+    assert (rec.resume_argv, rec.resume_source, rec.name) == (None, None, None)
+    other = custom_authority(detected="codex", screen_state="working")
+    assert process_exited(other) is True
+    assert other.authority == Authority("my-agent", "my-agent", "working")  # not codex's
+    assert other.resume_argv == ["my-agent", "--resume"]
