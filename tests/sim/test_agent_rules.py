@@ -279,6 +279,12 @@ def test_a_name_is_tied_to_the_authoritys_session_only_when_that_session_is_its_
 # -- the agent's process ended ---------------------------------------------------------
 
 
+def leftovers(rec: AgentRecord) -> tuple[object, ...]:
+    """The resume command and the name (read through a function: not narrowed by the test's
+    own assignments)."""
+    return rec.resume_argv, rec.resume_source, rec.name
+
+
 def test_a_process_exit_clears_its_agent_and_only_its_own() -> None:
     assert process_exited(AgentRecord()) is False  # nothing was detected
     rec, _first = anchored_pi()
@@ -291,7 +297,7 @@ def test_a_process_exit_clears_its_agent_and_only_its_own() -> None:
         None,
         None,
     )
-    assert (rec.resume_argv, rec.resume_source, rec.name) == (None, None, None)
+    assert leftovers(rec) == (None, None, None)
     other = custom_authority(detected="codex", screen_state="working")
     assert process_exited(other) is True
     assert other.authority == Authority("my-agent", "my-agent", "working")  # not codex's
