@@ -541,12 +541,11 @@ def rust_float(value: float) -> str:
         return f"{sign}0.0"
     if -5 <= exponent <= 15:
         if exponent >= 0:
-            head = digits[: exponent + 1].ljust(exponent + 1, "0")
-            tail = digits[exponent + 1 :] or "0"
-            return f"{sign}{head}.{tail}"
+            # repr is plain here too: its integer digits, then a fraction of one digit or more
+            return f"{sign}{digits[: exponent + 1]}.{digits[exponent + 1 :]}"
         return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
     body = digits[0] + (f".{digits[1:]}" if len(digits) > 1 else "")
-    return f"{sign}{body}e{'+' if exponent >= 0 else '-'}{abs(exponent)}"
+    return f"{sign}{body}e{exponent:+d}"
 
 
 def rust_debug_str(text: str) -> str:

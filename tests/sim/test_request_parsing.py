@@ -386,6 +386,12 @@ def test_the_answer_carries_herdrs_prefix_and_serde_jsons_position(sim: Simulato
         # the four hex digits end one byte before the line: the string closes, the object not
         ('{"id":"1","x":"\\u0041"', "EOF while parsing an object at line 1 column 22"),
         ('{"id":"1","x":"\\u12G4"}', "invalid escape at line 1 column 21"),
+        # fewer than four bytes left is EOF before any is looked at; four that are not all
+        # hex digits is an invalid escape
+        ('{"id":"1","x":"\\u1"', "EOF while parsing a string at line 1 column 19"),
+        ('{"id":"1","x":"\\u00"x', "invalid escape at line 1 column 21"),
+        # a byte just past the digits ("9" + 1) is no number
+        ('{"id"::1}', "expected value at line 1 column 7"),
         # the surrogate ranges at their edges: U+E000 is a character, DFFF a lone low half,
         # DBFF a high half that pairs
         ('{"id":"1","x":"\\ue000",}', "trailing comma at line 1 column 24"),
