@@ -109,7 +109,7 @@ def truncate_text(text: str, limit: int, *, full_path: str | None = None) -> Tru
     head = room * 3 // 5
     tail = room - head
     cut = len(text) - head - tail
-    body = text[:head] + marker.format(cut=cut) + (text[-tail:] if tail else "")
+    body = text[:head] + marker.format(cut=cut) + text[-tail:]  # room >= 1: tail >= 1
     return Truncated(body, True, len(text))
 
 

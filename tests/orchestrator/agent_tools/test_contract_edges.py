@@ -321,3 +321,69 @@ def test_a_truncated_diff_and_message_say_so() -> None:
     assert "Diff: 0 file(s), +0 -0; patch truncated to 300 B of 1.2 KiB" in lines
     assert "Result file: /art/result.md" in lines
     assert "Final message (truncated):" in lines
+
+
+def test_a_cut_keeps_three_fifths_of_the_room_from_the_start_and_the_rest_from_the_end() -> None:
+    text = "".join(chr(ord("a") + n % 26) for n in range(500))
+    cut = truncate_text(text, 100)
+    marker = "\n\n[... 445 of 500 characters truncated ...]\n\n"  # 500 - 33 - 22
+    room = 100 - len("\n\n[... 500 of 500 characters truncated ...]\n\n")
+    head, tail = room * 3 // 5, room - room * 3 // 5
+    assert (head, tail) == (33, 22)
+    assert cut.text == text[:33] + marker + text[-22:]
+    assert len(cut.text) == 100
+
+
+def test_elapsed_ms_is_whole_milliseconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(time, "monotonic", lambda: 101.5)
+    assert elapsed_ms(100.0) == 1_500
+
+
+def test_the_result_text_is_cut_naming_the_result_file_and_absent_texts_count_zero() -> None:
+    result = AgentResult(
+        status="completed",
+        tool="t",
+        name="n",
+        result_text="r" * 400,
+        artifacts=Artifacts("/art"),
+    ).to_dict(max_result_chars=200)
+    assert "; full text: /art/result.md ..." in result["resultText"]
+    assert result["truncated"] == {"finalMessage": False, "resultText": True}
+    assert result["chars"] == {"finalMessage": 0, "resultText": 400, "max": 200}
+    bare = AgentResult(status="running", tool="t", name="n").to_dict()
+    assert (bare["finalMessage"], bare["resultText"], bare["preview"]) == (None, None, None)
+    assert bare["chars"] == {"finalMessage": 0, "resultText": 0, "max": bare["chars"]["max"]}
+
+
+def test_a_preview_renders_what_would_be_done_and_nothing_else() -> None:
+    from orchestrator.agent_tools.contract import PREVIEW_NEXT_TEXT
+
+    result = AgentResult(
+        status="idle",
+        tool="herdr_spawn_agent",
+        next_action="ask_user",
+        preview={"action": "spawn", "target": "pi in /work"},
+        elapsed_ms=100_000,
+    ).to_dict()
+    assert result["preview"] == {"action": "spawn", "target": "pi in /work"}
+    assert render(result).splitlines() == [
+        (
+            "[idle · preview] herdr_spawn_agent would spawn; nothing was started or sent"
+            " · 100.0s · next: ask_user"
+        ),
+        f"Next: {PREVIEW_NEXT_TEXT}.",
+        "Would do: spawn pi in /work",
+    ]
+
+
+def test_a_result_about_a_bare_task_is_headed_by_its_task_id() -> None:
+    result = AgentResult(status="running", tool="t", task_id="t-9").to_dict()
+    assert result["header"] == "[running] t-9 · next: wait"
+
+
+def test_large_diffs_are_sized_in_mebibytes() -> None:
+    result = AgentResult(
+        status="completed", tool="t", name="n", diff=Diff(patch="+a\n", base=None)
+    ).to_dict()
+    result["diff"].update(bytes=100 << 20, shownBytes=(100 << 20) - (1 << 19), truncated=True)
+    assert "; patch truncated to 99.5 MiB of 100.0 MiB" in render(result)
