@@ -160,6 +160,8 @@ class Outcome:
     diffs: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     error: str = ""
+    #: the scratch copy, when it was kept (``--keep``)
+    kept: Path | None = None
 
     @property
     def killed(self) -> int:
@@ -261,7 +263,9 @@ def run_module(module: Module, keep: bool = False) -> Outcome:
             outcome.diffs[name] = _mutmut(scratch, env, "show", name).strip()
     finally:
         outcome.seconds = time.monotonic() - started
-        if not keep:
+        if keep:
+            outcome.kept = scratch
+        else:
             shutil.rmtree(scratch, ignore_errors=True)
     return outcome
 
@@ -278,6 +282,8 @@ def report(outcome: Outcome) -> str:
         f"{outcome.seconds:.0f}s"
     )
     lines = [head]
+    if outcome.kept is not None:
+        lines.append(f"  scratch copy kept in {outcome.kept}")
     for name in outcome.survivors:
         lines.append(f"  survivor {name} [{outcome.statuses[name]}]")
         lines.extend(f"    {row}" for row in outcome.diffs.get(name, "").splitlines())
