@@ -16,6 +16,7 @@ from herdr_sim.model.agents import (
     abandoned,
     clear_authority,
     process_exited,
+    release,
     report_agent,
     report_session,
     resume_argv_error,
@@ -302,3 +303,69 @@ def test_a_process_exit_clears_its_agent_and_only_its_own() -> None:
     assert process_exited(other) is True
     assert other.authority == Authority("my-agent", "my-agent", "working")  # not codex's
     assert other.resume_argv == ["my-agent", "--resume"]
+
+
+# -- stored sessions -------------------------------------------------------------------
+
+
+def test_another_agents_session_is_stored_only_while_that_agent_is_detected() -> None:
+    claude = SessionRef("herdr:claude", "claude", "id", "c1")
+    codex = SessionRef("herdr:codex", "codex", "id", "x1")
+    rec = AgentRecord(session=claude)
+    assert report_session(rec, source="herdr:codex", ref=codex, start="startup", seq=None) is False
+    assert rec.session == claude
+    rec.detected = "codex"
+    assert report_session(rec, source="herdr:codex", ref=codex, start="startup", seq=None)
+    assert rec.session == codex
+
+
+def test_a_source_without_replacement_rules_keeps_its_first_session() -> None:
+    first = SessionRef("herdr:cursor", "cursor", "id", "a")
+    rec = AgentRecord(session=first, detected="cursor")
+    second = SessionRef("herdr:cursor", "cursor", "id", "b")
+    assert report_session(rec, source="herdr:cursor", ref=second, start="resume", seq=None) is False
+    assert rec.session == first
+
+
+def test_antigravity_replaces_its_session_whatever_the_start_source() -> None:
+    first = SessionRef("herdr:antigravity_cli", "agy", "id", "a")
+    rec = AgentRecord(session=first)
+    second = SessionRef("herdr:antigravity_cli", "agy", "id", "b")
+    source = "herdr:antigravity_cli"
+    assert report_session(rec, source=source, ref=second, start=None, seq=None) is True
+    assert rec.session == second
+
+
+# -- release and clear -----------------------------------------------------------------
+
+
+def test_a_release_while_the_process_runs_drops_only_the_authority() -> None:
+    rec = custom_authority(detected="my-agent", screen_state="working")
+    rec.name = "helper"
+    assert release(rec, source="my-agent", agent="my-agent", seq=2) is False
+    assert rec.authority is None and rec.resume_argv is None
+    assert (rec.detected, rec.screen_state, rec.name) == ("my-agent", "working", "helper")
+
+
+def test_a_release_clears_the_agent_and_leaves_another_agents_session() -> None:
+    claude = SessionRef("herdr:claude", "claude", "id", "c1")
+    rec = custom_authority(session=claude, screen_state="working")
+    rec.name = "helper"
+    assert release(rec, source="my-agent", agent="my-agent", seq=2) is True
+    assert (rec.authority, rec.detected, rec.screen_state) == (None, None, "unknown")
+    assert rec.name is None
+    assert rec.session == claude  # not the releasing agent's to drop
+
+
+def test_a_release_for_an_agent_not_in_the_pane_is_ignored() -> None:
+    claude = SessionRef("herdr:claude", "claude", "id", "c1")
+    rec = AgentRecord(session=claude, detected="codex", screen_state="working")
+    assert release(rec, source="my-agent", agent="my-agent", seq=None) is None
+    assert (rec.session, rec.detected, rec.screen_state) == (claude, "codex", "working")
+
+
+def test_clearing_nothing_or_another_sources_authority_is_false() -> None:
+    assert clear_authority(AgentRecord(), source=None, seq=None) is False
+    rec = custom_authority()
+    assert clear_authority(rec, source="someone-else", seq=None) is False
+    assert rec.authority is not None
