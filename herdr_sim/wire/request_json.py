@@ -124,7 +124,7 @@ def _finite(literal: str) -> float:
     """A float literal; one serde_json finds out of range is left to :class:`_Reader`."""
     value = float(literal)
     if math.isinf(value):
-        raise ValueError("number out of range")
+        raise ValueError  # no message: the reader reports it, with serde's words
     return value
 
 
@@ -472,10 +472,10 @@ class _Reader:
         if byte != ord("u"):
             raise self.error("invalid escape")
         unit = self.hex4()
-        if 0xDC00 <= unit <= 0xDFFF:
-            raise self.error("lone leading surrogate in hex escape")
-        if not 0xD800 <= unit <= 0xDBFF:
+        if not 0xD800 <= unit <= 0xDFFF:
             return chr(unit)
+        if unit >= 0xDC00:  # a low half with no high one before it
+            raise self.error("lone leading surrogate in hex escape")
         for expected in (ord("\\"), ord("u")):
             byte = self.peek()
             if byte is None:

@@ -397,6 +397,17 @@ def test_the_answer_carries_herdrs_prefix_and_serde_jsons_position(sim: Simulato
         ('{"id":"1","x":"\\ue000",}', "trailing comma at line 1 column 24"),
         ('{"id":"1","x":"\\udfff"}', "lone leading surrogate in hex escape at line 1 column 21"),
         ('{"id":"1","x":"\\udbff\\udc00",}', "trailing comma at line 1 column 30"),
+        ('{"id":"1","x":"\\ud7ff",}', "trailing comma at line 1 column 24"),
+        ('{"id":"1","x":"\\ud800\\udfff",}', "trailing comma at line 1 column 30"),
+        # a high half must be followed by a low one: the line ends, something else, a non-low
+        ('{"id":"1","x":"\\ud800', "EOF while parsing a string at line 1 column 21"),
+        ('{"id":"1","x":"\\ud800x"}', "unexpected end of hex escape at line 1 column 22"),
+        (
+            '{"id":"1","x":"\\ud800\\ue000"}',
+            "lone leading surrogate in hex escape at line 1 column 27",
+        ),
+        ('{"id":"1","x":[1', "EOF while parsing a list at line 1 column 16"),
+        ('{"id":"1","x":[1,2],}', "trailing comma at line 1 column 21"),
         (
             '{"id":"1","method":"pane.get","params":{"pane_id":{}}}',
             "invalid type: map, expected a string at line 1 column 54",
