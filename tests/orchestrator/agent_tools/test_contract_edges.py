@@ -387,3 +387,8 @@ def test_large_diffs_are_sized_in_mebibytes() -> None:
     ).to_dict()
     result["diff"].update(bytes=100 << 20, shownBytes=(100 << 20) - (1 << 19), truncated=True)
     assert "; patch truncated to 99.5 MiB of 100.0 MiB" in render(result)
+
+
+def test_a_result_named_by_its_pane_does_not_name_the_pane_twice() -> None:
+    result = AgentResult(status="running", tool="t", pane_id="w1:p2", task_id="t-9").to_dict()
+    assert result["header"] == "[running] w1:p2 task t-9 · next: wait"
