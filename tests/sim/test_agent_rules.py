@@ -20,6 +20,7 @@ from herdr_sim.model.agents import (
     report_agent,
     report_session,
     resume_argv_error,
+    session_ref,
 )
 
 PI = "herdr:pi"
@@ -369,3 +370,103 @@ def test_clearing_nothing_or_another_sources_authority_is_false() -> None:
     rec = custom_authority()
     assert clear_authority(rec, source="someone-else", seq=None) is False
     assert rec.authority is not None
+
+
+def test_another_agents_session_needs_a_start_source_other_than_branch() -> None:
+    codex = SessionRef("herdr:codex", "codex", "id", "x1")
+    for start in (None, "branch"):
+        rec = AgentRecord(session=pi_session("a"), detected="codex")
+        report_session(rec, source="herdr:codex", ref=codex, start=start, seq=None)
+        assert rec.session == pi_session("a"), start
+
+
+# -- session references ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("session_id", "kept"),
+    [
+        ("a" * 512, True),
+        ("a" * 513, False),
+        ("", False),
+        ("with space", True),
+        ("caf\x80", True),
+        ("a\x1fb", False),
+        ("a\x7fb", False),
+    ],
+)
+def test_a_session_id_is_kept_within_its_length_and_without_control_characters(
+    session_id: str, kept: bool
+) -> None:
+    ref = session_ref("herdr:claude", "claude", session_id, None)
+    assert ref == (SessionRef("herdr:claude", "claude", "id", session_id) if kept else None)
+
+
+@pytest.mark.parametrize(
+    ("path", "kept"),
+    [
+        ("/" + "p" * 4095, True),
+        ("/" + "p" * 4096, False),
+        ("relative/s.jsonl", False),
+        ("/a\x1fb", False),
+    ],
+)
+def test_a_session_path_is_kept_when_absolute_short_enough_and_clean(path: str, kept: bool) -> None:
+    ref = session_ref(PI, "pi", None, path)
+    assert ref == (SessionRef(PI, "pi", "path", path) if kept else None)
+    # a bad path leaves a good id usable
+    assert session_ref(PI, "pi", "id-1", path) == (
+        SessionRef(PI, "pi", "path", path) if kept else SessionRef(PI, "pi", "id", "id-1")
+    )
+
+
+# -- a full-lifecycle source's session reports -----------------------------------------
+
+
+def test_a_held_session_needs_a_recognised_start_and_a_seq() -> None:
+    for start, seq in (("branch", 1), ("startup", None), (None, 1)):
+        rec = AgentRecord()
+        assert report_session(rec, source=PI, ref=pi_session("a"), start=start, seq=seq) is False
+        assert rec.held is None, (start, seq)
+
+
+def test_a_new_held_session_drops_a_report_parked_for_another() -> None:
+    rec = AgentRecord()
+    assert not report_agent(
+        rec, source=PI, agent="pi", state="working", message=None, ref=pi_session("a"), seq=5
+    )
+    assert rec.parked is not None
+    assert report_session(rec, source=PI, ref=pi_session("b"), start="startup", seq=6) is False
+    assert rec.held == pi_session("b") and rec.parked is None
+
+
+def test_a_session_held_beside_another_agents_session_changes_nothing_yet() -> None:
+    claude = SessionRef("herdr:claude", "claude", "id", "c1")
+    rec = AgentRecord(session=claude)
+    assert report_session(rec, source=PI, ref=pi_session("a"), start="startup", seq=1) is False
+    assert rec.session == claude and rec.held == pi_session("a")
+
+
+def test_an_anchored_session_report_with_an_old_seq_changes_nothing() -> None:
+    rec, first = anchored_pi(seq=10)
+    assert report_session(rec, source=PI, ref=pi_session("b"), start="new", seq=10) is False
+    assert rec.session == first
+
+
+def test_an_id_session_is_replaced_only_by_an_allowed_start_a_path_one_without_authority() -> None:
+    first, second = (
+        SessionRef("herdr:kimi", "kimi", "id", "k1"),
+        SessionRef("herdr:kimi", "kimi", "id", "k2"),
+    )
+    rec = AgentRecord(session=first, detected="kimi")
+    assert report_session(rec, source="herdr:kimi", ref=second, start="startup", seq=1) is False
+    assert rec.session == first
+    paths = AgentRecord(session=pi_session("a"), detected="pi")
+    assert report_session(paths, source=PI, ref=pi_session("b"), start="startup", seq=1) is True
+    assert paths.session == pi_session("b")
+
+
+def test_an_owner_holding_the_pane_keeps_its_session_against_a_start_that_may_not_replace() -> None:
+    rec, first = anchored_pi(seq=10)
+    assert report_session(rec, source=PI, ref=pi_session("b"), start="startup", seq=11) is False
+    assert rec.session == first and rec.authority == Authority(PI, "pi", "working")
