@@ -407,6 +407,9 @@ def test_the_answer_carries_herdrs_prefix_and_serde_jsons_position(sim: Simulato
             "lone leading surrogate in hex escape at line 1 column 27",
         ),
         ('{"id":"1","x":[1', "EOF while parsing a list at line 1 column 16"),
+        ('{"id":"1","x":[1,', "EOF while parsing a value at line 1 column 17"),
+        ('{"id":"1","x":[1,]}', "trailing comma at line 1 column 18"),
+        ('{"id":"1","x":', "EOF while parsing a value at line 1 column 14"),
         ('{"id":"1","x":[1,2],}', "trailing comma at line 1 column 21"),
         (
             '{"id":"1","method":"pane.get","params":{"pane_id":{}}}',
