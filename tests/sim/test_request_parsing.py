@@ -618,3 +618,31 @@ def test_an_ordinary_request_is_read_without_serde_jsons_slow_reader(
     read = request_json.read_request(line)
     assert read.id == json.loads(line)["id"]
     assert read.entries == [(k, v) for k, v in json.loads(line).items() if k != "id"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"id":"1","x"::1}', "expected value at line 1 column 15"),
+        ('{"id" 1}', "expected `:` at line 1 column 7"),
+        ('{"id"', "EOF while parsing an object at line 1 column 5"),
+        # a closed container gives its level back: seventy siblings are no deeper than one
+        ('{"id":"1","x":[' + "[]," * 70 + "1],}", "trailing comma at line 1 column 229"),
+        ('{"id":"1","x":[' + "{}," * 70 + "1],}", "trailing comma at line 1 column 229"),
+        # ... and only its own level: the limit still holds after a sibling
+        (
+            '{"id":"1","a":{},"x":' + "[" * 127 + "]" * 127 + "}",
+            "recursion limit exceeded at line 1 column 148",
+        ),
+        (
+            '{"id":"1","a":[],"x":' + "[" * 127 + "]" * 127 + "}",
+            "recursion limit exceeded at line 1 column 148",
+        ),
+        (
+            '{"id":"1","a":[],"x":' + "[" * 126 + "]" * 126 + ",}",
+            "trailing comma at line 1 column 275",
+        ),
+    ],
+)
+def test_serde_jsons_reader_keeps_its_place_and_its_depth(line: str, message: str) -> None:
+    assert refusal(line) == message
