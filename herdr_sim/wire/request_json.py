@@ -132,10 +132,11 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-#: integer literals Python's ``int`` would read differently from serde_json: ``-0`` and
+#: integer literals Python's ``int`` would read differently from serde_json: ``-0``, a
+#: negative one of 19 digits or more (i64 ends at -9223372036854775808, 19 digits) and
 #: anything of 20 digits or more (u64 ends at 20 digits); also matches inside strings, which
 #: only costs the slower hook
-_SERDE_INTS = re.compile(r"-0(?![0-9.eE])|[0-9]{20}")
+_SERDE_INTS = re.compile(r"-0(?![0-9.eE])|-[0-9]{19}|[0-9]{20}")
 #: a ``\uD800``-``\uDBFF`` escape not followed by a low one, or a ``\uDC00``-``\uDFFF``
 #: escape not preceded by a high one: what serde_json refuses and Python accepts
 _LONE_SURROGATE = re.compile(

@@ -646,3 +646,25 @@ def test_an_ordinary_request_is_read_without_serde_jsons_slow_reader(
 )
 def test_serde_jsons_reader_keeps_its_place_and_its_depth(line: str, message: str) -> None:
     assert refusal(line) == message
+
+
+@pytest.mark.parametrize(
+    ("literal", "value"),
+    [
+        ("-9223372036854775808", -9_223_372_036_854_775_808),  # i64's least: an integer
+        ("-9223372036854775809", -9.223372036854776e18),  # one less: serde reads an f64
+        ("18446744073709551615", 18_446_744_073_709_551_615),  # u64's greatest
+        ("18446744073709551616", 1.8446744073709552e19),
+        ("-0", -0.0),
+    ],
+)
+def test_integers_past_64_bits_are_read_as_floats_on_the_fast_path_too(
+    literal: str, value: float
+) -> None:
+    """Found by the fast-path property test: a 19-digit negative literal below i64's range was
+    read as a Python int by the fast path, where serde_json (and the reader) read an f64."""
+    read = request_json.read_request(f'{{"id":"1","method":"ping","x":{literal}}}')
+    got = dict(read.entries)["x"]
+    assert (got, type(got)) == (value, type(value))
+    slow = request_json._Reader(f'{{"id":"1","x":{literal}}}'.encode()).request()
+    assert (slow.entries[0][1], type(slow.entries[0][1])) == (value, type(value))
