@@ -394,6 +394,8 @@ def test_another_agents_session_needs_a_start_source_other_than_branch() -> None
         ("a\x1fb", False),
         ("a\x7fb", False),
     ],
+    # plain ids: a control character in a test id cannot be selected on the command line
+    ids=["512", "513", "empty", "space", "u0080", "unit-separator", "delete"],
 )
 def test_a_session_id_is_kept_within_its_length_and_without_control_characters(
     session_id: str, kept: bool
@@ -410,6 +412,7 @@ def test_a_session_id_is_kept_within_its_length_and_without_control_characters(
         ("relative/s.jsonl", False),
         ("/a\x1fb", False),
     ],
+    ids=["4096", "4097", "relative", "control"],
 )
 def test_a_session_path_is_kept_when_absolute_short_enough_and_clean(path: str, kept: bool) -> None:
     ref = session_ref(PI, "pi", None, path)
