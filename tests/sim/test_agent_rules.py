@@ -9,14 +9,18 @@ import pytest
 
 from herdr_sim.model.agents import (
     RESUME_MAX_BYTES,
+    AgentBook,
     AgentRecord,
     Authority,
     NameOwner,
     SessionRef,
+    Snapshot,
     abandoned,
     clear_authority,
+    effective,
     process_exited,
     release,
+    replay_parked,
     report_agent,
     report_session,
     resume_argv_error,
@@ -473,3 +477,197 @@ def test_an_owner_holding_the_pane_keeps_its_session_against_a_start_that_may_no
     rec, first = anchored_pi(seq=10)
     assert report_session(rec, source=PI, ref=pi_session("b"), start="startup", seq=11) is False
     assert rec.session == first and rec.authority == Authority(PI, "pi", "working")
+
+
+# -- a report's own effects ------------------------------------------------------------
+
+
+def test_a_report_carries_its_message_and_replaces_another_sources_resume_command() -> None:
+    rec = custom_authority()
+    assert report_agent(
+        rec, source="other", agent="other", state="blocked", message="needs you", ref=None, seq=1
+    )
+    assert rec.authority == Authority("other", "other", "blocked", "needs you")
+    assert (rec.resume_argv, rec.resume_source) == (None, None)  # it was my-agent's
+
+
+def test_a_report_keeps_its_own_sources_resume_command() -> None:
+    rec = custom_authority()
+    rec.resume_source = "other"  # the command was reported by the next authority itself
+    report_agent(rec, source="other", agent="other", state="idle", message=None, ref=None, seq=1)
+    assert rec.resume_argv == ["my-agent", "--resume"]
+
+
+def test_a_native_report_records_its_session_only_with_a_fresh_seq() -> None:
+    claude = SessionRef("herdr:claude", "claude", "id", "c1")
+    rec = AgentRecord()
+    assert not report_agent(
+        rec, source="herdr:claude", agent="claude", state="working", message=None, ref=claude, seq=3
+    )
+    assert rec.session == claude and rec.authority is None
+    later = SessionRef("herdr:claude", "claude", "id", "c2")
+    report_agent(
+        rec, source="herdr:claude", agent="claude", state="idle", message=None, ref=later, seq=2
+    )
+    assert rec.seqs == {"herdr:claude": 3}
+
+
+def test_a_session_only_source_never_becomes_the_authority() -> None:
+    rec = AgentRecord(detected="hermes")
+    ref = SessionRef("herdr:hermes", "hermes", "id", "h1")
+    assert not report_agent(
+        rec, source="herdr:hermes", agent="hermes", state="working", message=None, ref=ref, seq=1
+    )
+    assert rec.authority is None and rec.seqs == {}
+
+
+def test_a_report_for_a_known_agent_other_than_the_detected_one_is_ignored() -> None:
+    rec = AgentRecord(detected="codex")
+    assert not report_agent(
+        rec, source="my-wrapper", agent="claude", state="working", message=None, ref=None, seq=1
+    )
+    assert rec.authority is None
+
+
+def test_only_the_newest_report_waits_for_its_process_with_its_seq_and_message() -> None:
+    rec = AgentRecord()
+    a = pi_session("a")
+    report_agent(rec, source=PI, agent="pi", state="working", message="m1", ref=a, seq=5)
+    assert rec.parked is not None and (rec.parked.seq, rec.parked.message) == (5, "m1")
+    # an older or equal seq does not replace it
+    for seq in (4, 5):
+        report_agent(rec, source=PI, agent="pi", state="idle", message="old", ref=a, seq=seq)
+        assert (rec.parked.seq, rec.parked.message) == (5, "m1")
+    report_agent(rec, source=PI, agent="pi", state="blocked", message="m2", ref=a, seq=6)
+    assert (rec.parked.seq, rec.parked.state, rec.parked.message) == (6, "blocked", "m2")
+    # a report without a session or a seq cannot wait
+    report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=None, seq=9)
+    report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=a, seq=None)
+    assert rec.parked.seq == 6
+
+
+def test_a_parked_report_waits_only_above_the_sources_seq() -> None:
+    rec, first = anchored_pi(seq=10)
+    rec.detected = None  # the process went: later reports wait for it
+    report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=first, seq=10)
+    assert rec.parked is None
+    report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=first, seq=11)
+    assert rec.parked is not None and rec.parked.seq == 11
+
+
+def test_a_parked_report_applies_once_its_session_is_stored() -> None:
+    rec = AgentRecord()
+    a = pi_session("a")
+    report_agent(rec, source=PI, agent="pi", state="working", message="on it", ref=a, seq=5)
+    report_session(rec, source=PI, ref=a, start="startup", seq=4)
+    assert rec.session is None  # held: the process is not detected yet
+    rec.detected = "pi"
+    assert replay_parked(rec) is True
+    assert rec.session == a and rec.parked is None
+    assert rec.authority == Authority(PI, "pi", "working", "on it")
+    assert rec.seqs[PI] == 5
+    rec.name = "impl"
+    assert rec.name_owner == NameOwner("pi", a)
+
+
+def test_a_held_selection_is_stored_through_opencodes_rules() -> None:
+    rec = AgentRecord()
+    ref = opencode_session("s1")
+    report_session(rec, source=OPENCODE, ref=ref, start="select", seq=None)
+    assert replay_parked(rec) is False  # not detected yet
+    rec.detected = "opencode"
+    assert replay_parked(rec) is False  # stored, but no report was waiting
+    assert rec.session == ref and rec.held is None
+
+
+def test_a_report_parked_for_another_session_is_dropped_when_one_is_stored() -> None:
+    rec = AgentRecord()
+    report_agent(
+        rec, source=PI, agent="pi", state="working", message=None, ref=pi_session("a"), seq=5
+    )
+    rec.held = pi_session("b")
+    rec.detected = "pi"
+    assert replay_parked(rec) is False
+    assert rec.session == pi_session("b") and rec.parked is None and rec.authority is None
+
+
+# -- names -----------------------------------------------------------------------------
+
+
+def test_a_name_follows_its_agent_and_session_and_goes_with_another() -> None:
+    rec, first = anchored_pi()
+    rec.name = "impl"
+    assert rec.name_owner == NameOwner("pi", first)
+    report_agent(
+        rec, source="my-agent", agent="my-agent", state="idle", message=None, ref=None, seq=1
+    )
+    assert rec.name is None  # another agent took the pane
+
+
+def test_an_unowned_name_is_adopted_and_completed_with_the_session() -> None:
+    rec = AgentRecord(detected="pi")
+    object.__setattr__(rec, "name", "impl")  # a name restored before anything reported
+    assert rec.name_owner is None
+    report_session(rec, source=PI, ref=pi_session("a"), start="startup", seq=1)
+    assert rec.name == "impl" and rec.name_owner == NameOwner("pi", pi_session("a"))
+
+
+def test_a_name_given_to_an_agent_gets_its_session_once_it_reports_one() -> None:
+    rec = AgentRecord(detected="pi")
+    rec.name = "impl"
+    assert rec.name_owner == NameOwner("pi", None)
+    report_session(rec, source=PI, ref=pi_session("a"), start="startup", seq=1)
+    assert rec.name_owner == NameOwner("pi", pi_session("a"))
+
+
+def test_a_managed_launch_keeps_its_name_for_its_kind_and_only_its_kind() -> None:
+    rec = AgentRecord(managed_kind="pi")
+    object.__setattr__(rec, "name", "impl")
+    report_agent(
+        rec,
+        source="herdr:claude",
+        agent="claude",
+        state="idle",
+        message=None,
+        ref=SessionRef("herdr:claude", "claude", "id", "c"),
+        seq=1,
+    )
+    assert rec.name is None  # another kind took the pane
+    kept = AgentRecord(managed_kind="pi", detected="pi")
+    object.__setattr__(kept, "name", "impl")
+    report_session(kept, source=PI, ref=pi_session("a"), start="startup", seq=1)
+    assert kept.name == "impl"
+    owned = AgentRecord(managed_kind="pi")
+    object.__setattr__(owned, "name", "impl")
+    report_agent(
+        owned, source="my-agent", agent="my-agent", state="idle", message=None, ref=None, seq=1
+    )
+    assert owned.name is None
+
+
+# -- the effective state ---------------------------------------------------------------
+
+
+def test_a_visible_block_overrides_a_custom_authority_only_for_its_own_agent() -> None:
+    rec = custom_authority(detected="my-agent", screen_state="blocked")
+    assert effective(rec) == ("my-agent", "blocked")
+    rec.screen_state = "idle"
+    assert effective(rec) == ("my-agent", "working")
+    other = custom_authority(detected="codex", screen_state="blocked")
+    assert effective(other) == ("my-agent", "working")
+    full, _first = anchored_pi()
+    full.screen_state = "blocked"
+    assert effective(full) == ("pi", "working")  # a full authority is not second-guessed
+
+
+def test_a_snapshot_and_a_commit_carry_the_launch_and_the_release() -> None:
+    rec = custom_authority()
+    before = AgentBook.snapshot(rec, "working", True)
+    assert before == Snapshot("my-agent", "working", True, None, False)
+    assert AgentBook.snapshot(rec, "idle", False, launch_pending=True).launch_pending is True
+    update = AgentBook().commit(rec, before, active_tab=False)
+    assert update.released is False and update.state_changed is False
+    rec.acquiring = True
+    rec.authority = Authority("my-agent", "my-agent", "idle")
+    update = AgentBook().commit(rec, before, active_tab=False)
+    assert rec.acquiring is False and update.seen is True  # ready, not done
