@@ -671,3 +671,91 @@ def test_a_snapshot_and_a_commit_carry_the_launch_and_the_release() -> None:
     rec.authority = Authority("my-agent", "my-agent", "idle")
     update = AgentBook().commit(rec, before, active_tab=False)
     assert rec.acquiring is False and update.seen is True  # ready, not done
+
+
+# -- the last edges --------------------------------------------------------------------
+
+
+def test_a_bad_id_leaves_a_good_path_usable() -> None:
+    assert session_ref(PI, "pi", "a\x1fb", "/s/a.jsonl") == SessionRef(
+        PI, "pi", "path", "/s/a.jsonl"
+    )
+
+
+def test_a_report_without_its_session_keeps_the_names_session() -> None:
+    rec, first = anchored_pi(seq=10)
+    rec.name = "impl"
+    report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=None, seq=11)
+    assert rec.name_owner == NameOwner("pi", first)
+    report_session(rec, source=PI, ref=pi_session("b"), start="new", seq=12)
+    assert rec.name is None  # the name belonged to the replaced session
+
+
+def test_a_first_report_parks_whatever_its_seq() -> None:
+    for seq in (0, 1):
+        rec = AgentRecord()
+        report_agent(
+            rec, source=PI, agent="pi", state="idle", message=None, ref=pi_session("a"), seq=seq
+        )
+        assert rec.parked is not None and rec.parked.seq == seq
+
+
+def test_a_report_of_another_source_replaces_the_parked_one_whatever_their_seqs() -> None:
+    rec = AgentRecord()
+    omp = SessionRef("herdr:omp", "omp", "path", "/o.jsonl")
+    report_agent(rec, source="herdr:omp", agent="omp", state="idle", message=None, ref=omp, seq=9)
+    report_agent(
+        rec, source=PI, agent="pi", state="working", message=None, ref=pi_session("a"), seq=2
+    )
+    assert rec.parked is not None and (rec.parked.source, rec.parked.seq) == (PI, 2)
+
+
+def test_a_replayed_report_keeps_the_sources_higher_seq() -> None:
+    rec = AgentRecord()
+    a = pi_session("a")
+    report_agent(rec, source=PI, agent="pi", state="working", message=None, ref=a, seq=5)
+    report_session(rec, source=PI, ref=a, start="startup", seq=7)
+    rec.detected = "pi"
+    assert replay_parked(rec) is True
+    assert rec.seqs[PI] == 7
+
+
+def test_a_live_report_drops_its_sources_parked_one_and_only_that() -> None:
+    rec, first = anchored_pi(seq=10)
+    rec.detected = None
+    report_agent(rec, source=PI, agent="pi", state="blocked", message=None, ref=first, seq=11)
+    assert rec.parked is not None
+    rec.detected = "pi"
+    assert report_agent(rec, source=PI, agent="pi", state="idle", message=None, ref=first, seq=12)
+    assert rec.parked is None
+    other = AgentRecord()
+    omp = SessionRef("herdr:omp", "omp", "path", "/o.jsonl")
+    report_agent(other, source="herdr:omp", agent="omp", state="idle", message=None, ref=omp, seq=3)
+    report_agent(other, source="x", agent="x", state="idle", message=None, ref=None, seq=1)
+    assert other.parked is not None and other.parked.source == "herdr:omp"
+
+
+def test_a_selection_held_while_opencode_flapped_drops_the_previous_sessions_authority() -> None:
+    rec = AgentRecord(detected="opencode")
+    first = opencode_session("s1")
+    report_session(rec, source=OPENCODE, ref=first, start="select", seq=None)
+    report_agent(
+        rec, source=OPENCODE, agent="opencode", state="working", message=None, ref=first, seq=1
+    )
+    rec.detected = None  # the process is not seen for a moment
+    second = opencode_session("s2")
+    report_session(rec, source=OPENCODE, ref=second, start="select", seq=None)
+    rec.detected = "opencode"
+    replay_parked(rec)
+    assert rec.session == second and rec.authority is None
+    assert rec.stale == {OPENCODE: [first]}
+
+
+def test_an_official_session_report_with_an_old_seq_is_refused() -> None:
+    rec = AgentRecord()
+    c1, c2 = (SessionRef("herdr:claude", "claude", "id", v) for v in ("c1", "c2"))
+    assert report_session(rec, source="herdr:claude", ref=c1, start="startup", seq=5) is True
+    assert report_session(rec, source="herdr:claude", ref=c2, start="clear", seq=4) is False
+    assert rec.session == c1
+    assert report_session(rec, source="herdr:claude", ref=c2, start="clear", seq=6) is True
+    assert rec.session == c2
