@@ -27,27 +27,7 @@ from orchestrator.managed.mailbox import (
     control_marker,
     parse_control_marker,
 )
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
-def make(root: Path, label: str = "impl") -> Mailbox:
-    return Mailbox(root, "w1", label, clock=Clock())
-
-
-def record_path(box: Mailbox, message: Message, processed: bool = False) -> Path:
-    from orchestrator.managed.mailbox import box_of
-
-    sub = box_of(message.kind).value
-    base = box.path / "processed" / sub if processed else box.path / sub
-    return base / f"{message.message_id}.json"
+from tests.orchestrator.managed.mailboxes import forged, make, plant, record_path
 
 
 def test_constants_are_the_seeds_v4() -> None:
@@ -443,20 +423,6 @@ def test_reading_never_creates_a_mailbox(tmp_path: Path) -> None:
     assert not (tmp_path / NAMESPACE).exists()
 
 
-def _forge(box: Mailbox, kind: Kind, assignment: str, text: str, seq: int) -> None:
-    """A valid record written straight into its box, as a hostile child can."""
-    message = Message(
-        kind=kind,
-        message_id=str(uuid.uuid4()),
-        assignment_id=assignment,
-        text=text,
-        created_at=1.0,
-        seq=seq,
-        status="completed" if kind is Kind.RESULT else None,
-    )
-    record_path(box, message).write_bytes(message.encode())
-
-
 def _no_load(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every record read from now on (the bound must refuse before any)."""
     from orchestrator.managed import mailbox as module
@@ -481,7 +447,7 @@ def test_a_mailbox_past_its_byte_bound_is_a_fault_with_nothing_loaded(
     task = box.post(Kind.TASK, "go")
     big = "x" * (REQUEST_LIMIT_BYTES - 1024)
     for n in range(MAILBOX_BYTE_LIMIT // len(big) + 1):
-        _forge(box, Kind.ASK, task.message_id, big, n + 2)
+        plant(box, forged(Kind.ASK, task.message_id, big, n + 2))
     read = _no_load(monkeypatch)
     for reader in (lambda: box.pending(Box.TO_OWNER), box.history, box.pending_ask):
         with pytest.raises(MailboxError) as caught:
@@ -500,7 +466,7 @@ def test_a_mailbox_past_its_record_bound_is_a_fault_with_nothing_loaded(
     box = make(tmp_path)
     task = box.post(Kind.TASK, "go")
     for n in range(MAILBOX_RECORD_LIMIT):
-        _forge(box, Kind.ASK, task.message_id, "q", n + 2)
+        plant(box, forged(Kind.ASK, task.message_id, "q", n + 2))
     read = _no_load(monkeypatch)
     with pytest.raises(MailboxError, match=f"more than {MAILBOX_RECORD_LIMIT} records"):
         box.pending(Box.TO_OWNER)
@@ -514,7 +480,7 @@ def test_a_post_that_would_cross_the_bound_is_refused(tmp_path: Path) -> None:
     task = box.post(Kind.TASK, "go")
     big = "x" * (REQUEST_LIMIT_BYTES - 1024)
     for n in range(MAILBOX_BYTE_LIMIT // len(big)):  # just under the bound
-        _forge(box, Kind.STEER, task.message_id, big, n + 2)
+        plant(box, forged(Kind.STEER, task.message_id, big, n + 2))
     with pytest.raises(MailboxError) as caught:
         box.post(Kind.STEER, big, assignment_id=task.message_id)
     assert caught.value.category == "invalid_request"

@@ -31,23 +31,10 @@ from orchestrator.managed.mailbox import (
     MailboxError,
     Message,
     RecordError,
-    box_of,
 )
+from tests.orchestrator.managed.mailboxes import Clock, forged, make, plant, record_path
 
 LEFT_IN_PLACE = "inspect or remove the mailbox file; it was left in place"
-
-
-class Clock:
-    def __init__(self, start: float = 1_000.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
-def make(root: Path) -> Mailbox:
-    return Mailbox(root, "w1", "impl", clock=Clock())
 
 
 def refusal(call: Callable[[], object]) -> dict[str, Any]:
@@ -76,26 +63,6 @@ def expected(
     return shape
 
 
-def on_disk(box: Mailbox, message: Message, *, processed: bool = False) -> Path:
-    sub = box_of(message.kind).value
-    return (box.path / "processed" / sub if processed else box.path / sub) / (
-        f"{message.message_id}.json"
-    )
-
-
-def forged(kind: Kind, assignment: str, text: str, seq: int) -> Message:
-    return Message(
-        kind=kind,
-        message_id=str(uuid.uuid4()),
-        assignment_id=assignment,
-        text=text,
-        created_at=1.0,
-        seq=seq,
-        ask_id=str(uuid.uuid4()) if kind is Kind.REPLY else None,
-        status="completed" if kind is Kind.RESULT else None,
-    )
-
-
 def sized(kind: Kind, assignment: str, size: int, seq: int = 2) -> Message:
     """A valid record whose encoding is exactly ``size`` bytes."""
     message = forged(kind, assignment, "", seq)
@@ -104,13 +71,6 @@ def sized(kind: Kind, assignment: str, size: int, seq: int = 2) -> Message:
     message = replace(message, text="x" * pad)
     assert len(message.encode()) == size
     return message
-
-
-def plant(box: Mailbox, message: Message) -> None:
-    """Write ``message`` straight into its box, as a hostile child can."""
-    path = on_disk(box, message)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(message.encode())
 
 
 # -- opening ---------------------------------------------------------------------------
@@ -221,7 +181,7 @@ def test_a_json_file_not_named_by_a_uuid_is_refused(tmp_path: Path) -> None:
     box = make(tmp_path)
     task = box.post(Kind.TASK, "t")
     stray = box.path / "to-child" / "notes.json"
-    stray.write_bytes(on_disk(box, task).read_bytes())
+    stray.write_bytes(record_path(box, task).read_bytes())
     assert refusal(lambda: box.pending(Box.TO_CHILD)) == expected(
         "internal_failure",
         "unexpected file in mailbox: notes.json",
@@ -265,7 +225,7 @@ def test_a_record_one_byte_over_its_ceiling_is_refused(
         message,
         "mailbox read",
         next_action=LEFT_IN_PLACE,
-        path=on_disk(box, record),
+        path=record_path(box, record),
     )
 
 
@@ -285,7 +245,7 @@ def test_a_record_consumed_while_the_box_is_listed_is_skipped_not_the_rest(
         return real(path, limit)
 
     monkeypatch.setattr(module, "read_bounded", racing)
-    assert box.pending(Box.TO_CHILD) == [m for m in [task, *steers] if on_disk(box, m) != gone]
+    assert box.pending(Box.TO_CHILD) == [m for m in [task, *steers] if record_path(box, m) != gone]
 
 
 # -- the mailbox's bounds --------------------------------------------------------------
@@ -345,8 +305,8 @@ def test_consuming_moves_the_record_out_of_its_box(tmp_path: Path) -> None:
     box = make(tmp_path)
     task = box.post(Kind.TASK, "t")
     assert box.consume(task) is True
-    assert not on_disk(box, task).exists()
-    assert on_disk(box, task, processed=True).is_file()
+    assert not record_path(box, task).exists()
+    assert record_path(box, task, processed=True).is_file()
     assert box.consume(task) is False
 
 
@@ -362,20 +322,20 @@ def test_consuming_never_hard_links_what_a_planted_link_points_to(tmp_path: Path
     box = make(tmp_path)
     task = box.post(Kind.TASK, "t")
     outside = tmp_path / "outside.json"
-    outside.write_bytes(on_disk(box, task).read_bytes())
-    on_disk(box, task).unlink()
-    on_disk(box, task).symlink_to(outside)  # a hostile child swaps the record for a link
+    outside.write_bytes(record_path(box, task).read_bytes())
+    record_path(box, task).unlink()
+    record_path(box, task).symlink_to(outside)  # a hostile child swaps the record for a link
     box.consume(task)
     assert outside.stat().st_nlink == 1
-    assert on_disk(box, task, processed=True).is_symlink()
+    assert record_path(box, task, processed=True).is_symlink()
 
 
 def test_a_crash_after_the_link_is_finished_by_the_next_consume(tmp_path: Path) -> None:
     box = make(tmp_path)
     task = box.post(Kind.TASK, "t")
-    os.link(on_disk(box, task), on_disk(box, task, processed=True))
+    os.link(record_path(box, task), record_path(box, task, processed=True))
     assert box.consume(task) is False
-    assert not on_disk(box, task).exists()
+    assert not record_path(box, task).exists()
 
 
 # -- posting ---------------------------------------------------------------------------
@@ -410,13 +370,13 @@ def test_a_result_may_be_larger_than_a_request(tmp_path: Path) -> None:
 def test_a_record_id_is_never_published_twice(tmp_path: Path) -> None:
     box = make(tmp_path)
     task = box.post(Kind.TASK, "t")
-    before = on_disk(box, task).read_bytes()
+    before = record_path(box, task).read_bytes()
     assert refusal(lambda: box._publish(task, "mailbox post task")) == expected(
         "internal_failure",
         f"mailbox record {task.message_id} already exists",
         "mailbox post task",
     )
-    assert on_disk(box, task).read_bytes() == before
+    assert record_path(box, task).read_bytes() == before
 
 
 def _post_refusals(aid: str, ask_id: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -561,7 +521,7 @@ def test_a_settled_only_post_waits_for_controls_not_for_the_task(tmp_path: Path)
         box.consume(message)
     result = box.post(Kind.RESULT, "r", assignment_id=aid, status="completed", settled_only=True)
     assert box.pending(Box.TO_OWNER)[-1] == result
-    assert json.loads(on_disk(box, result).read_bytes())["seq"] == 4
+    assert json.loads(record_path(box, result).read_bytes())["seq"] == 4
 
 
 # -- records on disk -------------------------------------------------------------------
@@ -570,7 +530,7 @@ def test_a_settled_only_post_waits_for_controls_not_for_the_task(tmp_path: Path)
 def test_a_record_on_disk_is_utf8_with_sorted_keys(tmp_path: Path) -> None:
     box = make(tmp_path)
     task = box.post(Kind.TASK, "héllo ✓")
-    data = on_disk(box, task).read_bytes()
+    data = record_path(box, task).read_bytes()
     assert "héllo ✓".encode() in data  # written as UTF-8, not as \\u escapes
     keys = [key for key, _ in json.loads(data, object_pairs_hook=lambda pairs: pairs)]
     assert keys == sorted(keys) == sorted(task.to_record())
@@ -623,7 +583,7 @@ def _filled_to(root: Path, free: int) -> tuple[Mailbox, str, int]:
     bound; the next seq."""
     box = Mailbox(root, "w1", "impl", clock=lambda: 7.0)
     aid = box.post(Kind.TASK, "t").message_id
-    used = len(on_disk(box, box.history()[0]).read_bytes())
+    used = len(record_path(box, box.history()[0]).read_bytes())
     seq = 2
     while MAILBOX_BYTE_LIMIT - used - free > 0:
         size = min(REQUEST_LIMIT_BYTES, MAILBOX_BYTE_LIMIT - used - free)
@@ -684,10 +644,10 @@ def test_a_bad_consumed_record_fails_the_read_of_what_is_pending(tmp_path: Path)
     box = make(tmp_path)
     task = box.post(Kind.TASK, "t")
     box.consume(task)
-    on_disk(box, task, processed=True).write_bytes(b"{broken")
+    record_path(box, task, processed=True).write_bytes(b"{broken")
     shape = refusal(lambda: box.pending(Box.TO_CHILD))
     assert shape["operation"] == "mailbox read"
-    assert shape["details"] == {"path": str(on_disk(box, task, processed=True))}
+    assert shape["details"] == {"path": str(record_path(box, task, processed=True))}
     assert shape["message"].startswith(f"malformed mailbox record {task.message_id}.json: ")
 
 
