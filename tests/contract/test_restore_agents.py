@@ -13,6 +13,7 @@ Sources: the guide (seeds/004, "Comprobar la integración"), reference §10 and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -31,6 +32,7 @@ from herdr_sim.client import call
 from herdr_sim.model.session import Session
 from herdr_sim.persist import session as persist
 from herdr_sim.server import WIRE_TAPS
+from pytest_herdr import WaitTimeout
 from tests.contract_check import contracts_dir, violations
 from tests.waits import SCALE, wait_until
 
@@ -78,6 +80,16 @@ def wait_status(sim: Simulator, pane: str, agent: str | None, status: str) -> di
         return info if (info.get("agent"), info["agent_status"]) == (agent, status) else None
 
     return wait_until(seen, WAIT, what=f"{pane} showing {agent} {status}")
+
+
+def wait_session(sim: Simulator, pane: str) -> dict[str, Any]:
+    """Wait until the pane's agent reported its session; its PaneInfo."""
+
+    def seen() -> dict[str, Any] | None:
+        info = pane_info(sim, pane)
+        return info if info.get("agent_session") else None
+
+    return wait_until(seen, WAIT, what=f"{pane}'s agent session reported")
 
 
 def wait_line(sim: Simulator, pane: str, regex: str, source: str = "recent") -> str:
@@ -186,6 +198,22 @@ class Wire:
         """The position to read new response ids from."""
         return len(self.ok_ids)
 
+    def await_report(self, mark: int, pane: str) -> None:
+        """Wait (bounded) until ``pane``'s agent has a report accepted since ``mark``.
+
+        A pane shows its agent idle from process and screen detection alone, before the
+        agent's own report arrives (claude and codex report only their session, from a
+        background thread, once their screen is up), so waiting for idle is no wait for the
+        report. A report that never comes is not raised here: the test of that agent's
+        reports fails, naming it.
+        """
+        with contextlib.suppress(WaitTimeout):
+            wait_until(
+                lambda: any(rid.startswith(REPORT_IDS[pane]) for rid in self.ok_ids[mark:]),
+                WAIT,
+                what=f"a report of {pane}'s agent",
+            )
+
 
 def _story(root: Path, wire: Wire) -> Story:
     home, config, work = root / "home", root / "cfg", root / "work"
@@ -228,7 +256,8 @@ def _story(root: Path, wire: Wire) -> Story:
         for pane in ("w1:p1", "w1:p2"):
             wait_line(sim, pane, "answer one", source="visible")
             first.panes[pane] = wait_status(sim, pane, AGENTS[pane], "idle")
-        first.panes.update({p: pane_info(sim, p) for p in ("w1:p3", "w1:p4")})
+        for pane in ("w1:p3", "w1:p4"):  # idle came from detection; the session, from the report
+            first.panes[pane] = wait_session(sim, pane)
         first.pane_ids = listed(sim)
         session_json = sim.socket_path.with_name("session.json")
         saved_before = saved_panes(session_json)
@@ -266,6 +295,8 @@ def _story(root: Path, wire: Wire) -> Story:
         resumed = Run()
         for pane, agent in AGENTS.items():
             resumed.panes[pane] = wait_status(sim, pane, agent, "idle")
+        for pane in AGENTS:
+            wire.await_report(mark, pane)
         resumed.pane_ids = listed(sim)
         for pane in AGENTS:
             resumed.procs[pane] = foreground(sim, pane)
