@@ -6,15 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .config import SimulatorConfig
+    from .host.stop_signals import StopSignals
 
 
 #: Herdr's timers the simulator models, settable from ``serve`` in milliseconds:
@@ -473,18 +472,13 @@ def _herdr_ready_message(socket_path: Path) -> None:
     )
 
 
-def _stop_event() -> threading.Event:
-    """An event SIGTERM, SIGINT and SIGHUP set (Herdr's server stops on the three: its
-    ``ctrlc`` handler has the ``termination`` feature): a foreground server waits on it,
-    then stops."""
-    done = threading.Event()
+def _stop_event() -> StopSignals:
+    """What SIGTERM, SIGINT and SIGHUP set (Herdr's server stops on the three): a foreground
+    command waits on it in its main thread, then stops (host/stop_signals.py says why this
+    is no plain ``threading.Event``)."""
+    from .host.stop_signals import StopSignals
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, on_signal)
-    return done
+    return StopSignals()
 
 
 def record(args: argparse.Namespace) -> int:

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self
 
+from herdr_sim.host.stop_signals import StopSignals
 from herdr_sim.persist.redaction import redact_secrets, redact_text
 from orchestrator.client.wire import MAX_LINE, request
 
@@ -367,7 +368,7 @@ def run_recorder(
     upstream: Path,
     listen: Path,
     cassette: Path,
-    stop: threading.Event,
+    stop: StopSignals,
     *,
     keep_secrets: bool,
     ready: Callable[[], None] | None = None,

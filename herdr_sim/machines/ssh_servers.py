@@ -13,9 +13,9 @@ import contextlib
 import os
 import secrets
 import sys
-import threading
 from pathlib import Path
 
+from herdr_sim.host.stop_signals import StopSignals
 from herdr_sim.machines.host import SshHost, SshHostUnavailable, find_sshd
 
 __all__ = ["SSH_SERVER_ENV", "new_ssh_host", "serve_machine_host"]
@@ -55,7 +55,7 @@ def new_ssh_host(
 
 
 def serve_machine_host(
-    label: str, session: str, directory: Path, env: dict[str, str], stop: threading.Event
+    label: str, session: str, directory: Path, env: dict[str, str], stop: StopSignals
 ) -> int:
     """``herdr-sim machine-host``: a remote simulator behind sshd, saved as machine ``label``
     in the catalog of the simulator CLI that ``env`` names, until ``stop`` is set.
