@@ -63,6 +63,7 @@ class StopSignals:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until stopped (True) or ``timeout`` seconds passed (False)."""
+        # own deadline: the wait is a select on the wakeup fd, which no poll helper offers
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._event.is_set():
             left = None if deadline is None else deadline - time.monotonic()
