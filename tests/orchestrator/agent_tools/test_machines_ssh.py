@@ -20,9 +20,11 @@ from typing import Any
 
 import pytest
 
+from herdr_sim.client import call as herdr_call
 from herdr_sim.fake_agent import Scenario
 from orchestrator.agent_tools.context import AgentToolsContext
 from orchestrator.agent_tools.records import now_iso
+from orchestrator.agent_tools.transcript import last_assistant_message
 from pytest_herdr.backends import HerdrServer
 from pytest_herdr.cli_runner import HerdrCli
 from pytest_herdr.machines import Machine, MachineFactory, local_config_dir
@@ -236,6 +238,11 @@ def test_an_external_pis_last_message_is_read_from_its_session_over_ssh(
     ctx = ssh_ctx(herdr_server, tmp_path, box)
     sent = call(ctx, "herdr_message_agent", target="outsider", message="hi", machine="box")
     assert sent["status"] != "failed", sent
+    # an observation does not wait for the agent: let pi answer first (the session file is
+    # on this disk too; the tool reads it over SSH)
+    agent = herdr_call(box.server.socket_path, "agent.get", {"target": "outsider"})["agent"]
+    session = agent["agent_session"]["value"]
+    wait_until(lambda: last_assistant_message(session), 10, what="the outsider's answer")
     observed = checked(call(ctx, "herdr_get_agent_result", target="outsider", machine="box"))
     assert observed["observation"] is True, observed
     assert [e["source"] for e in observed["evidence"]] == ["herdr", "session"], observed
