@@ -125,7 +125,8 @@ def test_a_dialog_makes_real_pi_blocked_until_the_user_answers(
     pi = herdr_real_agent.start("pi", script, extra_extensions=(ask_tool,))
     info = pi.prompt("deploy", until=("blocked",))
     assert info["agent_status"] == "blocked"
-    assert "Deploy now?" in pi.agent.read("visible")
+    # the extension reports blocked as the tool starts, pi draws the dialog just after
+    pi.pane.wait_for("Deploy now?")
     pi.agent.send_keys("Enter")
     assert pi.agent.wait("idle")["agent_status"] == "idle"
     pi.pane.wait_for("Deploying.")  # pi draws its last frame just after it reports idle
