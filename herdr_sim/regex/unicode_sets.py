@@ -17,6 +17,8 @@ from functools import cache
 
 from orchestrator.client.protocol import RUST_WHITESPACE
 
+from .category_scan import read_table, scan
+
 __all__ = [
     "Ranges",
     "category_ranges",
@@ -88,17 +90,10 @@ _MAX = sys.maxunicode
 
 @cache
 def _category_runs() -> tuple[tuple[int, int, str], ...]:
-    """Every code point's general category as runs (one pass, about 0.4 s, done once)."""
-    category = unicodedata.category
-    runs: list[tuple[int, int, str]] = []
-    previous, start = category("\x00"), 0
-    for cp in range(1, _MAX + 1):
-        current = category(chr(cp))
-        if current != previous:
-            runs.append((start, cp - 1, previous))
-            previous, start = current, cp
-    runs.append((start, _MAX, previous))
-    return tuple(runs)
+    """Every code point's general category as runs: the shipped table of this Python's
+    Unicode version, else a scan of every code point (:mod:`.category_scan` says why)."""
+    shipped = read_table(unicodedata.unidata_version)
+    return shipped if shipped is not None else scan()
 
 
 @cache
