@@ -7,6 +7,7 @@ here, so the lock and the ranges cannot drift apart.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -87,3 +88,14 @@ def test_the_readme_documents_the_refresh_and_the_latest_releases_mode() -> None
     assert "--require-hashes --no-deps -r" in install
     assert "--upgrade --upgrade-strategy eager" in install
     assert ".venv-latest" in (ROOT / ".ci" / "venv").read_text()
+
+
+def test_the_installer_is_the_uv_the_lock_script_pins() -> None:
+    """``.ci/install`` installs the sets with uv from ``.ci/locks/uv.txt``: the uv that
+    ``.ci/lock`` resolves with, hashed like every other pin."""
+    version = re.search(r"^UV_VERSION=(\S+)$", (ROOT / ".ci" / "lock").read_text(), re.MULTILINE)
+    assert version is not None
+    assert pins("uv.txt") == {"uv": version[1]}
+    install = (ROOT / ".ci" / "install").read_text()
+    assert "--require-hashes --no-deps --upgrade --target" in install
+    assert "-r .ci/locks/uv.txt" in install
