@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
 
         directory = args.dir or Path(tempfile.mkdtemp(prefix="herdr-machine-"))
         return serve_machine_host(
-            args.label, args.session, directory, dict(os.environ), _stop_event()
+            args.label, args.session, directory, dict(os.environ), _stop_signals()
         )
     if args.command == "fake-llm":
         return fake_llm(args)
@@ -425,7 +425,7 @@ def serve(args: argparse.Namespace) -> int:
         except OSError as exc:  # a symlink, FIFO or someone else's file at that path
             print(f"herdr-sim: cannot open HERDR_SIM_WIRE_LOG: {exc}", file=sys.stderr)
             return 1
-    done = _stop_event()
+    done = _stop_signals()
     try:
         sim.start()
     except SimulatorError as exc:
@@ -472,7 +472,7 @@ def _herdr_ready_message(socket_path: Path) -> None:
     )
 
 
-def _stop_event() -> StopSignals:
+def _stop_signals() -> StopSignals:
     """What SIGTERM, SIGINT and SIGHUP set (Herdr's server stops on the three): a foreground
     command waits on it in its main thread, then stops (host/stop_signals.py says why this
     is no plain ``threading.Event``)."""
@@ -485,7 +485,7 @@ def record(args: argparse.Namespace) -> int:
     """``record``: proxy and record until SIGINT/SIGTERM; 1 when it cannot start."""
     from .cassette.proxy import run_recorder
 
-    done = _stop_event()
+    done = _stop_signals()
     try:
         run_recorder(
             args.upstream,
@@ -561,7 +561,7 @@ def fake_llm(args: argparse.Namespace) -> int:
     except ScriptError as exc:
         print(f"herdr-sim fake-llm: {exc}", file=sys.stderr)
         return 2
-    done = _stop_event()
+    done = _stop_signals()
 
     def show(request: RecordedRequest) -> None:
         print(json.dumps(request.summary()), flush=True)
