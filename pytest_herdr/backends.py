@@ -337,7 +337,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], socket_path: Path, log_path: Path
                 return
         if deadline.expired():
             raise BackendError(f"herdr server did not answer ping within {REAL_START_TIMEOUT} s")
-        time.sleep(0.05)  # polling a socket that does not exist yet: nothing to wait on
+        time.sleep(0.01)  # polling a socket that does not exist yet: nothing to wait on
 
 
 def _terminate(proc: subprocess.Popen[bytes]) -> None:

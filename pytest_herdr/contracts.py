@@ -48,6 +48,8 @@ from typing import Any, Self
 
 from jsonschema import Draft202012Validator
 
+from .verdicts import VerdictMemo, ignores
+
 __all__ = [
     "ContractChecker",
     "Coverage",
@@ -133,6 +135,9 @@ class SchemaBundle:
         self.source = source
         self.protocol: Any = document.get("protocol")
         self._validators: dict[str, Draft202012Validator] = {}
+        #: verdicts already reached, by instance (a suite sends the same lines again and again)
+        self.verdicts = VerdictMemo()
+        self._id_blind: dict[str, bool] = {}
         self._lock = threading.Lock()
         schemas: dict[str, Any] = self.document["schemas"]
         requests = schemas.get("request", {}).get("oneOf", [])
@@ -200,11 +205,37 @@ class SchemaBundle:
             return found
 
     def errors(self, pointer: str, instance: Any) -> list[tuple[str, tuple[str | int, ...]]]:
-        """(message, location) of every schema error of ``instance`` at ``pointer``."""
-        return [
+        """(message, location) of every schema error of ``instance`` at ``pointer`` (a
+        verdict seen before comes from :attr:`verdicts`)."""
+        without = "id" if self._ignores_id(pointer) else None
+        key = self.verdicts.key(pointer, instance, without=without)
+        if key is not None and (kept := self.verdicts.get(key)) is not None:
+            return list(kept)
+        found = [
             (error.message, tuple(error.absolute_path))
             for error in self.validator(pointer).iter_errors(instance)
         ]
+        if key is not None:
+            self.verdicts.put(key, tuple(found))
+        return found
+
+    def _ignores_id(self, pointer: str) -> bool:
+        """Whether the schema at ``pointer`` cannot tell one line's ``id`` from another's (a
+        request's variant: the envelope checks the id)."""
+        known = self._id_blind.get(pointer)
+        if known is None:
+            node: Any = self.document
+            for step in pointer.removeprefix("#/").split("/"):
+                step = step.replace("~1", "/").replace("~0", "~")
+                if isinstance(node, list) and step.isdigit() and int(step) < len(node):
+                    node = node[int(step)]
+                elif isinstance(node, dict) and step in node:
+                    node = node[step]
+                else:
+                    node = None
+                    break
+            known = self._id_blind[pointer] = ignores(node, "id")
+        return known
 
 
 @cache

@@ -12,6 +12,7 @@ and fails above :data:`LIMIT`, listing them.
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,13 +65,14 @@ def deadline_loops(path: Path) -> list[tuple[int, bool]]:
     return sorted(set(found))
 
 
-def all_deadline_loops() -> list[tuple[str, int, bool]]:
-    return [
+@cache  # two tests read it; walking every file twice took 8 s
+def all_deadline_loops() -> tuple[tuple[str, int, bool], ...]:
+    return tuple(
         (str(path.relative_to(REPO)), line, marked)
         for tree in TREES
         for path in sorted((REPO / tree).rglob("*.py"))
         for line, marked in deadline_loops(path)
-    ]
+    )
 
 
 def test_at_most_a_few_hand_written_deadline_loops_are_left() -> None:

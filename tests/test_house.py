@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,14 +65,15 @@ class Size:
     is_class: bool
 
 
-def _sizes() -> list[Size]:
+@cache  # two tests read it; parsing every file twice took 3 s
+def _sizes() -> tuple[Size, ...]:
     found: list[Size] = []
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
             where = str(path.relative_to(ROOT))
             found += _walk(tree, f"{package}:{path.stem}", where, prefix="")
-    return found
+    return tuple(found)
 
 
 def _walk(node: ast.AST, module: str, where: str, prefix: str) -> list[Size]:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -76,27 +77,41 @@ def _known(name: str, modules: dict[str, Path]) -> str | None:
     return None
 
 
-def _imports(module: str, path: Path, modules: dict[str, Path]) -> Iterable[str]:
-    is_package = path.name == "__init__.py"
+@cache
+def _statements(path: Path) -> tuple[tuple[int, str, tuple[str, ...]], ...]:
+    """Every import of ``path`` as ``(level, module, names)`` (``import a.b`` is
+    ``(0, "", ("a.b",))``), read once per run: a dozen tests build graphs from the same files,
+    and parsing them all for each took 7 s."""
+    found: list[tuple[int, str, tuple[str, ...]]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            for alias in node.names:
-                target = _known(alias.name, modules)
-                if target is not None:
-                    yield target
+            found.append((0, "", tuple(alias.name for alias in node.names)))
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base_parts = module.split(".")
-                if not is_package:
-                    base_parts = base_parts[:-1]
-                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                base = ".".join([*base_parts, *([node.module] if node.module else [])])
-            else:
-                base = node.module or ""
-            for alias in node.names:
-                target = _known(f"{base}.{alias.name}", modules) or _known(base, modules)
+            found.append((node.level, node.module or "", tuple(a.name for a in node.names)))
+    return tuple(found)
+
+
+def _imports(module: str, path: Path, modules: dict[str, Path]) -> Iterable[str]:
+    is_package = path.name == "__init__.py"
+    for level, imported, names in _statements(path):
+        if not imported and not level:  # import a, b.c
+            for name in names:
+                target = _known(name, modules)
                 if target is not None:
                     yield target
+            continue
+        if level:
+            base_parts = module.split(".")
+            if not is_package:
+                base_parts = base_parts[:-1]
+            base_parts = base_parts[: len(base_parts) - (level - 1)]
+            base = ".".join([*base_parts, *([imported] if imported else [])])
+        else:
+            base = imported
+        for name in names:
+            target = _known(f"{base}.{name}", modules) or _known(base, modules)
+            if target is not None:
+                yield target
 
 
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:

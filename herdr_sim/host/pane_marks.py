@@ -109,12 +109,15 @@ def _alive(pid: int) -> bool:
     return info is not None and info.state != "Z"
 
 
-def end_marked(entry: str, timeout: float = 3.0, *, since: int | None = None) -> int:
+def end_marked(
+    entry: str, timeout: float = 3.0, *, since: int | None = None, under: int | None = None
+) -> int:
     """SIGKILL every process of this user whose environment holds ``entry`` (a mark or a
     token prefix), reaping those that are our children; how many were signalled. ``since``:
-    only processes started then or later (:func:`procfs.marked_pids`)."""
+    only processes started then or later; ``under``: only descendants of that process, for
+    its child subreaper (:func:`procfs.marked_pids`)."""
     pidfds: list[int] = []
-    for pid in procfs.marked_pids(entry, since=since):
+    for pid in procfs.marked_pids(entry, since=since, under=under):
         try:
             pidfd = os.pidfd_open(pid)
         except OSError:

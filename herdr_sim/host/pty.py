@@ -398,6 +398,12 @@ class PtyProcess:
 
     # -- the event loop side -------------------------------------------------------------------
 
+    @property
+    def adopted(self) -> bool:
+        """Whether this process was the child subreaper when the pane started: every process
+        the pane starts stays below it (its orphans come back here)."""
+        return self._adopted
+
     def attach(
         self,
         loop: asyncio.AbstractEventLoop,

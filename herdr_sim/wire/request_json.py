@@ -132,11 +132,6 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-#: integer literals Python's ``int`` would read differently from serde_json: ``-0``, a
-#: negative one of 19 digits or more (i64 ends at -9223372036854775808, 19 digits) and
-#: anything of 20 digits or more (u64 ends at 20 digits); also matches inside strings, which
-#: only costs the slower hook
-_SERDE_INTS = re.compile(r"-0(?![0-9.eE])|-[0-9]{19}|[0-9]{20}")
 #: a ``\uD800``-``\uDBFF`` escape not followed by a low one, or a ``\uDC00``-``\uDFFF``
 #: escape not preceded by a high one: what serde_json refuses and Python accepts
 _LONE_SURROGATE = re.compile(
@@ -146,17 +141,21 @@ _LONE_SURROGATE = re.compile(
 
 
 def _fast(text: str) -> RequestObject | None:
-    """The happy path with Python's decoder; None when serde_json's reader must decide."""
-    if _LONE_SURROGATE.search(text):
+    """The happy path with Python's decoder; None when serde_json's reader must decide.
+
+    Every integer literal goes through :func:`_serde_int` (a request carries a handful), and
+    the surrogate pattern runs only where a ``\\u`` escape could start one: scanning a
+    one-MiB line with those patterns took 45 ms, eight times what decoding it does.
+    """
+    if "\\u" in text and _LONE_SURROGATE.search(text):
         return None
-    hooks: dict[str, Any] = {"parse_int": _serde_int} if _SERDE_INTS.search(text) else {}
     try:
         value = json.loads(
             text,
             object_pairs_hook=Pairs,
             parse_float=_finite,
+            parse_int=_serde_int,
             parse_constant=_refuse_constant,
-            **hooks,
         )
     except (ValueError, RecursionError):
         return None

@@ -112,6 +112,32 @@ def test_invalid_and_foreign_files_are_reported_not_loaded(tmp_path: Path) -> No
     assert "does not match a known agent" in manifests.errors[tmp_path / "other.toml"]
 
 
+def test_a_second_simulator_reuses_the_compiled_manifests_and_an_edit_is_read_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each simulator loads the manifests; their patterns are compiled once per text."""
+    import herdr_sim.detection.manifest as manifest_module
+
+    compiled: list[str] = []
+
+    def counting(pattern: str) -> RustRegex:
+        compiled.append(pattern)
+        return compile_rust_regex(pattern)
+
+    monkeypatch.setattr(manifest_module, "compile_rust_regex", counting)
+    path = tmp_path / "codex.toml"
+    path.write_text(_codex('[[rules]]\nid = "mine"\nstate = "idle"\nregex = ["^ready-1$"]\n'))
+    first = load_manifests(tmp_path).manifests["codex"].manifest
+    assert "^ready-1$" in compiled
+    compiled.clear()
+    assert load_manifests(tmp_path).manifests["codex"].manifest is first
+    assert compiled == []
+    path.write_text(_codex('[[rules]]\nid = "mine"\nstate = "idle"\nregex = ["^ready-2$"]\n'))
+    edited = load_manifests(tmp_path).manifests["codex"]
+    assert "^ready-2$" in compiled and edited.manifest is not first
+    assert edited.manifest.rules[-1].gate.regex == ("^ready-2$",)
+
+
 # -- overrides (Herdr's <config>/agent-detection/<label>.toml) ---------------------------------
 
 

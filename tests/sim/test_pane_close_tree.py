@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -107,3 +108,34 @@ def test_closing_a_pane_reads_no_other_panes_environment(
     # the other panes' shells are the simulator's children too, in other sessions; they are
     # known, so their environments are not read to look for the closed pane's mark
     assert sorted(set(read) & (shells - {closed_shell})) == []
+
+
+def test_a_server_stop_walks_its_tree_and_ends_its_panes_daemons(
+    short_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last sweep of a stop (whatever escaped the panes' ends) walks the simulator's own
+    tree for its mark, as the child subreaper of every pane: reading every process's
+    ``stat`` on the machine at each stop was 9 s of the test suite's CPU."""
+    from herdr_sim.client import call
+
+    socket = short_dir / "herdr.sock"
+    sim = Simulator(socket_path=socket).start()
+    try:
+        pane = call(socket, "workspace.create", {"cwd": "/tmp"})["root_pane"]["pane_id"]
+        call(
+            socket, "pane.wait_for_output", {"pane_id": pane, "source": "visible", "match": PROMPT}
+        )
+        call(
+            socket,
+            "pane.send_text",
+            {"pane_id": pane, "text": "setsid sh -c 'sleep 1004 & echo D=$!'\r"},
+        )
+        done = {"type": "regex", "value": r"\bD=\d+"}
+        call(socket, "pane.wait_for_output", {"pane_id": pane, "source": "visible", "match": done})
+        text = call(socket, "pane.read", {"pane_id": pane, "source": "visible"})["read"]["text"]
+        daemon = int(re.findall(r"\bD=(\d+)", text)[0])
+        wait_until(lambda: _alive(daemon), 10, what="the daemon")
+        monkeypatch.setattr(procfs, "_stats", lambda: pytest.fail("scanned every process"))
+    finally:
+        sim.stop()
+    assert not _alive(daemon)

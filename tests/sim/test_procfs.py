@@ -347,3 +347,35 @@ def _wait_exec(pid: int) -> None:
         return info is not None and info.name == "sleep"
 
     wait_until(exec_d, 10, 0.01, f"{pid} to exec sleep")
+
+
+def test_marked_pids_under_a_process_walk_its_tree_and_find_an_escaped_daemon(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A simulator's stop, as its panes' child subreaper, walks its own tree for its mark:
+    a daemon that left its session and lost its parent came back below it, so the walk finds
+    what the scan of every process finds, and a marked process elsewhere is not below it."""
+    from herdr_sim.host.pty import enable_subreaper
+
+    assert enable_subreaper()
+    entry = f"HERDR_SIM_TEST_MARK=under-{os.getpid()}:1"
+    name, value = entry.split("=", 1)
+    env = {**os.environ, name: value}
+    # the daemon's parent exits at once: the daemon comes back to this process
+    subprocess.run(["setsid", "sh", "-c", "sleep 101 &"], env=env, check=True, timeout=10)
+    (daemon,) = wait_until(
+        lambda: procfs.marked_pids(entry, exact=True) or None, 10, what="the daemon to start"
+    )
+    try:
+        assert procfs.proc_info(daemon).ppid == os.getpid()  # type: ignore[union-attr]
+        monkeypatch.setattr(procfs, "_stats", lambda: pytest.fail("scanned every process"))
+        assert procfs.marked_pids(entry, exact=True, under=os.getpid()) == [daemon]
+        other = subprocess.Popen(["sleep", "100"])
+        try:
+            assert procfs.marked_pids(entry, exact=True, under=other.pid) == []
+        finally:
+            other.kill()
+            other.wait()
+    finally:
+        os.kill(daemon, 9)
+        wait_until(lambda: os.waitpid(daemon, os.WNOHANG)[0] == daemon, 10, 0.01, "the reap")
