@@ -15,6 +15,7 @@ What remains outside is listed below with why it is not one of the primitives.
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -51,6 +52,10 @@ _CALLS = {
 }
 
 
+#: a call of an attribute :func:`_finding` could name, found in the text before parsing
+_MAY_CALL = re.compile(r"\.\s*(?:replace|rename|link|flock|mkstemp|open)\s*\(")
+
+
 def _dotted(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -85,7 +90,10 @@ def _findings() -> dict[str, list[int]]:
             relative = path.relative_to(ROOT).as_posix()
             if relative.startswith(HOME):
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            source = path.read_text(encoding="utf-8")
+            if not _MAY_CALL.search(source):
+                continue  # no call of any of those names: nothing to parse for
+            for node in ast.walk(ast.parse(source)):
                 if isinstance(node, ast.Call) and (what := _finding(node)) is not None:
                     found.setdefault(f"{relative}:{what}", []).append(node.lineno)
     return found

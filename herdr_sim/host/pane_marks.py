@@ -55,6 +55,9 @@ class PaneMarks:
         #: when the token was made, a second early (:func:`procfs.boot_ticks`): no process
         #: older than that carries it, so ending this server's processes skips them
         self.since = procfs.boot_ticks() - os.sysconf("SC_CLK_TCK")
+        #: every pane so far started while this process was their child subreaper: all
+        #: that carries one of this server's marks is below it (:meth:`end_escaped`)
+        self.all_adopted = True
 
     def value(self, key: int) -> str:
         """The mark of pane ``key`` (the variable's value)."""
@@ -63,6 +66,13 @@ class PaneMarks:
     def entry(self, key: int) -> str:
         """``NAME=VALUE`` as it appears in the environment of the pane's processes."""
         return f"{MARK_VARIABLE}={self.value(key)}"
+
+    def end_escaped(self) -> int:
+        """SIGKILL whatever still carries one of this server's marks (a stop's last sweep,
+        after the panes were ended); this process's tree is walked when it was the child
+        subreaper of every pane, every process on the machine is read otherwise."""
+        under = os.getpid() if self.all_adopted else None
+        return end_marked(f"{MARK_VARIABLE}={self.token}:", since=self.since, under=under)
 
     def register(self) -> None:
         """End what a dead server on this socket left running, then record this server."""

@@ -22,7 +22,7 @@ from typing import Any
 from herdr_sim.config import SimulatorConfig
 from herdr_sim.faults import FaultPlan
 from herdr_sim.host import places
-from herdr_sim.host.pane_marks import MARK_VARIABLE, PaneMarks, end_marked
+from herdr_sim.host.pane_marks import MARK_VARIABLE, PaneMarks
 from herdr_sim.host.procfs import cwd_of, proc_info
 from herdr_sim.host.pty import PtyProcess
 from herdr_sim.host.shell import ShellConfig, pane_command, pane_env
@@ -117,8 +117,6 @@ class Runtime:
         self.session_path = persist.session_file(socket_path) if config.persist else None
         #: the mark every pane process inherits, so none outlives its pane (pane_marks.py)
         self.marks = PaneMarks(socket_path)
-        #: every pane so far started under this process as child subreaper (shutdown)
-        self._all_adopted = True
         self._save_scheduled = False
         #: writes the session off the loop, in order (session_saver.py)
         self._saver = (
@@ -290,7 +288,7 @@ class Runtime:
             adopt_orphans=self.config.adopt_orphans,
         )
         pty.mark = self.marks.entry(ref.pane.key)
-        self._all_adopted = self._all_adopted and pty.adopted
+        self.marks.all_adopted = self.marks.all_adopted and pty.adopted
         terminal = Terminal(
             max(cols, 2), max(rows, 1), scrollback=self.config.scrollback, reply=pty.write
         )
@@ -514,11 +512,7 @@ class Runtime:
         await self.reap(list(self.processes))
         # Whatever escaped its pane's end (started while the pane was being ended), then
         # the registry a SIGKILLed server would have left for the next start.
-        entry = f"{MARK_VARIABLE}={self.marks.token}:"
-        # every pane started under this process as child subreaper: whatever carries a mark
-        # is below it, and its tree is walked instead of every process on the machine
-        under = os.getpid() if self._all_adopted else None
-        await asyncio.to_thread(end_marked, entry, since=self.marks.since, under=under)
+        await asyncio.to_thread(self.marks.end_escaped)
         self.marks.unregister()
 
     # -- agent detection and fake agents (herdr_sim/services/detection_loop.py) ----------------
