@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
@@ -21,6 +22,16 @@ from tests.contract_check import new_checker
 
 # Plain helper modules get pytest's assertion messages too.
 pytest.register_assert_rewrite("tests.contract.helpers")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what importing and collecting left in memory (every module, test item and
+    fixture definition), so the cyclic collector skips it from now on: the tests that call
+    ``gc.collect()`` (an unclosed transport must fail the test that leaked it), pytester's
+    in-process runs (five collections each) and the collector's own full passes scanned all
+    of it every time."""
+    gc.collect()
+    gc.freeze()
 
 #: the running test's checker (lines on the wire outside any test go to a spare one)
 _CHECKERS: list[ContractChecker] = []
