@@ -33,6 +33,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.collect()
     gc.freeze()
 
+
 #: the running test's checker (lines on the wire outside any test go to a spare one)
 _CHECKERS: list[ContractChecker] = []
 _SPARE = new_checker()

@@ -250,14 +250,18 @@ def apply_chrome(
     outer_right = max((r.right for r in rects), default=0)
     outer_bottom = max((r.bottom for r in rects), default=0)
     result: dict[int, tuple[Rect, Borders]] = {}
+    # whether a pane has a neighbour right of or below it matters only where gaps and
+    # borders differ (a gap taken from the rect, or a border left out); Herdr's default
+    # chrome has both, and asking every pair of panes anyway made this quadratic
+    neighbours = multi and chrome.gaps != chrome.borders
     for pane, rect in cells.items():
-        has_right = multi and any(
+        has_right = neighbours and any(
             other_pane != pane
             and other.x == rect.right
             and ranges_overlap(rect.y, rect.height, other.y, other.height)
             for other_pane, other in cells.items()
         )
-        has_below = multi and any(
+        has_below = neighbours and any(
             other_pane != pane
             and other.y == rect.bottom
             and ranges_overlap(rect.x, rect.width, other.x, other.width)
