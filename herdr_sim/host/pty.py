@@ -454,6 +454,23 @@ class PtyProcess:
         if self._on_output is not None:
             self._on_output(data)
 
+    def read_pending(self, chunks: int = 16) -> None:
+        """Take in now what the pane's program has written and the loop has not read yet
+        (at most ``chunks`` reads): a report the program sends after drawing then finds its
+        drawing on the screen, whichever of the two the loop would have woken for first.
+        The end of output is left to the loop's reader."""
+        for _ in range(chunks):
+            if not self._reading:
+                return
+            try:
+                data = os.read(self.master_fd, READ_CHUNK)
+            except OSError:  # nothing more for now, or the end: the reader's to handle
+                return
+            if not data:
+                return
+            if self._on_output is not None:
+                self._on_output(data)
+
     def _stop_reading(self) -> None:
         if self._reading and self._loop is not None:
             self._loop.remove_reader(self.master_fd)

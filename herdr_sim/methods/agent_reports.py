@@ -88,8 +88,14 @@ def _resolve(rt: Runtime, p: dict[str, Any]) -> tuple[PaneRef, str]:
     result="ok",
 )
 async def report_agent(rt: Runtime, p: dict[str, Any]) -> dict[str, Any]:
-    """A lifecycle state report; may carry a session reference and a resume command."""
+    """A lifecycle state report; may carry a session reference and a resume command.
+
+    What the pane's program drew before it reported is read first, so whoever sees the new
+    state also sees that screen (an agent draws its answer, then reports ``idle``)."""
     ref, label = _resolve(rt, p)
+    process = rt.processes.get(ref.pane.key)
+    if process is not None:
+        process.pty.read_pending()
     source, seq, argv = p["source"], p["seq"], p["resume_argv"]
     _check_resume(argv, source)
     rec = ref.pane.agent_rec
