@@ -5,6 +5,7 @@ which the end-to-end tests in ``test_pi.py`` see only through Herdr's state."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -75,6 +76,15 @@ class Recorder:
                     connection.sendall(json.dumps(answer).encode() + b"\n")
 
     def close(self) -> None:
+        # The serving thread may be blocked in accept(): closing the socket under it would
+        # leave it blocked on a descriptor number the next socket of this process reuses (a
+        # later test's fake LLM listener once lost pi's request to it). Shut the socket down
+        # first, which ends that accept() (EINVAL on Linux), then close it once the thread
+        # has returned.
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=10)
+        assert not self.thread.is_alive(), "the recorder's thread did not stop"
         self.sock.close()
 
 
