@@ -473,10 +473,12 @@ def bind_private_socket(path: Path, busy: str) -> socket.socket:
     old_umask = os.umask(0o177)
     try:
         sock.bind(str(path))
+        # at once: the path exists from the bind, and a client that connects before the
+        # listen is refused (the umask already made it 0600; the chmod is belt and braces)
+        sock.listen(1024)
     finally:
         os.umask(old_umask)
     path.chmod(0o600)
-    sock.listen(1024)
     return sock
 
 

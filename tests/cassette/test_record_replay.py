@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import stat
 import subprocess
@@ -45,11 +46,23 @@ def replay_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str
 
 
 def start_recorder(upstream: Path, proxy: Path, cassette: Path) -> subprocess.Popen[str]:
-    """``herdr-sim record`` as a process of its own, as a user runs it."""
+    """``herdr-sim record`` as a process of its own, as a user runs it, once it listens.
+
+    Its socket file exists a moment before it accepts connections (bound, then listening),
+    so it is waited for by the line the recorder prints once it listens: a client that
+    connected as soon as the file appeared was refused under load."""
     argv = [sys.executable, "-m", "herdr_sim", "record", "--upstream", str(upstream)]
-    return subprocess.Popen(
+    recorder = subprocess.Popen(
         [*argv, "--socket", str(proxy), "--out", str(cassette)], stderr=subprocess.PIPE, text=True
     )
+    assert recorder.stderr is not None
+    ready, _, _ = select.select([recorder.stderr], [], [], 20)
+    line = recorder.stderr.readline() if ready else "(nothing in 20 s)"
+    if f"{proxy} -> {upstream}" not in line:
+        recorder.kill()
+        recorder.communicate(timeout=20)
+        pytest.fail(f"herdr-sim record did not start: {line}")
+    return recorder
 
 
 @pytest.fixture
@@ -71,7 +84,6 @@ def test_the_record_command_proxies_a_session_that_replays_clean(
     cassette = short_dir / "session.jsonl"
     recorder = start_recorder(sim.socket_path, proxy, cassette)
     try:
-        wait_until(proxy.exists, timeout=20, what="the recorder's socket")
         ids = basic_session(proxy)
     finally:
         recorder.send_signal(signal.SIGINT)
@@ -300,7 +312,6 @@ def test_sigterm_finishes_the_cassette_too(sim: Simulator, short_dir: Path) -> N
     proxy, cassette = short_dir / "p" / "proxy.sock", short_dir / "term.jsonl"
     recorder = start_recorder(sim.socket_path, proxy, cassette)
     try:
-        wait_until(proxy.exists, timeout=20, what="the recorder's socket")
         assert request(proxy, "ping")["result"]["type"] == "pong"
     finally:
         recorder.send_signal(signal.SIGTERM)
