@@ -137,10 +137,16 @@ class SchemaBundle:
         self._validators: dict[str, Draft202012Validator] = {}
         #: verdicts already reached, by instance (a suite sends the same lines again and again)
         self.verdicts = VerdictMemo()
-        self._id_blind: dict[str, bool] = {}
         self._lock = threading.Lock()
         schemas: dict[str, Any] = self.document["schemas"]
         requests = schemas.get("request", {}).get("oneOf", [])
+        #: the request variants that cannot tell one line's ``id`` from another's (the
+        #: envelope checks the id): their verdicts are remembered without it
+        self._id_blind = frozenset(
+            _pointer("schemas", "request", "oneOf", index)
+            for index, variant in enumerate(requests)
+            if ignores(variant, "id")
+        )
         #: request variants by method name → their index in ``schemas.request.oneOf``
         self.request_variants: dict[str, int] = {}
         self.result_type_of: dict[str, str] = {}
@@ -207,7 +213,7 @@ class SchemaBundle:
     def errors(self, pointer: str, instance: Any) -> list[tuple[str, tuple[str | int, ...]]]:
         """(message, location) of every schema error of ``instance`` at ``pointer`` (a
         verdict seen before comes from :attr:`verdicts`)."""
-        without = "id" if self._ignores_id(pointer) else None
+        without = "id" if pointer in self._id_blind else None
         key = self.verdicts.key(pointer, instance, without=without)
         if key is not None and (kept := self.verdicts.get(key)) is not None:
             return list(kept)
@@ -218,24 +224,6 @@ class SchemaBundle:
         if key is not None:
             self.verdicts.put(key, tuple(found))
         return found
-
-    def _ignores_id(self, pointer: str) -> bool:
-        """Whether the schema at ``pointer`` cannot tell one line's ``id`` from another's (a
-        request's variant: the envelope checks the id)."""
-        known = self._id_blind.get(pointer)
-        if known is None:
-            node: Any = self.document
-            for step in pointer.removeprefix("#/").split("/"):
-                step = step.replace("~1", "/").replace("~0", "~")
-                if isinstance(node, list) and step.isdigit() and int(step) < len(node):
-                    node = node[int(step)]
-                elif isinstance(node, dict) and step in node:
-                    node = node[step]
-                else:
-                    node = None
-                    break
-            known = self._id_blind[pointer] = ignores(node, "id")
-        return known
 
 
 @cache

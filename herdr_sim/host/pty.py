@@ -437,17 +437,24 @@ class PtyProcess:
         if self._wbuf:
             self._start_writer()
 
-    def _read_ready(self) -> None:
+    def _read_chunk(self) -> bytes | None:
+        """One read of the pty: its bytes, ``b""`` at the end of output, None when there is
+        nothing to read now."""
         try:
-            data = os.read(self.master_fd, READ_CHUNK)
+            return os.read(self.master_fd, READ_CHUNK)
         except (BlockingIOError, InterruptedError):
-            return  # spurious wakeup (pexpect #24): nothing to read after all
+            return None  # a spurious wakeup (pexpect #24), or nothing written yet
         except OSError as exc:
             # Linux reports a closed slave side as EIO; treat every error as
             # end of output, the fd is of no further use either way.
             if exc.errno != errno.EIO:
                 log.debug("pty read failed: %s", exc, extra={"herdr_pid": self.pid})
-            data = b""
+            return b""
+
+    def _read_ready(self) -> None:
+        data = self._read_chunk()
+        if data is None:
+            return
         if not data:
             self._end_of_output()
             return
@@ -458,15 +465,9 @@ class PtyProcess:
         """Take in now what the pane's program has written and the loop has not read yet
         (at most ``chunks`` reads): a report the program sends after drawing then finds its
         drawing on the screen, whichever of the two the loop would have woken for first.
-        The end of output is left to the loop's reader."""
+        The end of output is left to the loop's reader (it reads it again)."""
         for _ in range(chunks):
-            if not self._reading:
-                return
-            try:
-                data = os.read(self.master_fd, READ_CHUNK)
-            except OSError:  # nothing more for now, or the end: the reader's to handle
-                return
-            if not data:
+            if not self._reading or not (data := self._read_chunk()):
                 return
             if self._on_output is not None:
                 self._on_output(data)

@@ -12,8 +12,7 @@ from typing import Any
 
 from herdr_sim import Simulator
 from herdr_sim.services.runtime import Runtime
-
-PROMPT = {"type": "regex", "value": r"^\$ ?$"}
+from tests.sim.test_output_subscription_reads import PROMPT
 
 
 def test_a_report_finds_on_the_screen_what_its_pane_wrote_before_it(
